@@ -1,0 +1,117 @@
+"""sqlstream: compile streaming SQL (`.ssql`) pipelines to Spark Structured Streaming.
+
+The API::
+
+    import sqlstream
+    pipeline = sqlstream.compile_file("examples/flights/hourly_delays.ssql")
+    print(pipeline.translate())          # Spark SQL + readStream/writeStream binding
+    queries = pipeline.start(spark)      # the started StreamingQuery objects
+
+``import sqlstream``, :func:`compile` and :func:`translate` never import pyspark nor
+start a JVM; only :meth:`Pipeline.start` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlstream.errors import SqlStreamError
+from sqlstream.plan import Plan
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+__all__ = ["Pipeline", "SqlStreamError", "compile", "compile_file", "translate"]
+__version__ = "0.1.0"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A compiled `.ssql` file, ready to translate or start.
+
+    Attributes:
+        plan: the :class:`~sqlstream.plan.Plan` (sources, views, queries).
+    """
+
+    plan: Plan
+
+    def translate(self) -> str:
+        """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
+        from sqlstream.explain import render
+
+        return render(self.plan)
+
+    def start(self, spark: SparkSession, available_now: bool = False) -> list[StreamingQuery]:
+        """Define the pipeline's views in ``spark`` and start its queries.
+
+        Args:
+            spark: an active SparkSession.
+            available_now: override every trigger with ``availableNow=True``.
+
+        Returns:
+            The started ``StreamingQuery`` objects, in file order.
+
+        Raises:
+            SqlStreamError: Spark refused a setting, a source or a query (positioned at
+                the statement).
+        """
+        from sqlstream.binder import start
+
+        return start(spark, self.plan, available_now, report=lambda _: None)
+
+
+def compile(  # noqa: A001 - the API's name in the spec
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    state_dir: str | None = None,
+) -> Pipeline:
+    """Compile `.ssql` text.
+
+    Args:
+        text: the file's text.
+        variables: values for ``${name}`` references.
+        path: the file's path: names the pipeline (checkpoints go under its stem) and the
+            folder that relative paths are resolved against; used in messages. The file is
+            not read.
+        state_dir: root of default checkpoint locations (overrides ``SET 'sqlstream.state_dir'``).
+
+    Returns:
+        A :class:`Pipeline`.
+
+    Raises:
+        SqlStreamError: the first problem in the file, with its position.
+    """
+    from sqlstream.parser import parse
+    from sqlstream.planner import build_plan
+
+    script = parse(text, variables, path)
+    return Pipeline(build_plan(script, path, state_dir))
+
+
+def compile_file(
+    path: str | Path, variables: Mapping[str, object] | None = None, state_dir: str | None = None
+) -> Pipeline:
+    """Read and compile a `.ssql` file (see :func:`compile`).
+
+    Raises:
+        SqlStreamError: the file cannot be read, or the first problem in it.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
+    return compile(text, variables, str(path), state_dir)
+
+
+def translate(text: str, variables: Mapping[str, object] | None = None, path: str | None = None) -> str:
+    """Return what ``sqlstream translate`` prints for ``text`` (no JVM, no pyspark import).
+
+    Raises:
+        SqlStreamError: the first problem in the text, with its position.
+    """
+    return compile(text, variables, path).translate()

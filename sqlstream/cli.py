@@ -1,0 +1,135 @@
+"""The ``sqlstream`` command: thin click commands over the API.
+
+Exit codes: 0 success, 1 an error in the pipeline or a failed query, 2 a usage error.
+Errors print ``path:line:col: CODE message``, the line and a caret — never a traceback
+(``--debug`` re-raises for developers).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import click
+
+import sqlstream
+from sqlstream.errors import SqlStreamError
+
+
+def _parse_pairs(ctx, param, values) -> dict[str, str]:
+    pairs = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", ctx, param)
+        pairs[key.strip()] = value
+    return pairs
+
+
+def _common(command):
+    """Options shared by every command that compiles a file."""
+    command = click.option(
+        "--var", "variables", multiple=True, callback=_parse_pairs, metavar="NAME=VALUE",
+        help="Value for ${NAME} in the file (repeatable).",
+    )(command)
+    command = click.option("--debug", is_flag=True, hidden=True,
+                           help="Show Python tracebacks (for developers).")(command)
+    return command
+
+
+def _errors(command):
+    """Print SqlStreamError for users and exit 1; unexpected errors say how to report them."""
+
+    @functools.wraps(command)
+    def wrapper(*args, debug=False, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except SqlStreamError as error:
+            if debug:
+                raise
+            click.echo(error.render(), err=True)
+            sys.exit(1)
+        except Exception as error:  # noqa: BLE001 - last resort: no traceback for users
+            if debug:
+                raise
+            click.echo(f"internal error: {type(error).__name__}: {error}\n"
+                       "  this is a bug in sqlstream; rerun with --debug for the traceback",
+                       err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(sqlstream.__version__, prog_name="sqlstream")
+def main() -> None:
+    """Compile streaming SQL (.ssql) pipelines and run them on Spark Structured Streaming."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+@_errors
+def translate(file: str, variables: dict[str, str]) -> None:
+    """Print the Spark SQL and readStream/writeStream binding of FILE (no JVM is started)."""
+    click.echo(sqlstream.compile_file(file, variables).translate(), nl=False)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_common
+@_errors
+def check(files: tuple[str, ...], variables: dict[str, str]) -> None:
+    """Compile FILES without running them; exit 1 if any has an error."""
+    failed = False
+    for file in files:
+        try:
+            pipeline = sqlstream.compile_file(file, variables)
+        except SqlStreamError as error:
+            click.echo(error.render(), err=True)
+            failed = True
+            continue
+        modes = ", ".join(f"{q.name}: {q.output_mode} ({q.output_mode_reason})"
+                          for q in pipeline.plan.queries)
+        click.echo(f"{file}: ok" + (f" — {modes}" if modes else ""))
+    if failed:
+        sys.exit(1)
+
+
+@main.command(name="exec")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+@click.option("--state-dir", type=click.Path(file_okay=False),
+              help="Root of checkpoint locations (default: .sqlstream/checkpoints beside FILE).")
+@click.option("--available-now", is_flag=True,
+              help="Run every query with trigger(availableNow=True): process what is there, stop.")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
+              help="Spark configuration for the session (repeatable).")
+@_errors
+def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
+          master: str | None, conf: dict[str, str]) -> None:
+    """Run every query of FILE on Spark and wait for them.
+
+    Exits 0 when all queries finished (e.g. EMIT … ONCE) or after stopping them on
+    Ctrl-C; 1 with the reason when a query fails.
+    """
+    from sqlstream.runtime import create_session, run
+
+    pipeline = sqlstream.compile_file(file, variables, state_dir)
+    plan = pipeline.plan
+
+    def say(line: str) -> None:
+        click.echo(plan.source.redact(line), err=True)
+
+    say(f"sqlstream: {plan.name}: {len(plan.relations)} relations, {len(plan.queries)} queries")
+    spark, created = create_session(plan, master, conf, say)
+    try:
+        run(spark, plan, available_now, report=say)
+    finally:
+        if created:
+            spark.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

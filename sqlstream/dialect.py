@@ -1,0 +1,543 @@
+"""The sqlstream SQL dialect: Spark SQL plus the streaming extensions of LANGUAGE.md §3.
+
+:class:`SqlStream` subclasses sqlglot's Spark dialect (sqlglot 30.x) and combines its own
+tokenizer, parser and generator with Spark's; nothing in sqlglot is patched. Subclassing
+:class:`sqlglot.dialects.Dialect` registers the dialect under its lower-cased class name, so
+``sqlglot.parse_one(sql, read="sqlstream")`` works once this module is imported.
+
+It closes four gaps of sqlglot's Spark dialect:
+
+1. ``GROUP BY window(ts, '5 minutes')``: sqlglot stops its GROUP BY loop at the WINDOW
+   token (the named-window clause ``WINDOW w AS (…)``). The tokenizer turns a WINDOW token
+   that is directly followed by ``(`` into a plain name, so ``window(…)`` is a function
+   call everywhere and ``WINDOW w AS (…)`` still is the clause.
+2. ``FROM STREAM t`` / ``FROM STREAM(t)`` (Spark 4 declarative pipelines: read ``t`` as a
+   stream). Parsed into the :class:`~sqlglot.expressions.Table` ``t`` with ``stream=True``;
+   the generator prints only ``t`` (every sqlstream relation is already a streaming view).
+   Spark 4.1 accepts both spellings itself, with or without an alias (verified).
+3. Spark's ``WATERMARK col DELAY OF <interval>`` after a table or parenthesised subquery in
+   FROM, before its alias (Spark 4.1 accepts it natively on tables and subqueries; after the
+   alias it is a syntax error, verified). Parsed into :class:`Watermark`, stored as the
+   ``watermark`` arg of the Table/Subquery and printed back in the same place; read it with
+   :func:`watermark_of`.
+4. Flink's window table-valued functions ``TUMBLE``, ``HOP`` and ``SESSION`` in FROM, in
+   every spelling: ``TUMBLE(rel, ts, size)``, ``TUMBLE(TABLE rel, DESCRIPTOR(ts), size)``,
+   ``TABLE(TUMBLE(…))``, named arguments ``DATA => …, TIMECOL => …, SIZE => …``, and
+   ``SESSION(TABLE rel PARTITION BY k, …)``. Parsed into :class:`WindowTVF`, which
+   :mod:`sqlstream.rewrite` replaces by Spark's ``window()`` / ``session_window()``.
+
+Positions: sqlglot keeps ``meta`` (``line``, ``col``, ``start``, ``end``; ``end``
+inclusive) on identifiers and literals; :class:`WindowTVF` and :class:`Watermark` carry
+the offsets of their whole text. :func:`node_offsets` turns any node into
+``(start, end_exclusive)`` offsets within the parsed text.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokens import Token, TokenType
+
+from sqlstream.errors import SqlSyntaxError
+
+__all__ = [
+    "SqlStream",
+    "Watermark",
+    "WindowTVF",
+    "node_offsets",
+    "parse_expression",
+    "parse_query",
+    "to_spark_sql",
+    "watermark_of",
+]
+
+TVF_KINDS = ("TUMBLE", "HOP", "SESSION")
+
+# Positional parameters of each window TVF after the relation and the time column, in
+# Flink's order (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-tvf/).
+_TVF_PARAMS: dict[str, tuple[tuple[str, ...], int]] = {
+    # kind: (parameter names, number required)
+    "TUMBLE": (("size", "offset"), 1),
+    "HOP": (("slide", "size", "offset"), 2),
+    "SESSION": (("gap",), 1),
+}
+_TVF_SIGNATURES = {
+    "TUMBLE": "TUMBLE(relation, time_column, size [, offset])",
+    "HOP": "HOP(relation, time_column, slide, size [, offset])",
+    "SESSION": "SESSION(relation, time_column, gap)",
+}
+_NAMED_PARAMS = {"DATA": "this", "TIMECOL": "time_column", "SIZE": "size", "SLIDE": "slide",
+                 "OFFSET": "offset", "GAP": "gap"}
+
+
+class Watermark(exp.Expression):
+    """Spark's ``WATERMARK <column> DELAY OF <interval>`` clause of a FROM relation.
+
+    Args:
+        this: the event-time column (a named expression: ``ts`` or ``expr AS ts``).
+        expression: the delay, an :class:`~sqlglot.expressions.Interval`.
+
+    Spark source: ``watermarkClause`` in ``SqlBaseParser.g4`` (Spark 4.0+).
+    """
+
+    arg_types = {"this": True, "expression": True}
+
+
+class WindowTVF(exp.Expression):
+    """A Flink window table-valued function used as a relation: TUMBLE, HOP or SESSION.
+
+    Args:
+        this: the input relation (:class:`~sqlglot.expressions.Table` or ``Subquery``).
+        kind: ``"TUMBLE"``, ``"HOP"`` or ``"SESSION"``.
+        time_column: the event-time :class:`~sqlglot.expressions.Column`.
+        size: window length (TUMBLE, HOP).
+        slide: hop length (HOP).
+        offset: window start offset (TUMBLE, HOP), Spark's ``startTime``.
+        gap: session gap (SESSION); may be an expression on the row (dynamic gap).
+        partition_by: SESSION's ``PARTITION BY`` keys (Flink 1.19+), a list of columns.
+        alias: optional :class:`~sqlglot.expressions.TableAlias`.
+        joins: joins parsed after the relation when sqlglot asks for them.
+
+    Flink source: "Windowing table-valued functions" in the Flink SQL docs.
+    """
+
+    arg_types = {
+        "this": True,
+        "kind": True,
+        "time_column": True,
+        "size": False,
+        "slide": False,
+        "offset": False,
+        "gap": False,
+        "partition_by": False,
+        "alias": False,
+        "joins": False,
+    }
+
+    @property
+    def kind(self) -> str:
+        """``"TUMBLE"``, ``"HOP"`` or ``"SESSION"``."""
+        return self.args["kind"]
+
+
+def _is_var_text(token: Token | None, *texts: str) -> bool:
+    return (
+        token is not None
+        and token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)
+        and token.text.upper() in texts
+    )
+
+
+class SqlStream(Spark):
+    """Spark SQL with the sqlstream extensions (window TVFs, ``STREAM t``, ``WATERMARK``)."""
+
+    class Tokenizer(Spark.Tokenizer):
+        """Spark's tokenizer; ``window`` followed by ``(`` is a function name, not WINDOW."""
+
+        def tokenize(self, sql: str) -> list[Token]:
+            tokens = super().tokenize(sql)
+            for token, following in zip(tokens, tokens[1:]):
+                if token.token_type == TokenType.WINDOW and following.token_type == TokenType.L_PAREN:
+                    token.token_type = TokenType.VAR
+            return tokens
+
+    class Parser(SparkParser):
+        """Spark's parser plus ``STREAM t``, ``WATERMARK … DELAY OF …`` and window TVFs."""
+
+        def raise_error(self, message: str, token: Token | None = None) -> None:
+            # Record the offending token's offsets in the error record, so that callers
+            # need not rebuild them from line/col (sqlglot's col is the token's last char).
+            token = token or self._curr or self._prev
+            count = len(self.errors)
+            try:
+                if token:
+                    super().raise_error(message, token)
+                else:
+                    super().raise_error(message)
+            except ParseError as error:
+                _record_offsets(error, token)
+                raise
+            if len(self.errors) > count:
+                _record_offsets(self.errors[-1], token)
+
+        def _parse_table(self, schema=False, joins=False, alias_tokens=None, parse_bracket=False,
+                         is_db_reference=False, parse_partition=False, consume_pipe=False):
+            if not schema and not is_db_reference:
+                special = self._parse_window_tvf(alias_tokens) or self._parse_stream_read(alias_tokens)
+                if special is not None:
+                    if joins:
+                        for join in self._parse_joins(alias_tokens=alias_tokens):
+                            special.append("joins", join)
+                    return special
+            this = super()._parse_table(
+                schema=schema, joins=joins, alias_tokens=alias_tokens,
+                parse_bracket=parse_bracket, is_db_reference=is_db_reference,
+                parse_partition=parse_partition, consume_pipe=consume_pipe,
+            )
+            return _hoist_watermark(this)
+
+        def _parse_table_alias(self, alias_tokens=None):
+            # WATERMARK col DELAY OF interval [AS] alias: the clause sits before the alias, so it
+            # is parsed here and carried on the TableAlias until _parse_table hoists it.
+            watermark = self._parse_watermark_clause()
+            alias = super()._parse_table_alias(alias_tokens)
+            if watermark is None:
+                return alias
+            alias = alias or self.expression(exp.TableAlias())
+            alias.set("watermark", watermark)
+            return alias
+
+        def _parse_watermark_clause(self) -> Watermark | None:
+            """``WATERMARK <named expression> DELAY OF <interval>``; ``None`` if absent."""
+            if not _is_var_text(self._curr, "WATERMARK") or self._next is None:
+                return None
+            if self._next.token_type in (TokenType.ALIAS, TokenType.L_PAREN):
+                return None
+            start, index = self._curr, self._index
+            self._advance()
+            column = self._try_parse(self._parse_assignment)
+            if column is not None and self._match(TokenType.ALIAS):
+                column = exp.alias_(column, self._parse_id_var(any_token=True), copy=False)
+            if column is None or not _is_var_text(self._curr, "DELAY"):
+                self._retreat(index)  # not the clause: WATERMARK is an alias
+                return None
+            self._advance()
+            if not self._match_text_seq("OF"):
+                self.raise_error("Expected DELAY OF <interval> in the WATERMARK clause")
+            delay = self._parse_interval()
+            if delay is None:
+                self.raise_error("Expected an INTERVAL after WATERMARK … DELAY OF")
+            return _with_positions(Watermark(this=column, expression=delay), start, self._prev)
+
+        def _parse_stream_read(self, alias_tokens) -> exp.Table | None:
+            """``STREAM t`` or ``STREAM(t)`` → Table ``t`` with ``stream=True``."""
+            if not _is_var_text(self._curr, "STREAM") or self._next is None:
+                return None
+            following = self._next.token_type
+            wrapped = following == TokenType.L_PAREN
+            if not wrapped and following not in (TokenType.VAR, TokenType.IDENTIFIER):
+                return None
+            if not wrapped and _is_var_text(self._next, "WATERMARK"):
+                return None
+            self._advance()
+            if wrapped:
+                self._advance()
+            table = self._parse_table_parts()
+            if wrapped:
+                self._match_r_paren()
+            table.set("stream", True)
+            alias = self._parse_table_alias(alias_tokens=alias_tokens or self.TABLE_ALIAS_TOKENS)
+            if alias:
+                table.set("alias", alias)
+            return _hoist_watermark(table)
+
+        def _parse_window_tvf(self, alias_tokens) -> WindowTVF | None:
+            start = self._curr
+            following = self._peek(1)
+            offset = 0
+            if start and start.token_type == TokenType.TABLE and following and following.token_type == TokenType.L_PAREN:
+                offset = 2
+            name = self._peek(offset)
+            if not _is_var_text(name, *TVF_KINDS):
+                return None
+            paren = self._peek(offset + 1)
+            if paren is None or paren.token_type != TokenType.L_PAREN:
+                return None
+            for _ in range(offset + 2):
+                self._advance()
+            kind = name.text.upper()
+            args: dict[str, t.Any] = {"kind": kind}
+            positional: list[exp.Expr] = []
+            while True:
+                self._parse_tvf_argument(kind, args, positional, name)
+                if not self._match(TokenType.COMMA):
+                    break
+            self._match_r_paren()
+            if offset:
+                self._match_r_paren()
+            end = self._prev
+            self._assign_tvf_positionals(kind, args, positional, name)
+            tvf = _with_positions(WindowTVF(**args), start, end)
+            alias = self._parse_table_alias(alias_tokens=alias_tokens or self.TABLE_ALIAS_TOKENS)
+            if alias is not None:
+                if alias.args.get("watermark"):
+                    self.raise_error("WATERMARK cannot follow a window TVF; put it on the relation "
+                                     "(e.g. in a view) instead", start)
+                tvf.set("alias", alias)
+            return tvf
+
+        def _peek(self, distance: int) -> Token | None:
+            index = self._index + distance
+            return self._tokens[index] if index < len(self._tokens) else None
+
+        def _parse_tvf_argument(self, kind, args, positional, name_token) -> None:
+            key = None
+            if self._next and self._next.token_type == TokenType.FARROW and self._curr.text.upper() in _NAMED_PARAMS:
+                key = _NAMED_PARAMS[self._curr.text.upper()]
+                self._advance(2)
+            if key in (None, "this") and not positional and "this" not in args:
+                args["this"], partition = self._parse_tvf_relation(kind)
+                if partition:
+                    args["partition_by"] = partition
+                return
+            if self._match_text_seq("DESCRIPTOR"):
+                self._match_l_paren()
+                value = self._parse_column()
+                self._match_r_paren()
+            else:
+                value = self._parse_assignment()
+            if value is None:
+                self.raise_error(f"Expected an argument of {_TVF_SIGNATURES[kind]}")
+            if key is None:
+                positional.append(value)
+            elif key in args:
+                self.raise_error(f"Duplicate argument {key.upper()} of {kind}", name_token)
+            else:
+                args[key] = value
+
+        def _parse_tvf_relation(self, kind) -> tuple[exp.Expr, list[exp.Expr] | None]:
+            self._match(TokenType.TABLE)
+            if self._match(TokenType.L_PAREN, advance=False):
+                relation = self._parse_select(table=True, parse_subquery_alias=False)
+            else:
+                relation = self._parse_table_parts()
+            if relation is None:
+                self.raise_error(f"Expected a relation as first argument of {_TVF_SIGNATURES[kind]}")
+            if self._match(TokenType.PARTITION_BY):
+                if kind != "SESSION":
+                    self.raise_error(f"PARTITION BY is only allowed in SESSION, not {kind}", self._prev)
+                # Flink: PARTITION BY key or PARTITION BY (key, …); a bare list would swallow
+                # the following arguments.
+                if self._match(TokenType.L_PAREN, advance=False):
+                    return relation, self._parse_wrapped_csv(self._parse_column)
+                return relation, [self._parse_column()]
+            return relation, None
+
+        def _assign_tvf_positionals(self, kind, args, positional, name_token) -> None:
+            names, required = _TVF_PARAMS[kind]
+            slots = ["time_column", *names]
+            missing_named = [s for s in slots if s not in args]
+            if len(positional) > len(missing_named):
+                self.raise_error(f"Too many arguments; expected {_TVF_SIGNATURES[kind]}", name_token)
+            for slot, value in zip(missing_named, positional):
+                args[slot] = value
+            needed = ["this", "time_column", *names[:required]]
+            if any(args.get(slot) is None for slot in needed):
+                self.raise_error(f"Too few arguments; expected {_TVF_SIGNATURES[kind]}", name_token)
+            if not isinstance(args["time_column"], exp.Column):
+                self.raise_error(f"The time column of {kind} must be a column name", name_token)
+
+    class Generator(SparkGenerator):
+        """Spark's generator; prints :class:`Watermark` in place and window TVFs in Flink's spelling."""
+
+        TRANSFORMS = {
+            **SparkGenerator.TRANSFORMS,
+            Watermark: lambda self, e: self.watermark_sql(e),
+            WindowTVF: lambda self, e: self.windowtvf_sql(e),
+        }
+
+        def watermark_sql(self, expression: Watermark) -> str:
+            return f"WATERMARK {self.sql(expression, 'this')} DELAY OF {self.sql(expression, 'expression')}"
+
+        def windowtvf_sql(self, expression: WindowTVF) -> str:
+            relation = expression.this
+            relation_sql = self.sql(relation)
+            if isinstance(relation, exp.Table):
+                relation_sql = f"TABLE {relation_sql}"
+            partition = self.expressions(expression, key="partition_by", flat=True)
+            if len(expression.args.get("partition_by") or []) > 1:
+                partition = f"({partition})"
+            if partition:
+                relation_sql = f"{relation_sql} PARTITION BY {partition}"
+            kind = expression.kind
+            names = ["time_column", *_TVF_PARAMS[kind][0]]
+            args = [relation_sql, f"DESCRIPTOR({self.sql(expression, 'time_column')})"]
+            args += [self.sql(expression, n) for n in names[1:] if expression.args.get(n) is not None]
+            alias = self.sql(expression, "alias")
+            alias = f" AS {alias}" if alias else ""
+            joins = self.expressions(expression, key="joins", sep="", flat=True)
+            return f"{kind}({', '.join(args)}){alias}{joins}"
+
+        def table_sql(self, expression: exp.Table, sep: str = " AS ") -> str:
+            watermark = expression.args.get("watermark")
+            if watermark is None:
+                return super().table_sql(expression, sep)
+            if expression.args.get("alias"):
+                return super().table_sql(expression, f" {self.sql(watermark)}{sep}")
+            return f"{super().table_sql(expression, sep)} {self.sql(watermark)}"
+
+        def subquery_sql(self, expression: exp.Subquery, sep: str = " AS ") -> str:
+            watermark = expression.args.get("watermark")
+            if watermark is None:
+                return super().subquery_sql(expression, sep)
+            alias = self.sql(expression, "alias")
+            alias = f" {self.sql(watermark)}{sep}{alias}" if alias else f" {self.sql(watermark)}"
+            pivots = self.expressions(expression, key="pivots", sep="", flat=True)
+            sql = self.query_modifiers(expression, self.wrap(expression), alias, pivots)
+            return self.prepend_ctes(expression, sql)
+
+
+def _record_offsets(error: ParseError | dict, token: Token | None) -> None:
+    records = error.errors if isinstance(error, ParseError) else [error]
+    if token and records:
+        records[0]["start"] = token.start
+        records[0]["end"] = token.end + 1
+
+
+def _with_positions(node: exp.Expression, first: Token, last: Token) -> exp.Expression:
+    return node.update_positions(line=first.line, col=first.col, start=first.start, end=last.end)
+
+
+def _hoist_watermark(relation: exp.Expr | None) -> exp.Expr | None:
+    """Move a watermark parsed with the alias onto the relation itself."""
+    alias = relation.args.get("alias") if relation is not None else None
+    if isinstance(alias, exp.TableAlias) and alias.args.get("watermark") is not None:
+        relation.set("watermark", alias.args.pop("watermark"))
+        if not alias.this and not alias.args.get("columns"):
+            relation.set("alias", None)
+    return relation
+
+
+_DIALECT = SqlStream()
+
+
+def node_offsets(node: exp.Expr) -> tuple[int, int] | None:
+    """Return ``(start, end)`` character offsets of ``node`` within the parsed text.
+
+    ``end`` is exclusive. Uses the node's own ``meta`` when present (window TVFs, watermarks,
+    identifiers, literals), else the smallest range covering its descendants' positions.
+
+    Returns:
+        The offsets, or ``None`` for a node built by a rewrite (no position anywhere inside).
+    """
+    meta = node.meta if node._meta else {}
+    if meta.get("start") is not None and meta.get("end") is not None:
+        return meta["start"], meta["end"] + 1
+    starts, ends = [], []
+    for child in node.walk():
+        child_meta = child._meta
+        if child_meta and child_meta.get("start") is not None and child_meta.get("end") is not None:
+            starts.append(child_meta["start"])
+            ends.append(child_meta["end"] + 1)
+    return (min(starts), max(ends)) if starts else None
+
+
+def watermark_of(relation: exp.Expr) -> tuple[str, exp.Expr] | None:
+    """Return ``(column_name, delay)`` of a relation's ``WATERMARK`` clause, or ``None``.
+
+    Args:
+        relation: a Table or Subquery from a parsed query.
+
+    Returns:
+        The event-time column's output name (the alias of ``expr AS name``) and the delay
+        expression (an :class:`~sqlglot.expressions.Interval`).
+    """
+    watermark = relation.args.get("watermark")
+    if watermark is None:
+        return None
+    return watermark.this.alias_or_name, watermark.expression
+
+
+def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
+    if isinstance(error, ParseError) and error.errors:
+        record = error.errors[0]
+        start, end = record.get("start"), record.get("end")
+        if start is None and record.get("line") is not None:
+            start, end = _offsets_from_line_col(sql, record["line"], record["col"], record.get("highlight") or "")
+        message = record.get("description") or str(error)
+        more = len(error.errors) - 1
+        if more > 0:
+            message = f"{message} … and {more} more"
+    elif isinstance(error, TokenError):
+        start, end = error.start, error.end
+        message = str(error).split("\n")[0]
+    else:
+        start, end, message = None, None, str(error)
+    result = SqlSyntaxError(f"invalid SQL: {message}")
+    result.offset_start = start if start is not None else 0
+    result.offset_end = end if end is not None else len(sql)
+    return result
+
+
+def _offsets_from_line_col(sql: str, line: int, col: int, highlight: str) -> tuple[int, int]:
+    """sqlglot reports the 1-based line and the column of the token's *last* character."""
+    line_start = 0
+    for _ in range(line - 1):
+        line_start = sql.index("\n", line_start) + 1
+    end = line_start + col
+    return max(0, end - len(highlight)), end
+
+
+def _check_leftovers(sql: str, tree: exp.Expr) -> None:
+    for alias in tree.find_all(exp.TableAlias):
+        watermark = alias.args.get("watermark")
+        if watermark is not None:
+            error = SqlSyntaxError("invalid SQL: WATERMARK is only allowed after a table or a "
+                                   "parenthesised subquery in FROM")
+            error.offset_start, error.offset_end = node_offsets(watermark) or (0, len(sql))
+            raise error
+
+
+def parse_query(sql: str) -> exp.Expression:
+    """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
+
+    Args:
+        sql: the statement's text; a trailing ``;`` is allowed.
+
+    Returns:
+        The sqlglot tree; positions in ``meta`` are offsets within ``sql``.
+
+    Raises:
+        SqlSyntaxError: the text is not one valid statement. ``span`` is ``None``;
+            ``offset_start``/``offset_end`` (end exclusive) locate the offending token in ``sql``.
+    """
+    try:
+        trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
+    except (ParseError, TokenError) as error:
+        raise _syntax_error(sql, error) from None
+    if len(trees) != 1:
+        error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}")
+        second = node_offsets(trees[1]) if len(trees) > 1 else None
+        error.offset_start, error.offset_end = second or (0, len(sql))
+        raise error
+    _check_leftovers(sql, trees[0])
+    return trees[0]
+
+
+def parse_expression(sql: str) -> exp.Expression:
+    """Parse one scalar Spark SQL expression (e.g. a computed column or a watermark bound).
+
+    Args:
+        sql: the expression's text.
+
+    Returns:
+        The sqlglot expression; positions in ``meta`` are offsets within ``sql``.
+
+    Raises:
+        SqlSyntaxError: as :func:`parse_query`, also when text is left after the expression.
+    """
+    try:
+        tree = _DIALECT.parse_into(exp.Expr, sql)[0]
+    except (ParseError, TokenError) as error:
+        raise _syntax_error(sql, error) from None
+    if tree is None:
+        error = SqlSyntaxError("invalid SQL: expected an expression")
+        error.offset_start, error.offset_end = 0, len(sql)
+        raise error
+    return tree
+
+
+def to_spark_sql(expression: exp.Expr) -> str:
+    """Return Spark SQL text for ``expression`` on one line (not pretty, no comments).
+
+    Sqlstream-only nodes are printed too (:class:`Watermark` as Spark's own clause,
+    :class:`WindowTVF` in Flink's spelling, for debugging); run :func:`sqlstream.rewrite.rewrite`
+    first to get SQL that Spark runs.
+    """
+    return _DIALECT.generate(expression, copy=True, comments=False, normalize_functions=False)
+

@@ -1,0 +1,150 @@
+"""Errors a user can cause, each with a stable code and a position in the `.ssql` file.
+
+Every error raised to a user is a :class:`SqlStreamError`. It carries the code, the
+message, the :class:`~sqlstream.source.Span` of the offending text and the
+:class:`~sqlstream.source.Source` it came from, and renders as::
+
+    pipeline.ssql:3:5: SS201 unknown relation 'flihgts'; did you mean 'flights'?
+      FROM flihgts
+           ^^^^^^^
+
+Codes: ``SS0xx`` variables, ``SS1xx`` syntax (statement grammar and Spark SQL bodies),
+``SS2xx`` names, options and meaning, ``SS3xx`` streaming rules (output mode, trigger,
+watermark), ``SS5xx`` runtime (Spark rejected or failed a query).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from sqlstream.source import Source, Span
+
+
+class SqlStreamError(Exception):
+    """Root of every error a user can cause.
+
+    Args:
+        message: one sentence saying what is wrong (no position; that is rendered).
+        span: where in the file; ``None`` when the error has no position (e.g. a CLI option).
+        source: the file the span points into; needed to print the line and to redact
+            secrets. Stages that know the source attach it with :meth:`with_source`.
+        hint: optional sentence on how to fix it.
+        code: overrides the class's default code.
+    """
+
+    code = "SS000"
+
+    def __init__(
+        self,
+        message: str,
+        span: Span | None = None,
+        source: Source | None = None,
+        hint: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.source = source
+        self.hint = hint
+        if code:
+            self.code = code
+
+    def with_source(self, source: Source) -> SqlStreamError:
+        """Attach ``source`` if none is attached yet; return ``self`` for ``raise … from``."""
+        if self.source is None:
+            self.source = source
+        return self
+
+    def _redact(self, text: str) -> str:
+        return self.source.redact(text) if self.source else text
+
+    def render(self) -> str:
+        """Return ``path:line:col: CODE message``, the source line and a caret under the span.
+
+        Secret values (from ``${env:…}``) are replaced by ``***``.
+        """
+        name = self.source.name if self.source else (self.span.path if self.span else None)
+        if self.span is not None:
+            head = f"{name or '<string>'}:{self.span.line}:{self.span.column}: "
+        else:
+            head = f"{name}: " if name else ""
+        lines = [f"{head}{self.code} {self._redact(self.message)}"]
+        if self.span is not None and self.source is not None:
+            text = self.source.line_text(self.span.line)
+            if text:
+                width = max(1, min(self.span.end - self.span.start, len(text) - self.span.column + 1))
+                lines.append("  " + text.expandtabs(1))
+                lines.append("  " + " " * (self.span.column - 1) + "^" * width)
+        if self.hint:
+            lines.append(f"  hint: {self._redact(self.hint)}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """Return a JSON-ready record: code, message, hint, path, line, column, start, end."""
+        record = {"code": self.code, "message": self._redact(self.message), "hint": self.hint}
+        if self.span is not None:
+            record.update(self.span.to_dict())
+        return record
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class VariableError(SqlStreamError):
+    """A ``${name}`` with no value, or a malformed ``${…}`` reference."""
+
+    code = "SS001"
+
+
+class ParseError(SqlStreamError):
+    """The statement grammar (LANGUAGE.md §2) does not accept the text."""
+
+    code = "SS101"
+
+
+class SqlSyntaxError(SqlStreamError):
+    """A query body or expression is not valid Spark SQL (as parsed by sqlglot)."""
+
+    code = "SS102"
+
+
+class UnknownNameError(SqlStreamError):
+    """An unknown or duplicate relation, sink, column or variable name."""
+
+    code = "SS201"
+
+
+class OptionError(SqlStreamError):
+    """A connector, option or ``SET`` key that is unknown, missing or has a bad value."""
+
+    code = "SS202"
+
+
+class SemanticError(SqlStreamError):
+    """A statement that parses but has no meaning we can run (e.g. a bad watermark)."""
+
+    code = "SS203"
+
+
+class StreamingError(SqlStreamError):
+    """A query Spark Structured Streaming would refuse (output mode, trigger, watermark)."""
+
+    code = "SS301"
+
+
+class QueryFailedError(SqlStreamError):
+    """Spark rejected a query at start or a running query failed."""
+
+    code = "SS501"
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """Return ``"; did you mean 'x'?"`` for the closest candidate, or ``""`` if none is close.
+
+    Case-insensitive; uses :func:`difflib.get_close_matches` with cutoff 0.6.
+    """
+    by_lower = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"; did you mean '{by_lower[match[0]]}'?" if match else ""

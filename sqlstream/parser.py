@@ -1,0 +1,404 @@
+"""Parser: `.ssql` text → :class:`~sqlstream.ast.Script` (LANGUAGE.md §1, §2, §3.5).
+
+Stages: :func:`sqlstream.variables.substitute` replaces ``${…}``; the Lark LALR grammar
+``grammar/ssql.lark`` (shipped in the package) parses the statement envelope; this
+module turns the Lark tree into frozen AST nodes. Query bodies and column expressions are
+kept as :class:`~sqlstream.ast.SqlText` for sqlglot.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from sqlstream import ast
+from sqlstream.errors import ParseError, SemanticError, did_you_mean
+from sqlstream.source import Source, Span
+from sqlstream.variables import SourceMap, substitute
+
+GRAMMAR_FILE = "ssql.lark"
+
+
+def _grammar_text() -> str:
+    """Read the grammar from the installed package (``sqlstream/grammar/``).
+
+    In a source checkout installed in editable mode the package has no copy; the
+    repository's ``grammar/`` folder is used then.
+    """
+    packaged = resources.files("sqlstream").joinpath("grammar").joinpath(GRAMMAR_FILE)
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parent.parent / "grammar" / GRAMMAR_FILE).read_text("utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark(
+        _grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+def parse(
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ast.Script:
+    """Parse a `.ssql` file.
+
+    Args:
+        text: the file's text.
+        variables: values for ``${name}``.
+        path: the file's path, used only in messages.
+        environ: environment for ``${env:NAME}`` (default :data:`os.environ`).
+
+    Returns:
+        The :class:`~sqlstream.ast.Script`.
+
+    Raises:
+        VariableError: an undefined or malformed variable reference.
+        ParseError: text the statement grammar does not accept.
+        SemanticError: an unknown column type or a malformed interval.
+    """
+    source_map = substitute(Source(text, path), variables, environ)
+    try:
+        tree = _lark().parse(source_map.text)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, source_map) from None
+    builder = _Builder(source_map)
+    statements = tuple(builder.statement(child) for child in tree.children)
+    return ast.Script(statements, source_map)
+
+
+# ---- syntax errors -----------------------------------------------------------------------
+
+_TERMINAL_TEXT = {
+    "SEMICOLON": "';'", "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "EQUAL": "'='",
+    "LESSTHAN": "'<'", "MORETHAN": "'>'", "COLON": "':'", "IDENT": "a name",
+    "QUOTED_IDENT": "a name", "STRING": "a string", "NUMBER": "a number",
+    "SIGNED_NUMBER": "a number", "QUERY_START": "a query (SELECT …)", "OP": "an operator",
+    "$END": "end of file",
+}
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[terminal]
+    return terminal.removeprefix("__ANON_").upper() if terminal.isupper() else terminal
+
+
+def _syntax_error(exc: UnexpectedInput, source_map: SourceMap) -> ParseError:
+    text = source_map.text
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        start, end = exc.token.start_pos, exc.token.end_pos
+        found = f"unexpected {str(exc.token)!r}"
+    elif isinstance(exc, UnexpectedCharacters):
+        start, end = exc.pos_in_stream, exc.pos_in_stream + 1
+        found = f"unexpected character {text[start]!r}"
+        if text[start] in "'\"`":
+            found = f"unterminated {'identifier' if text[start] == '`' else 'string literal'}"
+    else:
+        start = end = len(text.rstrip())
+        found = "unexpected end of file"
+    expected = sorted({_describe(t) for t in getattr(exc, "expected", None) or ()})
+    if isinstance(exc, UnexpectedToken):
+        expected = sorted({_describe(t) for t in exc.accepts or exc.expected})
+    message = found
+    if expected and len(expected) <= 12 and not found.startswith("unterminated"):
+        message += "; expected " + ", ".join(expected)
+    if isinstance(exc, UnexpectedEOF | UnexpectedToken) and start >= len(text.rstrip()):
+        start = end = len(text.rstrip())
+    return ParseError(message, source_map.span(start, max(end, start + 1)), source_map.source)
+
+
+# ---- types ---------------------------------------------------------------------------------
+
+_SIMPLE_TYPES = {
+    "STRING": "STRING", "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING",
+    "INT": "INT", "INTEGER": "INT", "BIGINT": "BIGINT", "LONG": "BIGINT",
+    "SMALLINT": "SMALLINT", "SHORT": "SMALLINT", "TINYINT": "TINYINT", "BYTE": "TINYINT",
+    "DOUBLE": "DOUBLE", "FLOAT": "FLOAT", "REAL": "FLOAT", "BOOLEAN": "BOOLEAN",
+    "BOOL": "BOOLEAN", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP",
+    "TIMESTAMP_NTZ": "TIMESTAMP_NTZ", "BINARY": "BINARY", "VARBINARY": "BINARY",
+    "BYTES": "BINARY", "DECIMAL": "DECIMAL", "DEC": "DECIMAL", "NUMERIC": "DECIMAL",
+    "VARIANT": "VARIANT",
+}
+_NESTED_TYPES = {"ARRAY": 1, "MAP": 2, "STRUCT": None}
+
+# ---- intervals -----------------------------------------------------------------------------
+
+_UNITS = {
+    "MICROSECOND": "microseconds", "MILLISECOND": "milliseconds", "SECOND": "seconds",
+    "MINUTE": "minutes", "HOUR": "hours", "DAY": "days", "WEEK": "weeks",
+}
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*\Z")
+
+
+def _unquote_string(raw: str) -> str:
+    quote = raw[0]
+    body = raw[1:-1]
+    body = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    return body.replace(quote * 2, quote)
+
+
+def _unquote_ident(raw: str) -> str:
+    return raw[1:-1].replace("``", "`") if raw.startswith("`") else raw
+
+
+class _Builder:
+    """Turns Lark trees into AST nodes; positions mapped through the :class:`SourceMap`."""
+
+    def __init__(self, source_map: SourceMap) -> None:
+        self.source_map = source_map
+        self.source = source_map.source
+
+    # -- helpers
+    def span(self, node: Tree | Token) -> Span:
+        if isinstance(node, Token):
+            return self.source_map.span(node.start_pos, node.end_pos)
+        return self.source_map.span(node.meta.start_pos, node.meta.end_pos)
+
+    def sql(self, node: Tree) -> ast.SqlText:
+        start, end = node.meta.start_pos, node.meta.end_pos
+        return ast.SqlText(self.source_map.text[start:end], start, self.span(node), self.source_map)
+
+    def error(self, cls, message: str, node, hint: str | None = None):
+        return cls(message, self.span(node), self.source, hint=hint)
+
+    def name(self, node: Tree) -> ast.Name:
+        token = node.children[0]
+        return ast.Name(_unquote_ident(str(token)), self.span(token))
+
+    @staticmethod
+    def find(node: Tree, data: str) -> Tree | None:
+        return next((c for c in node.children if isinstance(c, Tree) and c.data == data), None)
+
+    # -- statements
+    def statement(self, node: Tree):
+        return getattr(self, f"_{node.data}")(node)
+
+    def _set_stmt(self, node: Tree) -> ast.SetStatement:
+        return ast.SetStatement(self.option(node), self.span(node))
+
+    def _create_stream(self, node: Tree) -> ast.CreateStream:
+        columns, watermark = self.columns(self.find(node, "column_list"))
+        query, emit = self.as_query(self.find(node, "as_query"))
+        return ast.CreateStream(
+            name=self.name(self.find(node, "name")),
+            columns=columns,
+            watermark=watermark,
+            options=self.options(self.find(node, "with_clause")),
+            if_not_exists=self.find(node, "if_not_exists") is not None,
+            query=query,
+            emit=emit,
+            span=self.span(node),
+            has_schema=self.find(node, "column_list") is not None,
+        )
+
+    def _create_table(self, node: Tree) -> ast.CreateTable:
+        column_list = self.find(node, "column_list")
+        columns, watermark = self.columns(column_list)
+        if watermark is not None:
+            raise self.error(
+                SemanticError, "a TABLE is bounded and cannot have a WATERMARK", column_list,
+                hint="declare it with CREATE STREAM to read it as a stream",
+            )
+        return ast.CreateTable(
+            name=self.name(self.find(node, "name")),
+            columns=columns,
+            options=self.options(self.find(node, "with_clause")),
+            if_not_exists=self.find(node, "if_not_exists") is not None,
+            span=self.span(node),
+            has_schema=column_list is not None,
+        )
+
+    def _create_view(self, node: Tree) -> ast.CreateView:
+        return ast.CreateView(
+            self.name(self.find(node, "name")), self.sql(self.find(node, "query")), self.span(node)
+        )
+
+    def _create_sink(self, node: Tree) -> ast.CreateSink:
+        query, emit = self.as_query(self.find(node, "as_query"))
+        return ast.CreateSink(
+            name=self.name(self.find(node, "name")),
+            options=self.options(self.find(node, "with_clause")),
+            query=query,
+            emit=emit,
+            span=self.span(node),
+        )
+
+    def _insert_stmt(self, node: Tree) -> ast.Insert:
+        return ast.Insert(
+            self.name(self.find(node, "name")),
+            self.sql(self.find(node, "query")),
+            self.emit(self.find(node, "emit")),
+            self.span(node),
+        )
+
+    def _select_stmt(self, node: Tree) -> ast.Select:
+        return ast.Select(
+            self.sql(self.find(node, "query")), self.emit(self.find(node, "emit")), self.span(node)
+        )
+
+    def as_query(self, node: Tree | None) -> tuple[ast.SqlText | None, ast.Emit | None]:
+        if node is None:
+            return None, None
+        return self.sql(self.find(node, "query")), self.emit(self.find(node, "emit"))
+
+    # -- columns
+    def columns(self, node: Tree | None) -> tuple[tuple[ast.Column, ...], ast.WatermarkDef | None]:
+        if node is None:
+            return (), None
+        columns: list[ast.Column] = []
+        watermark = None
+        for child in node.children:
+            if not isinstance(child, Tree):
+                continue
+            if child.data == "column_def":
+                columns.append(ast.ColumnDef(
+                    self.name(child.children[0]), self.type(child.children[1]), self.span(child)
+                ))
+            elif child.data == "metadata_column":
+                key = next((_unquote_string(str(t)) for t in child.children
+                            if isinstance(t, Token) and t.type == "STRING"), None)
+                columns.append(ast.MetadataColumn(
+                    self.name(child.children[0]), self.type(child.children[1]), key, self.span(child)
+                ))
+            elif child.data == "computed_column":
+                columns.append(ast.ComputedColumn(
+                    self.name(child.children[0]), self.sql(child.children[1]), self.span(child)
+                ))
+            elif child.data == "watermark_def":
+                if watermark is not None:
+                    raise self.error(SemanticError, "a stream has at most one WATERMARK", child)
+                watermark = ast.WatermarkDef(
+                    self.name(child.children[0]), self.sql(child.children[1]), self.span(child)
+                )
+        return tuple(columns), watermark
+
+    def type(self, node: Tree) -> str:
+        type_name = node.children[0].children[0]
+        upper = str(type_name).upper()
+        args = [c for c in node.children[1:] if isinstance(c, Tree | Token)]
+        if node.data == "nested_type":
+            if upper not in _NESTED_TYPES:
+                raise self.error(
+                    SemanticError, f"unknown nested type '{type_name}'"
+                    + did_you_mean(upper, _NESTED_TYPES), type_name,
+                )
+            if upper == "STRUCT":
+                fields = []
+                for arg in args:
+                    if arg.data != "field":
+                        raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg)
+                    field_name = self.name(arg.children[0]).value.replace("`", "``")
+                    fields.append(f"`{field_name}`: {self.type(arg.children[1])}")
+                return f"STRUCT<{', '.join(fields)}>"
+            if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
+                raise self.error(
+                    SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node
+                )
+            return f"{upper}<{', '.join(self.type(a) for a in args)}>"
+        if upper not in _SIMPLE_TYPES:
+            raise self.error(
+                SemanticError, f"unknown type '{type_name}'"
+                + did_you_mean(upper, list(_SIMPLE_TYPES) + list(_NESTED_TYPES)), type_name,
+            )
+        spark = _SIMPLE_TYPES[upper]
+        numbers = [str(a) for a in args if isinstance(a, Token)]
+        if spark == "DECIMAL" and numbers:
+            return f"DECIMAL({', '.join(numbers)})"
+        return spark
+
+    # -- options
+    def options(self, node: Tree | None) -> tuple[ast.Option, ...]:
+        if node is None:
+            return ()
+        seen: dict[str, ast.Option] = {}
+        for child in node.children:
+            if isinstance(child, Tree) and child.data == "option":
+                option = self.option(child)
+                if option.key.lower() in seen:
+                    raise SemanticError(
+                        f"option '{option.key}' is given twice", option.key_span, self.source
+                    )
+                seen[option.key.lower()] = option
+        return tuple(seen.values())
+
+    def option(self, node: Tree) -> ast.Option:
+        key_node, value_node = node.children[0], node.children[1]
+        key_tokens = key_node.children
+        if key_tokens[0].type == "STRING":
+            key = _unquote_string(str(key_tokens[0]))
+        else:
+            key = ".".join(str(t) for t in key_tokens)
+        token = value_node.children[0]
+        raw = str(token)
+        value: str | bool | int | float
+        if token.type == "STRING":
+            value = _unquote_string(raw)
+        elif token.type in ("NUMBER", "SIGNED_NUMBER"):
+            try:
+                value = int(raw)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = raw
+        elif raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        else:
+            value = raw
+        return ast.Option(key, value, self.span(node), self.span(key_node), self.span(value_node))
+
+    # -- EMIT
+    def emit(self, node: Tree | None) -> ast.Emit | None:
+        if node is None:
+            return None
+        mode = trigger = None
+        for child in node.children:
+            if not isinstance(child, Tree):
+                continue
+            if child.data in ("changes", "final", "on_window_close", "complete"):
+                mode = {"changes": "update", "complete": "complete"}.get(child.data, "append")
+            elif child.data == "every":
+                trigger = ast.Trigger("processing_time", self.interval(child.children[0]),
+                                      self.span(child))
+            elif child.data in ("once", "available_now"):
+                trigger = ast.Trigger("available_now", None, self.span(child))
+            elif child.data == "continuous":
+                interval = self.interval(child.children[0]) if child.children else "1 second"
+                trigger = ast.Trigger("continuous", interval, self.span(child))
+        return ast.Emit(mode, trigger, self.span(node))
+
+    def interval(self, node: Tree) -> str:
+        """``INTERVAL '10' SECONDS`` / ``INTERVAL 10 SECOND`` / ``INTERVAL '10 seconds'`` → ``10 seconds``."""
+        value_token = node.children[0]
+        raw = _unquote_string(str(value_token)) if value_token.type == "STRING" else str(value_token)
+        unit = str(node.children[1]) if len(node.children) > 1 else None
+        match = _DURATION.match(raw)
+        if match and unit is None:
+            amount, unit = match.group(1), match.group(2)
+        elif match and match.group(2) is None:
+            amount = match.group(1)
+        else:
+            amount = None
+        canonical = _UNITS.get((unit or "").upper().rstrip("S")) if unit else None
+        if amount is None or canonical is None:
+            raise self.error(
+                SemanticError, f"cannot read interval {self.source_map.text[node.meta.start_pos:node.meta.end_pos]!r}",
+                node, hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1' MINUTE",
+            )
+        if float(amount) == 1:
+            canonical = canonical.rstrip("s")
+        return f"{amount} {canonical}"

@@ -1,0 +1,177 @@
+"""The plan: what to read, which temporary views to define, which queries to start.
+
+A :class:`Plan` is pure data (frozen dataclasses, no Spark, no sqlglot trees): the
+binder (:mod:`sqlstream.binder`) executes it with PySpark and
+:mod:`sqlstream.explain` prints it. ``Plan.relations`` is an ordered tuple of steps,
+each defining one temporary view from earlier ones: a source read
+(:class:`SourceRelation`), a Spark SQL view (:class:`SqlView`) or a DataFrame operation
+Spark SQL cannot express (:class:`Deduplicate`); queries (:class:`Query`) run after them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlstream.source import Source, Span
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """``withWatermark(column, delay)``: event-time column and delay (a Spark duration string,
+    e.g. ``"1 hour"``). Spark guide: *Handling Late Data and Watermarking*."""
+
+    column: str
+    delay: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class SourceRelation:
+    """Read a source and register it as a temporary view.
+
+    Attributes:
+        name: the temporary view's name.
+        bounded: ``True`` for ``CREATE TABLE`` (``spark.read``), ``False`` for streams
+            (``spark.readStream``).
+        connector: the connector name (``files``, ``rate``, …).
+        format: the Spark format (``csv``, ``rate``, ``rate-micro-batch``, …), or ``None``
+            for the ``table`` connector.
+        path: the ``load(path)`` argument, or the table name for ``table``; ``None`` if none.
+        options: ``(name, value)`` pairs passed to ``.option()``.
+        schema: a Spark DDL schema string (``"`a` STRING, `b` INT"``), or ``None`` when the
+            connector fixes the schema or ``infer_schema`` is set.
+        infer_schema: read the schema from the files present when the pipeline starts.
+        projection: SQL expressions applied with ``selectExpr`` after loading (declared,
+            metadata and computed columns in declared order); empty: all columns as read.
+        watermark: the event-time watermark, applied after the projection.
+    """
+
+    name: str
+    bounded: bool
+    connector: str
+    format: str | None
+    path: str | None
+    options: tuple[tuple[str, str], ...]
+    schema: str | None
+    infer_schema: bool
+    projection: tuple[str, ...]
+    watermark: Watermark | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class SqlView:
+    """``spark.sql(sql)`` registered as a temporary view named ``name``."""
+
+    name: str
+    sql: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Deduplicate:
+    """``dropDuplicates(keys)`` or ``dropDuplicatesWithinWatermark(keys)`` of relation
+    ``input``, registered as ``name`` (LANGUAGE.md §3.3). ``keys`` empty: all columns."""
+
+    name: str
+    input: str
+    keys: tuple[str, ...]
+    within_watermark: bool
+    span: Span
+
+
+Relation = SourceRelation | SqlView | Deduplicate
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Where a query writes.
+
+    Attributes:
+        name: the sink's name (``CREATE SINK name``), or the query's for implicit sinks.
+        connector: the connector name.
+        format: ``writeStream.format(…)`` value (``parquet``, ``console``, ``memory``, …), or
+            ``None`` for the ``table`` connector (``toTable``).
+        path: ``start(path)`` for files, the table name for ``table``, else ``None``.
+        options: ``(name, value)`` pairs passed to ``.option()``.
+        partition_by: columns for ``partitionBy`` (files).
+        durable: the sink keeps data across restarts (its query gets a checkpoint location).
+    """
+
+    name: str
+    connector: str
+    format: str | None
+    path: str | None
+    options: tuple[tuple[str, str], ...]
+    partition_by: tuple[str, ...]
+    durable: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """A ``DataStreamWriter.trigger`` call: ``kind`` is ``processing_time``,
+    ``available_now`` or ``continuous``; ``interval`` a duration string or ``None``."""
+
+    kind: str
+    interval: str | None
+
+
+@dataclass(frozen=True)
+class Query:
+    """One streaming query (``writeStream … start()``).
+
+    Attributes:
+        name: the query name (``queryName``); unique in the plan.
+        sql: the Spark SQL of the query over the plan's temporary views.
+        sink: where it writes.
+        output_mode: ``append``, ``update`` or ``complete``.
+        output_mode_reason: why this mode (from ``EMIT`` or inferred), for ``translate``.
+        trigger: the trigger, or ``None`` for Spark's default.
+        checkpoint_location: the checkpoint directory, or ``None`` (Spark picks a temporary
+            one; only for non-durable sinks).
+        span: the statement that starts the query.
+    """
+
+    name: str
+    sql: str
+    sink: Sink
+    output_mode: str
+    output_mode_reason: str
+    trigger: Trigger | None
+    checkpoint_location: str | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A compiled pipeline.
+
+    Attributes:
+        name: the pipeline's name (the file's stem, ``pipeline`` for text).
+        source: the original text (for redaction and messages).
+        settings: ``SET`` pairs for the Spark session, in order (keys as written).
+        setting_spans: the span of each ``SET`` by key, for messages.
+        relations: steps that define temporary views, in dependency order.
+        queries: the streaming queries, in file order.
+        state_dir: the root of default checkpoint locations.
+    """
+
+    name: str
+    source: Source
+    settings: tuple[tuple[str, str], ...]
+    relations: tuple[Relation, ...]
+    queries: tuple[Query, ...]
+    state_dir: str
+    setting_spans: tuple[tuple[str, Span], ...] = ()
+
+    def setting(self, key: str) -> str | None:
+        """The value of ``SET key`` (case-insensitive), or ``None``."""
+        for name, value in reversed(self.settings):
+            if name.lower() == key.lower():
+                return value
+        return None
+
+    def span_of_setting(self, key: str) -> Span | None:
+        """Where ``SET key`` was written, or ``None``."""
+        return dict((k.lower(), s) for k, s in self.setting_spans).get(key.lower())

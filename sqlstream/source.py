@@ -1,0 +1,91 @@
+"""Source text and spans: where in a `.ssql` file something was written.
+
+Every stage after the parser reports positions as a :class:`Span` of the *original*
+file (before ``${var}`` substitution), so an error in a query body, an option or a
+variable points at the character the user typed.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """A range of characters in a source file.
+
+    Attributes:
+        start: offset of the first character, 0-based, in the original file text.
+        end: offset one past the last character (exclusive); ``end >= start``.
+        line: 1-based line number of ``start``.
+        column: 1-based column (in characters) of ``start``.
+        path: the file's path as given by the user, or ``None`` for text from the API.
+    """
+
+    start: int
+    end: int
+    line: int
+    column: int
+    path: str | None = None
+
+    def to_dict(self) -> dict:
+        """Return ``{"path", "line", "column", "start", "end"}`` for JSON output."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+@dataclass(frozen=True)
+class Source:
+    """The original text of a `.ssql` file and what is needed to show it safely.
+
+    Attributes:
+        text: the file's text exactly as written (variables not substituted).
+        path: the path used in messages (``None``: shown as ``<string>``).
+        secrets: values substituted from ``${env:NAME}``; :meth:`redact` replaces each with
+            ``***`` in any text shown to a user (LANGUAGE.md §1).
+    """
+
+    text: str
+    path: str | None = None
+    secrets: tuple[str, ...] = ()
+    _line_starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        for i, ch in enumerate(self.text):
+            if ch == "\n":
+                starts.append(i + 1)
+        object.__setattr__(self, "_line_starts", tuple(starts))
+
+    @property
+    def name(self) -> str:
+        """The path for messages, ``<string>`` when the text did not come from a file."""
+        return self.path or "<string>"
+
+    def span(self, start: int, end: int | None = None) -> Span:
+        """Return the :class:`Span` of ``text[start:end]`` (offsets clamped to the text)."""
+        start = max(0, min(start, len(self.text)))
+        end = start if end is None else max(start, min(end, len(self.text)))
+        line_index = bisect.bisect_right(self._line_starts, start) - 1
+        return Span(start, end, line_index + 1, start - self._line_starts[line_index] + 1, self.path)
+
+    def line_text(self, line: int) -> str:
+        """Return line ``line`` (1-based) without its newline; ``""`` when out of range."""
+        if not 1 <= line <= len(self._line_starts):
+            return ""
+        begin = self._line_starts[line - 1]
+        stop = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.text)
+        return self.text[begin:stop].rstrip("\r")
+
+    def redact(self, text: str) -> str:
+        """Return ``text`` with every secret value replaced by ``***``."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            if secret:
+                text = text.replace(secret, "***")
+        return text

@@ -1,0 +1,44 @@
+"""Shared fixtures: one SparkSession for the whole test run (Spark takes ~10 s to start)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+UPDATE_GOLDEN = os.environ.get("SQLSTREAM_UPDATE_GOLDEN") == "1"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the run: local[2], 2 shuffle partitions, no UI, UTC."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("sqlstream-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def check_golden(path: Path, actual: str) -> None:
+    """Compare ``actual`` with the golden file ``path``; rewrite it when
+    ``SQLSTREAM_UPDATE_GOLDEN=1`` (review the diff like code)."""
+    if UPDATE_GOLDEN or not path.exists():
+        if not UPDATE_GOLDEN:
+            pytest.fail(f"missing golden file {path}; run with SQLSTREAM_UPDATE_GOLDEN=1")
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert actual == path.read_text(encoding="utf-8"), f"differs from {path}"

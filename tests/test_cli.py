@@ -1,0 +1,86 @@
+"""The command line: translate, check and exec; exit codes 0/1/2; errors without tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from sqlstream.cli import main
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "flights" / "hourly_delays.ssql"
+BAD = "CREATE STREAM s (a INT) WITH (connector = 'files', path = 'x', format = 'csv');\nSELECT b\nFROM s\nWHERE a >;\n"
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def test_translate_prints_sql_and_binding(runner):
+    result = runner.invoke(main, ["translate", str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert "spark.readStream" in result.output
+    assert ".withWatermark('time_hour', '1 hour')" in result.output
+    assert "GROUP BY window(time_hour, '1 hour')" in result.output
+    assert ".outputMode('append')" in result.output
+    assert ".trigger(availableNow=True)" in result.output
+
+
+def test_error_exit_1_with_position_line_and_caret(runner, tmp_path):
+    bad = tmp_path / "bad.ssql"
+    bad.write_text(BAD)
+    result = runner.invoke(main, ["translate", str(bad)])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"{bad}:4:")
+    assert lines[1] == "  WHERE a >;"
+    assert lines[2].strip() == "^" or lines[2].strip().startswith("^")
+
+
+def test_usage_errors_exit_2(runner, tmp_path):
+    assert runner.invoke(main, ["translate"]).exit_code == 2
+    assert runner.invoke(main, ["translate", str(EXAMPLE), "--var", "novalue"]).exit_code == 2
+    assert runner.invoke(main, ["frobnicate"]).exit_code == 2
+
+
+def test_missing_file_is_an_error_not_a_traceback(runner, tmp_path):
+    result = runner.invoke(main, ["translate", str(tmp_path / "nope.ssql")])
+    assert result.exit_code == 1
+    assert "cannot read" in result.output and "Traceback" not in result.output
+
+
+def test_check_reports_modes_and_fails_on_errors(runner, tmp_path):
+    bad = tmp_path / "bad.ssql"
+    bad.write_text(BAD)
+    ok = runner.invoke(main, ["check", str(EXAMPLE)])
+    assert ok.exit_code == 0 and "hourly: append" in ok.output
+    result = runner.invoke(main, ["check", str(EXAMPLE), str(bad)])
+    assert result.exit_code == 1 and f"{bad}:4:" in result.output
+
+
+def test_variables_from_the_command_line(runner, tmp_path):
+    f = tmp_path / "v.ssql"
+    f.write_text("CREATE STREAM s WITH (connector = 'rate', rowsPerSecond = ${rate});\n"
+                 "SELECT value FROM s WHERE value > ${min};")
+    result = runner.invoke(main, ["translate", str(f), "--var", "rate=7", "--var", "min=3"])
+    assert result.exit_code == 0, result.output
+    assert ".option('rowsPerSecond', '7')" in result.output and "value > 3" in result.output
+    missing = runner.invoke(main, ["translate", str(f), "--var", "rate=7"])
+    assert missing.exit_code == 1 and "undefined variable 'min'" in missing.output
+
+
+def test_translate_as_a_process_imports_no_pyspark():
+    code = (
+        "import sys, sqlstream\n"
+        f"text = open({str(EXAMPLE)!r}).read()\n"
+        f"out = sqlstream.translate(text, path={str(EXAMPLE)!r})\n"
+        "assert 'withWatermark' in out\n"
+        "assert not any(m == 'pyspark' or m.startswith(('pyspark.', 'py4j')) for m in sys.modules), "
+        "sorted(m for m in sys.modules if 'spark' in m)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,52 @@
+"""Variable substitution: values, positions mapped back, secrets, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlstream.errors import VariableError
+from sqlstream.source import Source
+from sqlstream.variables import substitute
+
+
+def test_substitutes_in_code_and_strings_but_not_comments():
+    text = "SET 'a' = '${x}/b'; -- ${not_defined}\n/* ${nor_this} */ SELECT ${y}"
+    result = substitute(Source(text), {"x": "DATA", "y": 1})
+    assert result.text == "SET 'a' = 'DATA/b'; -- ${not_defined}\n/* ${nor_this} */ SELECT 1"
+
+
+def test_positions_after_a_value_map_back_to_the_original():
+    text = "SELECT ${long_name} FROM t"
+    result = substitute(Source(text, "f.ssql"), {"long_name": "c"})
+    span = result.span(result.text.index("FROM"), result.text.index("FROM") + 4)
+    assert (span.line, span.column, span.start, span.end) == (1, 21, 20, 24)
+    inside = result.span(result.text.index("c"))
+    assert inside.column == 8  # the start of ${long_name}
+
+
+def test_env_values_are_secrets():
+    result = substitute(Source("x = '${env:TOKEN}'"), {}, {"TOKEN": "hunter2"})
+    assert result.text == "x = 'hunter2'"
+    assert result.source.secrets == ("hunter2",)
+    assert result.source.redact("pw=hunter2") == "pw=***"
+
+
+def test_booleans_render_as_sql():
+    assert substitute(Source("${b}"), {"b": True}).text == "true"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("SELECT ${nope}", "undefined variable 'nope'; did you mean 'nop'?", 8),
+        ("SELECT ${env:NOT_SET_ANYWHERE}", "environment variable 'NOT_SET_ANYWHERE' is not set", 8),
+        ("SELECT 1 + ${oops", "unterminated variable reference", 12),
+        ("SELECT ${a b}", "bad variable name 'a b'", 8),
+    ],
+)
+def test_errors_point_at_the_reference(text, message, column):
+    with pytest.raises(VariableError) as info:
+        substitute(Source(text, "v.ssql"), {"nop": 1}, {})
+    assert message in info.value.message
+    assert info.value.span.column == column
+    assert info.value.render().startswith(f"v.ssql:1:{column}: SS001")
