@@ -14,7 +14,8 @@ Usage (from the repository root)::
 
     python bench/handwritten_flights.py \
         [--data examples/flights/data/flights] [--out bench/out/flights] \
-        [--checkpoint bench/out/flights_checkpoint] [--max-files-per-trigger 10]
+        [--checkpoint bench/out/flights_checkpoint] [--max-files-per-trigger 10] \
+        [--no-count]
 """
 
 from __future__ import annotations
@@ -117,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-files-per-trigger", type=int, default=10)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--shuffle-partitions", type=int, default=2)
+    parser.add_argument(
+        "--no-count",
+        action="store_true",
+        help="do not read the output back to count its rows (bench/run.py times the process)",
+    )
     args = parser.parse_args(argv)
 
     spark = (
@@ -135,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.perf_counter() - started
         progress = query.lastProgress or {}
         watermark = progress.get("eventTime", {}).get("watermark")
-        rows = spark.read.parquet(str(args.out)).count()
-        print(f"done in {elapsed:.1f}s, final watermark {watermark}, {rows} rows in {args.out}")
+        if args.no_count:
+            print(f"done in {elapsed:.1f}s, final watermark {watermark}, output in {args.out}")
+        else:
+            rows = spark.read.parquet(str(args.out)).count()
+            print(f"done in {elapsed:.1f}s, final watermark {watermark}, {rows} rows in {args.out}")
     finally:
         spark.stop()
     return 0

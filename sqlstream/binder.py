@@ -25,20 +25,49 @@ from sqlstream.errors import OptionError, QueryFailedError
 Report = Callable[[str], None]
 
 
+def _first_paragraph(text: str) -> str:
+    kept = []
+    for line in text.strip().splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("at ", "JVM stacktrace:", "== ", "=== ", "Caused by:")):
+            break
+        kept.append(stripped)
+    return " ".join(part for part in kept if part).strip()
+
+
+def _root_cause(exc: BaseException) -> str | None:
+    """The message of the innermost cause of a PySpark or Py4J error, if any.
+
+    PySpark keeps causes as ``_cause`` (converted exceptions) and the JVM exception as
+    ``_origin`` (``java_exception`` for Py4J errors); both chains are followed.
+    """
+    node, found = exc, None
+    while getattr(node, "_cause", None) is not None:
+        node = node._cause
+        found = getattr(node, "_desc", None) or str(node)
+    java = getattr(node, "_origin", None) or getattr(node, "java_exception", None)
+    try:
+        while java is not None and java.getCause() is not None:
+            java = java.getCause()
+            found = f"{java.getClass().getSimpleName()}: {java.getMessage()}"
+    except Exception:  # noqa: BLE001 - the JVM may be gone; the main message still stands
+        pass
+    return found
+
+
 def spark_message(exc: BaseException, limit: int = 600) -> str:
-    """The first paragraph of a Spark/Py4J error, without JVM stack frames."""
+    """One paragraph for a Spark/Py4J error: its first paragraph (no stack frames, no plan
+    dump) and, when there is one, the innermost cause (e.g. the bad value in the input)."""
     if isinstance(exc, Py4JJavaError):
         text = str(exc.java_exception.getMessage() or exc.java_exception.toString())
     elif isinstance(exc, PySparkException) and hasattr(exc, "getMessage"):
         text = exc.getMessage() or str(exc)
     else:
         text = str(exc)
-    kept = []
-    for line in text.strip().splitlines():
-        if line.lstrip().startswith(("at ", "JVM stacktrace:", "== ", "Caused by:")):
-            break
-        kept.append(line.rstrip())
-    message = " ".join(part for part in kept if part).strip()
+    message = _first_paragraph(text)
+    cause = _root_cause(exc)
+    if cause and cause.split(": ", 1)[-1] not in message:
+        message += f" Cause: {_first_paragraph(cause)}"
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 

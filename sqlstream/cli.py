@@ -49,6 +49,9 @@ def _errors(command):
                 raise
             click.echo(error.render(), err=True)
             sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
         except Exception as error:  # noqa: BLE001 - last resort: no traceback for users
             if debug:
                 raise

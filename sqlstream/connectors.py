@@ -125,7 +125,7 @@ CONNECTORS: dict[str, ConnectorSpec] = {
             sink_modes=frozenset({"append", "complete"}),
         ),
         ConnectorSpec("console", None, "console", (), ("numRows", "truncate")),
-        ConnectorSpec("memory", None, "memory", (), (), sink_modes=frozenset({"append", "complete"})),
+        ConnectorSpec("memory", None, "memory", (), ()),
         ConnectorSpec("noop", None, "noop", (), ()),
     )
 }

@@ -34,6 +34,8 @@ the offsets of their whole text. :func:`node_offsets` turns any node into
 
 from __future__ import annotations
 
+import re
+
 import typing as t
 
 from sqlglot import exp
@@ -166,7 +168,7 @@ class SqlStream(Spark):
                 _record_offsets(self.errors[-1], token)
 
         def _parse_table(self, schema=False, joins=False, alias_tokens=None, parse_bracket=False,
-                         is_db_reference=False, parse_partition=False, consume_pipe=False):
+                         is_db_reference=False, parse_partition=False, consume_pipe=False) -> exp.Expr | None:
             if not schema and not is_db_reference:
                 special = self._parse_window_tvf(alias_tokens) or self._parse_stream_read(alias_tokens)
                 if special is not None:
@@ -181,7 +183,7 @@ class SqlStream(Spark):
             )
             return _hoist_watermark(this)
 
-        def _parse_table_alias(self, alias_tokens=None):
+        def _parse_table_alias(self, alias_tokens=None) -> exp.TableAlias | None:
             # WATERMARK col DELAY OF interval [AS] alias: the clause sits before the alias, so it
             # is parsed here and carried on the TableAlias until _parse_table hoists it.
             watermark = self._parse_watermark_clause()
@@ -240,8 +242,9 @@ class SqlStream(Spark):
             start = self._curr
             following = self._peek(1)
             offset = 0
-            if start and start.token_type == TokenType.TABLE and following and following.token_type == TokenType.L_PAREN:
-                offset = 2
+            if (start and start.token_type == TokenType.TABLE
+                    and following and following.token_type == TokenType.L_PAREN):
+                offset = 2  # TABLE(TUMBLE(...))
             name = self._peek(offset)
             if not _is_var_text(name, *TVF_KINDS):
                 return None
@@ -280,7 +283,9 @@ class SqlStream(Spark):
             if self._next and self._next.token_type == TokenType.FARROW and self._curr.text.upper() in _NAMED_PARAMS:
                 key = _NAMED_PARAMS[self._curr.text.upper()]
                 self._advance(2)
-            if key in (None, "this") and not positional and "this" not in args:
+            if key == "this" or (key is None and not positional and "this" not in args):
+                if "this" in args:
+                    self.raise_error(f"Duplicate argument DATA of {kind}", name_token)
                 args["this"], partition = self._parse_tvf_relation(kind)
                 if partition:
                     args["partition_by"] = partition
@@ -449,7 +454,7 @@ def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
         start, end = record.get("start"), record.get("end")
         if start is None and record.get("line") is not None:
             start, end = _offsets_from_line_col(sql, record["line"], record["col"], record.get("highlight") or "")
-        message = record.get("description") or str(error)
+        message = _readable(record.get("description") or str(error), sql[start:end] if start is not None else "")
         more = len(error.errors) - 1
         if more > 0:
             message = f"{message} … and {more} more"
@@ -462,6 +467,19 @@ def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
     result.offset_start = start if start is not None else 0
     result.offset_end = end if end is not None else len(sql)
     return result
+
+
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+
+
+def _readable(description: str, token: str) -> str:
+    """Say sqlglot's internal messages in SQL terms (``Required keyword: 'expression'
+    missing for <class '…Add'>`` → ``incomplete expression: Add needs a right operand``)."""
+    match = _REQUIRED.search(description)
+    if match is None:
+        return description
+    near = f" before '{token}'" if token.strip() else ""
+    return f"incomplete expression{near}: {match.group(2)} is missing its {match.group(1)}"
 
 
 def _offsets_from_line_col(sql: str, line: int, col: int, highlight: str) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from sqlstream.dialect import parse_expression, parse_query, to_spark_sql
 from sqlstream.errors import (
     OptionError, SemanticError, SqlStreamError, StreamingError, UnknownNameError, did_you_mean,
 )
-from sqlstream.rewrite import _duration_text as duration_text, relation_names, rewrite
+from sqlstream.rewrite import duration_text, relation_names, rewrite
 
 COMPILER_SETTINGS = {"sqlstream.state_dir"}
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"

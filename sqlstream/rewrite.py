@@ -42,6 +42,10 @@ Window TVFs (LANGUAGE.md §3.2), as verified on Spark 4.1 (local, file and rate 
   overlapping window; the ``window_time`` column keeps the watermark, so it can feed another
   windowed aggregation in append mode.
 * SESSION without aggregation is refused: Spark merges sessions only inside an aggregate.
+  (Spark itself refuses a session-window aggregation in update mode: "not supported for
+  session window streaming aggregations".)
+* ``availableNow`` runs a final no-data batch, so the append output of a run equals the
+  batch result restricted to windows whose end is at or before max(event time) − delay.
 * ``FROM STREAM t``: Spark 4.1 accepts it (and ``STREAM(t)``) on a streaming temp view, but
   refuses it on a batch view; every sqlstream relation is already a stream, so it is dropped.
 """
@@ -160,16 +164,16 @@ def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expression:
 # --- durations ---------------------------------------------------------------------------
 
 
-def _duration_text(node: exp.Expr) -> str | None:
+def duration_text(node: exp.Expr) -> str | None:
     """Spark duration string of an interval literal (``INTERVAL '1' HOUR`` → ``1 hour``)."""
     if isinstance(node, exp.Paren):
-        return _duration_text(node.this)
+        return duration_text(node.this)
     if isinstance(node, exp.Neg):
-        text = _duration_text(node.this)
+        text = duration_text(node.this)
         single = text is not None and len(text.split()) == 2 and not text.startswith("-")
         return f"-{text}" if single else None
     if isinstance(node, exp.Add):
-        left, right = _duration_text(node.this), _duration_text(node.expression)
+        left, right = duration_text(node.this), duration_text(node.expression)
         return f"{left} {right}" if left and right else None
     if not isinstance(node, exp.Interval) or not isinstance(node.this, exp.Literal):
         return None
@@ -183,7 +187,7 @@ def _duration_text(node: exp.Expr) -> str | None:
 def _duration(node: exp.Expr, what: str, kind: str) -> exp.Expr:
     if isinstance(node, exp.Literal):
         return node.copy()
-    text = _duration_text(node)
+    text = duration_text(node)
     if text is None:
         raise _error(f"the {what} of {kind} must be a constant duration", node,
                      hint="write e.g. INTERVAL '10' MINUTES or '10 minutes'")
@@ -192,13 +196,13 @@ def _duration(node: exp.Expr, what: str, kind: str) -> exp.Expr:
 
 def _dynamic_duration(node: exp.Expr) -> exp.Expr:
     """A session gap: a constant, or an expression whose interval literals become strings."""
-    text = _duration_text(node)
+    text = duration_text(node)
     if text is not None:
         return exp.Literal.string(text)
 
     def convert(child: exp.Expr) -> exp.Expr:
         if isinstance(child, (exp.Interval, exp.Add, exp.Neg)):
-            text = _duration_text(child)
+            text = duration_text(child)
             if text is not None:
                 return exp.Literal.string(text)
         return child

@@ -71,7 +71,7 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
         if not key.lower().startswith("sqlstream."):
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("FATAL")
     return spark, True
 
 
