@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["Pipeline", "SqlStreamError", "compile", "compile_file", "translate"]
+__all__ = ["Pipeline", "SqlStreamError", "check", "compile", "compile_file", "translate"]
 __version__ = "0.1.0"
 
 
@@ -115,3 +115,20 @@ def translate(text: str, variables: Mapping[str, object] | None = None, path: st
         SqlStreamError: the first problem in the text, with its position.
     """
     return compile(text, variables, path).translate()
+
+
+def check(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
+          ) -> list[SqlStreamError]:
+    """Compile ``text`` and return every finding (errors and warnings), in file order.
+
+    Never raises for problems in the text (no JVM, no pyspark import): an empty list
+    means the file compiles cleanly. ``finding.severity`` is ``"error"`` or ``"warning"``.
+    """
+    from sqlstream.errors import CompileError
+
+    try:
+        return list(compile(text, variables, path).plan.warnings)
+    except CompileError as error:
+        return error.findings
+    except SqlStreamError as error:
+        return [error]

@@ -44,6 +44,7 @@ class RelationInfo:
     aggregate: bool = False
     watermarked_key: bool = False
     session_window: bool = False
+    poisoned: bool = False  # its declaration failed; nothing is known of it
 
 
 @dataclass(frozen=True)

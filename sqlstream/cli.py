@@ -8,12 +8,14 @@ Errors print ``path:line:col: CODE message``, the line and a caret — never a t
 from __future__ import annotations
 
 import functools
+import json
 import sys
+from pathlib import Path
 
 import click
 
 import sqlstream
-from sqlstream.errors import SqlStreamError
+from sqlstream.errors import CompileError, SqlStreamError
 
 
 def _parse_pairs(ctx, param, values) -> dict[str, str]:
@@ -78,23 +80,57 @@ def translate(file: str, variables: dict[str, str]) -> None:
     click.echo(sqlstream.compile_file(file, variables).translate(), nl=False)
 
 
+def _check_text(text: str, variables: dict[str, str], path: str):
+    """``(findings, queries)``: every finding, and each query's output mode and why."""
+    try:
+        plan = sqlstream.compile(text, variables, path).plan
+    except CompileError as error:
+        return error.findings, []
+    except SqlStreamError as error:
+        return [error], []
+    queries = [{"name": q.name, "output_mode": q.output_mode,
+                "output_mode_reason": q.output_mode_reason} for q in plan.queries]
+    return list(plan.warnings), queries
+
+
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_common
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: one block per finding; json: one document.")
+@click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @_errors
-def check(files: tuple[str, ...], variables: dict[str, str]) -> None:
-    """Compile FILES without running them; exit 1 if any has an error."""
-    failed = False
+def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: bool) -> None:
+    """Check FILES without running them (no JVM): report every finding of every file.
+
+    Exit 0: no errors (warnings are printed); 1: errors (or warnings with --strict).
+    """
+    report, failed = [], False
     for file in files:
         try:
-            pipeline = sqlstream.compile_file(file, variables)
-        except SqlStreamError as error:
-            click.echo(error.render(), err=True)
-            failed = True
-            continue
-        modes = ", ".join(f"{q.name}: {q.output_mode} ({q.output_mode_reason})"
-                          for q in pipeline.plan.queries)
-        click.echo(f"{file}: ok" + (f" — {modes}" if modes else ""))
+            text = Path(file).read_text(encoding="utf-8")
+        except OSError as exc:
+            findings = [SqlStreamError(f"cannot read {file}: {exc.strerror}", code="SS002")]
+            queries = []
+        else:
+            findings, queries = _check_text(text, variables, file)
+        failed = failed or any(f.severity == "error" or strict for f in findings)
+        report.append((file, findings, queries))
+    if fmt == "json":
+        click.echo(json.dumps([
+            {"path": file, "findings": [f.to_dict() for f in findings], "queries": queries}
+            for file, findings, queries in report], indent=2))
+    else:
+        for file, findings, queries in report:
+            for finding in findings:
+                click.echo(finding.render(), err=True)
+            errors = sum(f.severity == "error" for f in findings)
+            warnings = len(findings) - errors
+            click.echo(f"{file}: " + (f"{errors} error(s), {warnings} warning(s)"
+                                      if findings else "ok"))
+            for query in queries:
+                click.echo(f"  query {query['name']}: {query['output_mode']} "
+                           f"({query['output_mode_reason']})")
     if failed:
         sys.exit(1)
 

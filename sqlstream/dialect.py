@@ -478,7 +478,7 @@ def _readable(description: str, token: str) -> str:
     match = _REQUIRED.search(description)
     if match is None:
         return description
-    near = f" before '{token}'" if token.strip() else ""
+    near = f" near '{token}'" if token.strip() else ""
     return f"incomplete expression{near}: {match.group(2)} is missing its {match.group(1)}"
 
 

@@ -31,9 +31,12 @@ class SqlStreamError(Exception):
             secrets. Stages that know the source attach it with :meth:`with_source`.
         hint: optional sentence on how to fix it.
         code: overrides the class's default code.
+        severity: ``"error"`` (the file cannot run) or ``"warning"`` (it runs, but
+            probably not as meant; fails ``check --strict``).
     """
 
     code = "SS000"
+    severity = "error"
 
     def __init__(
         self,
@@ -42,6 +45,7 @@ class SqlStreamError(Exception):
         source: Source | None = None,
         hint: str | None = None,
         code: str | None = None,
+        severity: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -50,6 +54,8 @@ class SqlStreamError(Exception):
         self.hint = hint
         if code:
             self.code = code
+        if severity:
+            self.severity = severity
 
     def with_source(self, source: Source) -> SqlStreamError:
         """Attach ``source`` if none is attached yet; return ``self`` for ``raise … from``."""
@@ -70,7 +76,8 @@ class SqlStreamError(Exception):
             head = f"{name or '<string>'}:{self.span.line}:{self.span.column}: "
         else:
             head = f"{name}: " if name else ""
-        lines = [f"{head}{self.code} {self._redact(self.message)}"]
+        label = "warning: " if self.severity == "warning" else ""
+        lines = [f"{head}{self.code} {label}{self._redact(self.message)}"]
         if self.span is not None and self.source is not None:
             text = self.source.line_text(self.span.line)
             if text:
@@ -83,13 +90,45 @@ class SqlStreamError(Exception):
 
     def to_dict(self) -> dict:
         """Return a JSON-ready record: code, message, hint, path, line, column, start, end."""
-        record = {"code": self.code, "message": self._redact(self.message), "hint": self.hint}
+        record = {"code": self.code, "severity": self.severity,
+                  "message": self._redact(self.message),
+                  "hint": self._redact(self.hint) if self.hint else None}
         if self.span is not None:
             record.update(self.span.to_dict())
         return record
 
     def __str__(self) -> str:
         return self.render()
+
+
+class CompileError(SqlStreamError):
+    """Several findings in one file, at least one an error.
+
+    ``findings`` holds every finding (errors and warnings) in file order; ``errors`` the
+    errors only. Its own code, message and span are those of the first error; :meth:`render`
+    shows every finding (at most ``limit``, then "… and N more").
+    """
+
+    limit = 20
+
+    def __init__(self, findings: list[SqlStreamError]) -> None:
+        first = next(f for f in findings if f.severity == "error")
+        super().__init__(first.message, first.span, first.source, first.hint, first.code)
+        self.findings = list(findings)
+
+    @property
+    def errors(self) -> list[SqlStreamError]:
+        """The findings of severity ``error``."""
+        return [f for f in self.findings if f.severity == "error"]
+
+    def render(self) -> str:
+        shown = [finding.render() for finding in self.findings[: self.limit]]
+        if len(self.findings) > self.limit:
+            shown.append(f"… and {len(self.findings) - self.limit} more")
+        return "\n".join(shown)
+
+    def to_dict(self) -> dict:
+        return {"findings": [finding.to_dict() for finding in self.findings]}
 
 
 class VariableError(SqlStreamError):

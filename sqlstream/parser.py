@@ -18,7 +18,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from sqlstream import ast
-from sqlstream.errors import ParseError, SemanticError, did_you_mean
+from sqlstream.errors import CompileError, ParseError, SemanticError, did_you_mean
 from sqlstream.source import Source, Span
 from sqlstream.variables import SourceMap, substitute
 
@@ -71,13 +71,46 @@ def parse(
         SemanticError: an unknown column type or a malformed interval.
     """
     source_map = substitute(Source(text, path), variables, environ)
-    try:
-        tree = _lark().parse(source_map.text)
-    except UnexpectedInput as exc:
-        raise _syntax_error(exc, source_map) from None
+    tree = _parse_reporting_all(source_map)
     builder = _Builder(source_map)
     statements = tuple(builder.statement(child) for child in tree.children)
     return ast.Script(statements, source_map)
+
+
+# A string, quoted identifier or comment (skipped), or a statement-ending `;`.
+_STATEMENT_END = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|(;)", re.S)
+MAX_SYNTAX_ERRORS = 20
+
+
+def _parse_reporting_all(source_map: SourceMap) -> Tree:
+    """Parse; after a syntax error, blank out the failing statement and go on, so that
+    one run reports the syntax errors of every statement (at most ``MAX_SYNTAX_ERRORS``).
+
+    Raises:
+        ParseError: the only syntax error, or CompileError holding all of them.
+    """
+    text = source_map.text
+    errors: list[ParseError] = []
+    while True:
+        try:
+            tree = _lark().parse(text)
+            break
+        except UnexpectedInput as exc:
+            error = _syntax_error(exc, source_map)
+            errors.append(error)
+            position = getattr(exc, "pos_in_stream", None)
+            if isinstance(exc, UnexpectedToken):
+                position = exc.token.start_pos if exc.token.type != "$END" else len(text)
+            ends = [m.start(1) for m in _STATEMENT_END.finditer(text) if m.group(1)]
+            begin = max((e + 1 for e in ends if e < (position or 0)), default=0)
+            stop = min((e for e in ends if e >= (position or 0)), default=len(text))
+            if len(errors) >= MAX_SYNTAX_ERRORS or begin >= stop:
+                break
+            blank = "".join(c if c == "\n" else " " for c in text[begin:stop])
+            text = text[:begin] + blank + text[stop:]
+    if errors:
+        raise errors[0] if len(errors) == 1 else CompileError(list(errors))
+    return tree
 
 
 # ---- syntax errors -----------------------------------------------------------------------

@@ -155,6 +155,8 @@ class Plan:
         relations: steps that define temporary views, in dependency order.
         queries: the streaming queries, in file order.
         state_dir: the root of default checkpoint locations.
+        warnings: :class:`~sqlstream.errors.SqlStreamError` findings of severity
+            ``warning`` (the pipeline runs, but perhaps not as meant).
     """
 
     name: str
@@ -164,6 +166,7 @@ class Plan:
     queries: tuple[Query, ...]
     state_dir: str
     setting_spans: tuple[tuple[str, Span], ...] = ()
+    warnings: tuple = ()
 
     def setting(self, key: str) -> str | None:
         """The value of ``SET key`` (case-insensitive), or ``None``."""

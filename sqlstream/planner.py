@@ -20,6 +20,7 @@ from sqlstream.analysis import RelationInfo, analyze, choose_output_mode
 from sqlstream.connectors import ResolvedOptions, resolve_options
 from sqlstream.dialect import parse_expression, parse_query, to_spark_sql
 from sqlstream.errors import (
+    CompileError,
     OptionError, SemanticError, SqlStreamError, StreamingError, UnknownNameError, did_you_mean,
 )
 from sqlstream.rewrite import duration_text, relation_names, rewrite
@@ -58,15 +59,28 @@ class Planner:
         self.setting_spans: list[tuple[str, ast.Span]] = []
         self.relations: list[plan.Relation] = []
         self.pending_queries: list[tuple] = []
+        self.findings: list[SqlStreamError] = []
+        self.select_count = 0
 
     # ---- entry point
     def build(self) -> plan.Plan:
-        """Return the plan. Raises the first :class:`~sqlstream.errors.SqlStreamError` found."""
+        """Return the plan, with its warnings in ``Plan.warnings``.
+
+        Every statement is planned even after an error in an earlier one (a name whose
+        declaration failed is still known, so one mistake is reported once).
+
+        Raises:
+            SqlStreamError: the only error found, or :class:`CompileError` holding all.
+        """
         for statement in self.script.statements:
             try:
                 getattr(self, "_" + type(statement).__name__)(statement)
             except SqlStreamError as error:
-                raise error.with_source(self.source) from None
+                self.findings.append(error.with_source(self.source))
+                self._poison(statement)
+        errors = [f for f in self.findings if f.severity == "error"]
+        if errors:
+            raise errors[0] if len(self.findings) == 1 else CompileError(self.findings)
         state_dir = self._state_dir()
         name = PurePath(self.path).stem if self.path else "pipeline"
         queries = tuple(self._finish_query(state_dir, name, *q) for q in self.pending_queries)
@@ -78,7 +92,24 @@ class Planner:
             queries=queries,
             state_dir=state_dir,
             setting_spans=tuple(self.setting_spans),
+            warnings=tuple(f for f in self.findings if f.severity == "warning"),
         )
+
+    def warn(self, error: SqlStreamError) -> None:
+        """Record a warning (it does not stop the plan)."""
+        error.severity = "warning"
+        self.findings.append(error.with_source(self.source))
+
+    def _poison(self, statement) -> None:
+        """After a failed declaration, know its name anyway so later uses are not errors."""
+        name = getattr(statement, "name", None)
+        if isinstance(statement, (ast.CreateStream, ast.CreateTable, ast.CreateView)):
+            self.scope.relations.setdefault(name.value.lower(), RelationInfo(True, poisoned=True))
+            self.scope.spans.setdefault(name.value.lower(), name)
+        if isinstance(statement, ast.CreateSink) or (
+            isinstance(statement, ast.CreateStream) and statement.query is not None
+        ):
+            self.scope.sinks.setdefault(name.value.lower(), None)
 
     # ---- statements
     def _SetStatement(self, statement: ast.SetStatement) -> None:
@@ -132,9 +163,8 @@ class Planner:
         self._insert(statement.sink, statement.query, statement.emit, statement.span)
 
     def _Select(self, statement: ast.Select) -> None:
-        index = 1 + sum(1 for q in self.pending_queries if q[1].connector == "console"
-                        and q[0].startswith("select_"))
-        name = f"select_{index}"
+        self.select_count += 1
+        name = f"select_{self.select_count}"
         resolved = resolve_options(
             (ast.Option("connector", "console", statement.span, statement.span, statement.span),),
             self.source, "sink", ast.Name(name, statement.span), statement.span,
@@ -350,6 +380,9 @@ class Planner:
                 f"unknown sink '{sink_name}'{did_you_mean(sink_name.value, self.scope.sinks)}",
                 sink_name.span, hint="declare it first with CREATE SINK … WITH (connector = …)",
             )
+        if self.scope.sinks[key] is None:  # its declaration failed: still check the query
+            self._compile_query(query)
+            return
         sink, resolved = self.scope.sinks[key]
         self._add_query(sink.name, sink, resolved, query, emit, span, name_span=sink_name.span)
 
@@ -363,6 +396,8 @@ class Planner:
             )
         self.scope.query_names[name.lower()] = name_span
         sql, info = self._compile_query(query)
+        if any(self.scope.relations[r].poisoned for r in info.relations if r in self.scope.relations):
+            return  # reads a relation whose declaration failed: its mode cannot be known
         requested = emit.output_mode if emit else None
         try:
             mode, reason = choose_output_mode(

@@ -58,7 +58,7 @@ def test_check_reports_modes_and_fails_on_errors(runner, tmp_path):
     bad = tmp_path / "bad.ssql"
     bad.write_text(BAD)
     ok = runner.invoke(main, ["check", str(EXAMPLE)])
-    assert ok.exit_code == 0 and "hourly: append" in ok.output
+    assert ok.exit_code == 0 and "query hourly: append (from EMIT)" in ok.output
     result = runner.invoke(main, ["check", str(EXAMPLE), str(bad)])
     assert result.exit_code == 1 and f"{bad}:4:" in result.output
 
@@ -84,3 +84,49 @@ def test_translate_as_a_process_imports_no_pyspark():
         "sorted(m for m in sys.modules if 'spark' in m)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+MANY = """CREATE STREAM s (a INT) WITH (connector = 'rat');
+CREATE STREAM t (ts TIMESTAMP, a INT) WITH (connector = 'files', path = 'x', format = 'json');
+SELECT a FROM t WHERE a > ;
+SELECT * FROM flihgts;
+SELECT a, COUNT(*) FROM s GROUP BY a EMIT FINAL;
+SELECT a, COUNT(*) FROM t GROUP BY a EMIT FINAL;
+"""
+
+
+def test_check_reports_every_finding_of_a_file_in_one_run(runner, tmp_path):
+    f = tmp_path / "many.ssql"
+    f.write_text(MANY)
+    result = runner.invoke(main, ["check", str(f)])
+    assert result.exit_code == 1
+    heads = [line.split(" ", 2)[:2] for line in result.output.splitlines()
+             if line.startswith(f"{f}:") and not line.startswith(f"{f}: ")]
+    # line 5 reads the stream whose declaration failed: no second error for the same mistake
+    assert heads == [[f"{f}:1:43:", "SS202"], [f"{f}:3:25:", "SS102"], [f"{f}:4:15:", "SS201"],
+                     [f"{f}:6:38:", "SS301"]]
+    assert f"{f}: 4 error(s), 0 warning(s)" in result.output
+
+
+def test_check_json_format(runner, tmp_path):
+    f = tmp_path / "many.ssql"
+    f.write_text(MANY)
+    result = runner.invoke(main, ["check", "--format", "json", str(f), str(EXAMPLE)])
+    assert result.exit_code == 1
+    import json
+
+    document = json.loads(result.stdout)
+    assert [d["path"] for d in document] == [str(f), str(EXAMPLE)]
+    first = document[0]["findings"][0]
+    assert (first["code"], first["severity"], first["line"], first["column"]) == ("SS202", "error", 1, 43)
+    assert "did you mean 'rate'" in first["message"]
+    assert document[1]["findings"] == []
+    assert document[1]["queries"][0]["output_mode"] == "append"
+
+
+def test_several_syntax_errors_are_reported_together():
+    import sqlstream
+
+    findings = sqlstream.check("CREATE STREAM s (a INT WITH (connector = 'rate');\n"
+                               "SELECT 1;\nCREATE SINK k;\n", path="p.ssql")
+    assert [(f.code, f.span.line) for f in findings] == [("SS101", 1), ("SS101", 3)]
