@@ -45,6 +45,7 @@ def _lark() -> Lark:
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=False,
+        cache=True,  # LALR tables cached in the temp folder, keyed by the grammar's hash
     )
 
 
