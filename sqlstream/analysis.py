@@ -238,3 +238,189 @@ def choose_output_mode(
             return mode, f"inferred: {why}"
     reasons = "; ".join(f"{m}: {allowed[m]}" for m in MODES)
     raise ValueError(f"no output mode fits this query and sink ({reasons})")
+
+
+# ---- operators that streaming rules look at (LANGUAGE.md §6) -------------------------------
+
+
+@dataclass(frozen=True)
+class JoinInfo:
+    """One join of a query, as Spark's join support matrix sees it.
+
+    Attributes:
+        kind: ``inner``, ``left``, ``right``, ``full``, ``semi``, ``anti`` or ``cross``.
+        left_streaming, right_streaming: whether each side reads a stream.
+        left_watermark, right_watermark: whether each side has an event-time watermark.
+        time_condition: the join condition compares a watermarked column of one side with
+            a column of the other (an event-time range, e.g. ``BETWEEN … AND … + INTERVAL``).
+        node: the sqlglot ``Join`` node (positions for messages).
+    """
+
+    kind: str
+    left_streaming: bool
+    right_streaming: bool
+    left_watermark: bool
+    right_watermark: bool
+    time_condition: bool
+    node: exp.Expression
+
+
+@dataclass(frozen=True)
+class Operators:
+    """Operators of a query that streaming rules restrict, each as a sqlglot node or ``None``.
+
+    Attributes:
+        limit: a ``LIMIT`` on streaming data.
+        order: an ``ORDER BY`` on streaming data; ``order_after_aggregation`` whether it
+            sorts the result of an aggregation.
+        distinct: a ``SELECT DISTINCT`` on streaming data.
+        window_function: an ``OVER (…)`` window function on streaming data.
+        aggregations: how many streaming aggregations are chained (one over another's
+            result, through subqueries and views).
+        global_session: an aggregation whose only grouping key is a ``session_window``.
+        joins: every join, in order.
+    """
+
+    limit: exp.Expression | None
+    order: exp.Expression | None
+    order_after_aggregation: bool
+    distinct: exp.Expression | None
+    window_function: exp.Expression | None
+    aggregations: int
+    global_session: exp.Expression | None
+    joins: tuple[JoinInfo, ...]
+
+    @property
+    def map_like(self) -> bool:
+        """Only projections and filters (what a continuous trigger supports)."""
+        return not (self.limit or self.order or self.distinct or self.window_function
+                    or self.aggregations or self.joins)
+
+
+def _from_relations(select: exp.Select) -> list[exp.Expression]:
+    source = select.args.get("from_") or select.args.get("from")
+    items = [source.this] if source is not None else []
+    return items + [join.this for join in select.args.get("joins") or ()]
+
+
+def _names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set[str]:
+    names = set()
+    for table in node.find_all(exp.Table):
+        name = table.name.lower()
+        if name in ctes:
+            names |= _names_under(ctes[name], {k: v for k, v in ctes.items() if k != name})
+        elif name:
+            names.add(name)
+    return names
+
+
+def collect_operators(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> Operators:
+    """Find the operators of a rewritten query that Spark's streaming checks restrict.
+
+    Args:
+        expression: the query after :func:`sqlstream.rewrite.rewrite`.
+        catalog: as for :func:`analyze`.
+    """
+    ctes = {cte.alias_or_name.lower(): cte.this for cte in expression.find_all(exp.CTE)}
+
+    def info(name: str) -> RelationInfo:
+        return catalog.get(name, RelationInfo(False))
+
+    def streaming(node: exp.Expression) -> bool:
+        return any(info(n).streaming for n in _names_under(node, ctes))
+
+    def watermarked(node: exp.Expression) -> set[str]:
+        marks = set()
+        for name in _names_under(node, ctes):
+            marks |= info(name).watermarks
+        marks |= {c.this.name.lower() for c in node.find_all(WatermarkClause)}
+        return marks
+
+    limit = order = distinct = window_function = global_session = None
+    order_after_aggregation = False
+    joins: list[JoinInfo] = []
+
+    def depth(select: exp.Select) -> int:
+        """Chained streaming aggregations in ``select`` and what it reads."""
+        below = 0
+        for relation in _from_relations(select):
+            if isinstance(relation, exp.Subquery):
+                inner = _outer_select(relation.this)
+                below = max(below, depth(inner) if inner is not None else 0)
+            elif isinstance(relation, exp.Table):
+                name = relation.name.lower()
+                if name in ctes and (inner := _outer_select(ctes[name])) is not None:
+                    below = max(below, depth(inner))
+                else:
+                    below = max(below, 1 if info(name).aggregate else 0)
+        own = 1 if _is_aggregate(select) and streaming(select) else 0
+        return below + own
+
+    outer = _outer_select(expression)
+    for select in expression.find_all(exp.Select):
+        if not streaming(select):
+            continue
+        aggregated = _is_aggregate(select)
+        if select.args.get("limit") is not None and limit is None:
+            limit = select.args["limit"]
+        if select.args.get("order") is not None and order is None:
+            order, order_after_aggregation = select.args["order"], aggregated
+        if select.args.get("distinct") is not None and distinct is None:
+            distinct = select.args["distinct"]
+        if window_function is None:
+            window_function = next((w for w in select.find_all(exp.Window)
+                                    if w.find_ancestor(exp.Select) is select), None)
+        group = select.args.get("group")
+        keys = group.expressions if group else []
+        if len(keys) == 1 and _function_name(keys[0]) == "session_window":
+            global_session = global_session or keys[0]
+        joins.extend(_joins(select, streaming, watermarked))
+    if isinstance(expression, exp.Subquery) and expression.args.get("order") is not None:
+        order = order or expression.args["order"]
+    aggregations = depth(outer) if outer is not None else 0
+    return Operators(limit, order, order_after_aggregation, distinct, window_function,
+                     aggregations, global_session, tuple(joins))
+
+
+def _joins(select: exp.Select, streaming, watermarked) -> list[JoinInfo]:
+    source = select.args.get("from_") or select.args.get("from")
+    if source is None:
+        return []
+    left: list[exp.Expression] = [source.this]
+    found = []
+    for join in select.args.get("joins") or ():
+        side = (join.args.get("side") or "").lower()
+        kind = (join.args.get("kind") or "").lower()
+        if kind in ("semi", "anti"):
+            name = kind if side in ("", "left") else f"{side} {kind}"
+        elif kind == "cross":
+            name = "cross"
+        else:
+            name = side or "inner"
+        left_marks = set().union(*(watermarked(r) for r in left))
+        right_marks = watermarked(join.this)
+        found.append(JoinInfo(
+            kind=name,
+            left_streaming=any(streaming(r) for r in left),
+            right_streaming=streaming(join.this),
+            left_watermark=bool(left_marks),
+            right_watermark=bool(right_marks),
+            time_condition=_time_condition(join.args.get("on"), left_marks | right_marks),
+            node=join,
+        ))
+        left.append(join.this)
+    return found
+
+
+def _time_condition(condition: exp.Expression | None, marks: set[str]) -> bool:
+    """A comparison or BETWEEN in the join condition that involves a watermarked column on
+    one side and a column on the other (Spark: a "time range condition" that lets it drop
+    state)."""
+    if condition is None:
+        return False
+    for node in condition.find_all(exp.Between, exp.GT, exp.GTE, exp.LT, exp.LTE):
+        columns = list(node.find_all(exp.Column))
+        tables = {c.table.lower() for c in columns if c.table}
+        if any(c.name.lower() in marks for c in columns) and (len(tables) >= 2 or len(columns) >= 2):
+            return True
+    return False

@@ -162,6 +162,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
         click.echo(plan.source.redact(line), err=True)
 
     say(f"sqlstream: {plan.name}: {len(plan.relations)} relations, {len(plan.queries)} queries")
+    for warning in plan.warnings:
+        say(warning.render())
     spark, created = create_session(plan, master, conf, say)
     try:
         run(spark, plan, available_now, report=say)

@@ -109,10 +109,13 @@ _RENDER = {p.SourceRelation: _source, p.SqlView: _view, p.Deduplicate: _deduplic
 def render(plan: p.Plan) -> str:
     """Return the translation of ``plan`` as text (one block per step, secrets redacted).
 
-    The blocks are, in order: session settings (``SET``), relations (reads and temporary
+    The blocks are, in order: warnings (as comments), session settings (``SET``), relations (reads and temporary
     views) and queries, each headed by a ``--`` comment naming the statement's line.
     """
     blocks: list[list[str]] = []
+    if plan.warnings:
+        blocks.append([f"-- warning {w.code} (line {w.span.line}): {w.message}"
+                       for w in plan.warnings])
     if plan.settings:
         blocks.append(["-- SETTINGS"] + [
             f"spark.conf.set({_q(k)}, {_q(v)})" for k, v in plan.settings

@@ -16,9 +16,10 @@ from pathlib import PurePath
 from sqlglot import exp
 
 from sqlstream import ast, plan
-from sqlstream.analysis import RelationInfo, analyze, choose_output_mode
+from sqlstream.analysis import Operators, RelationInfo, analyze, collect_operators
+from sqlstream.checks import Context, check_query, choose_mode
 from sqlstream.connectors import ResolvedOptions, resolve_options
-from sqlstream.dialect import parse_expression, parse_query, to_spark_sql
+from sqlstream.dialect import node_offsets, parse_expression, parse_query, to_spark_sql
 from sqlstream.errors import (
     CompileError,
     OptionError, SemanticError, SqlStreamError, StreamingError, UnknownNameError, did_you_mean,
@@ -46,9 +47,12 @@ class Planner:
         path: the file's path (names the pipeline; relative paths in ``path`` options and
             the default state directory are resolved against its folder), or ``None``.
         state_dir: ``--state-dir`` from the CLI or API; overrides ``SET 'sqlstream.state_dir'``.
+        enforce: ``False`` records violations of streaming rules (SS3xx) as warnings and
+            plans the query anyway (used to test the rules against Spark itself).
     """
 
-    def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None):
+    def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
+                 enforce: bool = True):
         self.script = script
         self.source = script.source_map.source
         self.path = path
@@ -61,6 +65,10 @@ class Planner:
         self.pending_queries: list[tuple] = []
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
+        self.enforce = enforce
+        self.view_operators: dict[str, Operators] = {}
+        self.source_connectors: dict[str, frozenset[str]] = {}
+        self.node_texts: dict[int, ast.SqlText] = {}
 
     # ---- entry point
     def build(self) -> plan.Plan:
@@ -134,6 +142,7 @@ class Planner:
         self.relations.append(relation)
         watermarks = frozenset({relation.watermark.column.lower()} if relation.watermark else ())
         self.scope.relations[statement.name.value.lower()] = RelationInfo(True, watermarks)
+        self.source_connectors[statement.name.value.lower()] = frozenset({relation.connector})
 
     def _CreateTable(self, statement: ast.CreateTable) -> None:
         self._declare(statement.name)
@@ -144,9 +153,15 @@ class Planner:
 
     def _CreateView(self, statement: ast.CreateView) -> None:
         self._declare(statement.name)
-        sql, info = self._compile_query(statement.query)
+        sql, info, expression = self._compile_query(statement.query, with_expression=True)
         self.relations.append(plan.SqlView(statement.name.value, sql, statement.span))
-        self.scope.relations[statement.name.value.lower()] = _relation_info(info)
+        self._remember_view(statement.name.value, info, expression, statement.query)
+
+    def _remember_view(self, name: str, info, expression, text: ast.SqlText) -> None:
+        key = name.lower()
+        self.scope.relations[key] = _relation_info(info)
+        self.view_operators[key] = self._operators(expression, info, text)
+        self.source_connectors[key] = self._connectors_of(info.relations)
 
     def _CreateSink(self, statement: ast.CreateSink) -> None:
         key = statement.name.value.lower()
@@ -191,9 +206,9 @@ class Planner:
                                    statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
         self.scope.sinks[statement.name.value.lower()] = (sink, resolved)
-        sql, info = self._compile_query(statement.query)
+        sql, info, expression = self._compile_query(statement.query, with_expression=True)
         self.relations.append(plan.SqlView(statement.name.value, sql, statement.span))
-        self.scope.relations[statement.name.value.lower()] = _relation_info(info)
+        self._remember_view(statement.name.value, info, expression, statement.query)
         self._add_query(statement.name.value, sink, resolved, statement.query, statement.emit,
                         statement.span, name_span=statement.name.span)
 
@@ -336,7 +351,7 @@ class Planner:
             error.span = text.locate(start, end) if start is not None else text.span
         return error
 
-    def _compile_query(self, text: ast.SqlText):
+    def _compile_query(self, text: ast.SqlText, with_expression: bool = False):
         """Parse, check names, rewrite; return ``(spark_sql, QueryInfo)``."""
         try:
             expression = parse_query(text.text)
@@ -357,6 +372,8 @@ class Planner:
                 "this query reads no stream: it reads only tables", text.span,
                 hint="a streaming query must read at least one CREATE STREAM relation",
             )
+        if with_expression:
+            return to_spark_sql(expression), info, expression
         return to_spark_sql(expression), info
 
     # ---- helpers: sinks and queries
@@ -395,36 +412,72 @@ class Planner:
                 hint="give the sink its own CREATE SINK, or set query_name",
             )
         self.scope.query_names[name.lower()] = name_span
-        sql, info = self._compile_query(query)
+        sql, info, expression = self._compile_query(query, with_expression=True)
         if any(self.scope.relations[r].poisoned for r in info.relations if r in self.scope.relations):
             return  # reads a relation whose declaration failed: its mode cannot be known
+        ops = self._operators(expression, info, query)
         requested = emit.output_mode if emit else None
-        try:
-            mode, reason = choose_output_mode(
-                info, requested, resolved.spec.sink_modes, f"{sink.connector} sink '{sink.name}'"
-            )
-        except ValueError as problem:
-            if info.aggregate:
-                hint = ("add a WATERMARK on the event-time column and GROUP BY a window on it "
-                        "(EMIT FINAL), or write to a sink that supports update/complete mode")
-            else:
-                hint = ("EMIT COMPLETE rewrites the whole result every trigger and needs a "
-                        "GROUP BY; use EMIT CHANGES or EMIT FINAL, or leave the mode out")
-            raise StreamingError(
-                str(problem), (emit.span if emit and requested else query.span), hint=hint,
-            ) from None
+        mode, reason, findings = choose_mode(info, ops, requested, sink.connector,
+                                             resolved.spec.sink_modes)
         trigger = None
         if emit is not None and emit.trigger is not None:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)
-            if trigger.kind == "continuous" and info.aggregate:
-                raise StreamingError(
-                    "a continuous trigger supports only map-like queries (no aggregation)",
-                    emit.trigger.span, hint="use EMIT … EVERY INTERVAL … instead",
-                )
+        if mode is not None:
+            context = Context(info, ops, mode, requested is not None, sink.connector,
+                              resolved.spec.sink_modes, trigger.kind if trigger else None,
+                              self._connectors_of(info.relations))
+            findings += check_query(context)
+        for finding in findings:
+            self._report(finding, query, emit)
+        if mode is None:
+            if self.enforce:
+                return
+            mode, reason = "append", "not checked"
         checkpoint = resolved.get("checkpoint_location")
         self.pending_queries.append(
             (name, sink, sql, mode, reason, trigger, self._resolve_path(checkpoint), span)
         )
+
+    def _operators(self, expression, info, text: ast.SqlText) -> Operators:
+        """The query's operators plus those of the views it reads (Spark checks the whole
+        plan); remembers where each node was written, for messages."""
+        ops = collect_operators(expression, self.scope.relations)
+        self._register_nodes(ops, text)
+        inherited = [self.view_operators[r] for r in sorted(info.relations) if r in self.view_operators]
+        for view in inherited:
+            ops = Operators(
+                ops.limit or view.limit, ops.order or view.order,
+                ops.order_after_aggregation if ops.order else view.order_after_aggregation,
+                ops.distinct or view.distinct, ops.window_function or view.window_function,
+                ops.aggregations, ops.global_session or view.global_session,
+                ops.joins + view.joins,
+            )
+        return ops
+
+    def _register_nodes(self, ops: Operators, text: ast.SqlText) -> None:
+        nodes = [ops.limit, ops.order, ops.distinct, ops.window_function, ops.global_session]
+        for node in nodes + [j.node for j in ops.joins]:
+            if node is not None:
+                self.node_texts.setdefault(id(node), text)
+
+    def _connectors_of(self, relations) -> frozenset[str]:
+        found: set[str] = set()
+        for name in relations:
+            found |= self.source_connectors.get(name, frozenset())
+        return frozenset(found)
+
+    def _report(self, finding, query: ast.SqlText, emit) -> None:
+        """Record a rule finding at its position (lenient planners record errors as warnings)."""
+        span = query.span
+        if finding.node is not None:
+            text = self.node_texts.get(id(finding.node), query)
+            offsets = node_offsets(finding.node)
+            span = text.locate(*offsets) if offsets else text.span
+        elif finding.at == "emit" and emit is not None:
+            span = emit.span
+        severity = finding.severity if self.enforce else "warning"
+        self.findings.append(StreamingError(finding.message, span, self.source, finding.hint,
+                                            code=finding.code, severity=severity))
 
     def _state_dir(self) -> str:
         if self.state_dir_override:
@@ -451,11 +504,12 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def build_plan(script: ast.Script, path: str | None = None, state_dir: str | None = None) -> plan.Plan:
+def build_plan(script: ast.Script, path: str | None = None, state_dir: str | None = None,
+               enforce: bool = True) -> plan.Plan:
     """Build the :class:`~sqlstream.plan.Plan` of a parsed file (see :class:`Planner`).
 
     Raises:
         SqlStreamError: the first problem found (unknown names, bad options, invalid SQL,
             an output mode Spark would refuse), with its position in the file.
     """
-    return Planner(script, path, state_dir).build()
+    return Planner(script, path, state_dir, enforce).build()
