@@ -69,6 +69,7 @@ def compile(  # noqa: A001 - the API's name in the spec
     variables: Mapping[str, object] | None = None,
     path: str | None = None,
     state_dir: str | None = None,
+    checks: bool = True,
 ) -> Pipeline:
     """Compile `.ssql` text.
 
@@ -79,6 +80,9 @@ def compile(  # noqa: A001 - the API's name in the spec
             folder that relative paths are resolved against; used in messages. The file is
             not read.
         state_dir: root of default checkpoint locations (overrides ``SET 'sqlstream.state_dir'``).
+        checks: ``False`` turns violations of streaming rules (codes ``SS3xx``) into
+            warnings and plans the queries anyway, so Spark itself can be asked; for
+            testing the rules, not for running pipelines.
 
     Returns:
         A :class:`Pipeline`.
@@ -90,7 +94,7 @@ def compile(  # noqa: A001 - the API's name in the spec
     from sqlstream.planner import build_plan
 
     script = parse(text, variables, path)
-    return Pipeline(build_plan(script, path, state_dir))
+    return Pipeline(build_plan(script, path, state_dir, enforce=checks))
 
 
 def compile_file(
