@@ -130,3 +130,14 @@ def test_several_syntax_errors_are_reported_together():
     findings = sqlstream.check("CREATE STREAM s (a INT WITH (connector = 'rate');\n"
                                "SELECT 1;\nCREATE SINK k;\n", path="p.ssql")
     assert [(f.code, f.span.line) for f in findings] == [("SS101", 1), ("SS101", 3)]
+
+
+def test_check_as_a_process_imports_no_pyspark():
+    code = (
+        "import sys, sqlstream\n"
+        f"text = open({str(EXAMPLE)!r}).read()\n"
+        f"findings = sqlstream.check(text, path={str(EXAMPLE)!r})\n"
+        "assert findings == [], findings\n"
+        "assert not any(m == 'pyspark' or m.startswith(('pyspark.', 'py4j')) for m in sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)  # timing lives in bench/, not here
