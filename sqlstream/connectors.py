@@ -149,12 +149,14 @@ class ResolvedOptions:
         compiler: compiler options by lower-case name (values as written).
         spark: ``(name, value)`` pairs for ``.option(name, value)``, in the order written.
         options: the original options by lower-case key, for positions in messages.
+        warnings: options Spark will ignore (code SS352, severity warning).
     """
 
     spec: ConnectorSpec
     compiler: dict[str, ast.Option]
     spark: tuple[tuple[str, str], ...]
     options: dict[str, ast.Option]
+    warnings: tuple[OptionError, ...] = ()
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """The text of compiler option ``key``, or ``default``."""
@@ -243,4 +245,37 @@ def resolve_options(
                 f"unknown file format '{fmt.text}'{did_you_mean(fmt.text, FILE_FORMATS)}",
                 fmt.value_span, source, hint=f"formats: {', '.join(FILE_FORMATS)}",
             )
-    return ResolvedOptions(spec, compiler, tuple(spark), by_key)
+    return ResolvedOptions(spec, compiler, tuple(spark), by_key,
+                           _ignored(spec, compiler, options, source, role))
+
+
+def _ignored(spec, compiler, options, source, role) -> tuple[OptionError, ...]:
+    """Options that Spark accepts but ignores here: another format's options, and
+    streaming-only options on a bounded table or a sink."""
+    if spec.name != "files":
+        return ()
+    fmt = compiler["format"].text.lower()
+    own = {o.lower() for o in _FORMAT_OPTIONS.get(fmt, ())}
+    others = {o.lower(): f for f, opts in _FORMAT_OPTIONS.items() for o in opts if f != fmt}
+    streaming_only = {o.lower() for o in _FILE_SOURCE} - {"pathglobfilter", "recursivefilelookup",
+                                                           "modifiedbefore", "modifiedafter",
+                                                           "ignorecorruptfiles", "ignoremissingfiles"}
+    found = []
+    for option in options:
+        key = option.key.lower()
+        canonical = key.replace("_", "")
+        match = next((k for k in list(others) + sorted(streaming_only)
+                      if k == key or k == canonical), None)
+        if match is None or match in own:
+            continue
+        if match in others:
+            verb = "writes" if role == "sink" else "reads"
+            why = f"it is a {others[match]} option and this {role} {verb} {fmt}"
+        elif role != "source":
+            why = f"it applies only to a stream's readStream, not to a {role}"
+        else:
+            continue
+        found.append(OptionError(f"Spark ignores option '{option.key}': {why}",
+                                 option.key_span, source, code="SS352", severity="warning",
+                                 hint="remove it"))
+    return tuple(found)

@@ -136,7 +136,7 @@ class Planner:
             self._derived_stream(statement)
             return
         self._declare(statement.name)
-        resolved = resolve_options(statement.options, self.source, "source", statement.name,
+        resolved = self._options(statement.options, self.source, "source", statement.name,
                                    statement.span)
         relation = self._source_relation(statement, resolved, bounded=False)
         self.relations.append(relation)
@@ -146,7 +146,7 @@ class Planner:
 
     def _CreateTable(self, statement: ast.CreateTable) -> None:
         self._declare(statement.name)
-        resolved = resolve_options(statement.options, self.source, "table", statement.name,
+        resolved = self._options(statement.options, self.source, "table", statement.name,
                                    statement.span)
         self.relations.append(self._source_relation(statement, resolved, bounded=True))
         self.scope.relations[statement.name.value.lower()] = RelationInfo(False)
@@ -168,7 +168,7 @@ class Planner:
         if key in self.scope.sinks:
             raise UnknownNameError(f"sink '{statement.name}' is already declared",
                                    statement.name.span, code="SS204")
-        resolved = resolve_options(statement.options, self.source, "sink", statement.name,
+        resolved = self._options(statement.options, self.source, "sink", statement.name,
                                    statement.span)
         self.scope.sinks[key] = (self._sink(statement.name.value, resolved, statement.span), resolved)
         if statement.query is not None:
@@ -180,7 +180,7 @@ class Planner:
     def _Select(self, statement: ast.Select) -> None:
         self.select_count += 1
         name = f"select_{self.select_count}"
-        resolved = resolve_options(
+        resolved = self._options(
             (ast.Option("connector", "console", statement.span, statement.span, statement.span),),
             self.source, "sink", ast.Name(name, statement.span), statement.span,
         )
@@ -202,7 +202,7 @@ class Planner:
                 hint="for a derived relation that is not written anywhere, use CREATE VIEW",
             )
         self._declare(statement.name)
-        resolved = resolve_options(statement.options, self.source, "sink", statement.name,
+        resolved = self._options(statement.options, self.source, "sink", statement.name,
                                    statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
         self.scope.sinks[statement.name.value.lower()] = (sink, resolved)
@@ -211,6 +211,13 @@ class Planner:
         self._remember_view(statement.name.value, info, expression, statement.query)
         self._add_query(statement.name.value, sink, resolved, statement.query, statement.emit,
                         statement.span, name_span=statement.name.span)
+
+    def _options(self, *args) -> ResolvedOptions:
+        """:func:`~sqlstream.connectors.resolve_options`, recording its warnings."""
+        resolved = resolve_options(*args)
+        for warning in resolved.warnings:
+            self.warn(warning)
+        return resolved
 
     # ---- helpers: declarations
     def _declare(self, name: ast.Name) -> None:
