@@ -3,27 +3,39 @@
 Each rule has a stable code and is a function of a :class:`Context` (the query's facts
 from :mod:`sqlstream.analysis`, its output mode, sink, trigger and sources) that yields
 :class:`Finding` records. Rules follow Spark 4.1's ``UnsupportedOperationChecker``
-(``sql/catalyst/.../analysis/UnsupportedOperationChecker.scala``) and the sinks'
-supported output modes, as verified on Spark 4.1.4 (``docs/streaming-rules.md``).
+(``sql/catalyst/.../analysis/UnsupportedOperationChecker.scala``), the checks Spark makes
+later when it plans the first micro-batch, and the sinks' supported output modes, as
+verified on Spark 4.1.4 (``docs/streaming-rules.md``). ``tests/fixtures/check/`` holds a
+program for every rule, each run on Spark by ``tests/test_check_corpus.py``.
 
-Errors (the query would be refused by Spark, or mean something else than the SQL says):
+Errors (Spark refuses the query when it starts or fails it in its first batch, or runs it
+with a result other than the SQL's); :data:`CODES` names them all:
 
 ====== ==========================================================================
-SS301  append mode on an aggregation without a watermarked grouping key
+SS301  append mode on an aggregation without a watermarked grouping key (any
+       aggregation of the plan; SELECT DISTINCT without the event-time column)
 SS302  complete mode without an aggregation
 SS303  update mode with a session window
 SS304  an output mode the sink does not support
 SS305  no output mode fits (inference)
 SS306  continuous trigger on a query that is not map-like
 SS307  continuous trigger on a source other than rate (or kafka)
+SS308  continuous trigger into a files sink
 SS310  LIMIT in update mode
 SS311  ORDER BY other than on an aggregation in complete mode
-SS312  SELECT DISTINCT on a stream (deduplication, LANGUAGE.md §3.3, is not supported yet)
+SS312  SELECT DISTINCT in update mode (a duplicate in a later trigger is written again)
 SS313  chained aggregations in update or complete mode
 SS314  a window function (OVER) on a stream
 SS315  a session window as the only grouping key
+SS316  OFFSET in a streaming query
+SS317  an aggregate function with DISTINCT (COUNT(DISTINCT x)) on a stream
+SS318  a set operation Spark does not support on streams
+SS319  a WATERMARK clause on a relation that already has a watermark
 SS320  stream-static outer/semi/anti join on the unsupported side
-SS321  stream-stream outer or semi join without a watermark and a time range condition
+SS321  stream-stream outer or semi join without the watermarks and time range it needs
+SS322  stream-stream join in update or complete mode
+SS323  stream-stream join without an equality between the two sides
+SS324  stream-stream LEFT ANTI join
 ====== ==========================================================================
 
 Warnings (the query runs, but perhaps not as meant):
@@ -41,9 +53,38 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.analysis import MODES, Operators, QueryInfo
+from sqlstream.analysis import MODES, JoinInfo, Operators, QueryInfo
 
 CONTINUOUS_SOURCES = {"rate", "kafka"}
+CONTINUOUS_SINKS_REFUSED = {"files"}  # V1 sinks: Spark starts the query, then fails it at once
+
+CODES: dict[str, str] = {
+    "SS301": "append mode on an aggregation without a watermarked grouping key",
+    "SS302": "complete mode without an aggregation",
+    "SS303": "update mode with a session window",
+    "SS304": "an output mode the sink does not support",
+    "SS305": "no output mode fits the query and sink",
+    "SS306": "continuous trigger on a query that is not map-like",
+    "SS307": "continuous trigger on a source other than rate",
+    "SS308": "continuous trigger into a files sink",
+    "SS310": "LIMIT in update mode",
+    "SS311": "ORDER BY other than on an aggregation in complete mode",
+    "SS312": "SELECT DISTINCT in update mode",
+    "SS313": "chained aggregations in update or complete mode",
+    "SS314": "a window function (OVER) on a stream",
+    "SS315": "a session window as the only grouping key",
+    "SS316": "OFFSET in a streaming query",
+    "SS317": "an aggregate function with DISTINCT on a stream",
+    "SS318": "a set operation Spark does not support on streams",
+    "SS319": "a second watermark on a relation that has one",
+    "SS320": "stream-static outer/semi/anti join with the stream on the unsupported side",
+    "SS321": "stream-stream outer or semi join without the watermarks and time range it needs",
+    "SS322": "stream-stream join in update or complete mode",
+    "SS323": "stream-stream join without an equality between the two sides",
+    "SS324": "stream-stream LEFT ANTI join",
+    "SS350": "stateful query whose state grows without bound (warning)",
+    "SS351": "inferred append-mode aggregation: rows appear after the watermark (warning)",
+}
 
 
 @dataclass(frozen=True)
@@ -95,25 +136,62 @@ WATERMARK_HINT = ("add WATERMARK FOR <event time> to the stream and GROUP BY a w
                   "(e.g. TUMBLE), then EMIT FINAL; or use EMIT CHANGES / EMIT COMPLETE")
 
 
+def _stateful(info: QueryInfo, ops: Operators) -> bool:
+    """An aggregation, or a SELECT DISTINCT (Spark plans it as one)."""
+    return info.aggregate or ops.distinct is not None
+
+
+def _watermarked(info: QueryInfo, ops: Operators) -> bool:
+    """Spark can close the aggregation's groups: every aggregation groups by a watermarked
+    column or a window on it; a SELECT DISTINCT selects the watermarked column."""
+    return info.watermarked_key if info.aggregate else bool(info.watermarks)
+
+
 def mode_problems(info: QueryInfo, ops: Operators, mode: str, sink_connector: str,
                   sink_modes: frozenset[str]) -> list[Finding]:
-    """Why Spark refuses ``mode`` for this query and sink (empty: it accepts it)."""
+    """Why Spark refuses ``mode`` for this query and sink, or would give another result
+    (empty: it runs as the SQL says)."""
     found = []
     if info.aggregate:
         if mode == "append" and not info.watermarked_key:
             found.append(Finding(
-                "SS301", "error", "append mode (EMIT FINAL) needs a watermark on the "
-                "aggregation: no grouping key is the watermarked event-time column or a window on it",
-                WATERMARK_HINT, at="emit"))
+                "SS301", "error", "append mode (EMIT FINAL) needs a watermark on every "
+                "aggregation: a grouping key must be the watermarked event-time column or a "
+                "window on it", WATERMARK_HINT, at="emit"))
         if mode == "update" and info.session_window:
             found.append(Finding(
                 "SS303", "error", "session windows do not support update mode (EMIT CHANGES)",
                 "use EMIT FINAL (append, with a watermark) or EMIT COMPLETE", at="emit"))
+    elif ops.distinct is not None:
+        if mode == "append" and not info.watermarks:
+            found.append(Finding(
+                "SS301", "error", "SELECT DISTINCT is an aggregation for Spark: append mode "
+                "(EMIT FINAL) needs the watermarked event-time column among its columns",
+                "select the event-time column too, or use EMIT COMPLETE", ops.distinct))
+        if mode == "update" and ops.aggregations <= 1:
+            found.append(Finding(
+                "SS312", "error", "SELECT DISTINCT in update mode (EMIT CHANGES) writes a row "
+                "again when a duplicate of it arrives in a later trigger",
+                "use EMIT COMPLETE (the whole distinct set every trigger), or GROUP BY the "
+                "columns", ops.distinct))
     elif mode == "complete":
         found.append(Finding(
             "SS302", "error", "complete mode (EMIT COMPLETE) needs an aggregation: it rewrites "
             "the whole result table every trigger",
             "add a GROUP BY, or use EMIT CHANGES / EMIT FINAL, or leave the mode out", at="emit"))
+    if ops.aggregations > 1 and mode in ("update", "complete"):
+        found.append(Finding(
+            "SS313", "error", f"chained aggregations ({ops.aggregations}) are supported only in "
+            f"append mode, not {mode} mode: Spark cannot tell which rows of the inner "
+            "aggregation are final", "aggregate once, or use windows with watermarks and "
+            "EMIT FINAL", at="emit"))
+    if mode != "append":
+        for join in ops.stream_stream_joins:
+            found.append(Finding(
+                "SS322", "error", f"a join of two streams is supported only in append mode, "
+                f"not {mode} mode", "use EMIT FINAL (with windows on watermarked columns "
+                "for an aggregation after the join)", join.node))
+            break
     if mode not in sink_modes:
         found.append(Finding(
             "SS304", "error", f"the {sink_connector} sink does not support {mode} mode "
@@ -138,10 +216,11 @@ def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_con
     for mode in MODES:
         problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
         if not problems:
-            if not info.aggregate:
+            if not _stateful(info, ops):
                 why = "no aggregation"
             elif mode == "append":
-                why = "aggregation grouped by a window on a watermarked column"
+                why = ("aggregation grouped by a window on a watermarked column" if info.aggregate
+                       else "SELECT DISTINCT with the watermarked column")
             else:
                 why = f"aggregation; append impossible: {reasons['append']}"
             return mode, f"inferred: {why}", []
@@ -149,22 +228,23 @@ def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_con
     detail = "; ".join(f"{m}: {r}" for m, r in reasons.items())
     return None, "", [Finding(
         "SS305", "error", f"no output mode fits this query and sink ({detail})",
-        WATERMARK_HINT if info.aggregate else "write to another sink")]
+        WATERMARK_HINT if _stateful(info, ops) else "write to another sink")]
 
 
 # ---- operator rules ------------------------------------------------------------------------------
 
 def _limit(c: Context) -> Iterator[Finding]:
-    """SS310 — ``SELECT … LIMIT 10 EMIT CHANGES``: Spark refuses LIMIT in update mode.
-    Fix: EMIT FINAL or EMIT COMPLETE, or drop the LIMIT."""
+    """SS310 — ``SELECT … LIMIT 10 EMIT CHANGES``: Spark refuses LIMIT in update mode (it
+    accepts it in append and complete mode). Fix: EMIT FINAL or EMIT COMPLETE, or drop it."""
     if c.ops.limit is not None and c.mode == "update":
         yield Finding("SS310", "error", "LIMIT is not supported in update mode",
                       "use EMIT COMPLETE (or append mode), or remove the LIMIT", c.ops.limit)
 
 
 def _order(c: Context) -> Iterator[Finding]:
-    """SS311 — ``SELECT * FROM s ORDER BY ts``: Spark sorts a stream only after an aggregation
-    in complete mode. Fix: aggregate and EMIT COMPLETE, or sort where the result is read."""
+    """SS311 — ``SELECT * FROM s ORDER BY ts``: Spark sorts a stream only when the sorted
+    result contains an aggregation and the mode is complete (``SORT BY``, ``CLUSTER BY``
+    too). Fix: aggregate and EMIT COMPLETE, or sort where the result is read."""
     if c.ops.order is not None and not (c.ops.order_after_aggregation and c.mode == "complete"):
         yield Finding("SS311", "error", "ORDER BY on a stream is supported only after an "
                       "aggregation in complete mode (EMIT COMPLETE)",
@@ -172,28 +252,9 @@ def _order(c: Context) -> Iterator[Finding]:
                       "and EMIT COMPLETE", c.ops.order)
 
 
-def _distinct(c: Context) -> Iterator[Finding]:
-    """SS312 — ``SELECT DISTINCT k FROM s``: deduplication (LANGUAGE.md §3.3) is not
-    supported yet; Spark would treat it as an unbounded aggregation."""
-    if c.ops.distinct is not None:
-        yield Finding("SS312", "error", "SELECT DISTINCT on a stream is not supported yet "
-                      "(deduplication, LANGUAGE.md §3.3)",
-                      "use GROUP BY the columns instead, with a window and a watermark",
-                      c.ops.distinct)
-
-
-def _chained(c: Context) -> Iterator[Finding]:
-    """SS313 — an aggregation over another aggregation's result with EMIT CHANGES or EMIT
-    COMPLETE: Spark supports several stateful operators only in append mode."""
-    if c.ops.aggregations > 1 and c.mode in ("update", "complete"):
-        yield Finding("SS313", "error", f"chained aggregations ({c.ops.aggregations}) are "
-                      f"supported only in append mode, not {c.mode} mode",
-                      "aggregate once, or use windows with watermarks and EMIT FINAL", at="emit")
-
-
 def _window_function(c: Context) -> Iterator[Finding]:
     """SS314 — ``ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)`` on a stream: Spark does not
-    support non-time-based windows on streams."""
+    support non-time-based windows on streams (a window function on a table is fine)."""
     if c.ops.window_function is not None:
         yield Finding("SS314", "error", "window functions (OVER …) are not supported on streams",
                       "use a GROUP BY with a time window (TUMBLE, HOP, SESSION)",
@@ -202,51 +263,146 @@ def _window_function(c: Context) -> Iterator[Finding]:
 
 def _global_session(c: Context) -> Iterator[Finding]:
     """SS315 — ``GROUP BY window_start, window_end`` of a SESSION and nothing else: Spark
-    refuses a global aggregation with a session window."""
+    starts the query and fails its first batch ("Global aggregation with session window")."""
     if c.ops.global_session is not None:
         yield Finding("SS315", "error", "a session window cannot be the only grouping key",
                       "group by a key too (e.g. GROUP BY user_id, window_start, window_end)",
                       c.ops.global_session)
 
 
+def _offset(c: Context) -> Iterator[Finding]:
+    """SS316 — ``LIMIT 10 OFFSET 5``: Spark refuses OFFSET anywhere in a streaming query,
+    even on a table joined to the stream."""
+    if c.ops.offset is not None:
+        yield Finding("SS316", "error", "OFFSET is not supported in a streaming query",
+                      "remove the OFFSET", c.ops.offset)
+
+
+def _distinct_aggregate(c: Context) -> Iterator[Finding]:
+    """SS317 — ``COUNT(DISTINCT url)``: Spark refuses distinct aggregate functions on streams."""
+    if c.ops.distinct_aggregate is not None:
+        yield Finding("SS317", "error", "aggregate functions with DISTINCT are not supported "
+                      "on streams", "use approx_count_distinct(…), or deduplicate in a view "
+                      "first", c.ops.distinct_aggregate)
+
+
+_SET_OPERATIONS = {
+    "union_static": "UNION of a stream with a static relation is not supported",
+    "intersect": "INTERSECT is not supported on streams",
+    "except_right": "EXCEPT with a stream on the right is not supported",
+    "except": "a stream EXCEPT a table is an aggregation for Spark: only update mode "
+              "(EMIT CHANGES) runs it (append mode fails in the first batch)",
+}
+
+
+def _set_operations(c: Context) -> Iterator[Finding]:
+    """SS318 — set operations Spark refuses on streams: UNION of a stream and a table,
+    INTERSECT, EXCEPT with a stream on the right, and a stream EXCEPT a table outside update
+    mode. ``UNION ALL`` of two streams is fine."""
+    for problem, node in c.ops.set_operations:
+        if problem == "except" and c.mode == "update":
+            continue
+        yield Finding("SS318", "error", _SET_OPERATIONS[problem],
+                      "join the stream with the table instead, or UNION ALL two streams", node)
+
+
+def _watermark_redefined(c: Context) -> Iterator[Finding]:
+    """SS319 — ``FROM s WATERMARK ts DELAY OF …`` when ``s`` already has a watermark: Spark
+    starts the query and fails its first batch ("Redefining watermark is disallowed")."""
+    if c.ops.watermark_redefined is not None:
+        yield Finding("SS319", "error", "this relation already has a watermark: Spark does "
+                      "not allow a second one on it", "keep one watermark: the WATERMARK FOR "
+                      "of the stream, or this clause on a stream without one",
+                      c.ops.watermark_redefined)
+
+
+def _not_map_like(ops: Operators) -> str:
+    for what, present in (("an aggregation", ops.aggregations), ("a join", ops.joins),
+                          ("DISTINCT", ops.distinct), ("ORDER BY", ops.order),
+                          ("LIMIT", ops.limit), ("OFFSET", ops.offset),
+                          ("a window function", ops.window_function)):
+        if present:
+            return what
+    return ops.not_map_like[0][0] if ops.not_map_like else "an operation that is not map-like"
+
+
 def _continuous(c: Context) -> Iterator[Finding]:
-    """SS306/SS307 — ``EMIT CONTINUOUS`` supports only map-like queries (projections and
-    filters) over rate or kafka sources."""
+    """SS306/SS307/SS308 — ``EMIT CONTINUOUS`` supports only map-like queries (projections
+    and filters: no aggregation, join, set operation, generator, watermark or current time)
+    over rate or kafka sources, into sinks other than files."""
     if c.trigger_kind != "continuous":
         return
     if not c.ops.map_like:
         yield Finding("SS306", "error", "a continuous trigger supports only map-like queries "
-                      "(SELECT and WHERE: no aggregation, join, DISTINCT, ORDER BY or LIMIT)",
+                      f"(SELECT and WHERE); this one has {_not_map_like(c.ops)}",
                       "use EMIT … EVERY INTERVAL … instead", at="emit")
     others = sorted(c.source_connectors - CONTINUOUS_SOURCES)
     if others:
         yield Finding("SS307", "error", f"a continuous trigger cannot read a {others[0]} "
                       "source (only rate and kafka)", "use EMIT … EVERY INTERVAL … instead",
                       at="emit")
+    if c.sink_connector in CONTINUOUS_SINKS_REFUSED:
+        yield Finding("SS308", "error", f"the {c.sink_connector} sink does not support a "
+                      "continuous trigger (Spark fails the query at once)",
+                      "write to a memory, console or noop sink, or use EMIT … EVERY INTERVAL …",
+                      at="emit")
 
 
 _NULLABLE_STREAM = {  # join kind -> which streaming side Spark refuses against a static one
     "left": "right", "right": "left", "full": "either", "semi": "right", "anti": "right",
 }
+_PRESERVED = {"left": ("left",), "right": ("right",), "full": ("left", "right")}
+
+
+def _stream_stream_problem(join: JoinInfo) -> Finding | None:
+    """Spark 4.1's conditions for a join of two streams (besides append mode, SS322)."""
+    kind = join.kind
+    if kind.endswith("anti"):
+        return Finding("SS324", "error", "a LEFT ANTI join of two streams is not supported",
+                       "join a stream with a table instead, or use a LEFT JOIN with "
+                       "watermarks and a time range and keep the rows whose right side is NULL",
+                       join.node)
+    if not join.equality:
+        return Finding("SS323", "error", "a join of two streams needs an equality between "
+                       "them in ON (Spark fails the first batch without one)",
+                       "add a key condition such as a.user_id = b.user_id", join.node)
+    if kind not in ("left", "right", "full", "semi"):
+        return None
+    accepted = join.watermark_in_keys or {
+        "left": join.bounds_left, "semi": join.bounds_left, "right": join.bounds_right,
+        "full": join.bounds_left or join.bounds_right}[kind]
+    name = "LEFT SEMI" if kind == "semi" else kind.upper()
+    if not accepted:
+        return Finding(
+            "SS321", "error", f"a stream-stream {name} join needs a watermark on the nullable "
+            "side and a time range in ON that bounds the other side by it (or the event "
+            "time among the join keys)",
+            "add WATERMARK FOR to both streams and a condition such as "
+            "b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR (months and years cannot bound it)",
+            join.node)
+    for side in _PRESERVED.get(kind, ()):
+        if not join.state_bounded(side):
+            return Finding(
+                "SS321", "error", f"a stream-stream {name} join writes the unmatched rows of "
+                f"its {side} side only when it drops them from its state: the {side} side "
+                "needs a watermark and a time range in ON that bounds it (Spark would run "
+                "this join but never write them)",
+                "add WATERMARK FOR to both streams and a condition such as "
+                "b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR", join.node)
+    return None
 
 
 def _joins(c: Context) -> Iterator[Finding]:
-    """SS320/SS321 — Spark's join support matrix: ``static RIGHT JOIN stream`` is fine but
-    ``stream RIGHT JOIN static`` is not; a stream-stream outer or semi join needs a watermark
-    on the nullable side and a time range condition (``b.ts BETWEEN a.ts AND a.ts + INTERVAL …``)."""
+    """SS320/SS321/SS323/SS324 — Spark's join support matrix: ``static RIGHT JOIN stream``
+    is fine but ``stream RIGHT JOIN static`` is not; a join of two streams needs an equality,
+    is never LEFT ANTI, and as an outer or semi join needs watermarks and a time range
+    (``b.ts BETWEEN a.ts AND a.ts + INTERVAL …``) that let Spark drop old rows."""
     for join in c.ops.joins:
         kind = join.kind
-        if join.left_streaming and join.right_streaming:
-            if kind in ("left", "right", "full", "semi"):
-                needs = {"left": join.right_watermark, "right": join.left_watermark,
-                         "semi": join.right_watermark,
-                         "full": join.left_watermark and join.right_watermark}[kind]
-                if not (needs and join.time_condition):
-                    yield Finding(
-                        "SS321", "error", f"a stream-stream {kind.upper()} join needs a watermark "
-                        "on the nullable side and a time range condition in ON",
-                        "add WATERMARK FOR to both streams and a condition such as "
-                        "b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR", join.node)
+        if join.stream_stream:
+            problem = _stream_stream_problem(join)
+            if problem is not None:
+                yield problem
             continue
         bad = _NULLABLE_STREAM.get(kind)
         if bad and ((bad == "right" and join.right_streaming)
@@ -263,15 +419,16 @@ def _joins(c: Context) -> Iterator[Finding]:
 def _unbounded_state(c: Context) -> Iterator[Finding]:
     """SS350 (warning) — an aggregation or stream-stream join without a watermark keeps its
     state forever: memory grows with every new key."""
-    if c.info.aggregate and not c.info.watermarked_key and c.mode != "append":
+    if _stateful(c.info, c.ops) and not _watermarked(c.info, c.ops) and c.mode != "append":
         yield Finding("SS350", "warning", "the aggregation's state grows without bound: no "
                       "watermarked window or event-time key lets Spark drop old groups",
                       WATERMARK_HINT)
-    for join in c.ops.joins:
-        if join.left_streaming and join.right_streaming and not (
-                join.left_watermark and join.right_watermark and join.time_condition):
-            yield Finding("SS350", "warning", "the stream-stream join keeps every row of both "
-                          "streams: no watermarks and time range condition bound its state",
+    for join in c.ops.stream_stream_joins:
+        if _stream_stream_problem(join) is not None:
+            continue
+        if not (join.state_bounded("left") and join.state_bounded("right")):
+            yield Finding("SS350", "warning", "the stream-stream join keeps every row of a "
+                          "stream: no watermark and time range let Spark drop old rows",
                           "add WATERMARK FOR to both streams and a time range condition in ON",
                           join.node)
 
@@ -279,7 +436,7 @@ def _unbounded_state(c: Context) -> Iterator[Finding]:
 def _append_delay(c: Context) -> Iterator[Finding]:
     """SS351 (warning) — an inferred append-mode aggregation writes each window only after
     the watermark passes its end: nothing appears until later data arrives."""
-    if c.info.aggregate and c.mode == "append" and not c.requested:
+    if _stateful(c.info, c.ops) and c.mode == "append" and not c.requested:
         yield Finding("SS351", "warning", "each window is written only once the watermark passes "
                       "its end (append mode was inferred)",
                       "say EMIT FINAL to make this explicit, or EMIT CHANGES for early results",
@@ -287,8 +444,8 @@ def _append_delay(c: Context) -> Iterator[Finding]:
 
 
 RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
-    _limit, _order, _distinct, _chained, _window_function, _global_session, _continuous,
-    _joins, _unbounded_state, _append_delay,
+    _limit, _order, _window_function, _global_session, _offset, _distinct_aggregate,
+    _set_operations, _watermark_redefined, _continuous, _joins, _unbounded_state, _append_delay,
 )
 
 

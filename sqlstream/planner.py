@@ -452,13 +452,7 @@ class Planner:
         self._register_nodes(ops, text)
         inherited = [self.view_operators[r] for r in sorted(info.relations) if r in self.view_operators]
         for view in inherited:
-            ops = Operators(
-                ops.limit or view.limit, ops.order or view.order,
-                ops.order_after_aggregation if ops.order else view.order_after_aggregation,
-                ops.distinct or view.distinct, ops.window_function or view.window_function,
-                ops.aggregations, ops.global_session or view.global_session,
-                ops.joins + view.joins,
-            )
+            ops = ops.merged(view)
         return ops
 
     def _register_nodes(self, ops: Operators, text: ast.SqlText) -> None:
