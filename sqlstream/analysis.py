@@ -14,7 +14,7 @@ each relation is (:class:`RelationInfo`). The output-mode rules are Spark's
 * a sink restricts further (``files``: append only — Spark: "Data source … does not
   support Update output mode").
 
-Inference (LANGUAGE.md §3.5) picks the first of append, update, complete allowed by both.
+Inference (LANGUAGE.md §3.5) is in :func:`sqlstream.checks.choose_mode`.
 """
 
 from __future__ import annotations
@@ -257,64 +257,6 @@ def _visible_watermarks(select: exp.Select, catalog: Mapping[str, RelationInfo],
             visible = _visible_watermarks(inner, catalog, ctes)
             marks |= _output_watermarks(inner, visible, _is_aggregate(inner))
     return marks
-
-
-def allowed_modes(info: QueryInfo) -> dict[str, str | None]:
-    """Map each output mode to ``None`` if Spark allows it for this query, else the reason not."""
-    if not info.aggregate:
-        return {
-            "append": None,
-            "update": None,
-            "complete": "complete mode needs an aggregation (the whole result table is "
-            "rewritten every trigger)",
-        }
-    return {
-        "append": None if info.watermarked_key else (
-            "append mode needs a watermark on the aggregation: group by a window on the "
-            "watermarked event-time column (or by that column)"
-        ),
-        "update": "session windows do not support update mode" if info.session_window else None,
-        "complete": None,
-    }
-
-
-def choose_output_mode(
-    info: QueryInfo, requested: str | None, sink_modes: frozenset[str], sink_label: str
-) -> tuple[str, str]:
-    """Pick the output mode of a query (LANGUAGE.md §3.5).
-
-    Args:
-        info: the query's :class:`QueryInfo`.
-        requested: the mode from ``EMIT`` or ``None`` to infer.
-        sink_modes: the modes the sink supports.
-        sink_label: how to name the sink in messages (e.g. ``files sink 'out'``).
-
-    Returns:
-        ``(mode, reason)``; the reason is one sentence for ``translate``.
-
-    Raises:
-        ValueError: with a user-facing sentence when the requested mode is not allowed or
-            no mode fits; the planner turns it into a :class:`~sqlstream.errors.StreamingError`.
-    """
-    allowed = allowed_modes(info)
-    for mode in MODES:
-        if allowed[mode] is None and mode not in sink_modes:
-            allowed[mode] = f"the {sink_label} supports only {', '.join(sorted(sink_modes))} mode"
-    if requested is not None:
-        if allowed[requested] is not None:
-            raise ValueError(f"output mode {requested} is not possible here: {allowed[requested]}")
-        return requested, "from EMIT"
-    for mode in MODES:
-        if allowed[mode] is None:
-            if not info.aggregate:
-                why = "no aggregation"
-            elif mode == "append":
-                why = "aggregation grouped by a window on a watermarked column"
-            else:
-                why = f"aggregation; append impossible ({allowed['append']})"
-            return mode, f"inferred: {why}"
-    reasons = "; ".join(f"{m}: {allowed[m]}" for m in MODES)
-    raise ValueError(f"no output mode fits this query and sink ({reasons})")
 
 
 # ---- operators that streaming rules look at (LANGUAGE.md §6) -------------------------------
