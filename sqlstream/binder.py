@@ -99,15 +99,12 @@ def _read(spark: SparkSession, relation: p.SourceRelation, report: Report) -> Da
     reader = spark.read if relation.bounded else spark.readStream
     if relation.connector == "table":
         return reader.table(relation.path)
-    reader = reader.format(relation.format)
-    for key, value in relation.options:
-        reader = reader.option(key, value)
+    options = dict(relation.options)
+    reader = reader.format(relation.format).options(**options)
     if relation.schema:
         reader = reader.schema(relation.schema)
     elif relation.infer_schema:
-        probe = spark.read.format(relation.format)
-        for key, value in relation.options:
-            probe = probe.option(key, value)
+        probe = spark.read.format(relation.format).options(**options)
         if relation.format == "csv":
             probe = probe.option("inferSchema", "true")
         schema = probe.load(relation.path).schema
@@ -170,8 +167,7 @@ def start_query(spark: SparkSession, plan: p.Plan, query: p.Query, available_now
                 writer = writer.trigger(continuous=trigger.interval)
             else:
                 writer = writer.trigger(processingTime=trigger.interval)
-        for key, value in sink.options:
-            writer = writer.option(key, value)
+        writer = writer.options(**dict(sink.options))
         if sink.partition_by:
             writer = writer.partitionBy(*sink.partition_by)
         if query.checkpoint_location:
