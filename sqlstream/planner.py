@@ -2,9 +2,11 @@
 
 Resolves names in file order (a statement sees what was declared before it), checks
 connector options (:mod:`sqlstream.connectors`), hands every query body to sqlglot
-(:mod:`sqlstream.dialect`, :mod:`sqlstream.rewrite`), picks output modes
-(:mod:`sqlstream.analysis`) and assigns query names and checkpoint locations
-(LANGUAGE.md §5). Positions from sqlglot are mapped back to the `.ssql` file.
+(:mod:`sqlstream.dialect`, :mod:`sqlstream.rewrite`), propagates schemas from the declared
+columns through every view and query (:mod:`sqlstream.schema`: unknown columns and
+functions, type errors), picks output modes (:mod:`sqlstream.analysis`,
+:mod:`sqlstream.checks`) and assigns query names and checkpoint locations (LANGUAGE.md §5).
+Positions from sqlglot are mapped back to the `.ssql` file.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import NamedTuple
 
 from sqlglot import exp
 
@@ -25,15 +28,26 @@ from sqlstream.errors import (
     OptionError, SemanticError, SqlStreamError, StreamingError, UnknownNameError, did_you_mean,
 )
 from sqlstream.rewrite import duration_text, relation_names, rewrite
+from sqlstream.schema import UNKNOWN, Schema, expression_type, query_schema, spark_type
 
 COMPILER_SETTINGS = {"sqlstream.state_dir"}
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
 
 
+class _Compiled(NamedTuple):
+    """A query body after :meth:`Planner._compile_query`."""
+
+    sql: str  # Spark SQL over the temporary views
+    info: object  # analysis.QueryInfo
+    expression: exp.Expr  # the rewritten tree
+    schema: Schema | None  # its output columns; None when they cannot be known
+
+
 @dataclass
 class _Scope:
     relations: dict[str, RelationInfo] = field(default_factory=dict)
+    schemas: dict[str, Schema] = field(default_factory=dict)  # only relations whose columns are known
     spans: dict[str, ast.Name] = field(default_factory=dict)
     sinks: dict[str, tuple[plan.Sink, ResolvedOptions]] = field(default_factory=dict)
     query_names: dict[str, ast.Name | plan.Query] = field(default_factory=dict)
@@ -86,6 +100,7 @@ class Planner:
             except SqlStreamError as error:
                 self.findings.append(error.with_source(self.source))
                 self._poison(statement)
+        self.findings.sort(key=lambda f: f.span.start if f.span is not None else -1)
         errors = [f for f in self.findings if f.severity == "error"]
         if errors:
             raise errors[0] if len(self.findings) == 1 else CompileError(self.findings)
@@ -153,15 +168,17 @@ class Planner:
 
     def _CreateView(self, statement: ast.CreateView) -> None:
         self._declare(statement.name)
-        sql, info, expression = self._compile_query(statement.query, with_expression=True)
-        self.relations.append(plan.SqlView(statement.name.value, sql, statement.span))
-        self._remember_view(statement.name.value, info, expression, statement.query)
+        compiled = self._compile_query(statement.query)
+        self.relations.append(plan.SqlView(statement.name.value, compiled.sql, statement.span))
+        self._remember_view(statement.name.value, compiled, statement.query)
 
-    def _remember_view(self, name: str, info, expression, text: ast.SqlText) -> None:
+    def _remember_view(self, name: str, compiled: _Compiled, text: ast.SqlText) -> None:
         key = name.lower()
-        self.scope.relations[key] = _relation_info(info)
-        self.view_operators[key] = self._operators(expression, info, text)
-        self.source_connectors[key] = self._connectors_of(info.relations)
+        self.scope.relations[key] = _relation_info(compiled.info)
+        if compiled.schema is not None:
+            self.scope.schemas[key] = compiled.schema
+        self.view_operators[key] = self._operators(compiled.expression, compiled.info, text)
+        self.source_connectors[key] = self._connectors_of(compiled.info.relations)
 
     def _CreateSink(self, statement: ast.CreateSink) -> None:
         key = statement.name.value.lower()
@@ -206,9 +223,9 @@ class Planner:
                                    statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
         self.scope.sinks[statement.name.value.lower()] = (sink, resolved)
-        sql, info, expression = self._compile_query(statement.query, with_expression=True)
-        self.relations.append(plan.SqlView(statement.name.value, sql, statement.span))
-        self._remember_view(statement.name.value, info, expression, statement.query)
+        compiled = self._compile_query(statement.query)
+        self.relations.append(plan.SqlView(statement.name.value, compiled.sql, statement.span))
+        self._remember_view(statement.name.value, compiled, statement.query)
         self._add_query(statement.name.value, sink, resolved, statement.query, statement.emit,
                         statement.span, name_span=statement.name.span)
 
@@ -267,12 +284,15 @@ class Planner:
                     + (f" (available: {', '.join(spec.metadata)})" if spec.metadata else ""),
                     column.span,
                 )
-        for column in computed:
-            self._parse_expression(column.expression)
         types = {c.name.value.lower(): c.type for c in physical + metadata}
         if spec.fixed_schema is not None:
             types.update({n.lower(): t for n, t in spec.fixed_schema if not physical})
-        watermark = self._watermark(statement, types, {c.name.value.lower() for c in computed})
+        columns = self._columns(statement, spec.fixed_schema if not physical else None)
+        if columns is not None:
+            self.scope.schemas[statement.name.value.lower()] = columns
+        computed_types = {c.name.value.lower(): UNKNOWN for c in computed}
+        computed_types.update({n.lower(): t for n, t in columns or () if n.lower() in computed_types})
+        watermark = self._watermark(statement, types, computed_types)
         schema = None
         if spec.fixed_schema is None and physical:
             schema = ", ".join(f"{_quote(c.name.value)} {c.type}" for c in physical)
@@ -305,7 +325,40 @@ class Planner:
             projection=projection, watermark=watermark, span=statement.span,
         )
 
-    def _watermark(self, statement, types: dict[str, str], computed: set[str]) -> plan.Watermark | None:
+    def _columns(self, statement, fixed) -> Schema | None:
+        """The columns a stream or table shows to queries, in order: the fixed connector
+        columns (when none are declared), the declared, metadata and computed ones; ``None``
+        when they are only known at run time (``infer_schema``). Computed columns are typed
+        (and checked) over the others and the computed columns before them."""
+        known = fixed is not None or any(isinstance(c, ast.ColumnDef) for c in statement.columns)
+        columns: list[tuple[str, str]] = list(fixed or ())
+        declared = [(c.name.value, spark_type(c.type)) for c in statement.columns
+                    if not isinstance(c, ast.ComputedColumn)]
+        for column in statement.columns:
+            if isinstance(column, ast.ComputedColumn):
+                tree = self._parse_expression(column.expression)
+                if not known:
+                    continue
+                visible = tuple(declared + [c for c in columns if c not in declared])
+                kind, findings = expression_type(tree, visible, sql=column.expression.text)
+                for finding in findings:
+                    self._record(finding, column.expression)
+                columns.append((column.name.value, kind))
+            else:
+                columns.append((column.name.value, spark_type(column.type)))
+        return tuple(columns) if known else None
+
+    def _record(self, finding: SqlStreamError, text: ast.SqlText | None = None) -> None:
+        """Record a type or name finding (positioned in ``text`` if it has only offsets); it
+        does not stop the plan (a lenient planner records it as a warning, so Spark itself
+        can be asked)."""
+        if not self.enforce:
+            finding.severity = "warning"
+        if text is not None:
+            finding = self._locate(finding, text)
+        self.findings.append(finding.with_source(self.source))
+
+    def _watermark(self, statement, types: dict[str, str], computed: dict[str, str]) -> plan.Watermark | None:
         definition: ast.WatermarkDef | None = getattr(statement, "watermark", None)
         if definition is None:
             return None
@@ -316,13 +369,21 @@ class Planner:
                 f"watermark column '{column}' is not a column of '{statement.name}'"
                 + did_you_mean(column, list(types) + sorted(computed)), definition.column.span,
             )
+        # Spark: withWatermark on another type fails with "Event time must be defined on a
+        # window or a timestamp" (EventTimeWatermark); recorded, so a lenient plan asks Spark.
         if key in types and types[key] not in TIMESTAMP_TYPES:
-            raise SemanticError(
+            self._record(SemanticError(
                 f"watermark column '{column}' has type {types[key]}; it must be a TIMESTAMP",
                 definition.column.span,
                 hint=f"declare {column} TIMESTAMP, or add a computed column "
                 f"CAST({column} AS TIMESTAMP) and put the watermark on it",
-            )
+            ))
+        if computed.get(key, UNKNOWN) not in (*TIMESTAMP_TYPES, UNKNOWN):
+            self._record(SemanticError(
+                f"watermark column '{column}' is computed as {computed[key]}; it must be a TIMESTAMP",
+                definition.column.span,
+                hint=f"compute {column} AS CAST(… AS TIMESTAMP) or with to_timestamp(…)",
+            ))
         expression = self._parse_expression(definition.expression)
         valid = (
             isinstance(expression, exp.Sub)
@@ -358,8 +419,13 @@ class Planner:
             error.span = text.locate(start, end) if start is not None else text.span
         return error
 
-    def _compile_query(self, text: ast.SqlText, with_expression: bool = False):
-        """Parse, check names, rewrite; return ``(spark_sql, QueryInfo)``."""
+    def _compile_query(self, text: ast.SqlText) -> _Compiled:
+        """Parse, check names, propagate the schema (its findings are recorded, the plan
+        goes on), rewrite and analyse a query body.
+
+        Raises:
+            SqlStreamError: a syntax error, an unknown relation, a query that reads no stream.
+        """
         try:
             expression = parse_query(text.text)
             for name, start, end in relation_names(expression):
@@ -370,6 +436,9 @@ class Planner:
                         hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW "
                         "before this statement",
                     )
+            schema, findings = query_schema(expression, self.scope.schemas, sql=text.text)
+            for finding in findings:
+                self._record(finding, text)
             expression = rewrite(expression)
         except SqlStreamError as error:
             raise self._locate(error, text) from None
@@ -379,9 +448,7 @@ class Planner:
                 "this query reads no stream: it reads only tables", text.span,
                 hint="a streaming query must read at least one CREATE STREAM relation",
             )
-        if with_expression:
-            return to_spark_sql(expression), info, expression
-        return to_spark_sql(expression), info
+        return _Compiled(to_spark_sql(expression), info, expression, schema)
 
     # ---- helpers: sinks and queries
     def _sink(self, name: str, resolved: ResolvedOptions, span) -> plan.Sink:
@@ -419,7 +486,7 @@ class Planner:
                 hint="give the sink its own CREATE SINK, or set query_name",
             )
         self.scope.query_names[name.lower()] = name_span
-        sql, info, expression = self._compile_query(query, with_expression=True)
+        sql, info, expression, _ = self._compile_query(query)
         if any(self.scope.relations[r].poisoned for r in info.relations if r in self.scope.relations):
             return  # reads a relation whose declaration failed: its mode cannot be known
         ops = self._operators(expression, info, query)

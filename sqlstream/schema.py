@@ -45,7 +45,7 @@ from sqlglot.schema import MappingSchema
 from sqlstream.dialect import SqlStream, WindowTVF, node_offsets, parse_expression, parse_query
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
 
-__all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema"]
+__all__ = ["CODES", "UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
 
 Schema = tuple[tuple[str, str], ...]
 UNKNOWN = "UNKNOWN"
@@ -57,6 +57,7 @@ _ROW = "__sqlstream_row"  # internal: the relation of expression_type()
 _SYNTAX_FUNCTIONS = {"try_cast", "rollup", "cube", "grouping_sets", "timestampadd", "dateadd",
                      "timestampdiff", "date_diff", "timediff", "range", "explode_outer",
                      "inline_outer", "sql_keywords", "variant_explode", "variant_explode_outer"}
+_TABLE_FUNCTIONS = {"range", "sql_keywords", "variant_explode", "variant_explode_outer"}  # FROM only
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -116,6 +117,13 @@ def _data_type(type_string: str) -> exp.DataType:
         return exp.DataType.build(type_string, dialect="spark")
     except Exception:  # noqa: BLE001 - a type sqlglot cannot read is unknown, not an error
         return exp.DataType.build("UNKNOWN")
+
+
+def spark_type(type_string: str) -> str:
+    """Return the Spark SQL spelling of a declared type (``LONG`` → ``BIGINT``,
+    ``decimal(5,2)`` → ``DECIMAL(5, 2)``), as :class:`Schema` holds it; ``UNKNOWN`` if sqlglot
+    cannot read it."""
+    return _type_string(_data_type(type_string))
 
 
 def _ts(node: exp.Expr | None) -> str:
@@ -739,8 +747,26 @@ def _prepare(tree: exp.Expr, findings: list) -> dict[int, list[exp.Column]]:
 # ---- findings ---------------------------------------------------------------------------
 
 
-def _finding(code: str, message: str, node: exp.Expr | None, kind=UnknownNameError) -> SqlStreamError:
-    error = kind(message, code=code)
+CODES: dict[str, str] = {
+    "SS205": "unknown column, struct field or USING column (with a \"did you mean\")",
+    "SS206": "unknown function (with a \"did you mean\")",
+    "SS207": "ambiguous column: more than one relation of the FROM clause has it",
+    "SS208": "a type error Spark raises at analysis (window on a number, TIMESTAMP ± number, "
+             "field of a non-struct)",
+}
+
+_HINTS = {
+    "SS205": "check the spelling against the relation's declared columns (CREATE STREAM/TABLE) "
+             "or the view's SELECT list",
+    "SS206": "use one of Spark's built-in functions (SHOW FUNCTIONS lists them); "
+             "sqlstream does not know user-defined functions",
+    "SS207": "qualify it with the relation's name or alias, e.g. f.carrier",
+}
+
+
+def _finding(code: str, message: str, node: exp.Expr | None, kind=UnknownNameError,
+             hint: str | None = None) -> SqlStreamError:
+    error = kind(message, code=code, hint=hint or _HINTS.get(code))
     offsets = node_offsets(node) if node is not None else None
     error.offset_start, error.offset_end = offsets or (None, None)
     return error
@@ -762,7 +788,8 @@ def _check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
         else:
             continue
         if name.lower() not in known:
-            error = _finding("SS206", f"unknown function '{name}'{did_you_mean(name, known)}", node)
+            error = _finding("SS206", f"unknown function '{name}'"
+                             f"{did_you_mean(name, known - _TABLE_FUNCTIONS)}", node)
             if meta.get("start") is not None and meta.get("end") is not None:
                 error.offset_start, error.offset_end = meta["start"], meta["end"] + 1
             findings.append(error)
@@ -796,6 +823,16 @@ class _Sources:
                 self.outer.setdefault(name, columns)
             parent, child = parent.parent, parent
         self.incomplete = any(c is None for c in (*self.local.values(), *self.outer.values()))
+
+
+def _suggestion(name: str, candidates: list[str], listed: int = 8) -> str:
+    """``; did you mean 'x'?``, or when nothing is close, the columns there are (up to ``listed``)."""
+    close = did_you_mean(name, candidates)
+    if close or not candidates:
+        return close
+    shown = list(dict.fromkeys(candidates))
+    more = ", …" if len(shown) > listed else ""
+    return f" (its columns: {', '.join(shown[:listed])}{more})"
 
 
 def _lambda_variable(column: exp.Column) -> bool:
@@ -833,7 +870,7 @@ def _check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_ref
                         "SS205", f"unknown column '{table}.{name}'{did_you_mean(name, columns_named + aliases)}", column))
                 elif columns and lowered not in columns:
                     findings.append(_finding("SS205", f"unknown column '{name}' in {table}"
-                                             + did_you_mean(name, [case.get(c, c) for c in columns]), column))
+                                             + _suggestion(name, [case.get(c, c) for c in columns]), column))
                 continue
             if lowered in pseudo or sources.incomplete:
                 continue
@@ -846,8 +883,10 @@ def _check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_ref
                     place = f" in {single}" if single and single != _ROW else ""
                     why = where if id(column) in from_where else ""
                     candidates = columns_named if why else columns_named + aliases
+                    suggestion = _suggestion(name, candidates) if place and not why else \
+                        did_you_mean(name, candidates)
                     findings.append(_finding("SS205", f"unknown column '{name}'{place}{why}"
-                                             + did_you_mean(name, candidates), column))
+                                             + suggestion, column))
 
 
 def _window_columns(scopes: list[Scope]) -> None:
@@ -890,18 +929,22 @@ def _check_types(tree: exp.Expr, findings: list) -> None:
             elif base in (*numeric, "STRING", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "BINARY") \
                     or base.startswith("DECIMAL("):
                 findings.append(_finding("SS208", f"{_display(node.this)} has type {base}: it has no "
-                                         f"field '{field}'", node.expression, SemanticError))
+                                         f"field '{field}'", node.expression, SemanticError,
+                                         "only STRUCT and MAP values have fields; check the column's type"))
             continue
         if isinstance(node, exp.Anonymous) and node.name.lower() in (*_WINDOW_FUNCTIONS, _BOUND):
             time = node.expressions[0] if node.expressions else None
             if time is not None and (_ts(time) in numeric or _ts(time).startswith("DECIMAL(")):
                 findings.append(_finding("SS208", f"the time column of a window has type {_ts(time)}; "
-                                         "it must be a TIMESTAMP", time, SemanticError))
+                                         "it must be a TIMESTAMP", time, SemanticError,
+                                         "window on a TIMESTAMP column, e.g. CAST(col AS TIMESTAMP) "
+                                         "or timestamp_seconds(col) for epoch seconds"))
         elif isinstance(node, (exp.Add, exp.Sub)):
             sides = _ts(node.this), _ts(node.expression)
             if any(s in ("TIMESTAMP", "TIMESTAMP_NTZ") for s in sides) and any(_is_numeric(s) for s in sides):
-                findings.append(_finding("SS208", f"cannot add or subtract {' and '.join(sides)}; "
-                                         "write an INTERVAL, e.g. ts + INTERVAL 1 HOUR", node, SemanticError))
+                findings.append(_finding("SS208", f"cannot add or subtract {' and '.join(sides)}",
+                                         node, SemanticError,
+                                         "add or subtract an INTERVAL, e.g. ts + INTERVAL 1 HOUR"))
 
 
 # ---- entry points -----------------------------------------------------------------------

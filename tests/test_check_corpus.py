@@ -35,7 +35,8 @@ from pathlib import Path
 import pytest
 
 import sqlstream
-from sqlstream.checks import CODES
+from sqlstream.checks import CODES as RULE_CODES
+from sqlstream.schema import CODES as SCHEMA_CODES
 from sqlstream.errors import QueryFailedError
 from tests.conftest import FIXTURES
 
@@ -95,6 +96,11 @@ def _fast_cases():
 
 
 # ---- fast: check() against the headers (no JVM) ------------------------------------------------
+
+
+# Besides the streaming rules and the schema findings: a watermark on a column that is not
+# a TIMESTAMP (SS203, declared or computed).
+CODES = {**RULE_CODES, **SCHEMA_CODES, "SS203": "watermark on a column that is not a TIMESTAMP"}
 
 
 def test_corpus_covers_every_rule():

@@ -608,10 +608,12 @@ FINDINGS = [
     ("SELECT flight + 1 AS b FROM flights WHERE b > 1",
      [("SS205", "b", "unknown column 'b' in flights (a select alias is not visible in WHERE)")]),
     ("WITH x AS (SELECT carrier AS c FROM flights) SELECT carrier FROM x",
-     [("SS205", "carrier", "unknown column 'carrier' in x")]),
+     [("SS205", "carrier", "unknown column 'carrier' in x (its columns: c)")]),
     ("SELECT s.n FROM (SELECT count(*) AS cnt FROM flights) s",
-     [("SS205", "s.n", "unknown column 'n' in s")]),
-    ("SELECT transform(tags, x -> y) FROM flights", [("SS205", "y", "unknown column 'y' in flights")]),
+     [("SS205", "s.n", "unknown column 'n' in s (its columns: cnt)")]),
+    ("SELECT transform(tags, x -> y) FROM flights",
+     [("SS205", "y", "unknown column 'y' in flights (its columns: carrier, origin, dep_delay, "
+                     "time_hour, flight, delayed, tags, info, …)")]),
     ("SELECT * FROM TUMBLE(flights, time_hr, INTERVAL '1' HOUR)",
      [("SS205", "time_hr", "unknown column 'time_hr' in flights; did you mean 'time_hour'?")]),
     ("SELECT * FROM clicks WATERMARK clik_time DELAY OF INTERVAL 1 MINUTE",
@@ -633,8 +635,7 @@ FINDINGS = [
     ("SELECT * FROM TUMBLE(flights, big, INTERVAL '1' HOUR)",
      [("SS208", "big", "the time column of a window has type BIGINT; it must be a TIMESTAMP")]),
     ("SELECT time_hour + 1 FROM flights",
-     [("SS208", "time_hour + 1", "cannot add or subtract TIMESTAMP and INT; "
-                                 "write an INTERVAL, e.g. ts + INTERVAL 1 HOUR")]),
+     [("SS208", "time_hour + 1", "cannot add or subtract TIMESTAMP and INT")]),
     ("SELECT flight.x FROM flights", [("SS208", "x", "flight has type INT: it has no field 'x'")]),
 ]
 
