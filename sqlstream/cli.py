@@ -89,7 +89,9 @@ def _check_text(text: str, variables: dict[str, str], path: str):
     except SqlStreamError as error:
         return [error], []
     queries = [{"name": q.name, "output_mode": q.output_mode,
-                "output_mode_reason": q.output_mode_reason} for q in plan.queries]
+                "output_mode_reason": q.output_mode_reason,
+                "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns]}
+               for q in plan.queries]
     return list(plan.warnings), queries
 
 

@@ -9,6 +9,7 @@ binder makes, so it can be read as (and pasted into) a hand-written job.
 from __future__ import annotations
 
 from sqlstream import plan as p
+from sqlstream.schema import UNKNOWN
 
 
 def _q(value: str) -> str:
@@ -19,9 +20,16 @@ def _where(span) -> str:
     return f"line {span.line}"
 
 
+def _columns(columns: tuple[tuple[str, str], ...] | None) -> list[str]:
+    """``-- columns: a STRING, b BIGINT`` (``?`` for a type not known statically), or nothing."""
+    if columns is None:
+        return []
+    return ["-- columns: " + ", ".join(f"{n} {'?' if t == UNKNOWN else t}" for n, t in columns)]
+
+
 def _source(relation: p.SourceRelation) -> list[str]:
     kind = "TABLE" if relation.bounded else "STREAM"
-    lines = [f"-- {kind} {relation.name} ({_where(relation.span)})"]
+    lines = [f"-- {kind} {relation.name} ({_where(relation.span)})", *_columns(relation.columns)]
     reader = "spark.read" if relation.bounded else "spark.readStream"
     call = [f"df = ({reader}"]
     if relation.connector == "table":
@@ -50,6 +58,7 @@ def _source(relation: p.SourceRelation) -> list[str]:
 def _view(relation: p.SqlView) -> list[str]:
     return [
         f"-- VIEW {relation.name} ({_where(relation.span)})",
+        *_columns(relation.columns),
         f"spark.sql({_q(relation.sql)}).createOrReplaceTempView({_q(relation.name)})",
     ]
 
@@ -79,6 +88,7 @@ def _query(query: p.Query) -> list[str]:
     lines = [
         f"-- QUERY {query.name} -> {sink.connector} sink {sink.name} ({_where(query.span)})",
         f"-- output mode: {query.output_mode} ({query.output_mode_reason})",
+        *_columns(query.columns),
         f"(spark.sql({_q(query.sql)})",
         "    .writeStream",
     ]

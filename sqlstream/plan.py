@@ -44,6 +44,9 @@ class SourceRelation:
         projection: SQL expressions applied with ``selectExpr`` after loading (declared,
             metadata and computed columns in declared order); empty: all columns as read.
         watermark: the event-time watermark, applied after the projection.
+        columns: ``(name, type)`` pairs of the relation as queries see it (Spark SQL type
+            names; ``UNKNOWN`` where a type cannot be known statically), or ``None`` when the
+            columns are only known at run time (``infer_schema``, ``SELECT *`` of such).
     """
 
     name: str
@@ -57,15 +60,26 @@ class SourceRelation:
     projection: tuple[str, ...]
     watermark: Watermark | None
     span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
 class SqlView:
-    """``spark.sql(sql)`` registered as a temporary view named ``name``."""
+    """``spark.sql(sql)`` registered as a temporary view named ``name``.
+
+    Attributes:
+        name: the temporary view's name.
+        sql: its Spark SQL.
+        span: the statement that defines it.
+        columns: ``(name, type)`` pairs of the relation as queries see it (Spark SQL type
+            names; ``UNKNOWN`` where a type cannot be known statically), or ``None`` when the
+            columns are only known at run time (``infer_schema``, ``SELECT *`` of such).
+    """
 
     name: str
     sql: str
     span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,8 @@ class Query:
         checkpoint_location: the checkpoint directory, or ``None`` (Spark picks a temporary
             one; only for non-durable sinks).
         span: the statement that starts the query.
+        columns: ``(name, type)`` pairs the query writes, or ``None`` (as for
+            :class:`SourceRelation`).
     """
 
     name: str
@@ -141,6 +157,7 @@ class Query:
     trigger: Trigger | None
     checkpoint_location: str | None
     span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,8 @@ class Planner:
     def _CreateView(self, statement: ast.CreateView) -> None:
         self._declare(statement.name)
         compiled = self._compile_query(statement.query)
-        self.relations.append(plan.SqlView(statement.name.value, compiled.sql, statement.span))
+        self.relations.append(plan.SqlView(statement.name.value, compiled.sql, statement.span,
+                                           compiled.schema))
         self._remember_view(statement.name.value, compiled, statement.query)
 
     def _remember_view(self, name: str, compiled: _Compiled, text: ast.SqlText) -> None:
@@ -224,7 +225,8 @@ class Planner:
         sink = self._sink(statement.name.value, resolved, statement.span)
         self.scope.sinks[statement.name.value.lower()] = (sink, resolved)
         compiled = self._compile_query(statement.query)
-        self.relations.append(plan.SqlView(statement.name.value, compiled.sql, statement.span))
+        self.relations.append(plan.SqlView(statement.name.value, compiled.sql, statement.span,
+                                           compiled.schema))
         self._remember_view(statement.name.value, compiled, statement.query)
         self._add_query(statement.name.value, sink, resolved, statement.query, statement.emit,
                         statement.span, name_span=statement.name.span)
@@ -322,7 +324,7 @@ class Planner:
         return plan.SourceRelation(
             name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
             path=path, options=resolved.spark, schema=schema, infer_schema=infer,
-            projection=projection, watermark=watermark, span=statement.span,
+            projection=projection, watermark=watermark, span=statement.span, columns=columns,
         )
 
     def _columns(self, statement, fixed) -> Schema | None:
@@ -486,7 +488,7 @@ class Planner:
                 hint="give the sink its own CREATE SINK, or set query_name",
             )
         self.scope.query_names[name.lower()] = name_span
-        sql, info, expression, _ = self._compile_query(query)
+        sql, info, expression, columns = self._compile_query(query)
         if any(self.scope.relations[r].poisoned for r in info.relations if r in self.scope.relations):
             return  # reads a relation whose declaration failed: its mode cannot be known
         ops = self._operators(expression, info, query)
@@ -509,7 +511,7 @@ class Planner:
             mode, reason = "append", "not checked"
         checkpoint = resolved.get("checkpoint_location")
         self.pending_queries.append(
-            (name, sink, sql, mode, reason, trigger, self._resolve_path(checkpoint), span)
+            (name, sink, sql, mode, reason, trigger, self._resolve_path(checkpoint), span, columns)
         )
 
     def _operators(self, expression, info, text: ast.SqlText) -> Operators:
@@ -556,10 +558,10 @@ class Planner:
         return self._resolve_path(DEFAULT_STATE_DIR) or DEFAULT_STATE_DIR
 
     def _finish_query(self, state_dir, pipeline, name, sink, sql, mode, reason, trigger,
-                      checkpoint, span) -> plan.Query:
+                      checkpoint, span, columns) -> plan.Query:
         if checkpoint is None and sink.durable:
             checkpoint = os.path.join(state_dir, pipeline, name)
-        return plan.Query(name, sql, sink, mode, reason, trigger, checkpoint, span)
+        return plan.Query(name, sql, sink, mode, reason, trigger, checkpoint, span, columns)
 
 
 def _relation_info(info) -> RelationInfo:

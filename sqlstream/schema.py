@@ -123,7 +123,7 @@ def spark_type(type_string: str) -> str:
     """Return the Spark SQL spelling of a declared type (``LONG`` → ``BIGINT``,
     ``decimal(5,2)`` → ``DECIMAL(5, 2)``), as :class:`Schema` holds it; ``UNKNOWN`` if sqlglot
     cannot read it."""
-    return _type_string(_data_type(type_string))
+    return _type_string(_data_type("VOID" if type_string.lower() == "void" else type_string))
 
 
 def _ts(node: exp.Expr | None) -> str:

@@ -1,4 +1,5 @@
-"""The check corpus: every streaming rule of :mod:`sqlstream.checks` against Spark itself.
+"""The check corpus: every streaming rule of :mod:`sqlstream.checks` and every schema finding
+of :mod:`sqlstream.schema` against Spark itself.
 
 ``tests/fixtures/check/NNN_name.ssql`` are small complete pipelines. Each starts with::
 
@@ -14,7 +15,8 @@ Two tests per program:
 * ``test_on_spark`` (marked ``spark``): the program runs on the shared SparkSession over
   the small data of :func:`corpus_data`. ``runs``: compiled normally and started (with
   ``availableNow``, or for a few seconds for ``rate`` sources and continuous triggers); no
-  query may fail. ``rejects``: compiled with ``checks=False`` (rule errors become
+  query may fail, and the columns ``check`` computed for every relation and query are
+  Spark's (:func:`_static_columns_agree`). ``rejects``: compiled with ``checks=False`` (rule errors become
   warnings; the query is planned with its EMIT mode, or append when no mode fits) and
   Spark must refuse it when it starts or fail it while it runs. ``differs``: compiled with
   ``checks=False``, it runs, and the difference the header names is asserted against a
@@ -37,6 +39,7 @@ import pytest
 import sqlstream
 from sqlstream.checks import CODES as RULE_CODES
 from sqlstream.schema import CODES as SCHEMA_CODES
+from sqlstream.schema import UNKNOWN, spark_type
 from sqlstream.errors import QueryFailedError
 from tests.conftest import FIXTURES
 
@@ -329,6 +332,27 @@ def agreement(request):
             reporter.write_line(line)
 
 
+def _static_columns_agree(spark, pipeline) -> None:
+    """The columns ``check`` knows statically are Spark's: names, and types where known.
+
+    Compared with ``df.schema`` of every relation and query of a started pipeline (its
+    temporary views are registered). Spark's type names are read with the same
+    :func:`~sqlstream.schema.spark_type` as declared types.
+    """
+    from sqlstream import plan as p
+
+    steps = [(r.name, r.columns, lambda r=r: spark.table(r.name)) for r in pipeline.plan.relations
+             if isinstance(r, (p.SourceRelation, p.SqlView))]
+    steps += [(q.name, q.columns, lambda q=q: spark.sql(q.sql)) for q in pipeline.plan.queries]
+    for name, columns, frame in steps:
+        if columns is None:
+            continue
+        actual = [(f.name, spark_type(f.dataType.simpleString())) for f in frame().schema.fields]
+        assert [n for n, _ in columns] == [n for n, _ in actual], f"{name}: column names"
+        for (column, static), (_, real) in zip(columns, actual):
+            assert static in (UNKNOWN, real), f"{name}.{column}: check says {static}, Spark {real}"
+
+
 SPARK_VERDICTS = {"ran": "ran", "rejected at start": "rejected it at start",
                   "failed at run time": "failed it in a batch"}
 
@@ -344,6 +368,7 @@ def test_on_spark(spark, program: Program, corpus_data, tmp_path, agreement):
     spark_verdict = SPARK_VERDICTS[outcome.status]
     if program.spark == "runs":
         assert outcome.status == "ran", f"check accepts it, but Spark: {outcome}"
+        _static_columns_agree(spark, pipeline)
         if program.stem in VERIFY:
             VERIFY[program.stem](spark, program, pipeline)
     elif program.spark == "rejects":
