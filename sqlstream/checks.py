@@ -53,7 +53,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.analysis import MODES, JoinInfo, Operators, QueryInfo
+from sqlstream.analysis import MODES, QueryInfo
+from sqlstream.operators import JoinInfo, Operators
 
 CONTINUOUS_SOURCES = {"rate", "kafka"}
 CONTINUOUS_SINKS_REFUSED = {"files"}  # V1 sinks: Spark starts the query, then fails it at once
@@ -113,7 +114,7 @@ class Context:
     """What the rules see of one query.
 
     Attributes:
-        info, ops: facts from :func:`sqlstream.analysis.analyze` and ``collect_operators``.
+        info, ops: facts from :func:`sqlstream.analysis.analyze` and :func:`sqlstream.operators.collect_operators`.
         mode: the output mode in force; ``requested``: whether it came from ``EMIT``.
         sink_connector: the sink's connector name; ``sink_modes`` the modes it supports.
         trigger_kind: ``processing_time``, ``available_now``, ``continuous`` or ``None``.

@@ -19,8 +19,9 @@ from typing import NamedTuple
 from sqlglot import exp
 
 from sqlstream import ast, plan
-from sqlstream.analysis import Operators, RelationInfo, analyze, collect_operators
+from sqlstream.analysis import RelationInfo, analyze
 from sqlstream.checks import Context, check_query, choose_mode
+from sqlstream.operators import Operators, collect_operators
 from sqlstream.connectors import ResolvedOptions, resolve_options
 from sqlstream.dialect import node_offsets, parse_expression, parse_query, to_spark_sql
 from sqlstream.errors import (
