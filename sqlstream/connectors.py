@@ -199,6 +199,7 @@ def resolve_options(
         raise OptionError(
             f"unknown connector '{connector.text}'{did_you_mean(name, CONNECTORS)}",
             connector.value_span, source,
+            hint=f"connectors: {', '.join(sorted(CONNECTORS))}",
         )
     fits = spec.sink_format if role == "sink" else spec.source_format
     if role == "table" and not spec.bounded_source:
@@ -229,6 +230,8 @@ def resolve_options(
             raise OptionError(
                 f"unknown option '{option.key}' for connector '{name}'; did you mean "
                 f"'{suggestion}'?", option.key_span, source,
+                hint=f"write '{suggestion}'; keys that are not close to a known option are passed "
+                "to Spark unchanged",
             )
         else:
             spark.append((option.key, option.text))

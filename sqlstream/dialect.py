@@ -463,7 +463,9 @@ def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
         message = str(error).split("\n")[0]
     else:
         start, end, message = None, None, str(error)
-    result = SqlSyntaxError(f"invalid SQL: {message}")
+    result = SqlSyntaxError(f"invalid SQL: {message}",
+                            hint="a query body is Spark SQL (SELECT …) plus window TVFs and WATERMARK; "
+                            "see LANGUAGE.md §3")
     result.offset_start = start if start is not None else 0
     result.offset_end = end if end is not None else len(sql)
     return result
@@ -496,7 +498,8 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
         watermark = alias.args.get("watermark")
         if watermark is not None:
             error = SqlSyntaxError("invalid SQL: WATERMARK is only allowed after a table or a "
-                                   "parenthesised subquery in FROM")
+                                   "parenthesised subquery in FROM",
+                                   hint="write FROM t WATERMARK ts AS ts - INTERVAL … (LANGUAGE.md §3.1)")
             error.offset_start, error.offset_end = node_offsets(watermark) or (0, len(sql))
             raise error
 
@@ -519,7 +522,8 @@ def parse_query(sql: str) -> exp.Expression:
     except (ParseError, TokenError) as error:
         raise _syntax_error(sql, error) from None
     if len(trees) != 1:
-        error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}")
+        error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}",
+                               hint="end the statement with ';' before the next one")
         second = node_offsets(trees[1]) if len(trees) > 1 else None
         error.offset_start, error.offset_end = second or (0, len(sql))
         raise error
@@ -544,7 +548,8 @@ def parse_expression(sql: str) -> exp.Expression:
     except (ParseError, TokenError) as error:
         raise _syntax_error(sql, error) from None
     if tree is None:
-        error = SqlSyntaxError("invalid SQL: expected an expression")
+        error = SqlSyntaxError("invalid SQL: expected an expression",
+                               hint="write a Spark SQL expression, e.g. dep_delay > 15")
         error.offset_start, error.offset_end = 0, len(sql)
         raise error
     return tree

@@ -152,7 +152,11 @@ def _syntax_error(exc: UnexpectedInput, source_map: SourceMap) -> ParseError:
         message += "; expected " + ", ".join(expected)
     if isinstance(exc, UnexpectedEOF | UnexpectedToken) and start >= len(text.rstrip()):
         start = end = len(text.rstrip())
-    return ParseError(message, source_map.span(start, max(end, start + 1)), source_map.source)
+    if found.startswith("unterminated"):
+        hint = f"close it with {text[start]}; inside it, write the quote twice or escape it with \\"
+    else:
+        hint = "see the statement forms in LANGUAGE.md §2; every statement ends with ';'"
+    return ParseError(message, source_map.span(start, max(end, start + 1)), source_map.source, hint=hint)
 
 
 # ---- types ---------------------------------------------------------------------------------
@@ -314,7 +318,8 @@ class _Builder:
                 ))
             elif child.data == "watermark_def":
                 if watermark is not None:
-                    raise self.error(SemanticError, "a stream has at most one WATERMARK", child)
+                    raise self.error(SemanticError, "a stream has at most one WATERMARK", child,
+                                     hint="keep one WATERMARK FOR …; Spark keeps one per stream")
                 watermark = ast.WatermarkDef(
                     self.name(child.children[0]), self.sql(child.children[1]), self.span(child)
                 )
@@ -329,24 +334,29 @@ class _Builder:
                 raise self.error(
                     SemanticError, f"unknown nested type '{type_name}'"
                     + did_you_mean(upper, _NESTED_TYPES), type_name,
+                    hint="nested types: ARRAY<T>, MAP<K, V>, STRUCT<name: T, …>",
                 )
             if upper == "STRUCT":
                 fields = []
                 for arg in args:
                     if arg.data != "field":
-                        raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg)
+                        raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
+                                         hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
                     field_name = self.name(arg.children[0]).value.replace("`", "``")
                     fields.append(f"`{field_name}`: {self.type(arg.children[1])}")
                 return f"STRUCT<{', '.join(fields)}>"
             if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
                 raise self.error(
-                    SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node
+                    SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node,
+                    hint="for example ARRAY<STRING> or MAP<STRING, INT>",
                 )
             return f"{upper}<{', '.join(self.type(a) for a in args)}>"
         if upper not in _SIMPLE_TYPES:
             raise self.error(
                 SemanticError, f"unknown type '{type_name}'"
                 + did_you_mean(upper, list(_SIMPLE_TYPES) + list(_NESTED_TYPES)), type_name,
+                hint="types: " + ", ".join(sorted(set(_SIMPLE_TYPES.values()))) + ", ARRAY<…>, MAP<…, …>, "
+                "STRUCT<name: TYPE, …>",
             )
         spark = _SIMPLE_TYPES[upper]
         numbers = [str(a) for a in args if isinstance(a, Token)]
@@ -364,7 +374,8 @@ class _Builder:
                 option = self.option(child)
                 if option.key.lower() in seen:
                     raise SemanticError(
-                        f"option '{option.key}' is given twice", option.key_span, self.source
+                        f"option '{option.key}' is given twice", option.key_span, self.source,
+                        hint="remove one of the two",
                     )
                 seen[option.key.lower()] = option
         return tuple(seen.values())

@@ -186,7 +186,8 @@ class Planner:
         key = statement.name.value.lower()
         if key in self.scope.sinks:
             raise UnknownNameError(f"sink '{statement.name}' is already declared",
-                                   statement.name.span, code="SS204")
+                                   statement.name.span, code="SS204",
+                                   hint="rename one of the sinks")
         resolved = self._options(statement.options, self.source, "sink", statement.name,
                                    statement.span)
         self.scope.sinks[key] = (self._sink(statement.name.value, resolved, statement.span), resolved)
@@ -213,6 +214,7 @@ class Planner:
             raise SemanticError(
                 "CREATE STREAM … AS SELECT takes no column list: its columns are the query's",
                 statement.columns[0].span if statement.columns else statement.watermark.span,
+                hint="remove the column list; put a WATERMARK clause in the query (FROM t WATERMARK …)",
             )
         if not statement.options:
             raise OptionError(
@@ -246,6 +248,7 @@ class Planner:
             first = self.scope.spans[key].span
             raise UnknownNameError(
                 f"'{name}' is already declared (line {first.line})", name.span, code="SS204",
+                hint="streams, tables and views share one namespace: rename one of them",
             )
         self.scope.spans[key] = name
 
@@ -277,6 +280,8 @@ class Planner:
                         + did_you_mean(column.name.value, fixed)
                         + f" (its columns: {', '.join(n for n, _ in spec.fixed_schema)})",
                         column.name.span,
+                        hint=f"'{spec.name}' fixes its schema: declare only its columns, or leave "
+                        "the column list out",
                     )
         for column in metadata:
             key = (column.key or column.name.value).lower()
@@ -286,6 +291,8 @@ class Planner:
                     + did_you_mean(key, spec.metadata)
                     + (f" (available: {', '.join(spec.metadata)})" if spec.metadata else ""),
                     column.span,
+                    hint="write METADATA FROM '<key>' with one of the connector's keys"
+                    if spec.metadata else f"connector '{spec.name}' has no metadata columns: remove it",
                 )
         types = {c.name.value.lower(): c.type for c in physical + metadata}
         if spec.fixed_schema is not None:
@@ -371,6 +378,7 @@ class Planner:
             raise UnknownNameError(
                 f"watermark column '{column}' is not a column of '{statement.name}'"
                 + did_you_mean(column, list(types) + sorted(computed)), definition.column.span,
+                hint="WATERMARK FOR names a TIMESTAMP column declared in this statement's column list",
             )
         # Spark: withWatermark on another type fails with "Event time must be defined on a
         # window or a timestamp" (EventTimeWatermark); recorded, so a lenient plan asks Spark.

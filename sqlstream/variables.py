@@ -143,7 +143,8 @@ def _resolve(source, match, variables, environ) -> tuple[str, bool]:
     if body.startswith("env:"):
         name = body[4:].strip()
         if not _NAME.match(name):
-            raise VariableError(f"bad environment variable name '{name}'", span, source)
+            raise VariableError(f"bad environment variable name '{name}'", span, source,
+                                hint="an environment variable name is letters, digits, '_', '.' and '-'")
         if name not in environ:
             raise VariableError(
                 f"environment variable '{name}' is not set", span, source,
