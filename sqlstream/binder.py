@@ -124,10 +124,13 @@ def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> 
             return df.dropDuplicatesWithinWatermark(keys)
         return df.dropDuplicates(keys)
     df = _read(spark, relation, report)
+    watermark = relation.watermark
+    if watermark is not None and relation.watermark_first:
+        df = df.withWatermark(watermark.column, watermark.delay)
     if relation.projection:
         df = df.selectExpr(*relation.projection)
-    if relation.watermark is not None:
-        df = df.withWatermark(relation.watermark.column, relation.watermark.delay)
+    if watermark is not None and not relation.watermark_first:
+        df = df.withWatermark(watermark.column, watermark.delay)
     return df
 
 

@@ -46,11 +46,14 @@ def _source(relation: p.SourceRelation) -> list[str]:
         call.append(f"    .load({_q(relation.path)})" if relation.path else "    .load()")
         call[-1] += ")"
     lines += call
+    steps = []
     if relation.projection:
-        lines.append("df = df.selectExpr(" + ", ".join(_q(e) for e in relation.projection) + ")")
+        steps.append("df = df.selectExpr(" + ", ".join(_q(e) for e in relation.projection) + ")")
     if relation.watermark:
         w = relation.watermark
-        lines.append(f"df = df.withWatermark({_q(w.column)}, {_q(w.delay)})")
+        watermark = f"df = df.withWatermark({_q(w.column)}, {_q(w.delay)})"
+        steps.insert(0 if relation.watermark_first else len(steps), watermark)
+    lines += steps
     lines.append(f"df.createOrReplaceTempView({_q(relation.name)})")
     return lines
 

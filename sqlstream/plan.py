@@ -43,10 +43,16 @@ class SourceRelation:
         infer_schema: read the schema from the files present when the pipeline starts.
         projection: SQL expressions applied with ``selectExpr`` after loading (declared,
             metadata and computed columns in declared order); empty: all columns as read.
-        watermark: the event-time watermark, applied after the projection.
+        watermark: the event-time watermark, applied after the projection (or before it,
+            with ``watermark_first``).
         columns: ``(name, type)`` pairs of the relation as queries see it (Spark SQL type
             names; ``UNKNOWN`` where a type cannot be known statically), or ``None`` when the
             columns are only known at run time (``infer_schema``, ``SELECT *`` of such).
+        watermark_first: apply ``withWatermark`` on the columns as read, then the
+            projection. Set when the watermark is on a declared column and there are no
+            metadata columns: Spark's ``EventTimeWatermark`` is not part of whole-stage
+            code generation, so a projection below it is a stage of its own, while one
+            above it is fused with what follows (bench/README.md).
     """
 
     name: str
@@ -61,6 +67,7 @@ class SourceRelation:
     watermark: Watermark | None
     span: Span
     columns: tuple[tuple[str, str], ...] | None = None
+    watermark_first: bool = False
 
 
 @dataclass(frozen=True)

@@ -333,6 +333,8 @@ class Planner:
             name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
             path=path, options=resolved.spark, schema=schema, infer_schema=infer,
             projection=projection, watermark=watermark, span=statement.span, columns=columns,
+            watermark_first=bool(projection and watermark and not metadata
+                                 and watermark.column.lower() in types),
         )
 
     def _columns(self, statement, fixed) -> Schema | None:
