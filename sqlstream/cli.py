@@ -124,8 +124,8 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
             for file, findings, queries in report], indent=2))
     else:
         for file, findings, queries in report:
-            for finding in findings:
-                click.echo(finding.render(), err=True)
+            for finding in findings:  # the report itself: stdout, like other linters
+                click.echo(finding.render())
             errors = sum(f.severity == "error" for f in findings)
             warnings = len(findings) - errors
             click.echo(f"{file}: " + (f"{errors} error(s), {warnings} warning(s)"

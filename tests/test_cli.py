@@ -92,6 +92,7 @@ SELECT a FROM t WHERE a > ;
 SELECT * FROM flihgts;
 SELECT a, COUNT(*) FROM s GROUP BY a EMIT FINAL;
 SELECT a, COUNT(*) FROM t GROUP BY a EMIT FINAL;
+SELECT b, upperr(a) FROM t;
 """
 
 
@@ -104,8 +105,11 @@ def test_check_reports_every_finding_of_a_file_in_one_run(runner, tmp_path):
              if line.startswith(f"{f}:") and not line.startswith(f"{f}: ")]
     # line 5 reads the stream whose declaration failed: no second error for the same mistake
     assert heads == [[f"{f}:1:43:", "SS202"], [f"{f}:3:25:", "SS102"], [f"{f}:4:15:", "SS201"],
-                     [f"{f}:6:38:", "SS301"]]
-    assert f"{f}: 4 error(s), 0 warning(s)" in result.output
+                     [f"{f}:6:38:", "SS301"], [f"{f}:7:8:", "SS205"], [f"{f}:7:11:", "SS206"]]
+    assert f"{f}: 6 error(s), 0 warning(s)" in result.output
+    assert "unknown column 'b' in t (its columns: ts, a)" in result.output
+    assert result.stdout == result.output, "the findings are check's report: all on stdout"
+    assert "unknown function 'upperr'; did you mean 'upper'?" in result.output
 
 
 def test_check_json_format(runner, tmp_path):
@@ -122,6 +126,11 @@ def test_check_json_format(runner, tmp_path):
     assert "did you mean 'rate'" in first["message"]
     assert document[1]["findings"] == []
     assert document[1]["queries"][0]["output_mode"] == "append"
+    columns = document[1]["queries"][0]["columns"]
+    assert columns[:3] == [{"name": "window_start", "type": "TIMESTAMP"},
+                           {"name": "window_end", "type": "TIMESTAMP"},
+                           {"name": "origin", "type": "STRING"}]
+    assert {"name": "avg_dep_delay", "type": "DOUBLE"} in columns
 
 
 def test_several_syntax_errors_are_reported_together():
