@@ -9,7 +9,7 @@ binder makes, so it can be read as (and pasted into) a hand-written job.
 from __future__ import annotations
 
 from sqlstream import plan as p
-from sqlstream.schema import UNKNOWN
+from sqlstream.spark_types import UNKNOWN
 
 
 def _q(value: str) -> str:

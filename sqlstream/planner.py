@@ -19,15 +19,15 @@ from typing import NamedTuple
 from sqlglot import exp
 
 from sqlstream import ast, plan
-from sqlstream.analysis import RelationInfo, analyze
+from sqlstream.analysis import QueryInfo, RelationInfo, analyze
 from sqlstream.checks import Context, check_query, choose_mode
-from sqlstream.operators import Operators, collect_operators
 from sqlstream.connectors import ResolvedOptions, resolve_options
 from sqlstream.dialect import node_offsets, parse_expression, parse_query, to_spark_sql
 from sqlstream.errors import (
     CompileError,
     OptionError, SemanticError, SqlStreamError, StreamingError, UnknownNameError, did_you_mean,
 )
+from sqlstream.operators import Operators, collect_operators
 from sqlstream.rewrite import duration_text, relation_names, rewrite
 from sqlstream.schema import UNKNOWN, Schema, expression_type, query_schema, spark_type
 
@@ -40,7 +40,7 @@ class _Compiled(NamedTuple):
     """A query body after :meth:`Planner._compile_query`."""
 
     sql: str  # Spark SQL over the temporary views
-    info: object  # analysis.QueryInfo
+    info: QueryInfo
     expression: exp.Expr  # the rewritten tree
     schema: Schema | None  # its output columns; None when they cannot be known
 
