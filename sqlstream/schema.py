@@ -42,7 +42,8 @@ from sqlstream.dialect import SqlStream, WindowTVF, node_offsets, parse_expressi
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.spark_types import (
     EXPRESSION_METADATA, FRACTIONAL, INTEGRAL, UNKNOWN, WINDOW_BOUND, WINDOW_FUNCTIONS, Annotator,
-    common_type, data_type, is_numeric, known_functions, spark_type, type_of, type_string,
+    aggregate_functions, common_type, data_type, is_numeric, known_functions, spark_type, type_of,
+    type_string,
 )
 
 __all__ = ["CODES", "UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
@@ -265,6 +266,7 @@ CODES: dict[str, str] = {
     "SS207": "ambiguous column: more than one relation of the FROM clause has it",
     "SS208": "a type error Spark raises at analysis (window on a number, TIMESTAMP ± number, "
              "field of a non-struct)",
+    "SS209": "a column in the SELECT list of an aggregation that is neither grouped nor aggregated",
 }
 
 _HINTS = {
@@ -413,6 +415,85 @@ def _window_columns(scopes: list[Scope]) -> None:
                 column.replace(exp.Dot(this=calls[column.table.lower()].copy(), expression=column.this))
 
 
+_TVF_COLUMNS = {"window_start", "window_end", "window_time"}  # Spark gets them from the window
+
+
+def _grouping_keys(select: exp.Select) -> list[exp.Expr] | None:
+    """The grouping expressions of ``select`` (inside ROLLUP/CUBE/GROUPING SETS too), ``[]``
+    without GROUP BY; ``None`` for ``GROUP BY ALL`` or a key ``qualify`` left as an ordinal."""
+    group = select.args.get("group")
+    if group is None:
+        return []
+    if group.args.get("all"):
+        return None
+    keys, pending = [], [v for k, v in group.args.items() if k != "all" and v]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            pending += item
+        elif isinstance(item, (exp.Rollup, exp.Cube, exp.GroupingSets, exp.Tuple)):
+            pending += item.expressions
+        elif isinstance(item, exp.Paren):
+            pending.append(item.this)
+        elif isinstance(item, exp.Expr):
+            if isinstance(item, exp.Literal) and item.is_int:
+                return None
+            keys.append(item)
+    return keys
+
+
+def _aggregate_call(node: exp.Expr, sql: str | None) -> bool:
+    if isinstance(node, exp.AggFunc):
+        return True
+    if not isinstance(node, exp.Func):
+        return False
+    names = {node.name.lower()} if isinstance(node, exp.Anonymous) else set()
+    meta = node._meta or {}
+    if sql is not None and meta.get("start") is not None and meta.get("end") is not None:
+        names.add(sql[meta["start"]:meta["end"] + 1].lower())
+    return bool(names & aggregate_functions())
+
+
+def _ungrouped(node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None) -> list[exp.Column]:
+    """Columns of ``node`` outside aggregate functions and grouping expressions (Spark's
+    ``CheckAnalysis.checkValidAggregateExpression``)."""
+    if any(node == key for key in keys) or _aggregate_call(node, sql):
+        return []
+    if isinstance(node, (exp.Window, exp.Subquery, exp.Select, exp.Lambda)):
+        return []  # window functions, subqueries and lambdas: not judged here
+    if isinstance(node, exp.Column):
+        local = node.table in scope.sources or not node.table
+        return [node] if local and not node.is_star and node.name.lower() not in _TVF_COLUMNS else []
+    return [c for child in node.iter_expressions() for c in _ungrouped(child, keys, scope, sql)]
+
+
+def _check_grouping(scopes: list[Scope], sql: str | None, findings: list) -> None:
+    """SS209: a SELECT-list column of an aggregation that is neither grouped nor aggregated
+    (Spark: ``MISSING_AGGREGATION``, or ``MISSING_GROUP_BY`` without GROUP BY)."""
+    for scope in scopes:
+        select = scope.expression
+        if not isinstance(select, exp.Select):
+            continue
+        keys = _grouping_keys(select)
+        if keys is None:
+            continue
+        aggregates = [n for item in select.expressions for n in item.walk()
+                      if _aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select]
+        if not keys and not aggregates:
+            continue
+        for item in select.expressions:
+            for column in _ungrouped(item.unalias(), keys, scope, sql):
+                name = _display(column)
+                if keys:
+                    message = f"column '{name}' is neither in GROUP BY nor inside an aggregate function"
+                    hint = f"add {name} to GROUP BY, or aggregate it, e.g. first({name})"
+                else:
+                    message = (f"column '{name}' is not aggregated, but the query aggregates "
+                               "without GROUP BY")
+                    hint = f"add GROUP BY {name}, or aggregate it, e.g. first({name})"
+                findings.append(_finding("SS209", message, column, SemanticError, hint))
+
+
 def _display(node: exp.Expr) -> str:
     """A column or field path as the user wrote it, without the qualifier ``qualify`` added."""
     if isinstance(node, exp.Column):
@@ -479,6 +560,7 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     names = {t.name.lower() for t in tree.find_all(exp.Table)}
     known = {name: catalog[name] for name in names if catalog.get(name)}
     case = {c.lower(): c for s in known.values() for c, _ in s}
+    group_all = any(g.args.get("all") for g in tree.find_all(exp.Group))  # dropped on the way
     where_refs = _prepare(tree, findings)
     for node in tree.find_all(exp.Expr):
         if _NAME in (node._meta or {}):
@@ -501,6 +583,8 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     _check_columns(scopes, schemas, case, where_refs, findings)
     try:
         _window_columns(scopes)
+        if not group_all and not any(f.code in ("SS205", "SS206", "SS207") for f in findings):
+            _check_grouping(scopes, sql, findings)
         Annotator(mapping, expression_metadata=EXPRESSION_METADATA).annotate(tree)
         _check_types(tree, findings)
     except Exception:  # noqa: BLE001 - sqlglot could not type it: the types stay unknown

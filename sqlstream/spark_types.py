@@ -27,7 +27,7 @@ from sqlglot.optimizer.scope import Scope
 from sqlstream.dialect import SqlStream
 
 __all__ = ["EXPRESSION_METADATA", "FRACTIONAL", "FUNCTIONS", "INTEGRAL", "UNKNOWN", "WINDOW_BOUND",
-           "WINDOW_FUNCTIONS", "Annotator", "common_type", "data_type", "is_numeric",
+           "WINDOW_FUNCTIONS", "Annotator", "aggregate_functions", "common_type", "data_type", "is_numeric",
            "known_functions", "spark_type", "type_of", "type_string"]
 
 UNKNOWN = "UNKNOWN"
@@ -39,12 +39,22 @@ _SYNTAX_FUNCTIONS = {"try_cast", "rollup", "cube", "grouping_sets", "timestampad
                      "inline_outer", "sql_keywords", "variant_explode", "variant_explode_outer"}
 
 
+def _names(resource: str) -> set[str]:
+    text = resources.files("sqlstream").joinpath(resource).read_text(encoding="utf-8")
+    return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
+
+
+@lru_cache(maxsize=1)
+def aggregate_functions() -> frozenset[str]:
+    """Lower-case names of Spark's aggregate and window functions
+    (``spark_aggregate_functions.txt``: an ``AggregateFunction`` class or group ``agg_funcs``)."""
+    return frozenset(_names("spark_aggregate_functions.txt"))
+
+
 @lru_cache(maxsize=1)
 def known_functions() -> frozenset[str]:
     """Lower-case names of Spark's built-in functions (``spark_functions.txt``)."""
-    text = resources.files("sqlstream").joinpath("spark_functions.txt").read_text(encoding="utf-8")
-    names = {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
-    return frozenset(names | _SYNTAX_FUNCTIONS)
+    return frozenset(_names("spark_functions.txt") | _SYNTAX_FUNCTIONS)
 
 
 # ---- types: our spelling <-> sqlglot DataType -------------------------------------------

@@ -582,6 +582,18 @@ VALID = [
     "SELECT * FROM VALUES (1, 'a') AS v(id, label)",
     "SELECT carrier FROM STREAM flights",
     "SELECT timestampadd(HOUR, 1, time_hour), try_cast(origin AS INT), date_part('hour', time_hour) FROM flights",
+    # grouped or aggregated (SS209's valid neighbours)
+    "SELECT upper(carrier) AS c, concat(upper(carrier), '!') AS d, 1 AS one, count(*) FROM flights GROUP BY c",
+    "SELECT carrier, max_by(origin, dep_delay), try_sum(flight), mode(origin), count_if(delayed) "
+    "FROM flights GROUP BY carrier",
+    "SELECT info.a, sum(flight) FROM flights GROUP BY info.a",
+    "SELECT carrier, origin, count(*) FROM flights GROUP BY GROUPING SETS ((carrier), (origin), ())",
+    "SELECT carrier, origin, count(*) FROM flights GROUP BY CUBE(carrier, origin)",
+    "SELECT carrier, count(*) FROM flights GROUP BY ALL",
+    "SELECT sum(flight) + 1 AS s, current_timestamp() AS now FROM flights",
+    "SELECT carrier, (SELECT max(name) FROM airlines a WHERE a.carrier = f.carrier) AS n "
+    "FROM flights f GROUP BY carrier",
+    "SELECT carrier, row_number() OVER (ORDER BY carrier) AS r FROM flights",
 ]
 
 
@@ -637,6 +649,14 @@ FINDINGS = [
     ("SELECT time_hour + 1 FROM flights",
      [("SS208", "time_hour + 1", "cannot add or subtract TIMESTAMP and INT")]),
     ("SELECT flight.x FROM flights", [("SS208", "x", "flight has type INT: it has no field 'x'")]),
+    ("SELECT carrier, origin, count(*) FROM flights GROUP BY carrier",
+     [("SS209", "origin", "column 'origin' is neither in GROUP BY nor inside an aggregate function")]),
+    ("SELECT upper(origin) AS o, count(*) FROM flights GROUP BY carrier",
+     [("SS209", "origin", "column 'origin' is neither in GROUP BY nor inside an aggregate function")]),
+    ("SELECT carrier, sum(flight) FROM flights",
+     [("SS209", "carrier", "column 'carrier' is not aggregated, but the query aggregates without GROUP BY")]),
+    ("SELECT window.start, origin, count(*) FROM flights GROUP BY window(time_hour, '1 hour')",
+     [("SS209", "origin", "column 'origin' is neither in GROUP BY nor inside an aggregate function")]),
 ]
 
 
