@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["Pipeline", "SqlStreamError", "check", "compile", "compile_file", "translate"]
+__all__ = ["Pipeline", "SqlStreamError", "check", "check_plan", "compile", "compile_file", "translate"]
 __version__ = "0.1.0"
 
 
@@ -80,9 +80,10 @@ def compile(  # noqa: A001 - the API's name in the spec
             folder that relative paths are resolved against; used in messages. The file is
             not read.
         state_dir: root of default checkpoint locations (overrides ``SET 'sqlstream.state_dir'``).
-        checks: ``False`` turns violations of streaming rules (codes ``SS3xx``) into
-            warnings and plans the queries anyway, so Spark itself can be asked; for
-            testing the rules, not for running pipelines.
+        checks: ``False`` turns violations of streaming rules (codes ``SS3xx``), schema
+            findings (``SS205``–``SS209``) and watermarks on non-timestamps into warnings
+            and plans the queries anyway, so Spark itself can be asked; for testing the
+            rules, not for running pipelines.
 
     Returns:
         A :class:`Pipeline`.
@@ -121,18 +122,30 @@ def translate(text: str, variables: Mapping[str, object] | None = None, path: st
     return compile(text, variables, path).translate()
 
 
-def check(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
-          ) -> list[SqlStreamError]:
-    """Compile ``text`` and return every finding (errors and warnings), in file order.
+def check_plan(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
+               ) -> tuple[list[SqlStreamError], Plan | None]:
+    """Compile ``text``; return ``(findings, plan)``: every finding (errors and warnings) in
+    file order, and the plan, or ``None`` when there is an error.
 
-    Never raises for problems in the text (no JVM, no pyspark import): an empty list
-    means the file compiles cleanly. ``finding.severity`` is ``"error"`` or ``"warning"``.
+    Never raises for problems in the text (no JVM, no pyspark import).
     """
     from sqlstream.errors import CompileError
 
     try:
-        return list(compile(text, variables, path).plan.warnings)
+        plan = compile(text, variables, path).plan
     except CompileError as error:
-        return error.findings
+        return error.findings, None
     except SqlStreamError as error:
-        return [error]
+        return [error], None
+    return list(plan.warnings), plan
+
+
+def check(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
+          ) -> list[SqlStreamError]:
+    """Compile ``text`` and return every finding (errors and warnings), in file order
+    (:func:`check_plan` without the plan).
+
+    Never raises for problems in the text (no JVM, no pyspark import): an empty list
+    means the file compiles cleanly. ``finding.severity`` is ``"error"`` or ``"warning"``.
+    """
+    return check_plan(text, variables, path)[0]

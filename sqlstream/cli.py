@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 import sqlstream
-from sqlstream.errors import CompileError, SqlStreamError
+from sqlstream.errors import SqlStreamError
 
 
 def _parse_pairs(ctx, param, values) -> dict[str, str]:
@@ -81,18 +81,13 @@ def translate(file: str, variables: dict[str, str]) -> None:
 
 
 def _check_text(text: str, variables: dict[str, str], path: str):
-    """``(findings, queries)``: every finding, and each query's output mode and why."""
-    try:
-        plan = sqlstream.compile(text, variables, path).plan
-    except CompileError as error:
-        return error.findings, []
-    except SqlStreamError as error:
-        return [error], []
+    """``(findings, queries)``: every finding, and each query's output mode, why, and columns."""
+    findings, plan = sqlstream.check_plan(text, variables, path)
     queries = [{"name": q.name, "output_mode": q.output_mode,
                 "output_mode_reason": q.output_mode_reason,
                 "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns]}
-               for q in plan.queries]
-    return list(plan.warnings), queries
+               for q in (plan.queries if plan else ())]
+    return findings, queries
 
 
 @main.command()

@@ -62,8 +62,9 @@ class Planner:
         path: the file's path (names the pipeline; relative paths in ``path`` options and
             the default state directory are resolved against its folder), or ``None``.
         state_dir: ``--state-dir`` from the CLI or API; overrides ``SET 'sqlstream.state_dir'``.
-        enforce: ``False`` records violations of streaming rules (SS3xx) as warnings and
-            plans the query anyway (used to test the rules against Spark itself).
+        enforce: ``False`` records violations of streaming rules (SS3xx), schema findings
+            and watermarks on non-timestamps as warnings and plans the query anyway (used
+            to test the rules against Spark itself).
     """
 
     def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
@@ -361,9 +362,9 @@ class Planner:
         return tuple(columns) if known else None
 
     def _record(self, finding: SqlStreamError, text: ast.SqlText | None = None) -> None:
-        """Record a type or name finding (positioned in ``text`` if it has only offsets); it
-        does not stop the plan (a lenient planner records it as a warning, so Spark itself
-        can be asked)."""
+        """Record a finding that does not stop the plan (a rule, type or name finding),
+        positioned in ``text`` if it has only offsets; a lenient planner records it as a
+        warning, so Spark itself can be asked."""
         if not self.enforce:
             finding.severity = "warning"
         if text is not None:
@@ -556,9 +557,8 @@ class Planner:
             span = text.locate(*offsets) if offsets else text.span
         elif finding.at == "emit" and emit is not None:
             span = emit.span
-        severity = finding.severity if self.enforce else "warning"
-        self.findings.append(StreamingError(finding.message, span, self.source, finding.hint,
-                                            code=finding.code, severity=severity))
+        self._record(StreamingError(finding.message, span, self.source, finding.hint,
+                                    code=finding.code, severity=finding.severity))
 
     def _state_dir(self) -> str:
         if self.state_dir_override:
