@@ -55,6 +55,7 @@ from sqlglot import exp
 
 from sqlstream.analysis import MODES, QueryInfo
 from sqlstream.operators import JoinInfo, Operators
+from sqlstream.rewrite import REWRITTEN_FROM
 
 CONTINUOUS_SOURCES = {"rate", "kafka"}
 CONTINUOUS_SINKS_REFUSED = {"files"}  # V1 sinks: Spark starts the query, then fails it at once
@@ -256,10 +257,18 @@ def _order(c: Context) -> Iterator[Finding]:
 def _window_function(c: Context) -> Iterator[Finding]:
     """SS314 — ``ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)`` on a stream: Spark does not
     support non-time-based windows on streams (a window function on a table is fine)."""
-    if c.ops.window_function is not None:
-        yield Finding("SS314", "error", "window functions (OVER …) are not supported on streams",
-                      "use a GROUP BY with a time window (TUMBLE, HOP, SESSION)",
-                      c.ops.window_function)
+    window = c.ops.window_function
+    if window is None:
+        return
+    written = window.meta.get(REWRITTEN_FROM) if window._meta else None
+    if written:  # Spark SQL has no such syntax: it was rewritten to a window function
+        yield Finding("SS314", "error", f"{written} is not supported on streams: Spark SQL has "
+                      f"no {written}; it becomes a window function in a subquery (OVER …), which "
+                      "Spark refuses on a stream",
+                      "aggregate with GROUP BY and a time window (TUMBLE, HOP, SESSION) instead", window)
+        return
+    yield Finding("SS314", "error", "window functions (OVER …) are not supported on streams",
+                  "use a GROUP BY with a time window (TUMBLE, HOP, SESSION)", window)
 
 
 def _global_session(c: Context) -> Iterator[Finding]:

@@ -135,6 +135,11 @@ def _is_var_text(token: Token | None, *texts: str) -> bool:
     )
 
 
+# Node types whose printing in sqlglot's Spark generator is a tree rewrite
+# (``transforms.preprocess``); sqlstream prints them as they are (see SqlStream.Generator).
+GENERATOR_REWRITES = (exp.Select, exp.Table)
+
+
 class SqlStream(Spark):
     """Spark SQL with the sqlstream extensions (window TVFs, ``STREAM t``, ``WATERMARK``)."""
 
@@ -338,10 +343,18 @@ class SqlStream(Spark):
                 self.raise_error(f"The time column of {kind} must be a column name", name_token)
 
     class Generator(SparkGenerator):
-        """Spark's generator; prints :class:`Watermark` in place and window TVFs in Flink's spelling."""
+        """Spark's generator; prints :class:`Watermark` in place and window TVFs in Flink's spelling.
+
+        Spark's generator also rewrites trees while printing them (``QUALIFY`` → subquery,
+        ``DISTINCT ON`` → ``ROW_NUMBER()``, ``UNNEST`` → ``explode`` …). Those tree
+        transforms are turned off here (:data:`GENERATOR_REWRITES` lists them): the ones
+        sqlstream needs are explicit steps of :data:`sqlstream.rewrite.REWRITES`, which run
+        before the checks, so the SQL the checks judged is the SQL that is printed and run.
+        """
 
         TRANSFORMS = {
-            **SparkGenerator.TRANSFORMS,
+            **{kind: transform for kind, transform in SparkGenerator.TRANSFORMS.items()
+               if kind not in GENERATOR_REWRITES},
             Watermark: lambda self, e: self.watermark_sql(e),
             WindowTVF: lambda self, e: self.windowtvf_sql(e),
         }

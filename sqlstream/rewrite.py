@@ -54,12 +54,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlglot import exp
+from sqlglot import exp, transforms
 
 from sqlstream.dialect import SqlStream, WindowTVF, node_offsets
 from sqlstream.errors import SemanticError
 
-__all__ = ["REWRITES", "drop_stream_markers", "relation_names", "rewrite", "rewrite_window_tvfs"]
+__all__ = ["REWRITES", "any_to_exists", "drop_stream_markers", "eliminate_distinct_on", "eliminate_qualify",
+           "relation_names", "rewrite", "rewrite_window_tvfs", "unnest_to_explode"]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 _HIDDEN_WINDOW = "__window"
@@ -375,9 +376,55 @@ def _rewrite_per_row(tvf: WindowTVF) -> None:
     tvf.replace(subquery)
 
 
+REWRITTEN_FROM = "sqlstream_rewritten_from"  # meta key: the syntax a rewrite replaced
+
+
+def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: str | None = None):
+    """Apply one of sqlglot's per-SELECT ``transforms`` to every SELECT of a tree (innermost
+    first), as sqlglot's Spark generator would while printing; ``label`` marks the window
+    functions the transform creates (``meta[REWRITTEN_FROM]``) so messages can name the
+    syntax the user wrote."""
+
+    def step(expression: exp.Expression) -> exp.Expression:
+        for select in reversed(list(expression.find_all(exp.Select))):
+            before = {id(w) for w in select.find_all(exp.Window)} if label else set()
+            replacement = transform(select)
+            if label:
+                for window in replacement.find_all(exp.Window):
+                    if id(window) not in before:
+                        window.meta[REWRITTEN_FROM] = label
+            if replacement is not select:
+                if select is expression:
+                    expression = replacement
+                else:
+                    select.replace(replacement)
+        return expression
+
+    step.__name__ = transform.__name__
+    step.__doc__ = (f"sqlglot's ``transforms.{transform.__name__}`` on every SELECT "
+                    "(what sqlglot's Spark generator would do while printing).")
+    return step
+
+
+# Spark has no QUALIFY and no DISTINCT ON: both become a window function in a subquery
+# (on a stream, Spark refuses it: check SS314); ``UNNEST`` becomes ``explode`` and
+# ``x = ANY(array)`` an ``EXISTS`` (Spark's ``any`` is the boolean aggregate). These are the
+# rewrites of sqlglot's Spark generator (``transforms.preprocess`` on ``exp.Select``), run
+# here explicitly, before the checks: the generator itself no longer rewrites
+# (:data:`sqlstream.dialect.GENERATOR_REWRITES`).
+eliminate_distinct_on = _every_select(transforms.eliminate_distinct_on, "DISTINCT ON")
+eliminate_qualify = _every_select(transforms.eliminate_qualify, "QUALIFY")
+unnest_to_explode = _every_select(transforms.unnest_to_explode)
+any_to_exists = _every_select(transforms.any_to_exists)
+
+
 REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
     drop_stream_markers,
     rewrite_window_tvfs,
+    eliminate_distinct_on,
+    eliminate_qualify,
+    unnest_to_explode,
+    any_to_exists,
 )
 
 
