@@ -280,7 +280,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
 # ---- joins ---------------------------------------------------------------------------------------
 
 
-def _join_kind(join: exp.Join) -> str:
+def join_kind(join: exp.Join) -> str:
     side = (join.args.get("side") or "").lower()
     kind = (join.args.get("kind") or "").lower()
     if kind in ("semi", "anti"):
@@ -310,7 +310,7 @@ def _joins(select: exp.Select, streaming, watermarked) -> list[JoinInfo]:
                        left_marks, right_marks)
         condition = _JoinCondition(join, sides)
         found.append(JoinInfo(
-            kind=_join_kind(join),
+            kind=join_kind(join),
             left_streaming=any(streaming(r) for r in left),
             right_streaming=streaming(join.this),
             left_watermark=bool(left_marks),

@@ -11,8 +11,12 @@ Spark SQL cannot express (:class:`Deduplicate`); queries (:class:`Query`) run af
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlstream.source import Source, Span
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlstream.state import StateSignature
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,8 @@ class Query:
         span: the statement that starts the query.
         columns: ``(name, type)`` pairs the query writes, or ``None`` (as for
             :class:`SourceRelation`).
+        state: its :class:`~sqlstream.state.StateSignature` (stateful operators, sources,
+            watermarks, output mode, sink), or ``None`` when it was not checked.
     """
 
     name: str
@@ -165,6 +171,7 @@ class Query:
     checkpoint_location: str | None
     span: Span
     columns: tuple[tuple[str, str], ...] | None = None
+    state: StateSignature | None = None
 
 
 @dataclass(frozen=True)

@@ -388,16 +388,17 @@ def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: 
     def step(expression: exp.Expression) -> exp.Expression:
         for select in reversed(list(expression.find_all(exp.Select))):
             before = {id(w) for w in select.find_all(exp.Window)} if label else set()
-            replacement = transform(select)
+            parent, arg_key, index = select.parent, select.arg_key, select.index
+            replacement = transform(select)  # may wrap ``select`` in a new query
             if label:
                 for window in replacement.find_all(exp.Window):
                     if id(window) not in before:
                         window.meta[REWRITTEN_FROM] = label
             if replacement is not select:
-                if select is expression:
+                if parent is None:
                     expression = replacement
                 else:
-                    select.replace(replacement)
+                    parent.set(arg_key, replacement, index)
         return expression
 
     step.__name__ = transform.__name__
@@ -412,7 +413,32 @@ def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: 
 # rewrites of sqlglot's Spark generator (``transforms.preprocess`` on ``exp.Select``), run
 # here explicitly, before the checks: the generator itself no longer rewrites
 # (:data:`sqlstream.dialect.GENERATOR_REWRITES`).
-eliminate_distinct_on = _every_select(transforms.eliminate_distinct_on, "DISTINCT ON")
+def _distinct_on(select: exp.Expression) -> exp.Expression:
+    """sqlglot's ``eliminate_distinct_on``, without leaking its ``_row_number`` column
+    through ``SELECT DISTINCT ON (k) *`` (the outer query becomes ``* EXCEPT (…)``)."""
+    star = isinstance(select, exp.Select) and select.args.get("distinct") is not None \
+        and any(item.is_star for item in select.expressions)
+    result = transforms.eliminate_distinct_on(select)
+    if result is select or not isinstance(result, exp.Select):
+        return result
+    if star:
+        row_number = result.args["where"].this.this  # WHERE <_row_number> = 1
+        result.set("expressions", [exp.Star(except_=[exp.column(row_number.name)])])
+    # The tree as Spark SQL parses back: columns, not bare identifiers; ``OVER``; sort keys.
+    result.set("expressions", [exp.column(e.name) if isinstance(e, exp.Identifier) else e
+                               for e in result.expressions])
+    for window in select.find_all(exp.Window):
+        if window.args.get("over") is None and isinstance(window.this, exp.RowNumber):
+            window.set("over", "OVER")
+            order = window.args.get("order")
+            for key in list(order.expressions if order else ()):
+                if not isinstance(key, exp.Ordered):
+                    key.replace(exp.Ordered(this=key.copy(), nulls_first=True))
+    return result
+
+
+_distinct_on.__name__ = "eliminate_distinct_on"
+eliminate_distinct_on = _every_select(_distinct_on, "DISTINCT ON")
 eliminate_qualify = _every_select(transforms.eliminate_qualify, "QUALIFY")
 unnest_to_explode = _every_select(transforms.unnest_to_explode)
 any_to_exists = _every_select(transforms.any_to_exists)

@@ -1,7 +1,8 @@
 """Static schemas: the columns and types of every query, from declared schemas, with no JVM.
 
-:func:`query_schema` works on a query as parsed by :func:`sqlstream.dialect.parse_query`
-(before :mod:`sqlstream.rewrite`) and a catalog of relation schemas. Name resolution is
+:func:`query_schema` works on a query after :func:`sqlstream.rewrite.rewrite` (the tree
+that is printed and run: window TVFs are already Spark's ``window()`` /
+``session_window()``) and a catalog of relation schemas. Name resolution is
 sqlglot's (``qualify``: stars, aliases, ``USING``, CTEs, subqueries, lateral column aliases,
 struct fields, lambdas); types come from sqlglot's ``TypeAnnotator`` driven by our own
 table of Spark typing rules (:mod:`sqlstream.spark_types`), each checked against Spark 4.1
@@ -12,7 +13,7 @@ With the query text (``sql=``), every function call is checked by the name writt
 Spark's built-in functions (``spark_functions.txt``, written by ``tools/gen_spark_functions.py``);
 without it, only the calls sqlglot does not know.
 
-Window TVFs and ``WATERMARK`` clauses are replaced, in a copy, by equivalent subqueries
+``WATERMARK`` clauses are replaced, in a copy, by equivalent subqueries
 (``WATERMARK expr AS name`` adds ``name`` first, as Spark does); ``window()`` and
 ``session_window()`` give ``STRUCT<start, end>`` (``TIMESTAMP_NTZ`` fields on a
 ``TIMESTAMP_NTZ`` column) and make the column ``window`` / ``session_window`` visible.
@@ -40,8 +41,9 @@ from sqlglot.schema import MappingSchema
 
 from sqlstream.dialect import SqlStream, WindowTVF, node_offsets, parse_expression, parse_query
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.rewrite import rewrite
 from sqlstream.spark_types import (
-    EXPRESSION_METADATA, FRACTIONAL, INTEGRAL, UNKNOWN, WINDOW_BOUND, WINDOW_FUNCTIONS, Annotator,
+    EXPRESSION_METADATA, FRACTIONAL, INTEGRAL, UNKNOWN, WINDOW_FUNCTIONS, Annotator,
     aggregate_functions, common_type, data_type, is_numeric, known_functions, spark_type, type_of,
     type_string,
 )
@@ -165,34 +167,6 @@ def _output_name(item: exp.Expr) -> str | None:
 # ---- preparing a copy for sqlglot's optimizer ---------------------------------------------
 
 
-def _window_bound(time_column: exp.Column) -> exp.Anonymous:
-    column = time_column.copy()
-    for part in ("table", "db", "catalog"):  # DESCRIPTOR(t.ts): ts of the TVF's own relation
-        column.set(part, None)
-    return exp.Anonymous(this=WINDOW_BOUND, expressions=[column])
-
-
-def _replace_tvf(tvf: WindowTVF) -> None:
-    """``TUMBLE(rel, ts, …)`` → ``(SELECT *, <bound> AS window_start, … FROM rel) AS rel``."""
-    relation = tvf.this
-    name = tvf.alias or (relation.name if isinstance(relation, exp.Table) else None)
-    time = tvf.args["time_column"]
-    inner = exp.Select(expressions=[exp.Star(), *(
-        exp.alias_(_window_bound(time), column)
-        for column in ("window_start", "window_end", "window_time"))])
-    checked = [e for e in (tvf.args.get("gap"), *(tvf.args.get("partition_by") or [])) if e is not None]
-    if checked:  # their columns are checked against the relation like any other
-        inner.set("where", exp.Where(this=exp.and_(
-            *(exp.Is(this=e.copy(), expression=exp.Null()) for e in checked))))
-    joins = tvf.args.get("joins") or []
-    subquery = exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name)) if name else None)
-    tvf.replace(subquery)
-    inner.set("from_", exp.From(this=relation))
-    select = subquery.parent.parent if isinstance(subquery.parent, (exp.From, exp.Join)) else None
-    if joins and isinstance(select, exp.Select):
-        select.set("joins", [*joins, *(select.args.get("joins") or [])])
-
-
 def _replace_watermark(relation: exp.Expr) -> None:
     """``rel WATERMARK c DELAY OF i AS a`` → ``(SELECT * FROM rel WHERE c IS NULL) AS a``;
     ``WATERMARK expr AS name`` puts ``name`` first, as Spark does."""
@@ -241,8 +215,9 @@ def _where_alias_refs(select: exp.Select) -> list[exp.Column]:
 def _prepare(tree: exp.Expr, findings: list) -> dict[int, list[exp.Column]]:
     for table in tree.find_all(exp.Table):
         table.args.pop("stream", None)
-    for tvf in list(tree.find_all(WindowTVF)):
-        _replace_tvf(tvf)
+    if any(True for _ in tree.find_all(WindowTVF)):
+        raise ValueError("query_schema needs a rewritten tree (sqlstream.rewrite.rewrite): "
+                         "window TVFs are lowered there, once")
     for relation in [n for n in tree.find_all(exp.Table, exp.Subquery) if n.args.get("watermark")]:
         _replace_watermark(relation)
     where_refs = {}
@@ -525,7 +500,7 @@ def _check_types(tree: exp.Expr, findings: list) -> None:
                                          f"field '{field}'", node.expression, SemanticError,
                                          "only STRUCT and MAP values have fields; check the column's type"))
             continue
-        if isinstance(node, exp.Anonymous) and node.name.lower() in (*WINDOW_FUNCTIONS, WINDOW_BOUND):
+        if isinstance(node, exp.Anonymous) and node.name.lower() in WINDOW_FUNCTIONS:
             time = node.expressions[0] if node.expressions else None
             if time is not None and (type_of(time) in numeric or type_of(time).startswith("DECIMAL(")):
                 findings.append(_finding("SS208", f"the time column of a window has type {type_of(time)}; "
@@ -631,8 +606,8 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
     """Return the output schema of a query and the problems found in it.
 
     Args:
-        expression: a tree from :func:`sqlstream.dialect.parse_query` (before rewriting), or
-            the query's text. The tree is not modified.
+        expression: a tree from :func:`sqlstream.rewrite.rewrite`, or the query's text
+            (parsed and rewritten here). The tree is not modified.
         catalog: lower-case relation name → its schema. Relations not in it (unknown, or
             their schema unknown) have unknown columns: never a finding.
         sql: the text ``expression`` was parsed from; with it, every function call is checked
@@ -647,7 +622,7 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
         with ``offset_start``/``offset_end`` (end exclusive) within the query text.
     """
     if isinstance(expression, str):
-        sql, expression = expression, parse_query(expression)
+        sql, expression = expression, rewrite(parse_query(expression))
     try:
         return _analyze(expression, catalog, sql)
     except Exception:  # noqa: BLE001 - never fail a valid query: its schema is just unknown

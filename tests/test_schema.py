@@ -16,6 +16,7 @@ import pytest
 from sqlglot import exp
 
 from sqlstream.dialect import parse_query, to_spark_sql
+from sqlstream.rewrite import rewrite
 from sqlstream.errors import SemanticError, SqlSyntaxError, UnknownNameError
 from sqlstream.schema import UNKNOWN, expression_type, known_functions, query_schema
 
@@ -35,7 +36,7 @@ WINDOW = "STRUCT<`start`: TIMESTAMP, `end`: TIMESTAMP>"
 
 
 def schema_of(sql: str, catalog=CATALOG):
-    schema, findings = query_schema(parse_query(sql), catalog, sql=sql)
+    schema, findings = query_schema(rewrite(parse_query(sql)), catalog, sql=sql)
     return schema, findings
 
 
@@ -533,7 +534,7 @@ def test_view_schema_feeds_later_queries():
 
 def test_tree_is_not_modified():
     sql = "SELECT window_start, count(*) AS n FROM TUMBLE(flights, time_hour, INTERVAL '1' HOUR) GROUP BY window_start, window_end"
-    tree = parse_query(sql)
+    tree = rewrite(parse_query(sql))
     before = to_spark_sql(tree)
     query_schema(tree, CATALOG)
     assert to_spark_sql(tree) == before
@@ -708,7 +709,7 @@ def test_known_functions_come_from_spark():
 
 
 def test_query_schema_takes_a_few_milliseconds():
-    trees = [parse_query(sql) for sql, _ in QUERIES]
+    trees = [rewrite(parse_query(sql)) for sql, _ in QUERIES]
     for tree in trees:  # warm up caches
         query_schema(tree, CATALOG)
     start = time.perf_counter()

@@ -1,0 +1,216 @@
+"""One compile path per query body: parse → names → rewrite → schema → facts → checks.
+
+:func:`compile_query` turns the text of a query body (a view, an ``INSERT``, a ``SELECT``)
+into a frozen :class:`CompiledQuery`. Every step works on the same tree, in this order:
+
+1. parse (:func:`sqlstream.dialect.parse_query`) and check that every relation it reads is
+   declared (:class:`~sqlstream.catalog.Catalog`);
+2. rewrite (:data:`sqlstream.rewrite.REWRITES`: window TVFs, ``DISTINCT ON``, ``QUALIFY`` …;
+   the generator itself rewrites nothing);
+3. schema (:func:`sqlstream.schema.query_schema`) of the rewritten tree: output columns,
+   unknown names and type errors;
+4. facts (:func:`sqlstream.analysis.analyze`, :func:`sqlstream.operators.collect_operators`,
+   merged with those of the views it reads, as Spark checks the whole plan);
+5. for a query that writes to a sink, :func:`check_query`: the output mode and the
+   streaming rules (:mod:`sqlstream.checks`), then its :class:`~sqlstream.state.StateSignature`.
+
+The Spark SQL is printed once, from the tree the checks judged: what ``check`` judges is
+what ``translate`` prints and ``exec`` runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlstream import ast, plan
+from sqlstream.analysis import QueryInfo, analyze
+from sqlstream.catalog import Catalog
+from sqlstream.checks import Context, check_query as run_rules, choose_mode
+from sqlstream.dialect import node_offsets, parse_query, to_spark_sql
+from sqlstream.errors import StreamingError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.operators import Operators, collect_operators
+from sqlstream.rewrite import relation_names, rewrite
+from sqlstream.schema import Schema, query_schema
+from sqlstream.state import (
+    StateSignature, WatermarkDef, operators_of, sink_identity, source_identity, watermarks_of,
+)
+
+
+def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
+    """Give ``error`` a span in the file from its offsets within ``text`` (``offset_start``
+    / ``offset_end``), or ``text``'s whole span; an error that has a span keeps it.
+
+    Returns:
+        ``error`` itself.
+    """
+    if error.span is None:
+        start = getattr(error, "offset_start", None)
+        end = getattr(error, "offset_end", None)
+        error.span = text.locate(start, end) if start is not None else text.span
+    return error
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    """A query body after every compile step.
+
+    Attributes:
+        sql: the Spark SQL that runs, printed from ``tree``.
+        text: the query body in the file.
+        columns: ``(name, type)`` pairs of its result, or ``None`` when only known at run time.
+        info: the streaming facts (:class:`~sqlstream.analysis.QueryInfo`).
+        operators: the restricted operators of the query and the views it reads.
+        findings: schema findings (unknown names, type errors), positioned in the file.
+        steps: plan steps the query needs before its SQL (e.g.
+            :class:`~sqlstream.plan.Deduplicate`); empty when Spark SQL expresses it all.
+        tree: the rewritten sqlglot tree the checks judged (``sql`` is printed from it).
+        node_texts: ``id(node)`` → the query body a node of ``operators`` was written in
+            (views' nodes point into the views), for positions in messages.
+    """
+
+    sql: str
+    text: ast.SqlText
+    columns: Schema | None
+    info: QueryInfo
+    operators: Operators = field(compare=False)
+    findings: tuple[SqlStreamError, ...] = field(default=(), compare=False)
+    steps: tuple[plan.Relation, ...] = ()
+    tree: exp.Expression | None = field(default=None, compare=False, repr=False)
+    node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
+
+
+def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
+    """Compile one query body against the relations declared before it.
+
+    Args:
+        text: the body as written (its span maps positions back to the file).
+        catalog: what is declared so far.
+
+    Returns:
+        The :class:`CompiledQuery`; its ``findings`` are the schema problems found (the
+        caller decides whether they stop the plan).
+
+    Raises:
+        SqlStreamError: a syntax error (``SS102``), an unknown relation (``SS201``), an
+            invalid window TVF (``SS203``), a query that reads no stream (``SS301``) —
+            positioned in the file.
+    """
+    try:
+        tree = parse_query(text.text)
+        for name, start, end in relation_names(tree):
+            if name not in catalog:
+                raise UnknownNameError(
+                    f"unknown relation '{name}'{did_you_mean(name, catalog.names())}",
+                    text.locate(start, end),
+                    hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
+                    "this statement",
+                )
+        tree = rewrite(tree)
+        columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
+    except SqlStreamError as error:
+        raise locate(error, text) from None
+    info = analyze(tree, catalog.infos())
+    if not info.streaming:
+        raise StreamingError(
+            "this query reads no stream: it reads only tables", text.span,
+            hint="a streaming query must read at least one CREATE STREAM relation",
+        )
+    operators, node_texts = _operators(tree, info, text, catalog)
+    return CompiledQuery(
+        sql=to_spark_sql(tree), text=text, columns=columns, info=info, operators=operators,
+        findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
+    )
+
+
+def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
+    """The query's operators plus those of the views it reads; where each node was written."""
+    operators = collect_operators(tree, catalog.infos())
+    nodes = [operators.limit, operators.order, operators.distinct, operators.window_function,
+             operators.global_session, *(j.node for j in operators.joins)]
+    node_texts = {id(node): text for node in nodes if node is not None}
+    for name in sorted(info.relations):
+        view = catalog.get(name)
+        if view is not None and view.query is not None:
+            operators = operators.merged(view.query.operators)
+            node_texts = {**view.query.node_texts, **node_texts}
+    return operators, node_texts
+
+
+@dataclass(frozen=True)
+class CheckedQuery:
+    """The output mode of a query and what the streaming rules found.
+
+    Attributes:
+        output_mode: ``append``, ``update`` or ``complete``; ``None`` when none fits.
+        reason: why that mode (``from EMIT`` or ``inferred: …``).
+        findings: rule findings (errors and warnings), positioned in the file.
+        state: the state signature (``None`` when no output mode fits).
+    """
+
+    output_mode: str | None
+    reason: str
+    findings: tuple[SqlStreamError, ...]
+    state: StateSignature | None
+
+
+def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
+                sink_modes: frozenset[str], catalog: Catalog) -> CheckedQuery:
+    """Choose the output mode of a query writing to ``sink`` and run the streaming rules.
+
+    Args:
+        compiled: the compiled query.
+        emit: its ``EMIT`` clause, or ``None``.
+        sink: where it writes; ``sink_modes`` the output modes that sink supports.
+        catalog: the relations it reads (their connectors, for trigger rules).
+
+    Returns:
+        The :class:`CheckedQuery`. Nothing is raised: findings are returned.
+    """
+    requested = emit.output_mode if emit else None
+    trigger = emit.trigger.kind if emit is not None and emit.trigger is not None else None
+    reads = catalog.closure(compiled.info.relations)
+    connectors = frozenset(r.source.connector for r in reads
+                           if r.source is not None and not r.source.bounded)
+    mode, reason, findings = choose_mode(compiled.info, compiled.operators, requested,
+                                         sink.connector, sink_modes)
+    if mode is not None:
+        findings += run_rules(Context(compiled.info, compiled.operators, mode, requested is not None,
+                                      sink.connector, sink_modes, trigger, connectors))
+    positioned = tuple(_position(f, compiled, emit) for f in findings)
+    state = None if mode is None else _signature(compiled, reads, mode, sink, catalog)
+    return CheckedQuery(mode, reason, positioned, state)
+
+
+def _position(finding, compiled: CompiledQuery, emit: ast.Emit | None) -> StreamingError:
+    text = compiled.text
+    span = text.span
+    if finding.node is not None:
+        where = compiled.node_texts.get(id(finding.node), text)
+        offsets = node_offsets(finding.node)
+        span = where.locate(*offsets) if offsets else where.span
+    elif finding.at == "emit" and emit is not None:
+        span = emit.span
+    return StreamingError(finding.message, span, hint=finding.hint, code=finding.code,
+                          severity=finding.severity)
+
+
+def _signature(compiled: CompiledQuery, reads, mode: str, sink: plan.Sink,
+               catalog: Catalog) -> StateSignature:
+    infos = catalog.infos()
+    operators = list(operators_of(compiled.tree, infos))
+    watermarks = list(watermarks_of(compiled.tree, None))
+    sources = []
+    for relation in reads:
+        if relation.query is not None and relation.query.tree is not None:
+            operators += operators_of(relation.query.tree, infos, relation.name.lower())
+            watermarks += watermarks_of(relation.query.tree, relation.name.lower())
+        if relation.source is not None and not relation.source.bounded:
+            sources.append(source_identity(relation.source))
+            if relation.source.watermark is not None:
+                w = relation.source.watermark
+                watermarks.append(WatermarkDef(relation.name.lower(), w.column.lower(), w.delay))
+    return StateSignature(tuple(sources), tuple(operators), tuple(watermarks), mode,
+                          sink_identity(sink))
