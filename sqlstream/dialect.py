@@ -46,6 +46,9 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from sqlstream.errors import SqlSyntaxError
+from sqlstream.expressions import (
+    TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
+)
 
 __all__ = [
     "SqlStream",
@@ -57,75 +60,6 @@ __all__ = [
     "to_spark_sql",
     "watermark_of",
 ]
-
-TVF_KINDS = ("TUMBLE", "HOP", "SESSION")
-
-# Positional parameters of each window TVF after the relation and the time column, in
-# Flink's order (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-tvf/).
-_TVF_PARAMS: dict[str, tuple[tuple[str, ...], int]] = {
-    # kind: (parameter names, number required)
-    "TUMBLE": (("size", "offset"), 1),
-    "HOP": (("slide", "size", "offset"), 2),
-    "SESSION": (("gap",), 1),
-}
-_TVF_SIGNATURES = {
-    "TUMBLE": "TUMBLE(relation, time_column, size [, offset])",
-    "HOP": "HOP(relation, time_column, slide, size [, offset])",
-    "SESSION": "SESSION(relation, time_column, gap)",
-}
-_NAMED_PARAMS = {"DATA": "this", "TIMECOL": "time_column", "SIZE": "size", "SLIDE": "slide",
-                 "OFFSET": "offset", "GAP": "gap"}
-
-
-class Watermark(exp.Expression):
-    """Spark's ``WATERMARK <column> DELAY OF <interval>`` clause of a FROM relation.
-
-    Args:
-        this: the event-time column (a named expression: ``ts`` or ``expr AS ts``).
-        expression: the delay, an :class:`~sqlglot.expressions.Interval`.
-
-    Spark source: ``watermarkClause`` in ``SqlBaseParser.g4`` (Spark 4.0+).
-    """
-
-    arg_types = {"this": True, "expression": True}
-
-
-class WindowTVF(exp.Expression):
-    """A Flink window table-valued function used as a relation: TUMBLE, HOP or SESSION.
-
-    Args:
-        this: the input relation (:class:`~sqlglot.expressions.Table` or ``Subquery``).
-        kind: ``"TUMBLE"``, ``"HOP"`` or ``"SESSION"``.
-        time_column: the event-time :class:`~sqlglot.expressions.Column`.
-        size: window length (TUMBLE, HOP).
-        slide: hop length (HOP).
-        offset: window start offset (TUMBLE, HOP), Spark's ``startTime``.
-        gap: session gap (SESSION); may be an expression on the row (dynamic gap).
-        partition_by: SESSION's ``PARTITION BY`` keys (Flink 1.19+), a list of columns.
-        alias: optional :class:`~sqlglot.expressions.TableAlias`.
-        joins: joins parsed after the relation when sqlglot asks for them.
-
-    Flink source: "Windowing table-valued functions" in the Flink SQL docs.
-    """
-
-    arg_types = {
-        "this": True,
-        "kind": True,
-        "time_column": True,
-        "size": False,
-        "slide": False,
-        "offset": False,
-        "gap": False,
-        "partition_by": False,
-        "alias": False,
-        "joins": False,
-    }
-
-    @property
-    def kind(self) -> str:
-        """``"TUMBLE"``, ``"HOP"`` or ``"SESSION"``."""
-        return self.args["kind"]
-
 
 def _is_var_text(token: Token | None, *texts: str) -> bool:
     return (
@@ -285,8 +219,8 @@ class SqlStream(Spark):
 
         def _parse_tvf_argument(self, kind, args, positional, name_token) -> None:
             key = None
-            if self._next and self._next.token_type == TokenType.FARROW and self._curr.text.upper() in _NAMED_PARAMS:
-                key = _NAMED_PARAMS[self._curr.text.upper()]
+            if self._next and self._next.token_type == TokenType.FARROW and self._curr.text.upper() in TVF_NAMED_PARAMS:
+                key = TVF_NAMED_PARAMS[self._curr.text.upper()]
                 self._advance(2)
             if key == "this" or (key is None and not positional and "this" not in args):
                 if "this" in args:
@@ -302,7 +236,7 @@ class SqlStream(Spark):
             else:
                 value = self._parse_assignment()
             if value is None:
-                self.raise_error(f"Expected an argument of {_TVF_SIGNATURES[kind]}")
+                self.raise_error(f"Expected an argument of {TVF_SIGNATURES[kind]}")
             if key is None:
                 positional.append(value)
             elif key in args:
@@ -317,7 +251,7 @@ class SqlStream(Spark):
             else:
                 relation = self._parse_table_parts()
             if relation is None:
-                self.raise_error(f"Expected a relation as first argument of {_TVF_SIGNATURES[kind]}")
+                self.raise_error(f"Expected a relation as first argument of {TVF_SIGNATURES[kind]}")
             if self._match(TokenType.PARTITION_BY):
                 if kind != "SESSION":
                     self.raise_error(f"PARTITION BY is only allowed in SESSION, not {kind}", self._prev)
@@ -329,16 +263,16 @@ class SqlStream(Spark):
             return relation, None
 
         def _assign_tvf_positionals(self, kind, args, positional, name_token) -> None:
-            names, required = _TVF_PARAMS[kind]
+            names, required = TVF_PARAMS[kind]
             slots = ["time_column", *names]
             missing_named = [s for s in slots if s not in args]
             if len(positional) > len(missing_named):
-                self.raise_error(f"Too many arguments; expected {_TVF_SIGNATURES[kind]}", name_token)
+                self.raise_error(f"Too many arguments; expected {TVF_SIGNATURES[kind]}", name_token)
             for slot, value in zip(missing_named, positional):
                 args[slot] = value
             needed = ["this", "time_column", *names[:required]]
             if any(args.get(slot) is None for slot in needed):
-                self.raise_error(f"Too few arguments; expected {_TVF_SIGNATURES[kind]}", name_token)
+                self.raise_error(f"Too few arguments; expected {TVF_SIGNATURES[kind]}", name_token)
             if not isinstance(args["time_column"], exp.Column):
                 self.raise_error(f"The time column of {kind} must be a column name", name_token)
 
@@ -373,7 +307,7 @@ class SqlStream(Spark):
             if partition:
                 relation_sql = f"{relation_sql} PARTITION BY {partition}"
             kind = expression.kind
-            names = ["time_column", *_TVF_PARAMS[kind][0]]
+            names = ["time_column", *TVF_PARAMS[kind][0]]
             args = [relation_sql, f"DESCRIPTOR({self.sql(expression, 'time_column')})"]
             args += [self.sql(expression, n) for n in names[1:] if expression.args.get(n) is not None]
             alias = self.sql(expression, "alias")
