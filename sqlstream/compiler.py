@@ -21,7 +21,7 @@ what ``translate`` prints and ``exec`` runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -69,6 +69,9 @@ class CompiledQuery:
         tree: the rewritten sqlglot tree the checks judged (``sql`` is printed from it).
         node_texts: ``id(node)`` → the query body a node of ``operators`` was written in
             (views' nodes point into the views), for positions in messages.
+        output_mode, output_mode_reason, state: set by :func:`check_query` for a query that
+            writes to a sink: the output mode (``None`` when none fits), why, and the
+            :class:`~sqlstream.state.StateSignature`; ``None`` for a view.
     """
 
     sql: str
@@ -80,6 +83,9 @@ class CompiledQuery:
     steps: tuple[plan.Relation, ...] = ()
     tree: exp.Expression | None = field(default=None, compare=False, repr=False)
     node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
+    output_mode: str | None = None
+    output_mode_reason: str | None = None
+    state: StateSignature | None = None
 
 
 def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
@@ -139,26 +145,11 @@ def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
     return operators, node_texts
 
 
-@dataclass(frozen=True)
-class CheckedQuery:
-    """The output mode of a query and what the streaming rules found.
-
-    Attributes:
-        output_mode: ``append``, ``update`` or ``complete``; ``None`` when none fits.
-        reason: why that mode (``from EMIT`` or ``inferred: …``).
-        findings: rule findings (errors and warnings), positioned in the file.
-        state: the state signature (``None`` when no output mode fits).
-    """
-
-    output_mode: str | None
-    reason: str
-    findings: tuple[SqlStreamError, ...]
-    state: StateSignature | None
-
-
 def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
-                sink_modes: frozenset[str], catalog: Catalog) -> CheckedQuery:
-    """Choose the output mode of a query writing to ``sink`` and run the streaming rules.
+                sink_modes: frozenset[str], catalog: Catalog,
+                ) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
+    """Choose the output mode of a query writing to ``sink``, run the streaming rules and
+    compute its state signature.
 
     Args:
         compiled: the compiled query.
@@ -167,7 +158,9 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
         catalog: the relations it reads (their connectors, for trigger rules).
 
     Returns:
-        The :class:`CheckedQuery`. Nothing is raised: findings are returned.
+        ``(checked, findings)``: ``compiled`` with ``output_mode`` (``None`` when no mode
+        fits), ``output_mode_reason`` and ``state`` set, and the rule findings (errors and
+        warnings), positioned in the file. Nothing is raised.
     """
     requested = emit.output_mode if emit else None
     trigger = emit.trigger.kind if emit is not None and emit.trigger is not None else None
@@ -181,7 +174,7 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
                                       sink.connector, sink_modes, trigger, connectors))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
     state = None if mode is None else _signature(compiled, reads, mode, sink, catalog)
-    return CheckedQuery(mode, reason, positioned, state)
+    return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned
 
 
 def _position(finding, compiled: CompiledQuery, emit: ast.Emit | None) -> StreamingError:

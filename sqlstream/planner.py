@@ -12,6 +12,7 @@ names and checkpoint locations (LANGUAGE.md §5). Every finding is positioned in
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import PurePath
 
 from sqlstream import ast, plan
@@ -54,7 +55,8 @@ class Planner:
         self.settings: list[tuple[str, str]] = []
         self.setting_spans: list[tuple[str, ast.Span]] = []
         self.relations: list[plan.Relation] = []
-        self.queries: list[tuple] = []  # (plan.Query fields but the checkpoint, CompiledQuery)
+        self.queries: list[plan.Query] = []  # default checkpoint locations are set by build()
+        self.compiled: list[CompiledQuery] = []  # of the queries, checked
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
 
@@ -259,10 +261,10 @@ class Planner:
                    compiled: CompiledQuery, emit, span) -> None:
         if any(r.poisoned for r in self.catalog.closure(compiled.info.relations)):
             return  # reads a relation whose declaration failed: its mode cannot be known
-        checked = check_query(compiled, emit, sink, resolved.spec.sink_modes, self.catalog)
-        for finding in checked.findings:
+        compiled, findings = check_query(compiled, emit, sink, resolved.spec.sink_modes, self.catalog)
+        for finding in findings:
             self._record(finding)
-        mode, reason = checked.output_mode, checked.reason
+        mode, reason = compiled.output_mode, compiled.output_mode_reason
         if mode is None:
             if self.enforce:
                 return
@@ -272,8 +274,9 @@ class Planner:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)
         checkpoint = self._resolve_path(resolved.get("checkpoint_location"))
         self.relations.extend(compiled.steps)
-        self.queries.append((name, sink, compiled, mode, reason, trigger, checkpoint, span,
-                             checked.state))
+        self.compiled.append(compiled)
+        self.queries.append(plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint,
+                                       span, compiled.columns, compiled.state))
 
     def _state_dir(self) -> str:
         if self.state_dir_override:
@@ -284,12 +287,11 @@ class Planner:
         return self._resolve_path(DEFAULT_STATE_DIR) or DEFAULT_STATE_DIR
 
     @staticmethod
-    def _finish_query(state_dir: str, pipeline: str, query: tuple) -> plan.Query:
-        name, sink, compiled, mode, reason, trigger, checkpoint, span, state = query
-        if checkpoint is None and sink.durable:
-            checkpoint = os.path.join(state_dir, pipeline, name)
-        return plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint, span,
-                          compiled.columns, state)
+    def _finish_query(state_dir: str, pipeline: str, query: plan.Query) -> plan.Query:
+        """Give a query into a durable sink its default checkpoint location (LANGUAGE.md §5)."""
+        if query.checkpoint_location is None and query.sink.durable:
+            return replace(query, checkpoint_location=os.path.join(state_dir, pipeline, query.name))
+        return query
 
 
 def build_plan(script: ast.Script, path: str | None = None, state_dir: str | None = None,

@@ -32,7 +32,7 @@ def _planner(text: str, path: str = "p.ssql") -> Planner:
 
 def _compiled(planner: Planner) -> list[CompiledQuery]:
     views = [planner.catalog.get(n).query for n in planner.catalog.names()]
-    return [q for q in views if q is not None] + [entry[2] for entry in planner.queries]
+    return [q for q in views if q is not None] + planner.compiled
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
@@ -46,7 +46,7 @@ def test_checked_sql_is_the_sql_that_runs(program):
         assert to_spark_sql(reparsed) == query.sql, "printing the SQL again changes it"
         assert reparsed == query.tree, "the SQL that runs parses to another tree than the one checked"
     sqls = {r.sql for r in planner.relations if isinstance(r, plan.SqlView)}
-    sqls |= {entry[2].sql for entry in planner.queries}
+    sqls |= {q.sql for q in planner.queries}
     assert sqls <= {q.sql for q in compiled}
 
 
