@@ -46,7 +46,7 @@ from sqlstream.spark_types import (
     type_string,
 )
 
-__all__ = ["CODES", "UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
+__all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
 
 Schema = tuple[tuple[str, str], ...]
 
@@ -258,16 +258,6 @@ def _prepare(tree: exp.Expr, findings: list) -> dict[int, list[exp.Column]]:
 
 
 # ---- findings ---------------------------------------------------------------------------
-
-
-CODES: dict[str, str] = {
-    "SS205": "unknown column, struct field or USING column (with a \"did you mean\")",
-    "SS206": "unknown function (with a \"did you mean\")",
-    "SS207": "ambiguous column: more than one relation of the FROM clause has it",
-    "SS208": "a type error Spark raises at analysis (window on a number, TIMESTAMP ± number, "
-             "field of a non-struct)",
-    "SS209": "a column in the SELECT list of an aggregation that is neither grouped nor aggregated",
-}
 
 _HINTS = {
     "SS205": "check the spelling against the relation's declared columns (CREATE STREAM/TABLE) "
