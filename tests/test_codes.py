@@ -1,5 +1,6 @@
 """The findings registry (:mod:`sqlstream.codes`): every code used is registered, every code
-registered is used, the README's table is generated from it."""
+registered is used, the README's table is generated from it; and an unexpected exception
+is a bug the CLI reports as one, never an empty list of findings."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import importlib.util
 import re
 
 import pytest
+from click.testing import CliRunner
 
+import sqlstream.schema
 from sqlstream import codes
+from sqlstream.cli import main
 from sqlstream.codes import CODES, Code, code, markdown_table, replace_table
 from sqlstream.errors import OptionError, SqlStreamError
 from tests.conftest import FIXTURES, ROOT
@@ -115,3 +119,22 @@ def test_tool_prints_table_and_docs_and_rewrites_readme(capsys, tmp_path):
     assert readme.read_text() == "# x\n\n### Finding codes\n\n" + markdown_table() + "\nmore\n"
     readme.write_text("# no table\n")
     assert tool.main(["--readme", str(readme)]) == 2
+
+
+# ---- an unexpected exception is a bug, not "no findings" ------------------------------------
+
+
+def _broken(*args, **kwargs):
+    raise RuntimeError("boom")
+
+
+def test_unexpected_exception_in_schema_reaches_the_cli(monkeypatch):
+    """Before, ``query_schema`` swallowed any exception and reported no findings."""
+    monkeypatch.setattr(sqlstream.schema, "traverse_scope", _broken)
+    example = str(ROOT / "examples" / "flights" / "hourly_delays.ssql")
+    result = CliRunner().invoke(main, ["check", example])
+    assert result.exit_code == 1
+    assert "internal error: RuntimeError: boom" in result.output
+    assert "this is a bug in sqlstream; rerun with --debug" in result.output
+    result = CliRunner().invoke(main, ["check", "--debug", example])
+    assert isinstance(result.exception, RuntimeError)
