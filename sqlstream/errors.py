@@ -133,12 +133,15 @@ class CompileError(SqlStreamError):
         return [f for f in self.findings if f.severity == "error"]
 
     def render(self) -> str:
+        """Return every finding rendered (see :meth:`SqlStreamError.render`), one block each,
+        at most :attr:`limit`, then ``… and N more``."""
         shown = [finding.render() for finding in self.findings[: self.limit]]
         if len(self.findings) > self.limit:
             shown.append(f"… and {len(self.findings) - self.limit} more")
         return "\n".join(shown)
 
     def to_dict(self) -> dict:
+        """Return ``{"findings": [finding.to_dict(), …]}``, every finding in file order."""
         return {"findings": [finding.to_dict() for finding in self.findings]}
 
 
