@@ -8,42 +8,10 @@ later when it plans the first micro-batch, and the sinks' supported output modes
 verified on Spark 4.1.4 (``docs/streaming-rules.md``). ``tests/fixtures/check/`` holds a
 program for every rule, each run on Spark by ``tests/test_check_corpus.py``.
 
-Errors (Spark refuses the query when it starts or fails it in its first batch, or runs it
-with a result other than the SQL's); :data:`CODES` names them all:
-
-====== ==========================================================================
-SS301  append mode on an aggregation without a watermarked grouping key (any
-       aggregation of the plan; SELECT DISTINCT without the event-time column)
-SS302  complete mode without an aggregation
-SS303  update mode with a session window
-SS304  an output mode the sink does not support
-SS305  no output mode fits (inference)
-SS306  continuous trigger on a query that is not map-like
-SS307  continuous trigger on a source other than rate (or kafka)
-SS308  continuous trigger into a files sink
-SS310  LIMIT in update mode
-SS311  ORDER BY other than on an aggregation in complete mode
-SS312  SELECT DISTINCT in update mode (a duplicate in a later trigger is written again)
-SS313  chained aggregations in update or complete mode
-SS314  a window function (OVER) on a stream
-SS315  a session window as the only grouping key
-SS316  OFFSET in a streaming query
-SS317  an aggregate function with DISTINCT (COUNT(DISTINCT x)) on a stream
-SS318  a set operation Spark does not support on streams
-SS319  a WATERMARK clause on a relation that already has a watermark
-SS320  stream-static outer/semi/anti join on the unsupported side
-SS321  stream-stream outer or semi join without the watermarks and time range it needs
-SS322  stream-stream join in update or complete mode
-SS323  stream-stream join without an equality between the two sides
-SS324  stream-stream LEFT ANTI join
-====== ==========================================================================
-
-Warnings (the query runs, but perhaps not as meant):
-
-====== ==========================================================================
-SS350  stateful query whose state grows without bound (no watermark)
-SS351  append-mode aggregation: rows are written only after the watermark passes
-====== ==========================================================================
+Each finding is an error (Spark refuses the query when it starts or fails it in its first
+batch, or runs it with a result other than the SQL's) or a warning (``SS35x``: the query
+runs, but perhaps not as meant); the codes, their severity and documentation are
+registered in :mod:`sqlstream.codes` (``python -m sqlstream.codes SS301`` prints one).
 """
 
 from __future__ import annotations
@@ -59,34 +27,6 @@ from sqlstream.rewrite import REWRITTEN_FROM
 
 CONTINUOUS_SOURCES = {"rate", "kafka"}
 CONTINUOUS_SINKS_REFUSED = {"files"}  # V1 sinks: Spark starts the query, then fails it at once
-
-CODES: dict[str, str] = {
-    "SS301": "append mode on an aggregation without a watermarked grouping key",
-    "SS302": "complete mode without an aggregation",
-    "SS303": "update mode with a session window",
-    "SS304": "an output mode the sink does not support",
-    "SS305": "no output mode fits the query and sink",
-    "SS306": "continuous trigger on a query that is not map-like",
-    "SS307": "continuous trigger on a source other than rate",
-    "SS308": "continuous trigger into a files sink",
-    "SS310": "LIMIT in update mode",
-    "SS311": "ORDER BY other than on an aggregation in complete mode",
-    "SS312": "SELECT DISTINCT in update mode",
-    "SS313": "chained aggregations in update or complete mode",
-    "SS314": "a window function (OVER) on a stream",
-    "SS315": "a session window as the only grouping key",
-    "SS316": "OFFSET in a streaming query",
-    "SS317": "an aggregate function with DISTINCT on a stream",
-    "SS318": "a set operation Spark does not support on streams",
-    "SS319": "a second watermark on a relation that has one",
-    "SS320": "stream-static outer/semi/anti join with the stream on the unsupported side",
-    "SS321": "stream-stream outer or semi join without the watermarks and time range it needs",
-    "SS322": "stream-stream join in update or complete mode",
-    "SS323": "stream-stream join without an equality between the two sides",
-    "SS324": "stream-stream LEFT ANTI join",
-    "SS350": "stateful query whose state grows without bound (warning)",
-    "SS351": "inferred append-mode aggregation: rows appear after the watermark (warning)",
-}
 
 
 @dataclass(frozen=True)

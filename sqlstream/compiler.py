@@ -101,7 +101,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
 
     Raises:
         SqlStreamError: a syntax error (``SS102``), an unknown relation (``SS201``), an
-            invalid window TVF (``SS203``), a query that reads no stream (``SS301``) —
+            invalid window TVF (``SS203``), a query that reads no stream (``SS309``) —
             positioned in the file.
     """
     try:
@@ -122,7 +122,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
     if not info.streaming:
         raise StreamingError(
             "this query reads no stream: it reads only tables", text.span,
-            hint="a streaming query must read at least one CREATE STREAM relation",
+            hint="a streaming query must read at least one CREATE STREAM relation", code="SS309",
         )
     operators, node_texts = _operators(tree, info, text, catalog)
     return CompiledQuery(

@@ -8,9 +8,8 @@ message, the :class:`~sqlstream.source.Span` of the offending text and the
       FROM flihgts
            ^^^^^^^
 
-Codes: ``SS0xx`` variables, ``SS1xx`` syntax (statement grammar and Spark SQL bodies),
-``SS2xx`` names, options and meaning, ``SS3xx`` streaming rules (output mode, trigger,
-watermark), ``SS5xx`` runtime (Spark rejected or failed a query).
+Every code, with its severity and documentation, is registered in :mod:`sqlstream.codes`;
+an error with a code that is not registered cannot be constructed (``KeyError``).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from sqlstream.codes import code as registered
 from sqlstream.source import Source, Span
 
 
@@ -30,13 +30,22 @@ class SqlStreamError(Exception):
         source: the file the span points into; needed to print the line and to redact
             secrets. Stages that know the source attach it with :meth:`with_source`.
         hint: optional sentence on how to fix it.
-        code: overrides the class's default code.
+        code: overrides the class's default code; registered in :mod:`sqlstream.codes`.
         severity: ``"error"`` (the file cannot run) or ``"warning"`` (it runs, but
-            probably not as meant; fails ``check --strict``).
+            probably not as meant; fails ``check --strict``); by default the code's
+            severity in the registry.
+
+    Raises:
+        KeyError: ``code`` (or a subclass's default code, when the class is defined) is
+            not registered in :mod:`sqlstream.codes`.
+        ValueError: ``severity`` is neither ``"error"`` nor ``"warning"``.
     """
 
     code = "SS000"
-    severity = "error"
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        registered(cls.code)
 
     def __init__(
         self,
@@ -54,8 +63,10 @@ class SqlStreamError(Exception):
         self.hint = hint
         if code:
             self.code = code
-        if severity:
-            self.severity = severity
+        record = registered(self.code)
+        if severity not in (None, "error", "warning"):
+            raise ValueError(f"severity {severity!r} is neither 'error' nor 'warning'")
+        self.severity = severity or record.severity
 
     def with_source(self, source: Source) -> SqlStreamError:
         """Attach ``source`` if none is attached yet; return ``self`` for ``raise … from``."""
@@ -113,7 +124,7 @@ class CompileError(SqlStreamError):
 
     def __init__(self, findings: list[SqlStreamError]) -> None:
         first = next(f for f in findings if f.severity == "error")
-        super().__init__(first.message, first.span, first.source, first.hint, first.code)
+        super().__init__(first.message, first.span, first.source, first.hint, first.code, "error")
         self.findings = list(findings)
 
     @property
@@ -122,12 +133,15 @@ class CompileError(SqlStreamError):
         return [f for f in self.findings if f.severity == "error"]
 
     def render(self) -> str:
+        """Return every finding rendered (see :meth:`SqlStreamError.render`), one block each,
+        at most :attr:`limit`, then ``… and N more``."""
         shown = [finding.render() for finding in self.findings[: self.limit]]
         if len(self.findings) > self.limit:
             shown.append(f"… and {len(self.findings) - self.limit} more")
         return "\n".join(shown)
 
     def to_dict(self) -> dict:
+        """Return ``{"findings": [finding.to_dict(), …]}``, every finding in file order."""
         return {"findings": [finding.to_dict() for finding in self.findings]}
 
 
