@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.analysis import MODES, QueryInfo
+from sqlstream.codes import code
 from sqlstream.operators import JoinInfo, Operators
 from sqlstream.rewrite import REWRITTEN_FROM
 
@@ -34,8 +35,8 @@ class Finding:
     """One rule violation.
 
     Attributes:
-        code: the rule's stable code (``SS3xx``).
-        severity: ``error`` or ``warning``.
+        code: the rule's stable code (``SS3xx``); its severity is the registry's
+            (:mod:`sqlstream.codes`).
         message: what is wrong, one sentence.
         hint: how to fix it, one sentence.
         node: the sqlglot node to point at, or ``None`` (the query, or ``at``).
@@ -43,11 +44,15 @@ class Finding:
     """
 
     code: str
-    severity: str
     message: str
     hint: str
     node: exp.Expression | None = None
     at: str = "query"
+
+    @property
+    def severity(self) -> str:
+        """``error`` or ``warning``, from the code's registry entry."""
+        return code(self.code).severity
 
 
 @dataclass(frozen=True)
@@ -97,46 +102,46 @@ def mode_problems(info: QueryInfo, ops: Operators, mode: str, sink_connector: st
     if info.aggregate:
         if mode == "append" and not info.watermarked_key:
             found.append(Finding(
-                "SS301", "error", "append mode (EMIT FINAL) needs a watermark on every "
+                "SS301", "append mode (EMIT FINAL) needs a watermark on every "
                 "aggregation: a grouping key must be the watermarked event-time column or a "
                 "window on it", WATERMARK_HINT, at="emit"))
         if mode == "update" and info.session_window:
             found.append(Finding(
-                "SS303", "error", "session windows do not support update mode (EMIT CHANGES)",
+                "SS303", "session windows do not support update mode (EMIT CHANGES)",
                 "use EMIT FINAL (append, with a watermark) or EMIT COMPLETE", at="emit"))
     elif ops.distinct is not None:
         if mode == "append" and not info.watermarks:
             found.append(Finding(
-                "SS301", "error", "SELECT DISTINCT is an aggregation for Spark: append mode "
+                "SS301", "SELECT DISTINCT is an aggregation for Spark: append mode "
                 "(EMIT FINAL) needs the watermarked event-time column among its columns",
                 "select the event-time column too, or use EMIT COMPLETE", ops.distinct))
         if mode == "update" and ops.aggregations <= 1:
             found.append(Finding(
-                "SS312", "error", "SELECT DISTINCT in update mode (EMIT CHANGES) writes a row "
+                "SS312", "SELECT DISTINCT in update mode (EMIT CHANGES) writes a row "
                 "again when a duplicate of it arrives in a later trigger",
                 "use EMIT COMPLETE (the whole distinct set every trigger), or GROUP BY the "
                 "columns", ops.distinct))
     elif mode == "complete":
         found.append(Finding(
-            "SS302", "error", "complete mode (EMIT COMPLETE) needs an aggregation: it rewrites "
+            "SS302", "complete mode (EMIT COMPLETE) needs an aggregation: it rewrites "
             "the whole result table every trigger",
             "add a GROUP BY, or use EMIT CHANGES / EMIT FINAL, or leave the mode out", at="emit"))
     if ops.aggregations > 1 and mode in ("update", "complete"):
         found.append(Finding(
-            "SS313", "error", f"chained aggregations ({ops.aggregations}) are supported only in "
+            "SS313", f"chained aggregations ({ops.aggregations}) are supported only in "
             f"append mode, not {mode} mode: Spark cannot tell which rows of the inner "
             "aggregation are final", "aggregate once, or use windows with watermarks and "
             "EMIT FINAL", at="emit"))
     if mode != "append":
         for join in ops.stream_stream_joins:
             found.append(Finding(
-                "SS322", "error", f"a join of two streams is supported only in append mode, "
+                "SS322", f"a join of two streams is supported only in append mode, "
                 f"not {mode} mode", "use EMIT FINAL (with windows on watermarked columns "
                 "for an aggregation after the join)", join.node))
             break
     if mode not in sink_modes:
         found.append(Finding(
-            "SS304", "error", f"the {sink_connector} sink does not support {mode} mode "
+            "SS304", f"the {sink_connector} sink does not support {mode} mode "
             f"(it supports {', '.join(m for m in MODES if m in sink_modes)})",
             "write to a sink that supports this mode (memory, console) or change EMIT",
             at="emit"))
@@ -169,7 +174,7 @@ def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_con
         reasons[mode] = problems[0].message
     detail = "; ".join(f"{m}: {r}" for m, r in reasons.items())
     return None, "", [Finding(
-        "SS305", "error", f"no output mode fits this query and sink ({detail})",
+        "SS305", f"no output mode fits this query and sink ({detail})",
         WATERMARK_HINT if _stateful(info, ops) else "write to another sink")]
 
 
@@ -179,7 +184,7 @@ def _limit(c: Context) -> Iterator[Finding]:
     """SS310 — ``SELECT … LIMIT 10 EMIT CHANGES``: Spark refuses LIMIT in update mode (it
     accepts it in append and complete mode). Fix: EMIT FINAL or EMIT COMPLETE, or drop it."""
     if c.ops.limit is not None and c.mode == "update":
-        yield Finding("SS310", "error", "LIMIT is not supported in update mode",
+        yield Finding("SS310", "LIMIT is not supported in update mode",
                       "use EMIT COMPLETE (or append mode), or remove the LIMIT", c.ops.limit)
 
 
@@ -188,7 +193,7 @@ def _order(c: Context) -> Iterator[Finding]:
     result contains an aggregation and the mode is complete (``SORT BY``, ``CLUSTER BY``
     too). Fix: aggregate and EMIT COMPLETE, or sort where the result is read."""
     if c.ops.order is not None and not (c.ops.order_after_aggregation and c.mode == "complete"):
-        yield Finding("SS311", "error", "ORDER BY on a stream is supported only after an "
+        yield Finding("SS311", "ORDER BY on a stream is supported only after an "
                       "aggregation in complete mode (EMIT COMPLETE)",
                       "remove the ORDER BY and sort where the result is read, or aggregate "
                       "and EMIT COMPLETE", c.ops.order)
@@ -202,12 +207,12 @@ def _window_function(c: Context) -> Iterator[Finding]:
         return
     written = window.meta.get(REWRITTEN_FROM) if window._meta else None
     if written:  # Spark SQL has no such syntax: it was rewritten to a window function
-        yield Finding("SS314", "error", f"{written} is not supported on streams: Spark SQL has "
+        yield Finding("SS314", f"{written} is not supported on streams: Spark SQL has "
                       f"no {written}; it becomes a window function in a subquery (OVER …), which "
                       "Spark refuses on a stream",
                       "aggregate with GROUP BY and a time window (TUMBLE, HOP, SESSION) instead", window)
         return
-    yield Finding("SS314", "error", "window functions (OVER …) are not supported on streams",
+    yield Finding("SS314", "window functions (OVER …) are not supported on streams",
                   "use a GROUP BY with a time window (TUMBLE, HOP, SESSION)", window)
 
 
@@ -215,7 +220,7 @@ def _global_session(c: Context) -> Iterator[Finding]:
     """SS315 — ``GROUP BY window_start, window_end`` of a SESSION and nothing else: Spark
     starts the query and fails its first batch ("Global aggregation with session window")."""
     if c.ops.global_session is not None:
-        yield Finding("SS315", "error", "a session window cannot be the only grouping key",
+        yield Finding("SS315", "a session window cannot be the only grouping key",
                       "group by a key too (e.g. GROUP BY user_id, window_start, window_end)",
                       c.ops.global_session)
 
@@ -224,14 +229,14 @@ def _offset(c: Context) -> Iterator[Finding]:
     """SS316 — ``LIMIT 10 OFFSET 5``: Spark refuses OFFSET anywhere in a streaming query,
     even on a table joined to the stream."""
     if c.ops.offset is not None:
-        yield Finding("SS316", "error", "OFFSET is not supported in a streaming query",
+        yield Finding("SS316", "OFFSET is not supported in a streaming query",
                       "remove the OFFSET", c.ops.offset)
 
 
 def _distinct_aggregate(c: Context) -> Iterator[Finding]:
     """SS317 — ``COUNT(DISTINCT url)``: Spark refuses distinct aggregate functions on streams."""
     if c.ops.distinct_aggregate is not None:
-        yield Finding("SS317", "error", "aggregate functions with DISTINCT are not supported "
+        yield Finding("SS317", "aggregate functions with DISTINCT are not supported "
                       "on streams", "use approx_count_distinct(…), or deduplicate in a view "
                       "first", c.ops.distinct_aggregate)
 
@@ -252,7 +257,7 @@ def _set_operations(c: Context) -> Iterator[Finding]:
     for problem, node in c.ops.set_operations:
         if problem == "except" and c.mode == "update":
             continue
-        yield Finding("SS318", "error", _SET_OPERATIONS[problem],
+        yield Finding("SS318", _SET_OPERATIONS[problem],
                       "join the stream with the table instead, or UNION ALL two streams", node)
 
 
@@ -260,7 +265,7 @@ def _watermark_redefined(c: Context) -> Iterator[Finding]:
     """SS319 — ``FROM s WATERMARK ts DELAY OF …`` when ``s`` already has a watermark: Spark
     starts the query and fails its first batch ("Redefining watermark is disallowed")."""
     if c.ops.watermark_redefined is not None:
-        yield Finding("SS319", "error", "this relation already has a watermark: Spark does "
+        yield Finding("SS319", "this relation already has a watermark: Spark does "
                       "not allow a second one on it", "keep one watermark: the WATERMARK FOR "
                       "of the stream, or this clause on a stream without one",
                       c.ops.watermark_redefined)
@@ -283,16 +288,16 @@ def _continuous(c: Context) -> Iterator[Finding]:
     if c.trigger_kind != "continuous":
         return
     if not c.ops.map_like:
-        yield Finding("SS306", "error", "a continuous trigger supports only map-like queries "
+        yield Finding("SS306", "a continuous trigger supports only map-like queries "
                       f"(SELECT and WHERE); this one has {_not_map_like(c.ops)}",
                       "use EMIT … EVERY INTERVAL … instead", at="emit")
     others = sorted(c.source_connectors - CONTINUOUS_SOURCES)
     if others:
-        yield Finding("SS307", "error", f"a continuous trigger cannot read a {others[0]} "
+        yield Finding("SS307", f"a continuous trigger cannot read a {others[0]} "
                       "source (only rate and kafka)", "use EMIT … EVERY INTERVAL … instead",
                       at="emit")
     if c.sink_connector in CONTINUOUS_SINKS_REFUSED:
-        yield Finding("SS308", "error", f"the {c.sink_connector} sink does not support a "
+        yield Finding("SS308", f"the {c.sink_connector} sink does not support a "
                       "continuous trigger (Spark fails the query at once)",
                       "write to a memory, console or noop sink, or use EMIT … EVERY INTERVAL …",
                       at="emit")
@@ -308,12 +313,12 @@ def _stream_stream_problem(join: JoinInfo) -> Finding | None:
     """Spark 4.1's conditions for a join of two streams (besides append mode, SS322)."""
     kind = join.kind
     if kind.endswith("anti"):
-        return Finding("SS324", "error", "a LEFT ANTI join of two streams is not supported",
+        return Finding("SS324", "a LEFT ANTI join of two streams is not supported",
                        "join a stream with a table instead, or use a LEFT JOIN with "
                        "watermarks and a time range and keep the rows whose right side is NULL",
                        join.node)
     if not join.equality:
-        return Finding("SS323", "error", "a join of two streams needs an equality between "
+        return Finding("SS323", "a join of two streams needs an equality between "
                        "them in ON (Spark fails the first batch without one)",
                        "add a key condition such as a.user_id = b.user_id", join.node)
     if kind not in ("left", "right", "full", "semi"):
@@ -324,7 +329,7 @@ def _stream_stream_problem(join: JoinInfo) -> Finding | None:
     name = "LEFT SEMI" if kind == "semi" else kind.upper()
     if not accepted:
         return Finding(
-            "SS321", "error", f"a stream-stream {name} join needs a watermark on the nullable "
+            "SS321", f"a stream-stream {name} join needs a watermark on the nullable "
             "side and a time range in ON that bounds the other side by it (or the event "
             "time among the join keys)",
             "add WATERMARK FOR to both streams and a condition such as "
@@ -333,7 +338,7 @@ def _stream_stream_problem(join: JoinInfo) -> Finding | None:
     for side in _PRESERVED.get(kind, ()):
         if not join.state_bounded(side):
             return Finding(
-                "SS321", "error", f"a stream-stream {name} join writes the unmatched rows of "
+                "SS321", f"a stream-stream {name} join writes the unmatched rows of "
                 f"its {side} side only when it drops them from its state: the {side} side "
                 "needs a watermark and a time range in ON that bounds it (Spark would run "
                 "this join but never write them)",
@@ -359,7 +364,7 @@ def _joins(c: Context) -> Iterator[Finding]:
                     or (bad == "left" and join.left_streaming)
                     or (bad == "either" and (join.left_streaming or join.right_streaming))):
             yield Finding(
-                "SS320", "error", f"a {kind.upper()} join is not supported with the stream on "
+                "SS320", f"a {kind.upper()} join is not supported with the stream on "
                 f"the {'preserved' if kind in ('right', 'left', 'full') else 'right'} side "
                 "and a static relation on the other",
                 "put the stream on the preserved side (stream LEFT JOIN table), or use INNER JOIN",
@@ -370,14 +375,14 @@ def _unbounded_state(c: Context) -> Iterator[Finding]:
     """SS350 (warning) — an aggregation or stream-stream join without a watermark keeps its
     state forever: memory grows with every new key."""
     if _stateful(c.info, c.ops) and not _watermarked(c.info, c.ops) and c.mode != "append":
-        yield Finding("SS350", "warning", "the aggregation's state grows without bound: no "
+        yield Finding("SS350", "the aggregation's state grows without bound: no "
                       "watermarked window or event-time key lets Spark drop old groups",
                       WATERMARK_HINT)
     for join in c.ops.stream_stream_joins:
         if _stream_stream_problem(join) is not None:
             continue
         if not (join.state_bounded("left") and join.state_bounded("right")):
-            yield Finding("SS350", "warning", "the stream-stream join keeps every row of a "
+            yield Finding("SS350", "the stream-stream join keeps every row of a "
                           "stream: no watermark and time range let Spark drop old rows",
                           "add WATERMARK FOR to both streams and a time range condition in ON",
                           join.node)
@@ -387,7 +392,7 @@ def _append_delay(c: Context) -> Iterator[Finding]:
     """SS351 (warning) — an inferred append-mode aggregation writes each window only after
     the watermark passes its end: nothing appears until later data arrives."""
     if _stateful(c.info, c.ops) and c.mode == "append" and not c.requested:
-        yield Finding("SS351", "warning", "each window is written only once the watermark passes "
+        yield Finding("SS351", "each window is written only once the watermark passes "
                       "its end (append mode was inferred)",
                       "say EMIT FINAL to make this explicit, or EMIT CHANGES for early results",
                       at="query")
