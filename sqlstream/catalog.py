@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from sqlstream import ast, plan
 from sqlstream.analysis import RelationInfo
+from sqlstream.compiled import CompiledQuery
 from sqlstream.errors import UnknownNameError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sqlstream.compiler import CompiledQuery
     from sqlstream.connectors import ResolvedOptions
 
 Schema = tuple[tuple[str, str], ...]

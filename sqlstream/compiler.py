@@ -1,7 +1,7 @@
 """One compile path per query body: parse → names → rewrite → schema → facts → checks.
 
 :func:`compile_query` turns the text of a query body (a view, an ``INSERT``, a ``SELECT``)
-into a frozen :class:`CompiledQuery`. Every step works on the same tree, in this order:
+into a frozen :class:`~sqlstream.compiled.CompiledQuery`. Every step works on the same tree, in this order:
 
 1. parse (:func:`sqlstream.dialect.parse_query`) and check that every relation it reads is
    declared (:class:`~sqlstream.catalog.Catalog`);
@@ -12,7 +12,7 @@ into a frozen :class:`CompiledQuery`. Every step works on the same tree, in this
 4. facts (:func:`sqlstream.analysis.analyze`, :func:`sqlstream.operators.collect_operators`,
    merged with those of the views it reads, as Spark checks the whole plan);
 5. for a query that writes to a sink, :func:`check_query`: the output mode and the
-   streaming rules (:mod:`sqlstream.checks`), then its :class:`~sqlstream.state.StateSignature`.
+   streaming rules (:mod:`sqlstream.checks`), then its :class:`~sqlstream.plan.StateSignature`.
 
 The Spark SQL is printed once, from the tree the checks judged: what ``check`` judges is
 what ``translate`` prints and ``exec`` runs.
@@ -20,23 +20,19 @@ what ``translate`` prints and ``exec`` runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-
-from sqlglot import exp
+from dataclasses import replace
 
 from sqlstream import ast, plan
 from sqlstream.analysis import QueryInfo, analyze
 from sqlstream.catalog import Catalog
 from sqlstream.checks import Context, check_query as run_rules, choose_mode
+from sqlstream.compiled import CompiledQuery
 from sqlstream.dialect import node_offsets, parse_query, to_spark_sql
 from sqlstream.errors import StreamingError, SqlStreamError, UnknownNameError, did_you_mean
-from sqlstream.operators import Operators, collect_operators
+from sqlstream.operators import collect_operators
 from sqlstream.rewrite import relation_names, rewrite
-from sqlstream.schema import Schema, query_schema
-from sqlstream.state import (
-    StateSignature, WatermarkDef, operators_of, sink_identity, source_identity, watermarks_of,
-)
+from sqlstream.schema import query_schema
+from sqlstream.state import state_signature
 
 
 def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
@@ -51,41 +47,6 @@ def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
         end = getattr(error, "offset_end", None)
         error.span = text.locate(start, end) if start is not None else text.span
     return error
-
-
-@dataclass(frozen=True)
-class CompiledQuery:
-    """A query body after every compile step.
-
-    Attributes:
-        sql: the Spark SQL that runs, printed from ``tree``.
-        text: the query body in the file.
-        columns: ``(name, type)`` pairs of its result, or ``None`` when only known at run time.
-        info: the streaming facts (:class:`~sqlstream.analysis.QueryInfo`).
-        operators: the restricted operators of the query and the views it reads.
-        findings: schema findings (unknown names, type errors), positioned in the file.
-        steps: plan steps the query needs before its SQL (e.g.
-            :class:`~sqlstream.plan.Deduplicate`); empty when Spark SQL expresses it all.
-        tree: the rewritten sqlglot tree the checks judged (``sql`` is printed from it).
-        node_texts: ``id(node)`` → the query body a node of ``operators`` was written in
-            (views' nodes point into the views), for positions in messages.
-        output_mode, output_mode_reason, state: set by :func:`check_query` for a query that
-            writes to a sink: the output mode (``None`` when none fits), why, and the
-            :class:`~sqlstream.state.StateSignature`; ``None`` for a view.
-    """
-
-    sql: str
-    text: ast.SqlText
-    columns: Schema | None
-    info: QueryInfo
-    operators: Operators = field(compare=False)
-    findings: tuple[SqlStreamError, ...] = field(default=(), compare=False)
-    steps: tuple[plan.Relation, ...] = ()
-    tree: exp.Expression | None = field(default=None, compare=False, repr=False)
-    node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
-    output_mode: str | None = None
-    output_mode_reason: str | None = None
-    state: StateSignature | None = None
 
 
 def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
@@ -173,7 +134,7 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
         findings += run_rules(Context(compiled.info, compiled.operators, mode, requested is not None,
                                       sink.connector, sink_modes, trigger, connectors))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
-    state = None if mode is None else _signature(compiled, reads, mode, sink, catalog)
+    state = None if mode is None else state_signature(compiled.tree, reads, mode, sink, catalog.infos())
     return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned
 
 
@@ -188,22 +149,3 @@ def _position(finding, compiled: CompiledQuery, emit: ast.Emit | None) -> Stream
         span = emit.span
     return StreamingError(finding.message, span, hint=finding.hint, code=finding.code,
                           severity=finding.severity)
-
-
-def _signature(compiled: CompiledQuery, reads, mode: str, sink: plan.Sink,
-               catalog: Catalog) -> StateSignature:
-    infos = catalog.infos()
-    operators = list(operators_of(compiled.tree, infos))
-    watermarks = list(watermarks_of(compiled.tree, None))
-    sources = []
-    for relation in reads:
-        if relation.query is not None and relation.query.tree is not None:
-            operators += operators_of(relation.query.tree, infos, relation.name.lower())
-            watermarks += watermarks_of(relation.query.tree, relation.name.lower())
-        if relation.source is not None and not relation.source.bounded:
-            sources.append(source_identity(relation.source))
-            if relation.source.watermark is not None:
-                w = relation.source.watermark
-                watermarks.append(WatermarkDef(relation.name.lower(), w.column.lower(), w.delay))
-    return StateSignature(tuple(sources), tuple(operators), tuple(watermarks), mode,
-                          sink_identity(sink))

@@ -11,12 +11,9 @@ Spark SQL cannot express (:class:`Deduplicate`); queries (:class:`Query`) run af
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlstream.source import Source, Span
 
-if TYPE_CHECKING:  # pragma: no cover
-    from sqlstream.state import StateSignature
 
 
 @dataclass(frozen=True)
@@ -143,6 +140,74 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class StatefulOperator:
+    """One operator that keeps state across micro-batches.
+
+    Attributes:
+        kind: ``aggregation`` (``GROUP BY`` or aggregate functions on a stream),
+            ``distinct`` (``SELECT DISTINCT``: an aggregation over every column for Spark),
+            ``deduplicate`` (a ``Deduplicate`` plan step: ``dropDuplicates``) or
+            ``stream_stream_join``.
+        keys: the grouping keys, the distinct columns, the deduplication keys or the join's
+            equality conditions, as Spark SQL text.
+        aggregates: the aggregate function calls (aggregations only), as Spark SQL text.
+        join_type: ``inner``, ``left``, ``right``, ``full``, ``semi``, ``anti`` (joins only).
+        relation: ``None`` for the query itself, else the lower-case name of the view the
+            operator is in.
+    """
+
+    kind: str
+    keys: tuple[str, ...]
+    aggregates: tuple[str, ...] = ()
+    join_type: str | None = None
+    relation: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """A source a query reads: its relation, connector and what it reads (path, table)."""
+
+    relation: str
+    connector: str
+    target: str | None
+
+
+@dataclass(frozen=True)
+class WatermarkDef:
+    """An event-time watermark: on ``column`` of ``relation`` with ``delay`` (Spark's
+    duration text, e.g. ``1 hour``, or the SQL of a ``WATERMARK`` clause's interval)."""
+
+    relation: str
+    column: str
+    delay: str
+
+
+@dataclass(frozen=True)
+class StateSignature:
+    """What a restart on the same checkpoint location must keep (Spark guide, *Recovery
+    Semantics after Changes in a Streaming Query*).
+
+    Attributes:
+        sources: every source read, through views, in declaration order.
+        operators: the stateful operators of the query and of the views it reads.
+        watermarks: the watermarks of those sources and of ``WATERMARK`` clauses.
+        output_mode: ``append``, ``update`` or ``complete``.
+        sink: ``(connector, format, path or table)`` of the sink.
+    """
+
+    sources: tuple[SourceIdentity, ...]
+    operators: tuple[StatefulOperator, ...]
+    watermarks: tuple[WatermarkDef, ...]
+    output_mode: str
+    sink: tuple[str, str | None, str | None]
+
+    @property
+    def stateful(self) -> bool:
+        """The query keeps state (Spark's state store) across micro-batches."""
+        return bool(self.operators)
+
+
+@dataclass(frozen=True)
 class Query:
     """One streaming query (``writeStream … start()``).
 
@@ -158,7 +223,7 @@ class Query:
         span: the statement that starts the query.
         columns: ``(name, type)`` pairs the query writes, or ``None`` (as for
             :class:`SourceRelation`).
-        state: its :class:`~sqlstream.state.StateSignature` (stateful operators, sources,
+        state: its :class:`StateSignature` (stateful operators, sources,
             watermarks, output mode, sink), or ``None`` when it was not checked.
     """
 

@@ -1,5 +1,5 @@
-"""State signatures: what a streaming query keeps in Spark's state store, and what it reads
-and writes, as plain data.
+"""State signatures (:class:`~sqlstream.plan.StateSignature`): what a streaming query keeps
+in Spark's state store, and what it reads and writes.
 
 A restart on an existing checkpoint location is safe only if the state signature is
 compatible with the one the checkpoint was written with (Spark guide, *Recovery Semantics
@@ -13,7 +13,6 @@ judged and the SQL that runs was printed from) and the trees of the views it rea
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -21,74 +20,6 @@ from sqlstream import plan
 from sqlstream.analysis import RelationInfo, is_aggregate, names_under
 from sqlstream.dialect import Watermark as WatermarkClause, to_spark_sql
 from sqlstream.operators import join_kind
-
-
-@dataclass(frozen=True)
-class StatefulOperator:
-    """One operator that keeps state across micro-batches.
-
-    Attributes:
-        kind: ``aggregation`` (``GROUP BY`` or aggregate functions on a stream),
-            ``distinct`` (``SELECT DISTINCT``: an aggregation over every column for Spark),
-            ``deduplicate`` (a ``Deduplicate`` plan step: ``dropDuplicates``) or
-            ``stream_stream_join``.
-        keys: the grouping keys, the distinct columns, the deduplication keys or the join's
-            equality conditions, as Spark SQL text.
-        aggregates: the aggregate function calls (aggregations only), as Spark SQL text.
-        join_type: ``inner``, ``left``, ``right``, ``full``, ``semi``, ``anti`` (joins only).
-        relation: ``None`` for the query itself, else the lower-case name of the view the
-            operator is in.
-    """
-
-    kind: str
-    keys: tuple[str, ...]
-    aggregates: tuple[str, ...] = ()
-    join_type: str | None = None
-    relation: str | None = None
-
-
-@dataclass(frozen=True)
-class SourceIdentity:
-    """A source a query reads: its relation, connector and what it reads (path, table)."""
-
-    relation: str
-    connector: str
-    target: str | None
-
-
-@dataclass(frozen=True)
-class WatermarkDef:
-    """An event-time watermark: on ``column`` of ``relation`` with ``delay`` (Spark's
-    duration text, e.g. ``1 hour``, or the SQL of a ``WATERMARK`` clause's interval)."""
-
-    relation: str
-    column: str
-    delay: str
-
-
-@dataclass(frozen=True)
-class StateSignature:
-    """What a restart on the same checkpoint location must keep (Spark guide, *Recovery
-    Semantics after Changes in a Streaming Query*).
-
-    Attributes:
-        sources: every source read, through views, in declaration order.
-        operators: the stateful operators of the query and of the views it reads.
-        watermarks: the watermarks of those sources and of ``WATERMARK`` clauses.
-        output_mode: ``append``, ``update`` or ``complete``.
-        sink: ``(connector, format, path or table)`` of the sink.
-    """
-
-    sources: tuple[SourceIdentity, ...]
-    operators: tuple[StatefulOperator, ...]
-    watermarks: tuple[WatermarkDef, ...]
-    output_mode: str
-    sink: tuple[str, str | None, str | None]
-
-    @property
-    def stateful(self) -> bool:
-        """The query keeps state (Spark's state store) across micro-batches."""
-        return bool(self.operators)
 
 
 def _sql(nodes) -> tuple[str, ...]:
@@ -106,7 +37,7 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
 
 
 def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
-                 relation: str | None = None) -> tuple[StatefulOperator, ...]:
+                 relation: str | None = None) -> tuple[plan.StatefulOperator, ...]:
     """The stateful operators in one rewritten query tree.
 
     Args:
@@ -132,32 +63,64 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
             aggregates = dict.fromkeys(
                 to_spark_sql(node) for item in select.expressions for node in item.find_all(exp.AggFunc)
                 if not node.find_ancestor(exp.Window))
-            found.append(StatefulOperator("aggregation", _sql(group.expressions) if group else (),
+            found.append(plan.StatefulOperator("aggregation", _sql(group.expressions) if group else (),
                                           tuple(aggregates), relation=relation))
         elif select.args.get("distinct") is not None:
-            found.append(StatefulOperator("distinct", _sql(select.expressions), relation=relation))
+            found.append(plan.StatefulOperator("distinct", _sql(select.expressions), relation=relation))
         source = select.args.get("from_")
         left_streaming = source is not None and streaming(source)
         for join in select.args.get("joins") or ():
             if left_streaming and streaming(join.this):
-                found.append(StatefulOperator("stream_stream_join", _join_keys(join),
+                found.append(plan.StatefulOperator("stream_stream_join", _join_keys(join),
                                               join_type=join_kind(join), relation=relation))
     return tuple(found)
 
 
-def watermarks_of(tree: exp.Expression, relation: str | None) -> tuple[WatermarkDef, ...]:
+def watermarks_of(tree: exp.Expression, relation: str | None) -> tuple[plan.WatermarkDef, ...]:
     """The ``WATERMARK`` clauses of one query tree."""
     return tuple(
-        WatermarkDef(relation or "", clause.this.alias_or_name.lower(),
+        plan.WatermarkDef(relation or "", clause.this.alias_or_name.lower(),
                      to_spark_sql(clause.expression))
         for clause in tree.find_all(WatermarkClause))
 
 
-def source_identity(source: plan.SourceRelation) -> SourceIdentity:
+def source_identity(source: plan.SourceRelation) -> plan.SourceIdentity:
     """The identity of a source read (connector and path or table)."""
-    return SourceIdentity(source.name.lower(), source.connector, source.path)
+    return plan.SourceIdentity(source.name.lower(), source.connector, source.path)
 
 
 def sink_identity(sink: plan.Sink) -> tuple[str, str | None, str | None]:
     """``(connector, format, path or table)`` of a sink."""
     return sink.connector, sink.format, sink.path
+
+
+def state_signature(tree: exp.Expression, reads, mode: str, sink: plan.Sink,
+                    infos: Mapping[str, RelationInfo]) -> plan.StateSignature:
+    """The state signature of a query.
+
+    Args:
+        tree: the query's rewritten tree (the one its SQL is printed from).
+        reads: the catalog relations it reads, views' relations included
+            (:meth:`sqlstream.catalog.Catalog.closure`): each has ``name``, ``source``
+            (a :class:`~sqlstream.plan.SourceRelation` or ``None``) and ``query`` (a
+            compiled view or ``None``).
+        mode: its output mode; ``sink`` where it writes.
+        infos: lower-case relation name → what is known of it (streaming or not).
+
+    Returns:
+        The :class:`~sqlstream.plan.StateSignature`.
+    """
+    operators = list(operators_of(tree, infos))
+    watermarks = list(watermarks_of(tree, None))
+    sources = []
+    for relation in reads:
+        if relation.query is not None and relation.query.tree is not None:
+            operators += operators_of(relation.query.tree, infos, relation.name.lower())
+            watermarks += watermarks_of(relation.query.tree, relation.name.lower())
+        if relation.source is not None and not relation.source.bounded:
+            sources.append(source_identity(relation.source))
+            if relation.source.watermark is not None:
+                w = relation.source.watermark
+                watermarks.append(plan.WatermarkDef(relation.name.lower(), w.column.lower(), w.delay))
+    return plan.StateSignature(tuple(sources), tuple(operators), tuple(watermarks), mode,
+                               sink_identity(sink))
