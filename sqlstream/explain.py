@@ -6,10 +6,15 @@ and the PySpark calls the binder makes. :func:`to_pyspark` is ``translate --to p
 the same calls as a standalone PySpark script (a session builder with ``exec``'s
 defaults, the calls, then waiting for the queries). Both print the program that
 :func:`sqlstream.program.lower` makes and :mod:`sqlstream.binder` runs, so what is shown
-is what runs. No Spark, no pyspark import; secrets (values of ``${env:…}``) are redacted.
+is what runs. No Spark, no pyspark import. Secrets (values of ``${env:…}``) are redacted
+from the translation; the script reads them from the environment when it runs.
 """
 
 from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
 
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Program, Step
@@ -19,29 +24,33 @@ from sqlstream.program import lower
 _MULTILINE = {"builder", "read", "readStream", "writeStream"}
 
 
-def render_arg(arg) -> str:
-    """Python source of an argument: ``repr`` of a literal, a tuple as a list, a nested
-    chain inline."""
+Literal = Callable[[object], str]  # Python source of a str/int/bool/None argument
+
+
+def render_arg(arg, literal: Literal = repr) -> str:
+    """Python source of an argument: ``literal`` of a value (``repr``), a tuple as a
+    list, a nested chain inline."""
     if isinstance(arg, Chain):
-        return "".join(_root_and_steps(arg))
+        return "".join(_root_and_steps(arg, literal))
     if isinstance(arg, tuple):
-        return "[" + ", ".join(render_arg(a) for a in arg) + "]"
-    return repr(arg)
+        return "[" + ", ".join(render_arg(a, literal) for a in arg) + "]"
+    return literal(arg)
 
 
-def render_step(step: Step) -> str:
+def render_step(step: Step, literal: Literal = repr) -> str:
     """``.name`` for a property, ``.name(arg, …, key=value, …)`` for a call."""
     if not step.call:
         return f".{step.name}"
-    args = [render_arg(a) for a in step.args] + [f"{k}={render_arg(v)}" for k, v in step.kwargs]
+    args = [render_arg(a, literal) for a in step.args]
+    args += [f"{k}={render_arg(v, literal)}" for k, v in step.kwargs]
     return f".{step.name}({', '.join(args)})"
 
 
-def _root_and_steps(chain: Chain) -> list[str]:
-    return [chain.root, *(render_step(s) for s in chain.steps)]
+def _root_and_steps(chain: Chain, literal: Literal = repr) -> list[str]:
+    return [chain.root, *(render_step(s, literal) for s in chain.steps)]
 
 
-def render_chain(chain: Chain) -> list[str]:
+def render_chain(chain: Chain, literal: Literal = repr) -> list[str]:
     """The Python statement of ``chain``, as lines.
 
     One line (``df = df.selectExpr(…)``), or, for a chain that reads or writes (a
@@ -49,7 +58,7 @@ def render_chain(chain: Chain) -> list[str]:
     first step on the first line and one step a line after it, in parentheses.
     """
     assign = f"{chain.assign} = " if chain.assign else ""
-    parts = _root_and_steps(chain)
+    parts = _root_and_steps(chain, literal)
     if not any(s.name in _MULTILINE for s in chain.steps) or len(parts) < 3:
         return [assign + "".join(parts)]
     lines = [f"{assign}({parts[0]}{parts[1]}", *("    " + part for part in parts[2:])]
@@ -57,14 +66,16 @@ def render_chain(chain: Chain) -> list[str]:
     return lines
 
 
-def render_program(program: Program, marker: str = "--") -> str:
+def render_program(program: Program, marker: str = "--", literal: Literal = repr) -> str:
     """The text of ``program``: its blocks separated by blank lines, comments after
-    ``marker`` (``--`` for ``translate``, ``#`` in a script). Not redacted."""
+    ``marker`` (``--`` for ``translate``, ``#`` in a script), values written by
+    ``literal``. Not redacted."""
     blocks = []
     for block in program.blocks:
         lines: list[str] = []
         for item in block.items:
-            lines += render_chain(item) if isinstance(item, Chain) else [f"{marker} {item}"]
+            lines += (render_chain(item, literal) if isinstance(item, Chain)
+                      else [f"{marker} {item}"])
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
@@ -93,6 +104,33 @@ def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
     return Chain("SparkSession", tuple(steps), assign="spark")
 
 
+def _secret_literal(plan: p.Plan) -> Literal:
+    """``repr``, except that a string holding the value of an ``${env:NAME}`` is written
+    as an expression reading ``os.environ['NAME']`` (so the script holds no secret)."""
+    names = {}
+    for name in re.findall(r"\$\{\s*env:\s*([A-Za-z0-9_.\-]+)\s*\}", plan.source.text):
+        if os.environ.get(name) in plan.source.secrets:
+            names[os.environ[name]] = name
+    if not names:
+        return repr
+    pattern = re.compile("|".join(re.escape(v) for v in sorted(names, key=len, reverse=True)))
+
+    def literal(value) -> str:
+        if not isinstance(value, str) or not pattern.search(value):
+            return repr(value)
+        parts, pos = [], 0
+        for match in pattern.finditer(value):
+            if match.start() > pos:
+                parts.append(repr(value[pos:match.start()]))
+            parts.append(f"os.environ[{names[match.group()]!r}]")
+            pos = match.end()
+        if pos < len(value):
+            parts.append(repr(value[pos:]))
+        return " + ".join(parts)
+
+    return literal
+
+
 _WAIT = '''\
 # Wait until every query has stopped; awaitAnyTermination raises the error of a failed one.
 while True:
@@ -117,14 +155,18 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         Python source: imports, ``PYSPARK_PYTHON``, the session builder with the defaults
         of ``sqlstream exec`` (``runtime.session_defaults``), the program's calls with
         ``#`` comments naming the `.ssql` lines, then a loop that waits for the queries.
-        It does not import sqlstream. Secrets are redacted (shown as ``***``): set them
-        in the script before running it.
+        It does not import sqlstream. A value from ``${env:NAME}`` is read from
+        ``os.environ['NAME']`` when the script runs; any other trace of it is redacted.
     """
     conf = dict(conf or {})
     program = lower(plan, available_now)
     source = plan.source.path or "<string>"
     head = [
-        f'"""PySpark job of {source}, written by `sqlstream translate --to pyspark`."""',
+        f'"""PySpark job of {source}, written by `sqlstream translate --to pyspark`.',
+        "",
+        "Run it with python where pyspark is installed. Relative paths are relative to the",
+        "folder sqlstream translate ran in.",
+        '"""',
         "",
         "import os",
         "import sys",
@@ -135,9 +177,8 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         *render_chain(_builder(plan, master, conf)),
         "",
     ]
-    if plan.source.secrets:
-        head.insert(1, "\n# Values from ${env:…} are shown as '***': put them back before running.")
-    text = "\n".join(head) + "\n" + render_program(program, marker="#")
+    literal = _secret_literal(plan)
+    text = "\n".join(head) + "\n" + render_program(program, "#", literal)
     if plan.queries:
         text += "\n" + _WAIT
     return plan.source.redact(text)

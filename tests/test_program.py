@@ -18,15 +18,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import sqlstream
-from sqlstream import binder
 from sqlstream import plan as p
+from sqlstream.cli import main
+from sqlstream.connectors import CONNECTORS, resolve_options
 from tests.conftest import FIXTURES, ROOT
 from tests.recording import Log, Recorded, Symbol, canonical
 from tests.test_golden import SECRET
-
-pytestmark = pytest.mark.spark
 
 CASES = sorted((FIXTURES / "translate").glob("*.ssql"), key=lambda c: c.name)
 
@@ -59,8 +59,11 @@ def _printed_calls(text: str) -> list[str]:
     return canonical(log.events)
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.stem)
 def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case):
+    from sqlstream import binder
+
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
     pipeline = _compile_in(tmp_path, case)
     log = Log()
@@ -88,6 +91,7 @@ def _copy_days(target: Path, days: list[Path]) -> None:
         os.utime(target / day.name, (stamp, stamp))
 
 
+@pytest.mark.spark
 def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
     example = ROOT / "examples" / "flights"
     days = sorted((example / "data" / "flights").glob("*.csv"))[:4]
@@ -115,3 +119,55 @@ def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
     api_rows = spark.read.parquet(str(tmp_path / "sqlstream" / "out" / "hourly")).collect()
     assert len(script_rows) > 4 * 3 * 10
     assert sorted(map(tuple, script_rows)) == sorted(map(tuple, api_rows))
+
+
+def test_translate_to_pyspark_writes_a_script_without_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", SECRET)
+    out = tmp_path / "job.py"
+    result = CliRunner().invoke(main, [
+        "translate", "--to", "pyspark", "-o", str(out), "--master", "local[2]",
+        "--conf", "spark.sql.shuffle.partitions=3", "--var", "threshold=15",
+        str(FIXTURES / "translate" / "secrets.ssql")])
+    assert result.exit_code == 0, result.output
+    script = out.read_text(encoding="utf-8")
+    compile(script, str(out), "exec")
+    assert SECRET not in script and "***" not in script
+    assert "os.environ['SECRET_TOKEN']" in script
+    assert "import sqlstream" not in script and "from sqlstream" not in script
+    assert ".master('local[2]')" in script
+    assert ".config('spark.sql.shuffle.partitions', '3')" in script
+    assert ".config('spark.sql.session.timeZone', 'UTC')" in script
+    assert "# QUERY out -> files sink out (line 5)" in script
+    assert "spark.streams.awaitAnyTermination()" in script
+
+
+def test_translate_text_is_the_default(tmp_path):
+    case = FIXTURES / "translate" / "flights_hourly.ssql"
+    result = CliRunner().invoke(main, ["translate", "--var", "dir=/data", str(case)])
+    assert result.exit_code == 0, result.output
+    assert result.output == sqlstream.compile_file(case, {"dir": "/data"}).translate()
+
+
+def _resolve(text_options: dict[str, str], role: str):
+    from sqlstream import ast
+    from sqlstream.source import Source
+
+    source = Source("x")
+    span = source.span(0, 1)
+    options = tuple(ast.Option(k, v, span, span, span) for k, v in text_options.items())
+    return resolve_options(options, source, role, ast.Name("n", span), span)
+
+
+def test_connector_modules_decide_format_and_path():
+    assert sorted(CONNECTORS) == ["console", "files", "memory", "noop", "rate",
+                                  "rate_micro_batch", "socket", "table"]
+    files = _resolve({"connector": "files", "format": "CSV", "path": "in"}, "source")
+    assert files.source_target(lambda path: "/base/" + path) == ("csv", "/base/in")
+    assert files.sink_target(lambda path: "/base/" + path) == ("csv", "/base/in")
+    table = _resolve({"connector": "table", "table": "db.t"}, "sink")
+    assert table.source_target(str) == (None, "db.t") == table.sink_target(str)
+    rate = _resolve({"connector": "rate"}, "source")
+    assert rate.source_target(str) == ("rate", None)
+    memory = _resolve({"connector": "memory"}, "sink")
+    assert memory.sink_target(str) == ("memory", None)
+    assert CONNECTORS["rate"].continuous_source and not CONNECTORS["files"].continuous_sink
