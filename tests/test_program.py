@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from sqlstream import plan as p
 from sqlstream.cli import main
 from sqlstream.connectors import CONNECTORS, resolve_options
 from tests.conftest import FIXTURES, ROOT
+from tests.test_flights_example import _copy_days
 from tests.recording import Log, Recorded, Symbol, canonical
 from tests.test_golden import SECRET
 
@@ -83,14 +83,6 @@ def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case
     assert any(".start(" in row or ".toTable(" in row for row in printed)
 
 
-def _copy_days(target: Path, days: list[Path]) -> None:
-    target.mkdir(parents=True)
-    for day in days:
-        shutil.copy(day, target / day.name)
-        stamp = datetime.strptime(day.stem, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
-        os.utime(target / day.name, (stamp, stamp))
-
-
 @pytest.mark.spark
 def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
     example = ROOT / "examples" / "flights"
@@ -98,7 +90,7 @@ def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
     runs = {}
     for name in ("script", "sqlstream"):
         work = tmp_path / name
-        _copy_days(work / "data" / "flights", days)
+        _copy_days(work, days)
         shutil.copy(example / "hourly_delays.ssql", work)
         runs[name] = sqlstream.compile_file(work / "hourly_delays.ssql")
 
