@@ -5,10 +5,11 @@ The API::
     import sqlstream
     pipeline = sqlstream.compile_file("examples/flights/hourly_delays.ssql")
     print(pipeline.translate())          # Spark SQL + readStream/writeStream binding
+    script = pipeline.to_pyspark()       # the same calls as a standalone PySpark script
     queries = pipeline.start(spark)      # the started StreamingQuery objects
 
-``import sqlstream``, :func:`compile` and :func:`translate` never import pyspark nor
-start a JVM; only :meth:`Pipeline.start` does.
+``import sqlstream``, :func:`compile`, :func:`translate` and :meth:`Pipeline.to_pyspark`
+never import pyspark nor start a JVM; only :meth:`Pipeline.start` does.
 """
 
 from __future__ import annotations
