@@ -5,10 +5,11 @@ The API::
     import sqlstream
     pipeline = sqlstream.compile_file("examples/flights/hourly_delays.ssql")
     print(pipeline.translate())          # Spark SQL + readStream/writeStream binding
+    script = pipeline.to_pyspark()       # the same calls as a standalone PySpark script
     queries = pipeline.start(spark)      # the started StreamingQuery objects
 
-``import sqlstream``, :func:`compile` and :func:`translate` never import pyspark nor
-start a JVM; only :meth:`Pipeline.start` does.
+``import sqlstream``, :func:`compile`, :func:`translate` and :meth:`Pipeline.to_pyspark`
+never import pyspark nor start a JVM; only :meth:`Pipeline.start` does.
 """
 
 from __future__ import annotations
@@ -44,6 +45,24 @@ class Pipeline:
         from sqlstream.explain import render
 
         return render(self.plan)
+
+    def to_pyspark(self, master: str | None = None, conf: dict[str, str] | None = None,
+                   available_now: bool = False) -> str:
+        """A standalone PySpark script running this pipeline (``translate --to pyspark``).
+
+        Args:
+            master: the Spark master of the script's session (default ``local[*]``).
+            conf: Spark configuration for that session (as ``exec --conf``).
+            available_now: every query with ``trigger(availableNow=True)``.
+
+        Returns:
+            Python source that does not import sqlstream: the session with ``exec``'s
+            defaults, the settings, reads, views and queries, and a wait for the queries
+            (see :func:`sqlstream.explain.to_pyspark`). Secrets are redacted.
+        """
+        from sqlstream.explain import to_pyspark
+
+        return to_pyspark(self.plan, master, conf, available_now)
 
     def start(self, spark: SparkSession, available_now: bool = False) -> list[StreamingQuery]:
         """Define the pipeline's views in ``spark`` and start its queries.

@@ -1,13 +1,16 @@
-"""Binder: executes a :class:`~sqlstream.plan.Plan` with PySpark.
+"""Binder: runs a plan's binding calls (:class:`~sqlstream.calls.Program`) on a SparkSession.
 
-The only module that imports pyspark. It applies ``SET`` settings, reads every source
-(``spark.readStream`` / ``spark.read``), defines the temporary views in plan order, and
-starts each query with ``writeStream`` (format, output mode, trigger, checkpoint
-location, query name). Spark's errors become :class:`~sqlstream.errors.QueryFailedError`
-pointing at the statement that caused them.
+The only module that imports pyspark. It evaluates the chains that
+:func:`sqlstream.program.lower` makes of a :class:`~sqlstream.plan.Plan` — the same ones
+``sqlstream translate`` prints — with ``getattr`` and calls, from the root names
+``spark`` (the session) and ``df`` (the last DataFrame assigned): ``SET`` settings, source
+reads and temporary views in plan order, then each query's ``writeStream … start()``.
+Spark's errors become :class:`~sqlstream.errors.QueryFailedError` (an
+:class:`~sqlstream.errors.OptionError` for a refused ``SET``) pointing at the statement
+that caused them.
 
-Source: PySpark API ``DataStreamReader``, ``DataStreamWriter``, ``DataFrame.withWatermark``,
-``DataFrame.dropDuplicates`` / ``dropDuplicatesWithinWatermark`` (Spark 4.1).
+Source: PySpark API ``RuntimeConfig``, ``DataStreamReader``, ``DataStreamWriter``,
+``DataFrame.withWatermark`` / ``selectExpr`` / ``createOrReplaceTempView`` (Spark 4.1).
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from collections.abc import Callable
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
 from sqlstream import plan as p
-from sqlstream.errors import OptionError, QueryFailedError
+from sqlstream.calls import Block, Chain
+from sqlstream.errors import OptionError, QueryFailedError, SqlStreamError
+from sqlstream.program import lower, query_block, relation_block, settings_block
 
 Report = Callable[[str], None]
 
@@ -71,8 +77,75 @@ def spark_message(exc: BaseException, limit: int = 600) -> str:
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
-def _fail(plan: p.Plan, what: str, exc: BaseException, span) -> QueryFailedError:
-    return QueryFailedError(f"{what}: {spark_message(exc)}", span, plan.source)
+def _fail(plan: p.Plan, block: Block, chain: Chain, exc: BaseException) -> SqlStreamError:
+    """The error of ``chain`` failing with ``exc``: ``"<label>: <Spark's message>"`` at the
+    statement; an :class:`OptionError` with the chain's hint for a refused setting."""
+    message = f"{chain.label}: {spark_message(exc)}"
+    if block.kind == "settings":
+        return OptionError(message, chain.span, plan.source, hint=chain.hint)
+    return QueryFailedError(message, chain.span, plan.source)
+
+
+def _value(arg, env: dict, report: Report):
+    if isinstance(arg, Chain):
+        value = evaluate(arg, env, report)
+        if arg.note:
+            shown = value.simpleString() if isinstance(value, StructType) else str(value)
+            report(f"{arg.note}: {shown}")
+        return value
+    if isinstance(arg, tuple):
+        return [_value(a, env, report) for a in arg]
+    return arg
+
+
+def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None = None):
+    """Evaluate ``chain`` from ``env[chain.root]``: ``getattr`` each step, call it with its
+    arguments (nested chains evaluated first, tuples passed as lists) unless it is a
+    property; assign the value to ``env[chain.assign]``.
+
+    Args:
+        chain: the chain.
+        env: root names to objects (``spark``, ``df``); updated by the assignment.
+        report: receives the notes of nested chains (an inferred schema).
+        steps: evaluate only the first ``steps`` steps (all when ``None``).
+
+    Returns:
+        The value of the last step evaluated.
+
+    Raises:
+        Whatever PySpark raises (``PySparkException``, ``Py4JJavaError``).
+    """
+    value = env[chain.root]
+    for step in chain.steps[:steps]:
+        value = getattr(value, step.name)
+        if step.call:
+            args = [_value(a, env, report) for a in step.args]
+            value = value(*args, **{k: _value(v, env, report) for k, v in step.kwargs})
+    if chain.assign and steps is None:
+        env[chain.assign] = value
+    return value
+
+
+def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = print,
+              env: dict | None = None) -> list:
+    """Evaluate every chain of ``block`` in order.
+
+    Returns:
+        The value of each chain (a started ``StreamingQuery`` for a query block).
+
+    Raises:
+        OptionError: Spark refused a setting.
+        QueryFailedError: Spark rejected a source or view, or refused to start a query;
+            positioned at the statement, with Spark's message.
+    """
+    env = {"spark": spark} if env is None else env
+    values = []
+    for chain in block.chains:
+        try:
+            values.append(evaluate(chain, env, report))
+        except (PySparkException, Py4JJavaError) as exc:
+            raise _fail(plan, block, chain, exc) from None
+    return values
 
 
 def apply_settings(spark: SparkSession, plan: p.Plan) -> None:
@@ -81,57 +154,23 @@ def apply_settings(spark: SparkSession, plan: p.Plan) -> None:
     Raises:
         OptionError: Spark refused the setting (e.g. a static configuration).
     """
-    for key, value in plan.settings:
-        if key.lower().startswith("sqlstream."):
-            continue
-        try:
-            spark.conf.set(key, value)
-        except (PySparkException, Py4JJavaError) as exc:
-            raise OptionError(
-                f"Spark refused SET '{key}': {spark_message(exc)}", plan.span_of_setting(key),
-                plan.source,
-                hint="static settings (spark.jars.packages, spark.sql.extensions, …) must be "
-                "given when the session is created: use sqlstream exec, or configure the session",
-            ) from None
-
-
-def _read(spark: SparkSession, relation: p.SourceRelation, report: Report) -> DataFrame:
-    reader = spark.read if relation.bounded else spark.readStream
-    if relation.connector == "table":
-        return reader.table(relation.path)
-    options = dict(relation.options)
-    reader = reader.format(relation.format).options(**options)
-    if relation.schema:
-        reader = reader.schema(relation.schema)
-    elif relation.infer_schema:
-        probe = spark.read.format(relation.format).options(**options)
-        if relation.format == "csv":
-            probe = probe.option("inferSchema", "true")
-        schema = probe.load(relation.path).schema
-        report(f"{relation.name}: schema inferred from {relation.path}: {schema.simpleString()}")
-        reader = reader.schema(schema)
-    return reader.load(relation.path) if relation.path else reader.load()
+    block = settings_block(plan)
+    if block is not None:
+        run_block(spark, plan, block)
 
 
 def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> DataFrame:
-    """Build the DataFrame of one plan step (not yet registered as a view)."""
-    if isinstance(relation, p.SqlView):
-        return spark.sql(relation.sql)
-    if isinstance(relation, p.Deduplicate):
-        df = spark.table(relation.input)
-        keys = list(relation.keys) or None
-        if relation.within_watermark:
-            return df.dropDuplicatesWithinWatermark(keys)
-        return df.dropDuplicates(keys)
-    df = _read(spark, relation, report)
-    watermark = relation.watermark
-    if watermark is not None and relation.watermark_first:
-        df = df.withWatermark(watermark.column, watermark.delay)
-    if relation.projection:
-        df = df.selectExpr(*relation.projection)
-    if watermark is not None and not relation.watermark_first:
-        df = df.withWatermark(watermark.column, watermark.delay)
-    return df
+    """Build the DataFrame of one plan step without registering it as a view (its
+    block's chains, without the final ``createOrReplaceTempView``).
+
+    Raises:
+        Whatever PySpark raises.
+    """
+    env = {"spark": spark}
+    *chains, last = relation_block(relation).chains
+    for chain in chains:
+        evaluate(chain, env, report)
+    return evaluate(last, env, report, steps=len(last.steps) - 1)
 
 
 def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:
@@ -141,13 +180,11 @@ def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) 
         QueryFailedError: Spark rejected a source (missing path, bad option, bad SQL).
     """
     for relation in plan.relations:
-        try:
-            bind_relation(spark, relation, report).createOrReplaceTempView(relation.name)
-        except (PySparkException, Py4JJavaError) as exc:
-            raise _fail(plan, f"Spark rejected '{relation.name}'", exc, relation.span) from None
+        run_block(spark, plan, relation_block(relation), report)
 
 
-def start_query(spark: SparkSession, plan: p.Plan, query: p.Query, available_now: bool = False) -> StreamingQuery:
+def start_query(spark: SparkSession, plan: p.Plan, query: p.Query,
+                available_now: bool = False) -> StreamingQuery:
     """Start one query; ``available_now`` overrides its trigger with ``availableNow=True``.
 
     Returns:
@@ -156,36 +193,14 @@ def start_query(spark: SparkSession, plan: p.Plan, query: p.Query, available_now
     Raises:
         QueryFailedError: Spark refused to start it.
     """
-    try:
-        writer = spark.sql(query.sql).writeStream
-        sink = query.sink
-        if sink.format:
-            writer = writer.format(sink.format)
-        writer = writer.outputMode(query.output_mode)
-        trigger = p.Trigger("available_now", None) if available_now else query.trigger
-        if trigger is not None:
-            if trigger.kind == "available_now":
-                writer = writer.trigger(availableNow=True)
-            elif trigger.kind == "continuous":
-                writer = writer.trigger(continuous=trigger.interval)
-            else:
-                writer = writer.trigger(processingTime=trigger.interval)
-        writer = writer.options(**dict(sink.options))
-        if sink.partition_by:
-            writer = writer.partitionBy(*sink.partition_by)
-        if query.checkpoint_location:
-            writer = writer.option("checkpointLocation", query.checkpoint_location)
-        writer = writer.queryName(query.name)
-        if sink.connector == "table":
-            return writer.toTable(sink.path)
-        return writer.start(sink.path) if sink.path else writer.start()
-    except (PySparkException, Py4JJavaError) as exc:
-        raise _fail(plan, f"Spark refused to start query '{query.name}'", exc, query.span) from None
+    (started,) = run_block(spark, plan, query_block(query, available_now))
+    return started
 
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
           report: Report = print) -> list[StreamingQuery]:
-    """Apply settings, define relations and start every query of ``plan``.
+    """Run the program of ``plan`` (:func:`sqlstream.program.lower`): apply settings,
+    define relations and start every query.
 
     Args:
         spark: the session to run in.
@@ -198,14 +213,15 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         are stopped before the error is raised.
 
     Raises:
-        OptionError, QueryFailedError: see :func:`apply_settings`, :func:`start_query`.
+        OptionError, QueryFailedError: see :func:`run_block`.
     """
-    apply_settings(spark, plan)
-    define_relations(spark, plan, report)
+    env = {"spark": spark}
     started: list[StreamingQuery] = []
     try:
-        for query in plan.queries:
-            started.append(start_query(spark, plan, query, available_now))
+        for block in lower(plan, available_now).blocks:
+            values = run_block(spark, plan, block, report, env)
+            if block.kind == "query":
+                started += values
     except BaseException:
         for running in started:
             running.stop()

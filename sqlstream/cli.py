@@ -74,10 +74,34 @@ def main() -> None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
+@click.option("--to", "target", type=click.Choice(["text", "pyspark"]), default="text",
+              show_default=True,
+              help="text: the binding calls with comments; pyspark: a standalone PySpark script.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
+@click.option("--master", metavar="URL", help="--to pyspark: the script's Spark master "
+              "(default local[*]).")
+@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
+              help="--to pyspark: Spark configuration of the script's session (repeatable).")
+@click.option("--available-now", is_flag=True,
+              help="--to pyspark: every query with trigger(availableNow=True).")
 @_errors
-def translate(file: str, variables: dict[str, str]) -> None:
-    """Print the Spark SQL and readStream/writeStream binding of FILE (no JVM is started)."""
-    click.echo(sqlstream.compile_file(file, variables).translate(), nl=False)
+def translate(file: str, variables: dict[str, str], target: str, output: str | None,
+              master: str | None, conf: dict[str, str], available_now: bool) -> None:
+    """Print the PySpark calls that run FILE (no JVM is started).
+
+    --to text (default): per statement, its columns, Spark SQL and readStream/writeStream
+    calls. --to pyspark: the same calls as a Python script that runs without sqlstream,
+    with the session defaults of exec; secrets from ${env:…} are shown as ***.
+    """
+    pipeline = sqlstream.compile_file(file, variables)
+    if target == "pyspark":
+        text = pipeline.to_pyspark(master, conf, available_now)
+    else:
+        text = pipeline.translate()
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
 
 
 def _check_text(text: str, variables: dict[str, str], path: str):

@@ -1,142 +1,184 @@
-"""Render a :class:`~sqlstream.plan.Plan` as text: the Spark SQL and the PySpark binding.
+"""Print a plan's binding calls (:class:`~sqlstream.calls.Program`) as text.
 
-This is what ``sqlstream translate`` prints and :func:`sqlstream.translate` returns. It
-reads only the plan (no Spark, no pyspark import) and redacts secrets (values of
-``${env:…}``) from everything it prints. The binding is written as the PySpark calls the
-binder makes, so it can be read as (and pasted into) a hand-written job.
+:func:`render` is what ``sqlstream translate`` prints and :func:`sqlstream.translate`
+returns: per statement, ``--`` comments (kind, name, line, columns, output mode and why)
+and the PySpark calls the binder makes. :func:`to_pyspark` is ``translate --to pyspark``:
+the same calls as a standalone PySpark script (a session builder with ``exec``'s
+defaults, the calls, then waiting for the queries). Both print the program that
+:func:`sqlstream.program.lower` makes and :mod:`sqlstream.binder` runs, so what is shown
+is what runs. No Spark, no pyspark import. Secrets (values of ``${env:…}``) are redacted
+from the translation; the script reads them from the environment when it runs.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable
+
 from sqlstream import plan as p
-from sqlstream.spark_types import UNKNOWN
+from sqlstream.calls import Chain, Program, Step
+from sqlstream.program import lower
+
+# A chain with one of these steps is printed one step a line.
+_MULTILINE = {"builder", "read", "readStream", "writeStream"}
 
 
-def _q(value: str) -> str:
-    return repr(value)
+Literal = Callable[[object], str]  # Python source of a str/int/bool/None argument
 
 
-def _where(span) -> str:
-    return f"line {span.line}"
+def render_arg(arg, literal: Literal = repr) -> str:
+    """Python source of an argument: ``literal`` of a value (``repr``), a tuple as a
+    list, a nested chain inline."""
+    if isinstance(arg, Chain):
+        return "".join(_root_and_steps(arg, literal))
+    if isinstance(arg, tuple):
+        return "[" + ", ".join(render_arg(a, literal) for a in arg) + "]"
+    return literal(arg)
 
 
-def _columns(columns: tuple[tuple[str, str], ...] | None) -> list[str]:
-    """``-- columns: a STRING, b BIGINT`` (``?`` for a type not known statically), or nothing."""
-    if columns is None:
-        return []
-    return ["-- columns: " + ", ".join(f"{n} {'?' if t == UNKNOWN else t}" for n, t in columns)]
+def render_step(step: Step, literal: Literal = repr) -> str:
+    """``.name`` for a property, ``.name(arg, …, key=value, …)`` for a call."""
+    if not step.call:
+        return f".{step.name}"
+    args = [render_arg(a, literal) for a in step.args]
+    args += [f"{k}={render_arg(v, literal)}" for k, v in step.kwargs]
+    return f".{step.name}({', '.join(args)})"
 
 
-def _source(relation: p.SourceRelation) -> list[str]:
-    kind = "TABLE" if relation.bounded else "STREAM"
-    lines = [f"-- {kind} {relation.name} ({_where(relation.span)})", *_columns(relation.columns)]
-    reader = "spark.read" if relation.bounded else "spark.readStream"
-    call = [f"df = ({reader}"]
-    if relation.connector == "table":
-        call.append(f"    .table({_q(relation.path)})")
-        call[-1] += ")"
-    else:
-        call.append(f"    .format({_q(relation.format)})")
-        if relation.schema:
-            call.append(f"    .schema({_q(relation.schema)})")
-        elif relation.infer_schema:
-            call.append("    .schema(<inferred from the files present when the pipeline starts>)")
-        for key, value in relation.options:
-            call.append(f"    .option({_q(key)}, {_q(value)})")
-        call.append(f"    .load({_q(relation.path)})" if relation.path else "    .load()")
-        call[-1] += ")"
-    lines += call
-    steps = []
-    if relation.projection:
-        steps.append("df = df.selectExpr(" + ", ".join(_q(e) for e in relation.projection) + ")")
-    if relation.watermark:
-        w = relation.watermark
-        watermark = f"df = df.withWatermark({_q(w.column)}, {_q(w.delay)})"
-        steps.insert(0 if relation.watermark_first else len(steps), watermark)
-    lines += steps
-    lines.append(f"df.createOrReplaceTempView({_q(relation.name)})")
-    return lines
+def _root_and_steps(chain: Chain, literal: Literal = repr) -> list[str]:
+    return [chain.root, *(render_step(s, literal) for s in chain.steps)]
 
 
-def _view(relation: p.SqlView) -> list[str]:
-    return [
-        f"-- VIEW {relation.name} ({_where(relation.span)})",
-        *_columns(relation.columns),
-        f"spark.sql({_q(relation.sql)}).createOrReplaceTempView({_q(relation.name)})",
-    ]
+def render_chain(chain: Chain, literal: Literal = repr) -> list[str]:
+    """The Python statement of ``chain``, as lines.
 
-
-def _deduplicate(relation: p.Deduplicate) -> list[str]:
-    method = "dropDuplicatesWithinWatermark" if relation.within_watermark else "dropDuplicates"
-    keys = "[" + ", ".join(_q(k) for k in relation.keys) + "]" if relation.keys else ""
-    return [
-        f"-- DEDUPLICATE {relation.name} ({_where(relation.span)})",
-        f"spark.table({_q(relation.input)}).{method}({keys})"
-        f".createOrReplaceTempView({_q(relation.name)})",
-    ]
-
-
-def _trigger(trigger: p.Trigger | None) -> str | None:
-    if trigger is None:
-        return None
-    if trigger.kind == "available_now":
-        return ".trigger(availableNow=True)"
-    if trigger.kind == "continuous":
-        return f".trigger(continuous={_q(trigger.interval)})"
-    return f".trigger(processingTime={_q(trigger.interval)})"
-
-
-def _query(query: p.Query) -> list[str]:
-    sink = query.sink
-    lines = [
-        f"-- QUERY {query.name} -> {sink.connector} sink {sink.name} ({_where(query.span)})",
-        f"-- output mode: {query.output_mode} ({query.output_mode_reason})",
-        *_columns(query.columns),
-        f"(spark.sql({_q(query.sql)})",
-        "    .writeStream",
-    ]
-    if sink.format:
-        lines.append(f"    .format({_q(sink.format)})")
-    lines.append(f"    .outputMode({_q(query.output_mode)})")
-    trigger = _trigger(query.trigger)
-    if trigger:
-        lines.append("    " + trigger)
-    for key, value in sink.options:
-        lines.append(f"    .option({_q(key)}, {_q(value)})")
-    if sink.partition_by:
-        lines.append("    .partitionBy(" + ", ".join(_q(c) for c in sink.partition_by) + ")")
-    if query.checkpoint_location:
-        lines.append(f"    .option('checkpointLocation', {_q(query.checkpoint_location)})")
-    lines.append(f"    .queryName({_q(query.name)})")
-    if sink.connector == "table":
-        lines.append(f"    .toTable({_q(sink.path)})")
-    else:
-        lines.append(f"    .start({_q(sink.path)})" if sink.path else "    .start()")
+    One line (``df = df.selectExpr(…)``), or, for a chain that reads or writes (a
+    ``readStream``, ``read``, ``writeStream`` or ``builder`` step), the root and its
+    first step on the first line and one step a line after it, in parentheses.
+    """
+    assign = f"{chain.assign} = " if chain.assign else ""
+    parts = _root_and_steps(chain, literal)
+    if not any(s.name in _MULTILINE for s in chain.steps) or len(parts) < 3:
+        return [assign + "".join(parts)]
+    lines = [f"{assign}({parts[0]}{parts[1]}", *("    " + part for part in parts[2:])]
     lines[-1] += ")"
     return lines
 
 
-_RENDER = {p.SourceRelation: _source, p.SqlView: _view, p.Deduplicate: _deduplicate}
+def render_program(program: Program, marker: str = "--", literal: Literal = repr) -> str:
+    """The text of ``program``: its blocks separated by blank lines, comments after
+    ``marker`` (``--`` for ``translate``, ``#`` in a script), values written by
+    ``literal``. Not redacted."""
+    blocks = []
+    for block in program.blocks:
+        lines: list[str] = []
+        for item in block.items:
+            lines += (render_chain(item, literal) if isinstance(item, Chain)
+                      else [f"{marker} {item}"])
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
 
 
 def render(plan: p.Plan) -> str:
-    """Return the translation of ``plan`` as text (one block per step, secrets redacted).
+    """Return the translation of ``plan`` (what ``sqlstream translate`` prints).
 
-    The blocks are, in order: warnings (as comments), session settings (``SET``), relations (reads and temporary
-    views) and queries, each headed by a ``--`` comment naming the statement's line.
+    The blocks are, in order: warnings (as comments), session settings (``SET``),
+    relations (reads and temporary views) and queries, each headed by a ``--`` comment
+    naming the statement's line. Secrets are redacted.
     """
-    blocks: list[list[str]] = []
-    if plan.warnings:
-        blocks.append([f"-- warning {w.code} (line {w.span.line}): {w.message}"
-                       for w in plan.warnings])
-    if plan.settings:
-        blocks.append(["-- SETTINGS"] + [
-            f"spark.conf.set({_q(k)}, {_q(v)})" for k, v in plan.settings
-            if not k.lower().startswith("sqlstream.")
-        ] + [f"-- {k} = {v}" for k, v in plan.settings if k.lower().startswith("sqlstream.")])
-    for relation in plan.relations:
-        blocks.append(_RENDER[type(relation)](relation))
-    for query in plan.queries:
-        blocks.append(_query(query))
-    text = "\n\n".join("\n".join(block) for block in blocks) + "\n"
+    return plan.source.redact(render_program(lower(plan)))
+
+
+def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
+    """``spark = SparkSession.builder.appName(…).master(…).config(k, v)….getOrCreate()``
+    with the configuration ``sqlstream exec`` gives a new session
+    (:func:`sqlstream.runtime.create_session`)."""
+    from sqlstream.runtime import session_defaults
+
+    settings = {**session_defaults(plan, master, conf), **conf}
+    settings.update((k, v) for k, v in plan.settings if not k.lower().startswith("sqlstream."))
+    steps = [Step("builder", call=False), Step("appName", (f"sqlstream:{plan.name}",)),
+             Step("master", (master or "local[*]",)),
+             *(Step("config", (k, v)) for k, v in settings.items()), Step("getOrCreate")]
+    return Chain("SparkSession", tuple(steps), assign="spark")
+
+
+def _secret_literal(plan: p.Plan) -> Literal:
+    """``repr``, except that a string holding the value of an ``${env:NAME}`` is written
+    as an expression reading ``os.environ['NAME']`` (so the script holds no secret)."""
+    names = {}
+    for name in re.findall(r"\$\{\s*env:\s*([A-Za-z0-9_.\-]+)\s*\}", plan.source.text):
+        if os.environ.get(name) in plan.source.secrets:
+            names[os.environ[name]] = name
+    if not names:
+        return repr
+    pattern = re.compile("|".join(re.escape(v) for v in sorted(names, key=len, reverse=True)))
+
+    def literal(value) -> str:
+        if not isinstance(value, str) or not pattern.search(value):
+            return repr(value)
+        parts, pos = [], 0
+        for match in pattern.finditer(value):
+            if match.start() > pos:
+                parts.append(repr(value[pos:match.start()]))
+            parts.append(f"os.environ[{names[match.group()]!r}]")
+            pos = match.end()
+        if pos < len(value):
+            parts.append(repr(value[pos:]))
+        return " + ".join(parts)
+
+    return literal
+
+
+_WAIT = '''\
+# Wait until every query has stopped; awaitAnyTermination raises the error of a failed one.
+while True:
+    spark.streams.awaitAnyTermination()
+    spark.streams.resetTerminated()
+    if not spark.streams.active:
+        break
+'''
+
+
+def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | None = None,
+               available_now: bool = False) -> str:
+    """A standalone PySpark script that runs ``plan`` (``translate --to pyspark``).
+
+    Args:
+        plan: the compiled pipeline.
+        master: the Spark master (``local[*]`` when ``None``), as ``exec --master``.
+        conf: Spark configuration for the session, as ``exec --conf``.
+        available_now: every query with ``trigger(availableNow=True)``.
+
+    Returns:
+        Python source: imports, ``PYSPARK_PYTHON``, the session builder with the defaults
+        of ``sqlstream exec`` (``runtime.session_defaults``), the program's calls with
+        ``#`` comments naming the `.ssql` lines, then a loop that waits for the queries.
+        It does not import sqlstream. A value from ``${env:NAME}`` is read from
+        ``os.environ['NAME']`` when the script runs; any other trace of it is redacted.
+    """
+    conf = dict(conf or {})
+    program = lower(plan, available_now)
+    source = plan.source.path or "<string>"
+    head = [
+        f'"""PySpark job of {source}, written by `sqlstream translate --to pyspark`.',
+        "",
+        "Run it with python where pyspark is installed. Relative paths are relative to the",
+        "folder sqlstream translate ran in.",
+        '"""',
+        "",
+        "import os",
+        "import sys",
+        "",
+        "from pyspark.sql import SparkSession",
+        "",
+        "os.environ.setdefault('PYSPARK_PYTHON', sys.executable)",
+        *render_chain(_builder(plan, master, conf)),
+        "",
+    ]
+    literal = _secret_literal(plan)
+    text = "\n".join(head) + "\n" + render_program(program, "#", literal)
+    if plan.queries:
+        text += "\n" + _WAIT
     return plan.source.redact(text)

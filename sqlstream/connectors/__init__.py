@@ -1,0 +1,105 @@
+"""Connectors (LANGUAGE.md §4): what each ``connector = …`` means on Spark.
+
+One module per connector, each a subclass of :class:`~sqlstream.connectors.base.Connector`
+that overrides only what differs from the common path (see :mod:`.base`). To add one,
+add a module here defining the subclass and list it in ``_MODULES`` below.
+
+:func:`resolve_options` checks a ``WITH (…)`` list against its connector;
+:data:`CONNECTORS` maps each name to its connector.
+"""
+
+from __future__ import annotations
+
+from sqlstream import ast
+from sqlstream.connectors.base import (
+    ALL_MODES, COMPILER_OPTIONS, DURABLE, Connector, ResolvedOptions, snake_case, split_options,
+)
+from sqlstream.connectors.console import Console
+from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA, Files
+from sqlstream.connectors.memory import Memory
+from sqlstream.connectors.noop import Noop
+from sqlstream.connectors.rate import Rate
+from sqlstream.connectors.rate_micro_batch import RateMicroBatch
+from sqlstream.connectors.socket import Socket
+from sqlstream.connectors.table import Table
+from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.source import Source
+
+__all__ = [
+    "ALL_MODES", "COMPILER_OPTIONS", "CONNECTORS", "DURABLE", "FILE_FORMATS", "FILE_METADATA",
+    "NOT_YET", "Connector", "ConnectorSpec", "ResolvedOptions", "connector", "resolve_options",
+    "snake_case",
+]
+
+ConnectorSpec = Connector  # the name the planner and checks knew it by
+
+_MODULES = (Files, Rate, RateMicroBatch, Socket, Table, Console, Memory, Noop)
+CONNECTORS: dict[str, Connector] = {cls.name: cls() for cls in _MODULES}
+NOT_YET = {
+    "kafka": "the kafka connector is not supported yet",
+    "foreach_batch": "the foreach_batch connector is not supported yet",
+}
+
+
+def connector(name: str) -> Connector:
+    """The connector called ``name`` (as in ``Plan``'s ``connector`` fields).
+
+    Raises:
+        KeyError: no such connector.
+    """
+    return CONNECTORS[name]
+
+
+def resolve_options(
+    options: tuple[ast.Option, ...], source: Source, role: str, owner: ast.Name, span
+) -> ResolvedOptions:
+    """Check a ``WITH (…)`` list against its connector.
+
+    Args:
+        options: the options as parsed.
+        source: the file (for messages).
+        role: ``"source"``, ``"table"`` or ``"sink"``.
+        owner: the stream/table/sink name, for messages.
+        span: where to point when an option is missing (the statement).
+
+    Returns:
+        The :class:`ResolvedOptions` (with the connector's SS352 warnings).
+
+    Raises:
+        OptionError: no or unknown connector, a connector that cannot play ``role``, a
+            missing required option, a misspelt known option, or a value the connector
+            refuses (:meth:`Connector.validate`, e.g. an unknown file format).
+    """
+    by_key = {o.key.lower(): o for o in options}
+    given = by_key.get("connector")
+    if given is None:
+        raise OptionError(
+            f"{role} '{owner}' has no connector", span, source,
+            hint=f"add WITH (connector = '…'); connectors: {', '.join(sorted(CONNECTORS))}",
+        )
+    name = given.text.lower()
+    if name in NOT_YET:
+        raise OptionError(NOT_YET[name], given.value_span, source,
+                          hint=f"available connectors: {', '.join(sorted(CONNECTORS))}")
+    spec = CONNECTORS.get(name)
+    if spec is None:
+        raise OptionError(
+            f"unknown connector '{given.text}'{did_you_mean(name, CONNECTORS)}",
+            given.value_span, source, hint=f"connectors: {', '.join(sorted(CONNECTORS))}",
+        )
+    if not spec.can_be(role):
+        can = sorted(n for n, c in CONNECTORS.items() if c.can_be(role))
+        raise OptionError(
+            f"connector '{name}' cannot be used as a {role}", given.value_span, source,
+            hint=f"{role} connectors: {', '.join(can)}",
+        )
+    compiler, spark = split_options(spec, options, source)
+    for required in spec.required:
+        if required.lower() not in compiler and required not in (k for k, _ in spark):
+            raise OptionError(
+                f"connector '{name}' needs option '{snake_case(required)}'", span, source,
+                hint=f"add {snake_case(required)} = … to the WITH list",
+            )
+    spec.validate(compiler, source)
+    return ResolvedOptions(spec, compiler, spark, by_key,
+                           spec.ignored_options(compiler, options, source, role))

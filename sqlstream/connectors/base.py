@@ -1,0 +1,263 @@
+"""The connector base class: option resolution and the common call sequence.
+
+A connector (LANGUAGE.md §4) is a subclass of :class:`Connector`, one module per
+connector under ``sqlstream/connectors/``. Its class attributes say what it is on Spark
+(formats, required and known options, fixed schema, metadata columns, sink output modes,
+durability, continuous-trigger support); its methods override only what differs from the
+common path:
+
+* option rules: :meth:`Connector.validate` (e.g. ``files``' unknown format) and
+  :meth:`Connector.ignored_options` (SS352 warnings);
+* the planner's decisions: :meth:`Connector.source_target` / :meth:`Connector.sink_target`
+  (the format and path of a read or a write);
+* lowering to binding calls (:mod:`sqlstream.calls`): :meth:`Connector.read_steps` (after
+  ``spark.readStream`` / ``spark.read``), :meth:`Connector.format_steps` and
+  :meth:`Connector.start_step` (the ``writeStream`` ends). The sequence around them —
+  projection, watermark, temporary view; output mode, trigger, options, checkpoint,
+  query name — is :meth:`Connector.read_chains` / :meth:`Connector.write_chain`.
+
+Option handling (:func:`resolve_options`): an option the compiler knows is consumed; a
+known Spark option may be written in Spark's camelCase or in snake_case
+(``max_files_per_trigger``); an unknown option close to a known one is an error with a
+suggestion; any other option is passed to Spark unchanged under the name written.
+
+Sources: Spark "Structured Streaming Programming Guide", *Input Sources* and *Output
+Sinks*; PySpark ``DataStreamReader`` and ``DataStreamWriter``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlstream import ast
+from sqlstream import plan as p
+from sqlstream.calls import Chain, Step
+from sqlstream.errors import OptionError
+from sqlstream.source import Source
+
+# Options read by the compiler, never passed to Spark as they are.
+COMPILER_OPTIONS = {
+    "connector", "format", "path", "infer_schema", "checkpoint_location", "query_name",
+    "partition_by", "table", "function",
+}
+ALL_MODES = frozenset({"append", "update", "complete"})
+DURABLE = "durable"
+
+ResolvePath = Callable[[str | None], str | None]
+
+
+def snake_case(name: str) -> str:
+    """``maxFilesPerTrigger`` → ``max_files_per_trigger``."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class Connector:
+    """One ``connector = …`` value and what it means on Spark.
+
+    Class attributes (a subclass sets those that differ):
+        name: the ``connector = …`` value.
+        source_format: ``readStream.format(…)`` value, or ``None`` if not a source
+            (``<format>`` / ``<table>``: decided by :meth:`source_target`).
+        sink_format: ``writeStream.format(…)`` value, or ``None`` if not a sink.
+        required: options that must be given (compiler spelling or Spark's).
+        spark_options: Spark option names this connector knows (camelCase).
+        fixed_schema: ``(column, type)`` pairs of a connector whose schema Spark fixes.
+        metadata: metadata key → ``(Spark expression, type)``.
+        sink_modes: output modes the sink supports (``files``: append only).
+        durable: the sink keeps data across restarts, so its query gets a checkpoint.
+        bounded_source: the connector can also back a ``CREATE TABLE`` (``spark.read``).
+        continuous_source: Spark's continuous processing reads it (``rate``, ``kafka``).
+        continuous_sink: a continuous query may write it (not ``files``: a V1 sink).
+    """
+
+    name: str = ""
+    source_format: str | None = None
+    sink_format: str | None = None
+    required: tuple[str, ...] = ()
+    spark_options: tuple[str, ...] = ()
+    fixed_schema: tuple[tuple[str, str], ...] | None = None
+    metadata: dict[str, tuple[str, str]] = {}
+    sink_modes: frozenset[str] = ALL_MODES
+    durable: bool = False
+    bounded_source: bool = False
+    continuous_source: bool = False
+    continuous_sink: bool = True
+
+    def __repr__(self) -> str:
+        return f"<connector {self.name}>"
+
+    def can_be(self, role: str) -> bool:
+        """Whether the connector can play ``role`` (``source``, ``table`` or ``sink``)."""
+        if role == "sink":
+            return self.sink_format is not None
+        return self.source_format is not None and (role != "table" or self.bounded_source)
+
+    # ---- option rules
+    def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
+        """Check the compiler options after the required ones are known to be there.
+
+        Raises:
+            OptionError: an invalid value (the base accepts everything).
+        """
+
+    def ignored_options(self, compiler: dict[str, ast.Option], options: tuple[ast.Option, ...],
+                        source: Source, role: str) -> tuple[OptionError, ...]:
+        """Options Spark accepts but ignores in ``role``: SS352 warnings (base: none)."""
+        return ()
+
+    # ---- the planner's decisions
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath
+                      ) -> tuple[str | None, str | None]:
+        """``(format, path)`` of a read: the ``format(…)`` value (``None``: no format
+        call) and the ``load(path)`` argument (or the table name). ``resolve_path`` makes a
+        path relative to the `.ssql` file's folder. Base: the fixed format and ``path``."""
+        return self.source_format, resolved.get("path")
+
+    def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath
+                    ) -> tuple[str | None, str | None]:
+        """``(format, path)`` of a write: the ``format(…)`` value (``None``: none) and the
+        ``start(path)`` argument (or the table name). Base: the fixed format, no path."""
+        return self.sink_format, None
+
+    # ---- lowering: reads (DataStreamReader / DataFrameReader)
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """The steps after ``spark.readStream`` (or ``spark.read``) up to the DataFrame:
+        ``format(f)``, ``schema(ddl)``, ``option(k, v)``…, ``load([path])``
+        (PySpark ``DataStreamReader.format/schema/option/load``)."""
+        steps = [Step("format", (relation.format,))]
+        schema = self.schema_arg(relation)
+        if schema is not None:
+            steps.append(Step("schema", (schema,)))
+        steps += [Step("option", (k, v)) for k, v in relation.options]
+        steps.append(Step("load", (relation.path,) if relation.path else ()))
+        return tuple(steps)
+
+    def schema_arg(self, relation: p.SourceRelation):
+        """The ``schema(…)`` argument: the declared DDL string, or ``None`` (no call)."""
+        return relation.schema or None
+
+    def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
+        """The chains of a source read registered as a temporary view (the common sequence)::
+
+            df = (spark.readStream <read_steps>)      # spark.read for CREATE TABLE
+            df = df.withWatermark(column, delay)     # before the projection if watermark_first
+            df = df.selectExpr(*projection)
+            df = df.withWatermark(column, delay)     # otherwise after it
+            df.createOrReplaceTempView(name)
+
+        Spark guide: *Input Sources*, *Handling Late Data and Watermarking*.
+        """
+        what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+        reader = Step("read" if relation.bounded else "readStream", call=False)
+        chains = [Chain("spark", (reader, *self.read_steps(relation)), assign="df", **what)]
+        steps = []
+        if relation.projection:
+            steps.append(Step("selectExpr", relation.projection))
+        w = relation.watermark
+        if w is not None:
+            steps.insert(0 if relation.watermark_first else len(steps),
+                         Step("withWatermark", (w.column, w.delay)))
+        chains += [Chain("df", (step,), assign="df", **what) for step in steps]
+        chains.append(Chain("df", (Step("createOrReplaceTempView", (relation.name,)),), **what))
+        return tuple(chains)
+
+    # ---- lowering: writes (DataStreamWriter)
+    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """``format(f)`` after ``writeStream`` (none when the sink has no format)."""
+        return (Step("format", (sink.format,)),) if sink.format else ()
+
+    def start_step(self, sink: p.Sink) -> Step:
+        """The call that starts the query: ``start([path])`` (``DataStreamWriter.start``)."""
+        return Step("start", (sink.path,) if sink.path else ())
+
+    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
+        """The chain that starts ``query`` (the common sequence)::
+
+            (spark.sql(sql).writeStream <format_steps> .outputMode(mode) [.trigger(…)]
+                .option(k, v)… [.partitionBy(…)] [.option('checkpointLocation', dir)]
+                .queryName(name) <start_step>)
+
+        ``trigger`` is the lowered trigger (:func:`sqlstream.program.trigger_step`).
+        Spark guide: *Starting Streaming Queries*, *Output Modes*, *Triggers*.
+        """
+        sink = query.sink
+        steps = [Step("sql", (query.sql,)), Step("writeStream", call=False),
+                 *self.format_steps(sink), Step("outputMode", (query.output_mode,))]
+        if trigger is not None:
+            steps.append(trigger)
+        steps += [Step("option", (k, v)) for k, v in sink.options]
+        if sink.partition_by:
+            steps.append(Step("partitionBy", sink.partition_by))
+        if query.checkpoint_location:
+            steps.append(Step("option", ("checkpointLocation", query.checkpoint_location)))
+        steps += [Step("queryName", (query.name,)), self.start_step(sink)]
+        return Chain("spark", tuple(steps), label=f"Spark refused to start query '{query.name}'",
+                     span=query.span)
+
+
+@dataclass(frozen=True)
+class ResolvedOptions:
+    """A ``WITH (…)`` list split into what the compiler reads and what Spark receives.
+
+    Attributes:
+        spec: the :class:`Connector`.
+        compiler: compiler options by lower-case name (values as written).
+        spark: ``(name, value)`` pairs for ``.option(name, value)``, in the order written.
+        options: the original options by lower-case key, for positions in messages.
+        warnings: options Spark will ignore (code SS352, severity warning).
+    """
+
+    spec: Connector
+    compiler: dict[str, ast.Option]
+    spark: tuple[tuple[str, str], ...]
+    options: dict[str, ast.Option]
+    warnings: tuple[OptionError, ...] = ()
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The text of compiler option ``key``, or ``default``."""
+        option = self.compiler.get(key)
+        return option.text if option is not None else default
+
+    def source_target(self, resolve_path: ResolvePath) -> tuple[str | None, str | None]:
+        """:meth:`Connector.source_target` of these options."""
+        return self.spec.source_target(self, resolve_path)
+
+    def sink_target(self, resolve_path: ResolvePath) -> tuple[str | None, str | None]:
+        """:meth:`Connector.sink_target` of these options."""
+        return self.spec.sink_target(self, resolve_path)
+
+
+def split_options(connector: Connector, options: tuple[ast.Option, ...], source: Source
+                  ) -> tuple[dict[str, ast.Option], tuple[tuple[str, str], ...]]:
+    """``(compiler options by lower-case key, Spark (name, value) pairs)``.
+
+    Raises:
+        OptionError: an unknown option close to a known one (with the suggestion).
+    """
+    known = {}
+    for spark_name in connector.spark_options:
+        known[spark_name.lower()] = spark_name
+        known[snake_case(spark_name)] = spark_name
+    compiler: dict[str, ast.Option] = {}
+    spark: list[tuple[str, str]] = []
+    for option in options:
+        key = option.key.lower()
+        if key in COMPILER_OPTIONS:
+            compiler[key] = option
+        elif key in known:
+            spark.append((known[key], option.text))
+        elif "." not in key and (close := difflib.get_close_matches(
+                key, list(known) + sorted(COMPILER_OPTIONS), n=1, cutoff=0.8)):
+            suggestion = known.get(close[0], close[0])
+            raise OptionError(
+                f"unknown option '{option.key}' for connector '{connector.name}'; did you mean "
+                f"'{suggestion}'?", option.key_span, source,
+                hint=f"write '{suggestion}'; keys that are not close to a known option are passed "
+                "to Spark unchanged",
+            )
+        else:
+            spark.append((option.key, option.text))
+    return compiler, tuple(spark)

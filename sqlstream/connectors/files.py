@@ -1,0 +1,138 @@
+"""``connector = 'files'``: a folder of json, csv, parquet, orc or text files.
+
+As a source, Spark's file source (``readStream.format(format)…load(path)``) reads the new
+files of the folder in order of modification time; as a sink, the file sink
+(``writeStream.format(format)…start(path)``) writes append-only, exactly once, with its
+log under the checkpoint. A ``CREATE TABLE`` reads the files once (``spark.read``).
+
+Sources: Spark guide *Input Sources* (File source) and *Output Sinks* (File sink); the
+CSV/JSON/Parquet/ORC/Text "Data Source Option" pages; ``_metadata`` (*File metadata
+column*).
+"""
+
+from __future__ import annotations
+
+from sqlstream import ast
+from sqlstream import plan as p
+from sqlstream.calls import Chain, Step
+from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.source import Source
+
+FILE_SOURCE_OPTIONS = (
+    "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "fileNameOnly", "maxFileAge",
+    "cleanSource", "sourceArchiveDir", "maxCachedFiles", "discardCachedInputRatio",
+    "pathGlobFilter", "recursiveFileLookup", "modifiedBefore", "modifiedAfter",
+    "ignoreCorruptFiles", "ignoreMissingFiles",
+)
+# File source options that batch reads (CREATE TABLE) and sinks also honour.
+_GENERIC = {"pathglobfilter", "recursivefilelookup", "modifiedbefore", "modifiedafter",
+            "ignorecorruptfiles", "ignoremissingfiles"}
+FORMAT_OPTIONS = {
+    "csv": (
+        "header", "sep", "delimiter", "encoding", "charset", "quote", "quoteAll", "escape",
+        "escapeQuotes", "comment", "nullValue", "nanValue", "positiveInf", "negativeInf",
+        "dateFormat", "timestampFormat", "timestampNTZFormat", "enableDateTimeParsingFallback",
+        "mode", "columnNameOfCorruptRecord", "multiLine", "ignoreLeadingWhiteSpace",
+        "ignoreTrailingWhiteSpace", "emptyValue", "lineSep", "locale", "enforceSchema",
+        "maxColumns", "maxCharsPerColumn", "unescapedQuoteHandling", "charToEscapeQuoteEscaping",
+        "preferDate", "compression",
+    ),
+    "json": (
+        "primitivesAsString", "prefersDecimal", "allowComments", "allowUnquotedFieldNames",
+        "allowSingleQuotes", "allowNumericLeadingZeros", "allowBackslashEscapingAnyCharacter",
+        "mode", "columnNameOfCorruptRecord", "dateFormat", "timestampFormat",
+        "timestampNTZFormat", "multiLine", "allowUnquotedControlChars", "encoding", "lineSep",
+        "dropFieldIfAllNull", "locale", "allowNonNumericNumbers", "compression",
+        "ignoreNullFields",
+    ),
+    "parquet": ("mergeSchema", "datetimeRebaseMode", "int96RebaseMode", "compression"),
+    "orc": ("mergeSchema", "compression"),
+    "text": ("wholetext", "lineSep", "compression"),
+}
+FILE_FORMATS = tuple(FORMAT_OPTIONS)
+
+FILE_METADATA = {
+    "file_path": ("_metadata.file_path", "STRING"),
+    "file_name": ("_metadata.file_name", "STRING"),
+    "file_size": ("_metadata.file_size", "BIGINT"),
+    "file_modification_time": ("_metadata.file_modification_time", "TIMESTAMP"),
+    "file_block_start": ("_metadata.file_block_start", "BIGINT"),
+    "file_block_length": ("_metadata.file_block_length", "BIGINT"),
+}
+
+
+class Files(Connector):
+    """Files in a folder: ``format`` and ``path`` required; append-only, durable sink."""
+
+    name = "files"
+    source_format = "<format>"
+    sink_format = "<format>"
+    required = ("path", "format")
+    spark_options = FILE_SOURCE_OPTIONS + tuple(
+        {o for opts in FORMAT_OPTIONS.values() for o in opts})
+    metadata = FILE_METADATA
+    sink_modes = frozenset({"append"})
+    durable = True
+    bounded_source = True
+    continuous_sink = False
+
+    def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
+        """Raises:
+            OptionError: ``format`` is not one of :data:`FILE_FORMATS`.
+        """
+        fmt = compiler["format"]
+        if fmt.text.lower() not in FILE_FORMATS:
+            raise OptionError(
+                f"unknown file format '{fmt.text}'{did_you_mean(fmt.text, FILE_FORMATS)}",
+                fmt.value_span, source, hint=f"formats: {', '.join(FILE_FORMATS)}",
+            )
+
+    def ignored_options(self, compiler, options, source, role) -> tuple[OptionError, ...]:
+        """SS352: another format's options, and streaming-only file source options on a
+        bounded table or a sink (Spark accepts and ignores them)."""
+        fmt = compiler["format"].text.lower()
+        own = {o.lower() for o in FORMAT_OPTIONS.get(fmt, ())}
+        others = {o.lower(): f for f, opts in FORMAT_OPTIONS.items() for o in opts if f != fmt}
+        streaming_only = {o.lower() for o in FILE_SOURCE_OPTIONS} - _GENERIC
+        found = []
+        for option in options:
+            key = option.key.lower()
+            canonical = key.replace("_", "")
+            match = next((k for k in list(others) + sorted(streaming_only)
+                          if k == key or k == canonical), None)
+            if match is None or match in own:
+                continue
+            if match in others:
+                verb = "writes" if role == "sink" else "reads"
+                why = f"it is a {others[match]} option and this {role} {verb} {fmt}"
+            elif role != "source":
+                why = f"it applies only to a stream's readStream, not to a {role}"
+            else:
+                continue
+            found.append(OptionError(f"Spark ignores option '{option.key}': {why}",
+                                     option.key_span, source, code="SS352", severity="warning",
+                                     hint="remove it"))
+        return tuple(found)
+
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``(format in lower case, path resolved against the file's folder)``."""
+        return resolved.get("format").lower(), resolve_path(resolved.get("path"))
+
+    def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``(format in lower case, path resolved against the file's folder)``."""
+        return self.source_target(resolved, resolve_path)
+
+    def schema_arg(self, relation: p.SourceRelation):
+        """The declared DDL string; with ``infer_schema``, the schema of a batch read of the
+        files present at start (``spark.read.format(f).option(…)…load(path).schema``,
+        ``inferSchema`` for csv), as a nested chain."""
+        if relation.schema or not relation.infer_schema:
+            return relation.schema or None
+        steps = [Step("read", call=False), Step("format", (relation.format,))]
+        steps += [Step("option", (k, v)) for k, v in relation.options]
+        if relation.format == "csv":
+            steps.append(Step("option", ("inferSchema", "true")))
+        steps += [Step("load", (relation.path,)), Step("schema", call=False)]
+        return Chain("spark", tuple(steps),
+                     note=f"{relation.name}: schema inferred from {relation.path}")

@@ -1,0 +1,17 @@
+"""``connector = 'rate'``: Spark's rate source, ``rowsPerSecond`` rows of
+``(timestamp, value)`` a second (``readStream.format('rate')``); the one built-in source
+continuous processing reads. Spark guide: *Input Sources* (Rate source)."""
+
+from __future__ import annotations
+
+from sqlstream.connectors.base import Connector
+
+
+class Rate(Connector):
+    """The rate source (no options required)."""
+
+    name = "rate"
+    source_format = "rate"
+    spark_options = ("rowsPerSecond", "rampUpTime", "numPartitions")
+    fixed_schema = (("timestamp", "TIMESTAMP"), ("value", "BIGINT"))
+    continuous_source = True
