@@ -26,8 +26,6 @@ from sqlstream.codes import code
 from sqlstream.operators import JoinInfo, Operators
 from sqlstream.rewrite import REWRITTEN_FROM
 
-CONTINUOUS_SOURCES = {"rate", "kafka"}
-CONTINUOUS_SINKS_REFUSED = {"files"}  # V1 sinks: Spark starts the query, then fails it at once
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,11 @@ class Context:
         mode: the output mode in force; ``requested``: whether it came from ``EMIT``.
         sink_connector: the sink's connector name; ``sink_modes`` the modes it supports.
         trigger_kind: ``processing_time``, ``available_now``, ``continuous`` or ``None``.
-        source_connectors: connector names of the streams the query reads.
+        not_continuous_sources: connector names of the streams the query reads that
+            Spark's continuous processing cannot read; ``continuous_sources`` those it can
+            (connectors' ``continuous_source``).
+        continuous_sink: the sink accepts a continuous query (not a V1 sink such as files:
+            Spark starts the query, then fails it at once).
     """
 
     info: QueryInfo
@@ -74,7 +76,9 @@ class Context:
     sink_connector: str
     sink_modes: frozenset[str]
     trigger_kind: str | None
-    source_connectors: frozenset[str]
+    not_continuous_sources: frozenset[str]
+    continuous_sources: tuple[str, ...]
+    continuous_sink: bool
 
 
 # ---- output modes ------------------------------------------------------------------------------
@@ -291,12 +295,12 @@ def _continuous(c: Context) -> Iterator[Finding]:
         yield Finding("SS306", "a continuous trigger supports only map-like queries "
                       f"(SELECT and WHERE); this one has {_not_map_like(c.ops)}",
                       "use EMIT … EVERY INTERVAL … instead", at="emit")
-    others = sorted(c.source_connectors - CONTINUOUS_SOURCES)
+    others = sorted(c.not_continuous_sources)
     if others:
-        yield Finding("SS307", f"a continuous trigger cannot read a {others[0]} "
-                      "source (only rate and kafka)", "use EMIT … EVERY INTERVAL … instead",
+        yield Finding("SS307", f"a continuous trigger cannot read a {others[0]} source (only "
+                      f"{' and '.join(c.continuous_sources)})", "use EMIT … EVERY INTERVAL … instead",
                       at="emit")
-    if c.sink_connector in CONTINUOUS_SINKS_REFUSED:
+    if not c.continuous_sink:
         yield Finding("SS308", f"the {c.sink_connector} sink does not support a "
                       "continuous trigger (Spark fails the query at once)",
                       "write to a memory, console or noop sink, or use EMIT … EVERY INTERVAL …",

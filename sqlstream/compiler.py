@@ -27,12 +27,16 @@ from sqlstream.analysis import QueryInfo, analyze
 from sqlstream.catalog import Catalog
 from sqlstream.checks import Context, check_query as run_rules, choose_mode
 from sqlstream.compiled import CompiledQuery
+from sqlstream.connectors import CONNECTORS, connector
 from sqlstream.dialect import node_offsets, parse_query, to_spark_sql
 from sqlstream.errors import StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.operators import collect_operators
 from sqlstream.rewrite import relation_names, rewrite
 from sqlstream.schema import query_schema
 from sqlstream.state import state_signature
+
+# Sources Spark's continuous processing reads (Spark guide, *Continuous Processing*).
+CONTINUOUS_SOURCES = tuple(sorted(n for n, c in CONNECTORS.items() if c.continuous_source))
 
 
 def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
@@ -106,8 +110,7 @@ def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
     return operators, node_texts
 
 
-def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
-                sink_modes: frozenset[str], catalog: Catalog,
+def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink, catalog: Catalog,
                 ) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
     """Choose the output mode of a query writing to ``sink``, run the streaming rules and
     compute its state signature.
@@ -115,7 +118,7 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
     Args:
         compiled: the compiled query.
         emit: its ``EMIT`` clause, or ``None``.
-        sink: where it writes; ``sink_modes`` the output modes that sink supports.
+        sink: where it writes (its connector says the output modes and triggers it supports).
         catalog: the relations it reads (their connectors, for trigger rules).
 
     Returns:
@@ -126,13 +129,17 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
     requested = emit.output_mode if emit else None
     trigger = emit.trigger.kind if emit is not None and emit.trigger is not None else None
     reads = catalog.closure(compiled.info.relations)
-    connectors = frozenset(r.source.connector for r in reads
-                           if r.source is not None and not r.source.bounded)
+    streams = {connector(r.source.connector) for r in reads
+               if r.source is not None and not r.source.bounded}
+    sink_connector = connector(sink.connector)
+    sink_modes = sink_connector.sink_modes
     mode, reason, findings = choose_mode(compiled.info, compiled.operators, requested,
                                          sink.connector, sink_modes)
     if mode is not None:
-        findings += run_rules(Context(compiled.info, compiled.operators, mode, requested is not None,
-                                      sink.connector, sink_modes, trigger, connectors))
+        findings += run_rules(Context(
+            compiled.info, compiled.operators, mode, requested is not None, sink.connector,
+            sink_modes, trigger, frozenset(c.name for c in streams if not c.continuous_source),
+            CONTINUOUS_SOURCES, sink_connector.continuous_sink))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
     state = None if mode is None else state_signature(compiled.tree, reads, mode, sink, catalog.infos())
     return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned

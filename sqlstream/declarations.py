@@ -133,13 +133,7 @@ class SourceDeclaration:
             elif not physical:
                 items[:0] = [quote(n) for n, _ in spec.fixed_schema]
             projection = tuple(items)
-        fmt = spec.source_format
-        path = resolved.get("path")
-        if spec.name == "files":
-            fmt = resolved.get("format").lower()
-            path = self._resolve_path(path)
-        elif spec.name == "table":
-            fmt, path = None, resolved.get("table")
+        fmt, path = resolved.source_target(self._resolve_path)
         return plan.SourceRelation(
             name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
             path=path, options=resolved.spark, schema=schema, infer_schema=infer,

@@ -210,7 +210,6 @@ class Planner:
         """:func:`~sqlstream.connectors.resolve_options`, recording its warnings."""
         resolved = resolve_options(options, self.source, role, owner, span)
         for warning in resolved.warnings:
-            warning.severity = "warning"
             self.findings.append(warning.with_source(self.source))
         return resolved
 
@@ -227,17 +226,12 @@ class Planner:
         return compiled
 
     def _sink(self, name: str, resolved: ResolvedOptions, span) -> plan.Sink:
-        spec = resolved.spec
-        fmt, path = spec.sink_format, None
-        if spec.name == "files":
-            fmt, path = resolved.get("format").lower(), self._resolve_path(resolved.get("path"))
-        elif spec.name == "table":
-            fmt, path = None, resolved.get("table")
+        fmt, path = resolved.sink_target(self._resolve_path)
         partition_by = tuple(
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
-        return plan.Sink(name, spec.name, fmt, path, resolved.spark, partition_by,
-                         spec.durable, span)
+        return plan.Sink(name, resolved.spec.name, fmt, path, resolved.spark, partition_by,
+                         resolved.spec.durable, span)
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
         name = resolved.get("query_name") or default
@@ -261,7 +255,7 @@ class Planner:
                    compiled: CompiledQuery, emit, span) -> None:
         if any(r.poisoned for r in self.catalog.closure(compiled.info.relations)):
             return  # reads a relation whose declaration failed: its mode cannot be known
-        compiled, findings = check_query(compiled, emit, sink, resolved.spec.sink_modes, self.catalog)
+        compiled, findings = check_query(compiled, emit, sink, self.catalog)
         for finding in findings:
             self._record(finding)
         mode, reason = compiled.output_mode, compiled.output_mode_reason

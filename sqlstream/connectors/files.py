@@ -111,7 +111,7 @@ class Files(Connector):
             else:
                 continue
             found.append(OptionError(f"Spark ignores option '{option.key}': {why}",
-                                     option.key_span, source, code="SS352", severity="warning",
+                                     option.key_span, source, code="SS352",
                                      hint="remove it"))
         return tuple(found)
 
