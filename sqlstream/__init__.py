@@ -7,25 +7,38 @@ The API::
     print(pipeline.translate())          # Spark SQL + readStream/writeStream binding
     queries = pipeline.start(spark)      # the started StreamingQuery objects
 
+    with sqlstream.Session(listeners=[sqlstream.TextRenderer()]) as session:
+        session.run(pipeline, available_now=True)   # start, wait, stop; typed events
+
 ``import sqlstream``, :func:`compile` and :func:`translate` never import pyspark nor
-start a JVM; only :meth:`Pipeline.start` does.
+start a JVM; only :meth:`Pipeline.start` and :class:`Session` runs do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlstream.errors import SqlStreamError
+from sqlstream.errors import QueryFailedError, SqlStreamError
+from sqlstream.events import (
+    BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryFailed,
+    QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
+)
 from sqlstream.plan import Plan
+from sqlstream.session import Session
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["Pipeline", "SqlStreamError", "check", "check_plan", "compile", "compile_file", "translate"]
+__all__ = [
+    "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
+    "Pipeline", "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted",
+    "QueryTerminated", "Session", "SqlStreamError", "Stopping", "TextRenderer", "check",
+    "check_plan", "compile", "compile_file", "translate",
+]
 __version__ = "0.1.0"
 
 
@@ -45,12 +58,17 @@ class Pipeline:
 
         return render(self.plan)
 
-    def start(self, spark: SparkSession, available_now: bool = False) -> list[StreamingQuery]:
-        """Define the pipeline's views in ``spark`` and start its queries.
+    def start(self, spark: SparkSession, available_now: bool = False,
+              listeners: Iterable[ListenerLike] = ()) -> list[StreamingQuery]:
+        """Define the pipeline's views in ``spark`` and start its queries (through
+        :meth:`Session.start`).
 
         Args:
             spark: an active SparkSession.
             available_now: override every trigger with ``availableNow=True``.
+            listeners: receive the events of these queries (:mod:`sqlstream.events`), from
+                ``QueryStarted`` to ``QueryTerminated``, on a sqlstream thread; callables
+                or objects with ``on_event(event)``. None: no Spark listener is registered.
 
         Returns:
             The started ``StreamingQuery`` objects, in file order.
@@ -59,9 +77,7 @@ class Pipeline:
             SqlStreamError: Spark refused a setting, a source or a query (positioned at
                 the statement).
         """
-        from sqlstream.binder import start
-
-        return start(spark, self.plan, available_now, report=lambda _: None)
+        return Session(spark, listeners=listeners).start(self, available_now)
 
 
 def compile(  # noqa: A001 - the API's name in the spec
