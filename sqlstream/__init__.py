@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from sqlstream.errors import QueryFailedError, SqlStreamError
 from sqlstream.events import (
-    BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryFailed,
-    QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
+    BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryEvent,
+    QueryFailed, QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
 )
 from sqlstream.plan import Plan
 from sqlstream.session import Session
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
-    "Pipeline", "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted",
+    "Pipeline", "QueryEvent", "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted",
     "QueryTerminated", "Session", "SqlStreamError", "Stopping", "TextRenderer", "check",
     "check_plan", "compile", "compile_file", "translate",
 ]

@@ -73,13 +73,25 @@ class Notice(Event):
 
 
 @dataclass(frozen=True)
-class QueryStarted(Event):
-    """A query of the pipeline started (``DataStreamWriter.start()`` returned).
+class QueryEvent(Event):
+    """Base of the events about one query.
 
     Attributes:
         name: the query name (``queryName``).
         id: Spark's query id (UUID string), the same across restarts from one checkpoint.
-        run_id: Spark's id of this run of the query (UUID string).
+        run_id: Spark's id of this run of the query (UUID string); new at every start.
+    """
+
+    name: str
+    id: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class QueryStarted(QueryEvent):
+    """A query of the pipeline started (``DataStreamWriter.start()`` returned).
+
+    Attributes (besides :class:`QueryEvent`'s ``name``, ``id``, ``run_id``):
         output_mode: ``append``, ``update`` or ``complete``.
         trigger: ``default`` (a micro-batch as soon as the previous one ends),
             ``availableNow``, ``every <interval>`` (processing-time trigger) or
@@ -91,9 +103,6 @@ class QueryStarted(Event):
     """
 
     kind: ClassVar[str] = "query_started"
-    name: str
-    id: str
-    run_id: str
     output_mode: str
     trigger: str
     sink: str
@@ -199,14 +208,11 @@ class SinkProgress:
 
 
 @dataclass(frozen=True)
-class BatchProgress(Event):
+class BatchProgress(QueryEvent):
     """A micro-batch of a query ended (Spark's ``onQueryProgress`` with a
     ``StreamingQueryProgress``).
 
-    Attributes:
-        name: the query name.
-        id: the query id (UUID string).
-        run_id: the run id (UUID string).
+    Attributes (besides :class:`QueryEvent`'s ``name``, ``id``, ``run_id``):
         batch_id: the micro-batch number, from 0, continuing across restarts.
         timestamp: when the trigger started (ISO-8601 UTC string).
         num_input_rows: rows read by the batch from all sources (rows).
@@ -225,9 +231,6 @@ class BatchProgress(Event):
     """
 
     kind: ClassVar[str] = "batch_progress"
-    name: str
-    id: str
-    run_id: str
     batch_id: int
     timestamp: str
     num_input_rows: int
@@ -247,33 +250,24 @@ class BatchProgress(Event):
 
 
 @dataclass(frozen=True)
-class QueryIdle(Event):
+class QueryIdle(QueryEvent):
     """A query has had no new data for a while (Spark's ``onQueryIdle``, every
     ``spark.sql.streaming.noDataProgressEventInterval``, 10 s by default).
 
-    Attributes:
-        name: the query name.
-        id: the query id (UUID string).
-        run_id: the run id (UUID string).
+    Attributes (besides :class:`QueryEvent`'s ``name``, ``id``, ``run_id``):
         timestamp: when Spark noticed (ISO-8601 UTC string).
     """
 
     kind: ClassVar[str] = "query_idle"
-    name: str
-    id: str
-    run_id: str
     timestamp: str
 
 
 @dataclass(frozen=True)
-class QueryTerminated(Event):
+class QueryTerminated(QueryEvent):
     """A query stopped: it finished (e.g. ``EMIT … ONCE``), was stopped, or failed
     (Spark's ``onQueryTerminated``).
 
-    Attributes:
-        name: the query name.
-        id: the query id (UUID string).
-        run_id: the run id (UUID string).
+    Attributes (besides :class:`QueryEvent`'s ``name``, ``id``, ``run_id``):
         exception: why it failed, one paragraph (Spark's message without stack frames),
             or ``None`` when it did not fail.
         error_class: Spark's error class of the failure (e.g. ``MALFORMED_RECORD_IN_PARSING``)
@@ -281,28 +275,21 @@ class QueryTerminated(Event):
     """
 
     kind: ClassVar[str] = "query_terminated"
-    name: str
-    id: str
-    run_id: str
     exception: str | None = None
     error_class: str | None = None
 
 
 @dataclass(frozen=True)
-class QueryFailed(Event):
+class QueryFailed(QueryEvent):
     """A query failed while running; follows its :class:`QueryTerminated`.
 
-    Attributes:
-        name: the query name.
-        id: the query id (UUID string).
+    Attributes (besides :class:`QueryEvent`'s ``name``, ``id``, ``run_id``):
         message: Spark's message in one paragraph (``binder.spark_message``).
         error: the :class:`~sqlstream.errors.QueryFailedError` (code ``SS501``) positioned
             at the query's statement; ``error.render()`` shows it with the line and a caret.
     """
 
     kind: ClassVar[str] = "query_failed"
-    name: str
-    id: str
     message: str
     error: SqlStreamError
 
@@ -317,9 +304,6 @@ class Stopping(Event):
 
     kind: ClassVar[str] = "stopping"
     reason: str
-
-
-AnyEvent = Union[Notice, QueryStarted, BatchProgress, QueryIdle, QueryTerminated, QueryFailed, Stopping]
 
 
 @runtime_checkable

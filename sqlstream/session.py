@@ -48,7 +48,7 @@ log = logging.getLogger("sqlstream")
 STOP_GRACE_SECONDS = 10.0
 """How long a run waits for the termination events of queries it stopped (s)."""
 
-_TICK_SECONDS = 1.0  # longest block in queue.get: bounds how late a timeout is noticed
+_TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it anyway)
 
 
 def trigger_text(query: p.Query, available_now: bool = False) -> str:
@@ -76,13 +76,13 @@ def _bridge_class():
             pass  # QueryStarted is built from the plan once start() returns
 
         def onQueryProgress(self, event) -> None:  # noqa: N802
-            self.inbox.put(event)
+            self.inbox.put(("progress", event.progress.runId, event))
 
         def onQueryIdle(self, event) -> None:  # noqa: N802
-            self.inbox.put(event)
+            self.inbox.put(("idle", event.runId, event))
 
         def onQueryTerminated(self, event) -> None:  # noqa: N802
-            self.inbox.put(event)
+            self.inbox.put(("terminated", event.runId, event))
 
     return Bridge
 
@@ -151,34 +151,35 @@ class _Run:
                 return failure
         return None
 
-    def handle(self, item) -> QueryFailed | None:
-        """Translate one of Spark's events and deliver it; return the failure it reports."""
-        kind = type(item).__name__
-        run_id = str(item.progress.runId if kind == "QueryProgressEvent" else item.runId)
+    def handle(self, item: tuple) -> QueryFailed | None:
+        """Translate one of Spark's events (``(kind, run id, event)`` from the bridge) and
+        deliver it; return the failure it reports."""
+        kind, run_id, event = item[0], str(item[1]), item[2]
         if run_id not in self.by_run or run_id in self.terminated:
             return None  # another query of the same SparkSession
         handle, query = self.by_run[run_id]
-        if kind == "QueryProgressEvent":
-            self.emit(batch_progress(item.progress))
+        if kind == "progress":
+            self.emit(batch_progress(event.progress))
             return None
-        if kind == "QueryIdleEvent":
-            self.emit(QueryIdle(handle.name, str(item.id), run_id, item.timestamp))
+        if kind == "idle":
+            self.emit(QueryIdle(handle.name, str(event.id), run_id, event.timestamp))
             return None
-        failure = handle.exception() if item.exception is not None else None
         message = None
-        if failure is not None:
+        if event.exception is not None:
             from sqlstream.binder import spark_message
 
-            message = spark_message(failure)
-        event = QueryTerminated(handle.name, str(item.id), run_id, message,
-                                getattr(item, "errorClassOnException", None))
-        self.terminated[run_id] = event
-        self.emit(event)
+            failure = handle.exception()
+            message = (spark_message(failure) if failure is not None
+                       else event.exception.strip().splitlines()[0])
+        terminated = QueryTerminated(handle.name, str(event.id), run_id, message,
+                                     getattr(event, "errorClassOnException", None))
+        self.terminated[run_id] = terminated
+        self.emit(terminated)
         if message is None:
             return None
         error = QueryFailedError(f"query '{handle.name}' failed: {message}", query.span,
                                  self.plan.source)
-        failed = QueryFailed(handle.name, str(item.id), message, error)
+        failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
         self.emit(failed)
         return failed
 
