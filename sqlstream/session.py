@@ -91,6 +91,15 @@ class _Timeout(Exception):
     pass
 
 
+def _jvm_process(spark):
+    """The JVM's ``Popen`` when this process launched it, else ``None``: polling it is pure
+    Python (no py4j call), so a run notices a JVM that died without any event."""
+    try:
+        return getattr(spark.sparkContext._gateway, "proc", None)
+    except Exception:  # noqa: BLE001 - e.g. Spark Connect has no sparkContext
+        return None
+
+
 class _Run:
     """One start of a plan's queries: their handles, the Spark listener and its queue."""
 
@@ -101,6 +110,7 @@ class _Run:
         self.handles: list = []
         self.by_run: dict[str, tuple[Any, p.Query]] = {}  # run id -> (StreamingQuery, Query)
         self.terminated: dict[str, QueryTerminated] = {}
+        self.jvm = _jvm_process(spark)
 
     def start(self) -> list:
         """Register the listener, start every query (``binder.start``), emit QueryStarted."""
@@ -120,8 +130,7 @@ class _Run:
                     sink=query.sink.connector, path=query.sink.path,
                     checkpoint_location=query.checkpoint_location, span=query.span))
         except BaseException:
-            for handle in self.handles:
-                handle.stop()
+            self.halt()
             self.close()
             raise
         return self.handles
@@ -136,6 +145,7 @@ class _Run:
 
         Raises:
             _Timeout: ``deadline`` (``time.monotonic()`` value) passed first.
+            QueryFailedError: the JVM this process launched exited.
         """
         while self.pending:
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -145,6 +155,10 @@ class _Run:
                 item = self.inbox.get(timeout=_TICK_SECONDS if remaining is None
                                       else min(_TICK_SECONDS, remaining))
             except queue.Empty:
+                if self.jvm is not None and self.jvm.poll() is not None:
+                    raise QueryFailedError(
+                        f"the Spark JVM exited (code {self.jvm.returncode}) while the queries "
+                        "were running", source=self.plan.source) from None
                 continue
             failure = self.handle(item)
             if failure is not None:
@@ -188,14 +202,21 @@ class _Run:
         termination events that arrive within :data:`STOP_GRACE_SECONDS`."""
         if reason:
             self.emit(Stopping(reason))
-        for handle in self.handles:
-            handle.stop()
+        self.halt()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         try:
             while self.pending:
                 self.pump(deadline)  # a failure while stopping is delivered, not raised
         except _Timeout:
             log.warning("no termination event from Spark for %s", ", ".join(self.pending))
+
+    def halt(self) -> None:
+        """``StreamingQuery.stop()`` every query; errors (a JVM already gone) are logged."""
+        for handle in self.handles:
+            try:
+                handle.stop()
+            except Exception:  # noqa: BLE001 - keep stopping the others
+                log.debug("could not stop query %s", handle, exc_info=True)
 
     def close(self) -> None:
         """Remove the Spark listener (events still queued are dropped)."""
@@ -360,7 +381,8 @@ class Session:
 
         Raises:
             QueryFailedError: a query failed (code ``SS501``, positioned at its statement,
-                Spark's message in one paragraph); the others are stopped first.
+                Spark's message in one paragraph); the others are stopped first. Also
+                (without a position) when the JVM this process launched exits.
             SqlStreamError: Spark refused a setting, source or query at start (see
                 :meth:`start`).
         """
@@ -373,9 +395,8 @@ class Session:
             failure, reason = None, "interrupted"
         except _Timeout:
             failure, reason = None, f"timeout ({timeout:g} s)"
-        except BaseException:  # a listener failed: leave nothing running
-            for handle in run.handles:
-                handle.stop()
+        except BaseException:  # a listener failed, or the JVM died: leave nothing running
+            run.halt()
             run.close()
             raise
         try:
@@ -401,5 +422,10 @@ class Session:
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - do not hide the error that ended the block
+            if exc_type is None:
+                raise
+            log.debug("could not stop the SparkSession", exc_info=True)

@@ -175,3 +175,38 @@ def test_exec_log_format_json_ends_with_the_termination_event(tmp_path):
     after_start = kinds[kinds.index(QueryStarted.kind) + 1:-1]
     assert after_start and set(after_start) == {BatchProgress.kind}
     assert sum(r["num_input_rows"] for r in records if r["event"] == BatchProgress.kind) == _data_rows(folder)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found += [int(child) for child in f.read().split()]
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
+def test_exec_ends_with_an_error_when_the_jvm_dies(tmp_path):
+    import signal
+
+    pipeline = tmp_path / "ticks.ssql"
+    pipeline.write_text(
+        "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 1);\n"
+        "CREATE SINK t WITH (connector = 'noop');\n"
+        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqlstream.cli", "exec", str(pipeline), "--master", "local[1]"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("started query t"):
+            break
+    (jvm,) = [child for child in _children(proc.pid)
+              if "java" in open(f"/proc/{child}/cmdline").read()]
+    os.kill(jvm, signal.SIGKILL)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1, "".join(seen) + err
+    assert f"{pipeline}: SS501 the Spark JVM exited (code -9) while the queries were running" in err
+    assert "Traceback" not in err
