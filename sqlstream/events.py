@@ -62,10 +62,11 @@ class Event:
 
 @dataclass(frozen=True)
 class Notice(Event):
-    """A one-line note from sqlstream: a session default it applied, a schema it inferred.
+    """A note from sqlstream: a session default it applied, a schema it inferred (``exec``
+    also sends its header line and the file's rendered warnings this way).
 
     Attributes:
-        message: the note, one line.
+        message: the note: one line, or a rendered warning (its line and caret).
     """
 
     kind: ClassVar[str] = "notice"
