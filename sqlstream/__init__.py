@@ -22,16 +22,39 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlstream.errors import QueryFailedError, SqlStreamError
-from sqlstream.events import (
-    BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryEvent,
-    QueryFailed, QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
-)
 from sqlstream.plan import Plan
-from sqlstream.session import Session
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
+
+    from sqlstream.events import (
+        BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryEvent,
+        QueryFailed, QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
+    )
+    from sqlstream.session import Session
+
+# The run API is imported on first use (PEP 562), so that translate and check, which never
+# run anything, do not pay for it.
+_LAZY = {name: "sqlstream.events" for name in (
+    "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
+    "QueryEvent", "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping",
+    "TextRenderer")} | {"Session": "sqlstream.session"}
+
+
+def __getattr__(name: str):
+    """``sqlstream.Session``, ``sqlstream.TextRenderer``, … imported on first access.
+
+    Raises:
+        AttributeError: ``name`` is not part of the API.
+    """
+    if name not in _LAZY:
+        raise AttributeError(f"module 'sqlstream' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
@@ -77,6 +100,8 @@ class Pipeline:
             SqlStreamError: Spark refused a setting, a source or a query (positioned at
                 the statement).
         """
+        from sqlstream.session import Session
+
         return Session(spark, listeners=listeners).start(self, available_now)
 
 
