@@ -8,25 +8,62 @@ The API::
     script = pipeline.to_pyspark()       # the same calls as a standalone PySpark script
     queries = pipeline.start(spark)      # the started StreamingQuery objects
 
+    with sqlstream.Session(listeners=[sqlstream.TextRenderer()]) as session:
+        session.run(pipeline, available_now=True)   # start, wait, stop; typed events
+
 ``import sqlstream``, :func:`compile`, :func:`translate` and :meth:`Pipeline.to_pyspark`
-never import pyspark nor start a JVM; only :meth:`Pipeline.start` does.
+never import pyspark nor start a JVM; only :meth:`Pipeline.start` and :class:`Session`
+runs do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlstream.errors import SqlStreamError
+from sqlstream.errors import QueryFailedError, SqlStreamError
 from sqlstream.plan import Plan
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["Pipeline", "SqlStreamError", "check", "check_plan", "compile", "compile_file", "translate"]
+    from sqlstream.events import (
+        BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryEvent,
+        QueryFailed, QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
+    )
+    from sqlstream.session import Session
+
+# The run API is imported on first use (PEP 562), so that translate and check, which never
+# run anything, do not pay for it.
+_LAZY = {name: "sqlstream.events" for name in (
+    "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
+    "QueryEvent", "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping",
+    "TextRenderer")} | {"Session": "sqlstream.session"}
+
+
+def __getattr__(name: str):
+    """``sqlstream.Session``, ``sqlstream.TextRenderer``, … imported on first access.
+
+    Raises:
+        AttributeError: ``name`` is not part of the API.
+    """
+    if name not in _LAZY:
+        raise AttributeError(f"module 'sqlstream' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+__all__ = [
+    "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
+    "Pipeline", "QueryEvent", "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted",
+    "QueryTerminated", "Session", "SqlStreamError", "Stopping", "TextRenderer", "check",
+    "check_plan", "compile", "compile_file", "translate",
+]
 __version__ = "0.1.0"
 
 
@@ -64,12 +101,17 @@ class Pipeline:
 
         return to_pyspark(self.plan, master, conf, available_now)
 
-    def start(self, spark: SparkSession, available_now: bool = False) -> list[StreamingQuery]:
-        """Define the pipeline's views in ``spark`` and start its queries.
+    def start(self, spark: SparkSession, available_now: bool = False,
+              listeners: Iterable[ListenerLike] = ()) -> list[StreamingQuery]:
+        """Define the pipeline's views in ``spark`` and start its queries (through
+        :meth:`Session.start`).
 
         Args:
             spark: an active SparkSession.
             available_now: override every trigger with ``availableNow=True``.
+            listeners: receive the events of these queries (:mod:`sqlstream.events`), from
+                ``QueryStarted`` to ``QueryTerminated``, on a sqlstream thread; callables
+                or objects with ``on_event(event)``. None: no Spark listener is registered.
 
         Returns:
             The started ``StreamingQuery`` objects, in file order.
@@ -78,9 +120,9 @@ class Pipeline:
             SqlStreamError: Spark refused a setting, a source or a query (positioned at
                 the statement).
         """
-        from sqlstream.binder import start
+        from sqlstream.session import Session
 
-        return start(spark, self.plan, available_now, report=lambda _: None)
+        return Session(spark, listeners=listeners).start(self, available_now)
 
 
 def compile(  # noqa: A001 - the API's name in the spec

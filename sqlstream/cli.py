@@ -166,15 +166,19 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
 @click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
               help="Spark configuration for the session (repeatable).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True,
+              help="text: one line per query start and end; json: one JSON object per event "
+              "(every micro-batch's progress included). Written to stderr.")
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, conf: dict[str, str]) -> None:
+          master: str | None, conf: dict[str, str], log_format: str) -> None:
     """Run every query of FILE on Spark and wait for them.
 
     Exits 0 when all queries finished (e.g. EMIT … ONCE) or after stopping them on
     Ctrl-C; 1 with the reason when a query fails.
     """
-    from sqlstream.runtime import create_session, run
+    from sqlstream.events import JsonLinesRenderer, Notice, TextRenderer
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan
@@ -182,15 +186,13 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     def say(line: str) -> None:
         click.echo(plan.source.redact(line), err=True)
 
-    say(f"sqlstream: {plan.name}: {len(plan.relations)} relations, {len(plan.queries)} queries")
+    renderer = TextRenderer(say) if log_format == "text" else JsonLinesRenderer(say)
+    renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
+                    f"{len(plan.queries)} queries"))
     for warning in plan.warnings:
-        say(warning.render())
-    spark, created = create_session(plan, master, conf, say)
-    try:
-        run(spark, plan, available_now, report=say)
-    finally:
-        if created:
-            spark.stop()
+        renderer(Notice(warning.render()))
+    with sqlstream.Session(master=master, conf=conf, listeners=[renderer]) as session:
+        session.run(pipeline, available_now)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -229,10 +229,8 @@ def test_bad_input_data_fails_the_query_with_its_position(spark, tmp_path):
         CREATE SINK o WITH (connector = 'noop');
         INSERT INTO o SELECT n FROM s;
     """, path=str(tmp_path / "bad.ssql"))
-    from sqlstream.runtime import run
-
     with pytest.raises(QueryFailedError) as info:
-        run(spark, pipeline.plan, available_now=True, report=lambda _: None)
+        sqlstream.Session(spark).run(pipeline, available_now=True)
     rendered = info.value.render()
     assert rendered.startswith(f"{tmp_path / 'bad.ssql'}:5:9: SS501 query 'o' failed")
     assert "INSERT INTO o SELECT n FROM s;" in rendered and "^" in rendered
