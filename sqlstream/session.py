@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlstream import plan as p
 from sqlstream.errors import QueryFailedError, SqlStreamError
+from sqlstream.program import trigger_step
 from sqlstream.events import (
     Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
     Stopping, batch_progress, deliver,
@@ -53,13 +54,14 @@ _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it an
 
 def trigger_text(query: p.Query, available_now: bool = False) -> str:
     """The trigger of ``query`` as :attr:`QueryStarted.trigger` describes it: ``default``,
-    ``availableNow``, ``every <interval>`` or ``continuous <interval>``."""
-    if available_now:
-        return "availableNow"
-    if query.trigger is None:
+    ``availableNow``, ``every <interval>`` or ``continuous <interval>`` — read from the
+    ``trigger(…)`` call the query runs with (:func:`sqlstream.program.trigger_step`)."""
+    step = trigger_step(p.Trigger("available_now", None) if available_now else query.trigger)
+    if step is None:
         return "default"
-    return {"available_now": "availableNow", "continuous": f"continuous {query.trigger.interval}",
-            "processing_time": f"every {query.trigger.interval}"}[query.trigger.kind]
+    ((keyword, value),) = step.kwargs
+    return {"availableNow": "availableNow", "continuous": f"continuous {value}",
+            "processingTime": f"every {value}"}[keyword]
 
 
 def _bridge_class():
