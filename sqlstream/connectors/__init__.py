@@ -2,7 +2,8 @@
 
 One module per connector, each a subclass of :class:`~sqlstream.connectors.base.Connector`
 that overrides only what differs from the common path (see :mod:`.base`). To add one,
-add a module here defining the subclass and list it in ``_MODULES`` below.
+add a module here defining the subclass: every module of this package is imported and
+its :class:`~sqlstream.connectors.base.Connector` subclasses registered by their ``name``.
 
 :func:`resolve_options` checks a ``WITH (…)`` list against its connector;
 :data:`CONNECTORS` maps each name to its connector.
@@ -10,18 +11,14 @@ add a module here defining the subclass and list it in ``_MODULES`` below.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from sqlstream import ast
 from sqlstream.connectors.base import (
     ALL_MODES, COMPILER_OPTIONS, DURABLE, Connector, ResolvedOptions, snake_case, split_options,
 )
-from sqlstream.connectors.console import Console
-from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA, Files
-from sqlstream.connectors.memory import Memory
-from sqlstream.connectors.noop import Noop
-from sqlstream.connectors.rate import Rate
-from sqlstream.connectors.rate_micro_batch import RateMicroBatch
-from sqlstream.connectors.socket import Socket
-from sqlstream.connectors.table import Table
+from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA
 from sqlstream.errors import OptionError, did_you_mean
 from sqlstream.source import Source
 
@@ -33,8 +30,27 @@ __all__ = [
 
 ConnectorSpec = Connector  # the name the planner and checks knew it by
 
-_MODULES = (Files, Rate, RateMicroBatch, Socket, Table, Console, Memory, Noop)
-CONNECTORS: dict[str, Connector] = {cls.name: cls() for cls in _MODULES}
+
+
+def _discover() -> dict[str, Connector]:
+    """Import every module of this package and instantiate the connectors they define.
+
+    Raises:
+        ValueError: two connectors with one name.
+    """
+    found: dict[str, Connector] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Connector) and value is not Connector \
+                    and value.__module__ == module.__name__:
+                if value.name in found:
+                    raise ValueError(f"two connectors are called {value.name!r}")
+                found[value.name] = value()
+    return found
+
+
+CONNECTORS: dict[str, Connector] = _discover()
 NOT_YET = {
     "kafka": "the kafka connector is not supported yet",
     "foreach_batch": "the foreach_batch connector is not supported yet",
