@@ -25,7 +25,7 @@ a type error Spark is certain to raise: a window on a numeric or boolean column,
 
 Output names follow Spark: the alias, the column or field name as written, a star's
 declared names; unaliased expressions get a Spark-like name (``count(1)``,
-``(flight + 1)``, ``upper(carrier)``), which is best effort.
+``(flight + 1)``, ``upper(carrier)``; :mod:`sqlstream.naming`), which is best effort.
 """
 
 from __future__ import annotations
@@ -34,18 +34,18 @@ import re
 from collections.abc import Mapping
 
 from sqlglot import exp
-from sqlglot.errors import ErrorLevel, OptimizeError
+from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from sqlstream.dialect import SqlStream, WindowTVF, node_offsets, parse_expression, parse_query
+from sqlstream.dialect import WindowTVF, node_offsets, parse_expression, parse_query
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.naming import output_name, pretty
 from sqlstream.rewrite import rewrite
 from sqlstream.spark_types import (
     EXPRESSION_METADATA, FRACTIONAL, INTEGRAL, UNKNOWN, WINDOW_FUNCTIONS, Annotator,
     aggregate_functions, common_type, data_type, is_numeric, known_functions, spark_type, type_of,
-    type_string,
 )
 
 __all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
@@ -55,113 +55,8 @@ Schema = tuple[tuple[str, str], ...]
 _ROW = "__sqlstream_row"  # internal: the relation of expression_type()
 _TABLE_FUNCTIONS = {"range", "sql_keywords", "variant_explode", "variant_explode_outer"}  # FROM only
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# ---- output names -----------------------------------------------------------------------
-
 _NAME = "sqlstream_name"  # meta key: the output name of a select item, decided before qualify
 _ALIASES = "sqlstream_aliases"  # meta key: the aliases a SELECT was written with
-_OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.EQ: "=",
-              exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.And: "AND", exp.Or: "OR",
-              exp.NullSafeEQ: "<=>", exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "^",
-              exp.IntDiv: "div"}
-
-
-_UPPER_NAMES = {"floor", "ceil", "sqrt", "power", "exp", "log", "log2", "log1p", "expm1", "sin",
-                "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "cot",
-                "degrees", "radians", "cbrt", "signum", "rint", "e", "pi", "spark_partition_id",
-                "dense_rank", "percent_rank", "rank", "row_number"}
-
-
-def _pretty(node: exp.Expr, top: bool = False) -> str:
-    """Spark's automatic name of an unaliased expression, as Spark names the SQL that
-    :func:`~sqlstream.dialect.to_spark_sql` prints (common cases; best effort otherwise)."""
-    if isinstance(node, (exp.Column, exp.Dot)) and not node.is_star:
-        if isinstance(node, exp.Dot) and not isinstance(node.this, (exp.Column, exp.Dot)):
-            return f"{_pretty(node.this)}.{node.name}"
-        return node.name if top else ".".join(part.name for part in node.parts)
-    if isinstance(node, exp.Paren):
-        return _pretty(node.this, top)
-    if isinstance(node, exp.Literal):
-        return node.this
-    if isinstance(node, exp.Boolean):
-        return "true" if node.this else "false"
-    if isinstance(node, exp.Null):
-        return "NULL"
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number:
-        return f"-{node.this.this}"
-    if isinstance(node, exp.Cast):
-        if top and not (isinstance(node.this, exp.Literal) and node.this.is_string):
-            return _pretty(node.this, top)
-        return f"CAST({_pretty(node.this)} AS {type_string(node.to)})"
-    if type(node) in _OPERATORS:
-        return f"({_pretty(node.this)} {_OPERATORS[type(node)]} {_pretty(node.expression)})"
-    if isinstance(node, exp.NEQ):
-        return f"(NOT ({_pretty(node.this)} = {_pretty(node.expression)}))"
-    if isinstance(node, exp.Neg):
-        return f"(- {_pretty(node.this)})"
-    if isinstance(node, exp.Is):
-        return f"({_pretty(node.this)} IS NULL)"
-    if isinstance(node, exp.Not):
-        return f"(NOT {_pretty(node.this.unnest())})"
-    if isinstance(node, exp.In) and node.expressions:
-        return f"({_pretty(node.this)} IN ({', '.join(_pretty(e) for e in node.expressions)}))"
-    if isinstance(node, exp.Between):
-        return f"between({_pretty(node.this)}, {_pretty(node.args['low'])}, {_pretty(node.args['high'])})"
-    if isinstance(node, exp.Like):
-        return f"{_pretty(node.this)} LIKE {_pretty(node.expression)}"
-    if isinstance(node, exp.RegexpLike):
-        return f"RLIKE({_pretty(node.this)}, {_pretty(node.expression)})"
-    if isinstance(node, exp.DPipe):
-        return f"concat({_pretty(node.this)}, {_pretty(node.expression)})"
-    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
-        return f"{_pretty(node.this)}[{_pretty(node.expressions[0])}]"
-    if isinstance(node, exp.Case):
-        subject = node.this
-        parts = ["CASE"]
-        for branch in node.args.get("ifs") or []:
-            condition = _pretty(branch.this)
-            if subject is not None:
-                condition = f"({_pretty(subject)} = {condition})"
-            parts.append(f"WHEN {condition} THEN {_pretty(branch.args['true'])}")
-        if node.args.get("default") is not None:
-            parts.append(f"ELSE {_pretty(node.args['default'])}")
-        return " ".join([*parts, "END"])
-    if isinstance(node, exp.If):
-        args = [node.this, node.args.get("true"), node.args.get("false")]
-        return f"(IF({', '.join(_pretty(a) for a in args if a is not None)}))"
-    if isinstance(node, exp.PropertyEQ):
-        return f"{_pretty(node.expression)} AS {node.name}"
-    if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
-        return "count(1)"
-    if isinstance(node, exp.Anonymous) and top and node.name.lower() in WINDOW_FUNCTIONS:
-        return node.name.lower()  # Spark names the column `window` / `session_window`
-    if isinstance(node, exp.Func):
-        text = node.name + "(" if isinstance(node, exp.Anonymous) else _spark_sql(node)
-        match = re.match(r"(\w+)\(", text)
-        if match is None:
-            return text
-        name = match.group(1).lower()
-        name = name.upper() if name in _UPPER_NAMES else name
-        args = []
-        for arg in node.iter_expressions():
-            if isinstance(arg, exp.Distinct):
-                args.append("DISTINCT " + ", ".join(_pretty(a) for a in arg.expressions))
-            elif not isinstance(arg, (exp.Var, exp.DataType)):
-                args.append(_pretty(arg))
-        return f"{name}({', '.join(args)})"
-    return _spark_sql(node)
-
-
-def _spark_sql(node: exp.Expr) -> str:
-    return SqlStream().generate(node, copy=True, comments=False, normalize_functions=False,
-                                unsupported_level=ErrorLevel.IGNORE)
-
-
-def _output_name(item: exp.Expr) -> str | None:
-    if isinstance(item, exp.Alias):
-        return item.alias
-    if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star):
-        return None
-    return _pretty(item, top=True)
 
 
 # ---- preparing a copy for sqlglot's optimizer ---------------------------------------------
@@ -226,7 +121,7 @@ def _prepare(tree: exp.Expr, findings: list) -> dict[int, list[exp.Column]]:
         where_refs[id(select)] = _where_alias_refs(select)
         select.meta[_ALIASES] = [i.alias for i in select.expressions if isinstance(i, exp.Alias)]
         for item in select.expressions:
-            name = _output_name(item)
+            name = output_name(item)
             if name is not None:
                 item.meta[_NAME] = name
     return where_refs
@@ -465,7 +360,7 @@ def _display(node: exp.Expr) -> str:
         return node.name
     if isinstance(node, exp.Dot):
         return f"{_display(node.this)}.{node.name}"
-    return _pretty(node)
+    return pretty(node)
 
 
 def _field_names(dtype: exp.DataType | None) -> list[str] | None:
