@@ -7,6 +7,7 @@ Errors print ``path:line:col: CODE message``, the line and a caret — never a t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sys
@@ -104,12 +105,25 @@ def translate(file: str, variables: dict[str, str], target: str, output: str | N
         click.echo(text, nl=False)
 
 
+def _redacted(value, source):
+    """``value`` (JSON-ready: dicts, lists, strings) with secrets replaced by ``***``."""
+    if isinstance(value, str):
+        return source.redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, source) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v, source) for v in value]
+    return value
+
+
 def _check_text(text: str, variables: dict[str, str], path: str):
-    """``(findings, queries)``: every finding, and each query's output mode, why, and columns."""
+    """``(findings, queries)``: every finding, and each query's output mode, why, columns
+    and state signature (secrets redacted)."""
     findings, plan = sqlstream.check_plan(text, variables, path)
     queries = [{"name": q.name, "output_mode": q.output_mode,
                 "output_mode_reason": q.output_mode_reason,
-                "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns]}
+                "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns],
+                "state": None if q.state is None else _redacted(dataclasses.asdict(q.state), plan.source)}
                for q in (plan.queries if plan else ())]
     return findings, queries
 

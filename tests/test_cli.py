@@ -131,6 +131,23 @@ def test_check_json_format(runner, tmp_path):
                            {"name": "window_end", "type": "TIMESTAMP"},
                            {"name": "origin", "type": "STRING"}]
     assert {"name": "avg_dep_delay", "type": "DOUBLE"} in columns
+    state = document[1]["queries"][0]["state"]
+    assert state["output_mode"] == "append" and state["sink"][:2] == ["files", "parquet"]
+    assert state["operators"][0]["kind"] == "aggregation"
+    assert state["operators"][0]["keys"] == ["window(time_hour, '1 hour')", "origin"]
+    assert state["watermarks"] == [{"relation": "flights", "column": "time_hour", "delay": "1 hour"}]
+
+
+def test_check_json_redacts_secrets_in_state(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("SQLSTREAM_TEST_BUCKET", "hunter2-bucket")
+    f = tmp_path / "secret.ssql"
+    f.write_text("CREATE STREAM t WITH (connector = 'rate');\n"
+                 "CREATE SINK s WITH (connector = 'files', format = 'json',\n"
+                 "  path = '${env:SQLSTREAM_TEST_BUCKET}/out');\n"
+                 "INSERT INTO s SELECT value FROM t;\n")
+    result = runner.invoke(main, ["check", "--format", "json", str(f)])
+    assert result.exit_code == 0, result.output
+    assert "hunter2" not in result.stdout and "***" in result.stdout
 
 
 def test_several_syntax_errors_are_reported_together():
