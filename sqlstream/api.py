@@ -1,0 +1,168 @@
+"""The API's functions and the :class:`Pipeline` they return (re-exported by ``sqlstream``).
+
+``compile``, ``translate``, ``check`` and :meth:`Pipeline.to_pyspark` never import pyspark
+nor start a JVM; :meth:`Pipeline.start` does (through :mod:`sqlstream.runner`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlstream.errors import SqlStreamError
+from sqlstream.plan import Plan
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from sqlstream.events import ListenerLike
+
+__all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "translate"]
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A compiled `.ssql` file, ready to translate or start.
+
+    Attributes:
+        plan: the :class:`~sqlstream.plan.Plan` (sources, views, queries).
+    """
+
+    plan: Plan
+
+    def translate(self) -> str:
+        """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
+        from sqlstream.explain import render
+
+        return render(self.plan)
+
+    def to_pyspark(self, master: str | None = None, conf: dict[str, str] | None = None,
+                   available_now: bool = False) -> str:
+        """A standalone PySpark script running this pipeline (``translate --to pyspark``).
+
+        Args:
+            master: the Spark master of the script's session (default ``local[*]``).
+            conf: Spark configuration for that session (as ``exec --conf``).
+            available_now: every query with ``trigger(availableNow=True)``.
+
+        Returns:
+            Python source that does not import sqlstream: the session with ``exec``'s
+            defaults, the settings, reads, views and queries, and a wait for the queries
+            (see :func:`sqlstream.explain.to_pyspark`). Secrets are redacted.
+        """
+        from sqlstream.explain import to_pyspark
+
+        return to_pyspark(self.plan, master, conf, available_now)
+
+    def start(self, spark: SparkSession, available_now: bool = False,
+              listeners: Iterable[ListenerLike] = ()) -> list[StreamingQuery]:
+        """Define the pipeline's views in ``spark`` and start its queries (through
+        :func:`sqlstream.runner.start`, as :meth:`sqlstream.Session.start` does).
+
+        Args:
+            spark: an active SparkSession.
+            available_now: override every trigger with ``availableNow=True``.
+            listeners: receive the events of these queries (:mod:`sqlstream.events`), from
+                ``QueryStarted`` to ``QueryTerminated``, on a sqlstream thread; callables
+                or objects with ``on_event(event)``. None: no Spark listener is registered.
+
+        Returns:
+            The started ``StreamingQuery`` objects, in file order.
+
+        Raises:
+            SqlStreamError: Spark refused a setting, a source or a query (positioned at
+                the statement).
+        """
+        from sqlstream.runner import start
+
+        return start(spark, self.plan, available_now, listeners)
+
+
+def compile(  # noqa: A001 - the API's name in the spec
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    state_dir: str | None = None,
+    checks: bool = True,
+) -> Pipeline:
+    """Compile `.ssql` text.
+
+    Args:
+        text: the file's text.
+        variables: values for ``${name}`` references.
+        path: the file's path: names the pipeline (checkpoints go under its stem) and the
+            folder that relative paths are resolved against; used in messages. The file is
+            not read.
+        state_dir: root of default checkpoint locations (overrides ``SET 'sqlstream.state_dir'``).
+        checks: ``False`` turns violations of streaming rules (codes ``SS3xx``), schema
+            findings (``SS205``–``SS209``) and watermarks on non-timestamps into warnings
+            and plans the queries anyway, so Spark itself can be asked; for testing the
+            rules, not for running pipelines.
+
+    Returns:
+        A :class:`Pipeline`.
+
+    Raises:
+        SqlStreamError: the first problem in the file, with its position.
+    """
+    from sqlstream.parser import parse
+    from sqlstream.planner import build_plan
+
+    script = parse(text, variables, path)
+    return Pipeline(build_plan(script, path, state_dir, enforce=checks))
+
+
+def compile_file(
+    path: str | Path, variables: Mapping[str, object] | None = None, state_dir: str | None = None
+) -> Pipeline:
+    """Read and compile a `.ssql` file (see :func:`compile`).
+
+    Raises:
+        SqlStreamError: the file cannot be read, or the first problem in it.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
+    return compile(text, variables, str(path), state_dir)
+
+
+def translate(text: str, variables: Mapping[str, object] | None = None, path: str | None = None) -> str:
+    """Return what ``sqlstream translate`` prints for ``text`` (no JVM, no pyspark import).
+
+    Raises:
+        SqlStreamError: the first problem in the text, with its position.
+    """
+    return compile(text, variables, path).translate()
+
+
+def check_plan(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
+               ) -> tuple[list[SqlStreamError], Plan | None]:
+    """Compile ``text``; return ``(findings, plan)``: every finding (errors and warnings) in
+    file order, and the plan, or ``None`` when there is an error.
+
+    Never raises for problems in the text (no JVM, no pyspark import).
+    """
+    from sqlstream.errors import CompileError
+
+    try:
+        plan = compile(text, variables, path).plan
+    except CompileError as error:
+        return error.findings, None
+    except SqlStreamError as error:
+        return [error], None
+    return list(plan.warnings), plan
+
+
+def check(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
+          ) -> list[SqlStreamError]:
+    """Compile ``text`` and return every finding (errors and warnings), in file order
+    (:func:`check_plan` without the plan).
+
+    Never raises for problems in the text (no JVM, no pyspark import): an empty list
+    means the file compiles cleanly. ``finding.severity`` is ``"error"`` or ``"warning"``.
+    """
+    return check_plan(text, variables, path)[0]
