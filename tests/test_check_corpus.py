@@ -81,10 +81,8 @@ def _program(path: Path) -> Program:
 
 PROGRAMS = [_program(p) for p in sorted(CORPUS.glob("*.ssql"))]
 
-# Programs `check` gets wrong for a reason outside the rules. The planner merges the
-# operators of the views a query reads field by field (`planner.Planner._operators`), which
-# drops the facts of fields added since (OFFSET, set operations, …); `Operators.merged` keeps
-# them all. When the planner uses it, these pass: remove them from here.
+# Programs `check` gets wrong for a reason outside the rules, by stem, with the reason
+# (marked xfail, strict: remove an entry once the program passes). None today.
 KNOWN_GAPS: dict[str, str] = {}
 
 

@@ -118,14 +118,14 @@ def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
                           text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
 
-    (query,) = runs["sqlstream"].start(spark)
-    query.awaitTermination()
-    assert query.exception() is None
+    # what `sqlstream exec` runs: Session.run (the run API), here in the shared session
+    ended = sqlstream.Session(spark).run(runs["sqlstream"])
+    assert [(e.name, e.exception) for e in ended] == [("hourly", None)]
 
     script_rows = spark.read.parquet(str(tmp_path / "script" / "out" / "hourly")).collect()
-    api_rows = spark.read.parquet(str(tmp_path / "sqlstream" / "out" / "hourly")).collect()
+    exec_rows = spark.read.parquet(str(tmp_path / "sqlstream" / "out" / "hourly")).collect()
     assert len(script_rows) > 4 * 3 * 10
-    assert sorted(map(tuple, script_rows)) == sorted(map(tuple, api_rows))
+    assert sorted(map(tuple, script_rows)) == sorted(map(tuple, exec_rows))
 
 
 def test_translate_to_pyspark_writes_a_script_without_secrets(tmp_path, monkeypatch):
