@@ -69,6 +69,8 @@ class QueryInfo:
 
 
 def function_name(node: exp.Expression) -> str | None:
+    """The lower-case name of a function call (``window``, ``count``), or ``None`` for a node
+    that is not a call."""
     if isinstance(node, exp.Anonymous):
         return str(node.this).lower()
     if isinstance(node, exp.Func):
@@ -77,6 +79,8 @@ def function_name(node: exp.Expression) -> str | None:
 
 
 def outer_select(expression: exp.Expression) -> exp.Select | None:
+    """The SELECT that produces a query's rows: through parentheses, the left branch of a
+    set operation; ``None`` when there is none (e.g. ``VALUES``)."""
     node = expression
     while isinstance(node, exp.Subquery):
         node = node.this
@@ -97,6 +101,8 @@ def _inner_select(select: exp.Select) -> exp.Select | None:
 
 
 def is_aggregate(select: exp.Select) -> bool:
+    """Whether ``select`` aggregates: it has a GROUP BY, or an aggregate function in its
+    projection outside window functions and subqueries (Spark plans an ``Aggregate``)."""
     if select.args.get("group"):
         return True
     for projection in select.expressions:
@@ -260,12 +266,16 @@ def _visible_watermarks(select: exp.Select, catalog: Mapping[str, RelationInfo],
 
 
 def from_relations(select: exp.Select) -> list[exp.Expression]:
+    """The relations of ``select``'s FROM clause and joins, in order (tables, subqueries,
+    table functions)."""
     source = select.args.get("from_") or select.args.get("from")
     items = [source.this] if source is not None else []
     return items + [join.this for join in select.args.get("joins") or ()]
 
 
 def names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set[str]:
+    """Lower-case names of the relations ``node`` reads, following the CTEs in ``ctes``
+    (name → body) to the relations they read."""
     names = set()
     for table in node.find_all(exp.Table):
         name = table.name.lower()

@@ -281,6 +281,8 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
 
 
 def join_kind(join: exp.Join) -> str:
+    """The kind of a join as Spark's join support matrix names it: ``inner``, ``left``,
+    ``right``, ``full``, ``semi``, ``anti`` or ``cross``."""
     side = (join.args.get("side") or "").lower()
     kind = (join.args.get("kind") or "").lower()
     if kind in ("semi", "anti"):
