@@ -105,9 +105,10 @@ class Catalog:
     def __contains__(self, name: str) -> bool:
         return name.lower() in self._relations
 
-    def names(self) -> list[str]:
-        """Lower-case names of every relation, in declaration order."""
-        return list(self._relations)
+    def names(self, hidden: bool = True) -> list[str]:
+        """Lower-case names of every relation, in declaration order; ``hidden=False``
+        leaves out those the compiler made (``__…``: deduplication steps)."""
+        return [n for n in self._relations if hidden or not n.startswith("__")]
 
     def infos(self) -> Mapping[str, RelationInfo]:
         """Lower-case name → :class:`~sqlstream.analysis.RelationInfo`, for the analysis."""

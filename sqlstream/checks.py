@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from sqlstream.analysis import MODES, QueryInfo
 from sqlstream.codes import code
+from sqlstream.dedup import REFUSED
 from sqlstream.operators import JoinInfo, Operators
 from sqlstream.rewrite import REWRITTEN_FROM
 
@@ -116,12 +117,13 @@ def mode_problems(info: QueryInfo, ops: Operators, mode: str, sink_connector: st
     elif ops.distinct is not None:
         if mode == "append" and not info.watermarks:
             found.append(Finding(
-                "SS301", "SELECT DISTINCT is an aggregation for Spark: append mode "
+                "SS301", "this DISTINCT is an aggregation for Spark: append mode "
                 "(EMIT FINAL) needs the watermarked event-time column among its columns",
                 "select the event-time column too, or use EMIT COMPLETE", ops.distinct))
         if mode == "update" and ops.aggregations <= 1:
             found.append(Finding(
-                "SS312", "SELECT DISTINCT in update mode (EMIT CHANGES) writes a row "
+                "SS312", f"{'UNION' if isinstance(ops.distinct, exp.Union) else 'SELECT DISTINCT'}"
+                " (an aggregation for Spark here) in update mode (EMIT CHANGES) writes a row "
                 "again when a duplicate of it arrives in a later trigger",
                 "use EMIT COMPLETE (the whole distinct set every trigger), or GROUP BY the "
                 "columns", ops.distinct))
@@ -168,7 +170,7 @@ def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_con
         problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
         if not problems:
             if not _stateful(info, ops):
-                why = "no aggregation"
+                why = "deduplication, no aggregation" if ops.deduplications else "no aggregation"
             elif mode == "append":
                 why = ("aggregation grouped by a window on a watermarked column" if info.aggregate
                        else "SELECT DISTINCT with the watermarked column")
@@ -204,10 +206,19 @@ def _order(c: Context) -> Iterator[Finding]:
 
 
 def _window_function(c: Context) -> Iterator[Finding]:
-    """SS314 — ``ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)`` on a stream: Spark does not
-    support non-time-based windows on streams (a window function on a table is fine)."""
+    """SS314 — ``SUM(x) OVER (PARTITION BY k ORDER BY ts)`` on a stream: Spark does not
+    support non-time-based windows on streams (a window function on a table is fine).
+    SS325 — a ``ROW_NUMBER`` filter that is no keep-first deduplication (``rn <= 3``,
+    ``ORDER BY ts DESC``): :mod:`sqlstream.dedup` rewrites the others."""
     window = c.ops.window_function
     if window is None:
+        return
+    refused = window.meta.get(REFUSED) if window._meta else None
+    if refused:
+        yield Finding("SS325", f"this ROW_NUMBER pattern is not a deduplication Spark can run: "
+                      f"{refused}", "keep the first row per key: ROW_NUMBER() OVER (PARTITION "
+                      "BY <keys> ORDER BY <time column>) = 1 (or DISTINCT ON (<keys>)); for the "
+                      "last or top rows per key, aggregate (max_by, a time window)", window)
         return
     written = window.meta.get(REWRITTEN_FROM) if window._meta else None
     if written:  # Spark SQL has no such syntax: it was rewritten to a window function
@@ -279,7 +290,8 @@ def _not_map_like(ops: Operators) -> str:
     for what, present in (("an aggregation", ops.aggregations), ("a join", ops.joins),
                           ("DISTINCT", ops.distinct), ("ORDER BY", ops.order),
                           ("LIMIT", ops.limit), ("OFFSET", ops.offset),
-                          ("a window function", ops.window_function)):
+                          ("a window function", ops.window_function),
+                          ("a deduplication", ops.deduplications)):
         if present:
             return what
     return ops.not_map_like[0][0] if ops.not_map_like else "an operation that is not map-like"
@@ -375,13 +387,22 @@ def _joins(c: Context) -> Iterator[Finding]:
                 join.node)
 
 
+DEDUP_HINT = ("add WATERMARK FOR <event time> to the stream: DISTINCT ON and ROW_NUMBER then "
+              "drop duplicates within the watermark; SELECT DISTINCT needs the event-time "
+              "column among its columns")
+
+
 def _unbounded_state(c: Context) -> Iterator[Finding]:
-    """SS350 (warning) — an aggregation or stream-stream join without a watermark keeps its
-    state forever: memory grows with every new key."""
+    """SS350 (warning) — an aggregation, deduplication or stream-stream join without a
+    watermark keeps its state forever: memory grows with every new key."""
     if _stateful(c.info, c.ops) and not _watermarked(c.info, c.ops) and c.mode != "append":
         yield Finding("SS350", "the aggregation's state grows without bound: no "
                       "watermarked window or event-time key lets Spark drop old groups",
                       WATERMARK_HINT)
+    for dedup in c.ops.deduplications:
+        if not dedup.bounded:
+            yield Finding("SS350", f"the deduplication ({dedup.spelling}) keeps every key it has "
+                          "seen: no watermark lets Spark drop old keys", DEDUP_HINT, dedup.node)
     for join in c.ops.stream_stream_joins:
         if _stream_stream_problem(join) is not None:
             continue

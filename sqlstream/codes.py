@@ -144,7 +144,7 @@ CODES: dict[str, Code] = _codes(
      Fix: ``GROUP BY origin, dest``, or ``first(dest)``."""),
     # ---- streaming rules (Spark's UnsupportedOperationChecker; docs/streaming-rules.md) ----
     ("SS301", "error", "append mode on an aggregation without a watermarked grouping key (any "
-     "aggregation of the query, inner ones included; SELECT DISTINCT without the event-time "
+     "aggregation of the query, inner ones included; a `UNION` without the event-time "
      "column)", """
      Append mode writes each group once, when it is final; Spark knows that only when a
      grouping key is the watermarked event-time column or a window on it (rules R2, R2b).
@@ -196,11 +196,14 @@ CODES: dict[str, Code] = _codes(
      is complete (R9; ``SORT BY`` and ``CLUSTER BY`` too). Anti-pattern: ``SELECT * FROM s
      ORDER BY ts``. Fix: sort where the result is read, or aggregate and ``EMIT
      COMPLETE``."""),
-    ("SS312", "error", "SELECT DISTINCT in update mode (a duplicate arriving in a later "
-     "trigger is written again)", """
+    ("SS312", "error", "a DISTINCT Spark plans as an aggregation (`UNION`, `SELECT DISTINCT` "
+     "over an aggregation) in update mode (a duplicate arriving in a later trigger is "
+     "written again)", """
      Spark runs it, but in update mode a row whose duplicate arrives in a later trigger is
-     written again: the result is not the SQL's. Fix: ``EMIT COMPLETE`` (the whole distinct
-     set every trigger), or ``GROUP BY`` the columns."""),
+     written again: the result is not the SQL's. (A ``SELECT DISTINCT`` over a stream is a
+     deduplication, ``dropDuplicates``, which drops it.) Fix: ``EMIT COMPLETE`` (the whole
+     distinct set every trigger), ``UNION ALL`` of deduplicated streams, or ``GROUP BY``
+     the columns."""),
     ("SS313", "error", "chained aggregations in update or complete mode", """
      An aggregation over another aggregation runs only in append mode (R5: Spark's
      "correctness issue due to global watermark"): Spark cannot tell which rows of the inner
@@ -257,12 +260,26 @@ CODES: dict[str, Code] = _codes(
      Spark refuses a ``LEFT ANTI`` join of two streams (R18). Fix: anti-join a stream with
      a table, or a ``LEFT JOIN`` with watermarks and a time range, keeping the rows whose
      right side is ``NULL``."""),
+    ("SS325", "error", "a ROW_NUMBER pattern on a stream that is not a keep-first "
+     "deduplication (keep-last, top-N, not ordered by a time column)", """
+     ``SELECT DISTINCT ON (k)``, ``QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) = 1``
+     and Flink's ``… ROW_NUMBER() … AS rn … WHERE rn = 1`` over a stream become Spark's
+     ``dropDuplicates([k])`` (LANGUAGE.md §3.3): keep the first row per key. Spark has no
+     other form: ``ORDER BY ts DESC`` (keep the last), ``rn <= 3`` (top-N) or an order by a
+     column that is not a time would stay a window function, which Spark refuses on a
+     stream (``Non-time-based windows are not supported on streaming DataFrames``).
+     Anti-pattern: ``QUALIFY ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts DESC) = 1``.
+     Fix: ``ORDER BY ts`` (ascending) to keep the first row; for the latest row per key,
+     ``GROUP BY k`` with ``max_by(col, ts)`` in update mode."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
-     An aggregation, ``SELECT DISTINCT`` or stream-stream join without a watermark keeps
-     every group or row in its state forever: memory grows with every new key. Spark runs
+     An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …
+     = 1``: ``dropDuplicates``) or a stream-stream join without a watermark keeps every
+     group, key or row in its state forever: memory grows with every new key. Spark runs
      it. Fix: ``WATERMARK FOR`` on the event time and a window on it (a time range in ``ON``
-     for a join), so Spark can drop old state."""),
+     for a join; for a deduplication, the event-time column among the keys, or a watermark
+     so that ``DISTINCT ON`` becomes ``dropDuplicatesWithinWatermark``), so Spark can drop
+     old state."""),
     ("SS351", "warning", "inferred append-mode aggregation: rows appear only after the "
      "watermark passes", """
      Without ``EMIT``, an aggregation over a watermarked window is inferred as append mode:

@@ -23,14 +23,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sqlstream import ast, plan
-from sqlstream.analysis import QueryInfo, analyze
-from sqlstream.catalog import Catalog
+from sqlstream.analysis import QueryInfo, RelationInfo, analyze
+from sqlstream.catalog import Catalog, CatalogRelation
 from sqlstream.checks import Context, check_query as run_rules, choose_mode
 from sqlstream.compiled import CompiledQuery
 from sqlstream.connectors import CONNECTORS, connector
 from sqlstream.dialect import node_offsets, parse_query, to_spark_sql
 from sqlstream.errors import StreamingError, SqlStreamError, UnknownNameError, did_you_mean
-from sqlstream.operators import collect_operators
+from sqlstream.dedup import REFUSED, TIME_TYPES, find_deduplication
+from sqlstream.operators import DedupInfo, collect_operators
 from sqlstream.rewrite import relation_names, rewrite
 from sqlstream.schema import query_schema
 from sqlstream.state import state_signature
@@ -53,12 +54,18 @@ def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
     return error
 
 
-def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
+def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> CompiledQuery:
     """Compile one query body against the relations declared before it.
+
+    A deduplication over a stream (:mod:`sqlstream.dedup`) is split off: its input rows
+    become a view ``__<name>_dedup_input``, a :class:`~sqlstream.plan.Deduplicate` step
+    ``__<name>_dedup`` (``_2``, … for more) reads it, and the query reads that step. Both
+    are registered in ``catalog`` and returned, in order, in ``CompiledQuery.steps``.
 
     Args:
         text: the body as written (its span maps positions back to the file).
         catalog: what is declared so far.
+        name: the view or query the body defines (names the deduplication steps).
 
     Returns:
         The :class:`CompiledQuery`; its ``findings`` are the schema problems found (the
@@ -71,29 +78,96 @@ def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
     """
     try:
         tree = parse_query(text.text)
-        for name, start, end in relation_names(tree):
-            if name not in catalog:
+        for relation, start, end in relation_names(tree):
+            if relation not in catalog:
                 raise UnknownNameError(
-                    f"unknown relation '{name}'{did_you_mean(name, catalog.names())}",
+                    f"unknown relation '{relation}'"
+                    f"{did_you_mean(relation, catalog.names(hidden=False))}",
                     text.locate(start, end),
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
         tree = rewrite(tree)
-        columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
+        tree, steps, findings = deduplicate(tree, text, catalog, name)
     except SqlStreamError as error:
         raise locate(error, text) from None
-    info = analyze(tree, catalog.infos())
-    if not info.streaming:
+    compiled = _compile_tree(tree, text, catalog)
+    if not compiled.info.streaming:
         raise StreamingError(
             "this query reads no stream: it reads only tables", text.span,
             hint="a streaming query must read at least one CREATE STREAM relation", code="SS309",
         )
+    return replace(compiled, steps=steps, findings=findings + compiled.findings)
+
+
+def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
+    """Schema and facts of a rewritten tree (no dedup split, no SS309)."""
+    try:
+        columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
+    except SqlStreamError as error:
+        raise locate(error, text) from None
+    info = analyze(tree, catalog.infos())
     operators, node_texts = _operators(tree, info, text, catalog)
     return CompiledQuery(
         sql=to_spark_sql(tree), text=text, columns=columns, info=info, operators=operators,
         findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
     )
+
+
+def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
+    """Split every deduplication of ``tree`` off into an input view and a
+    :class:`~sqlstream.plan.Deduplicate` step, innermost first (see :func:`compile_query`).
+
+    ``dropDuplicatesWithinWatermark`` is chosen for ``DISTINCT ON`` and ``ROW_NUMBER``
+    when the input has a watermark and the keys do not hold its event-time column
+    (LANGUAGE.md §3.3); ``SELECT DISTINCT`` is ``dropDuplicates()`` of every column. A
+    ``ROW_NUMBER`` ordered by a column that is not a time is refused (SS325, by the checks).
+
+    Returns:
+        ``(tree, steps, findings)``: the query reading the deduplicated relations, the
+        plan steps (:class:`~sqlstream.plan.SqlView` of the input, then the
+        ``Deduplicate``), and the schema findings of the inputs.
+    """
+    steps: list[plan.Relation] = []
+    findings: tuple[SqlStreamError, ...] = ()
+    while (found := find_deduplication(tree, catalog.infos())) is not None:
+        rows = _compile_tree(found.input, text, catalog)
+        types = dict((c.lower(), t) for c, t in rows.columns or ())
+        if found.order is not None and types.get(found.order.lower(), "TIMESTAMP") not in TIME_TYPES:
+            found.node.meta[REFUSED] = (f"it orders by `{found.order}` ({types[found.order.lower()]}), "
+                                        "not by a time column: Spark's deduplication keeps the "
+                                        "first row that arrives")
+            continue
+        base = f"__{name}_dedup" + (f"_{len(steps) // 2 + 1}" if steps else "")
+        marks = rows.info.watermarks
+        keys = found.keys
+        within = found.spelling != "SELECT DISTINCT" and bool(marks) and not (
+            {k.lower() for k in keys} & marks)
+        state_keys = keys or tuple(c for c, _ in rows.columns or ())
+        bounded = within or bool({k.lower() for k in state_keys} & marks)
+        dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
+        input_name = base + "_input"
+        _register(catalog, input_name, rows, text)
+        reading = _compile_tree(parse_query(f"SELECT * FROM {input_name}"), text, catalog)
+        reading = replace(reading, operators=replace(
+            reading.operators, deduplications=reading.operators.deduplications + (dedup,)),
+            node_texts={**reading.node_texts, id(found.node): text})
+        _register(catalog, base, reading, text)
+        steps += [plan.SqlView(input_name, rows.sql, text.span, rows.columns),
+                  plan.Deduplicate(base, input_name, keys, within, text.span)]
+        findings += rows.findings
+        tree = found.split(tree, base)
+    return tree, tuple(steps), findings
+
+
+def _register(catalog: Catalog, name: str, compiled: CompiledQuery, text: ast.SqlText) -> None:
+    """Record a relation the compiler made (a deduplication's input or result) as a view."""
+    info = compiled.info
+    catalog.add(CatalogRelation(
+        name, "view", ast.Name(name, text.span),
+        RelationInfo(info.streaming, info.watermarks, info.aggregate, info.watermarked_key,
+                     info.session_window),
+        compiled.columns, query=compiled))
 
 
 def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
@@ -141,7 +215,8 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
             sink_modes, trigger, frozenset(c.name for c in streams if not c.continuous_source),
             CONTINUOUS_SOURCES, sink_connector.continuous_sink))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
-    state = None if mode is None else state_signature(compiled.tree, reads, mode, sink, catalog.infos())
+    state = None if mode is None else state_signature(compiled.tree, reads, mode, sink,
+                                                      catalog.infos(), compiled.steps)
     return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned
 
 

@@ -77,6 +77,27 @@ class JoinInfo:
 
 
 @dataclass(frozen=True)
+class DedupInfo:
+    """A :class:`~sqlstream.plan.Deduplicate` step the query reads (LANGUAGE.md §3.3).
+
+    Attributes:
+        spelling: what the user wrote (``SELECT DISTINCT``, ``DISTINCT ON``, ``QUALIFY``,
+            ``ROW_NUMBER``).
+        keys: the keys of ``dropDuplicates`` (``()``: every column).
+        within_watermark: ``dropDuplicatesWithinWatermark``.
+        bounded: Spark drops old keys from its state (within the watermark, or a watermarked
+            column among the keys); else the state grows with every new key (SS350).
+        node: the node the user wrote, for positions.
+    """
+
+    spelling: str
+    keys: tuple[str, ...]
+    within_watermark: bool
+    bounded: bool
+    node: exp.Expression
+
+
+@dataclass(frozen=True)
 class Operators:
     """Operators of a query that streaming rules restrict, each as a sqlglot node or ``None``.
 
@@ -103,6 +124,8 @@ class Operators:
             other field records: a watermark, a set operation, a generator (``explode``),
             the current time.
         watermark_redefined: a ``WATERMARK`` clause on a relation that has a watermark.
+        deduplications: the deduplication steps the query reads (:class:`DedupInfo`),
+            through the views it reads.
     """
 
     limit: exp.Expression | None
@@ -118,12 +141,14 @@ class Operators:
     set_operations: tuple[tuple[str, exp.Expression], ...] = ()
     not_map_like: tuple[tuple[str, exp.Expression | None], ...] = ()
     watermark_redefined: exp.Expression | None = None
+    deduplications: tuple[DedupInfo, ...] = ()
 
     @property
     def map_like(self) -> bool:
         """Only projections and filters (what a continuous trigger supports)."""
         return not (self.limit or self.order or self.distinct or self.window_function
-                    or self.aggregations or self.joins or self.offset or self.not_map_like)
+                    or self.aggregations or self.joins or self.offset or self.not_map_like
+                    or self.deduplications)
 
     @property
     def stream_stream_joins(self) -> tuple[JoinInfo, ...]:
@@ -141,6 +166,7 @@ class Operators:
             self.distinct_aggregate or view.distinct_aggregate,
             self.set_operations + view.set_operations, self.not_map_like + view.not_map_like,
             self.watermark_redefined or view.watermark_redefined,
+            self.deduplications + view.deduplications,
         )
 
 

@@ -146,7 +146,8 @@ class StatefulOperator:
     Attributes:
         kind: ``aggregation`` (``GROUP BY`` or aggregate functions on a stream),
             ``distinct`` (``SELECT DISTINCT``: an aggregation over every column for Spark),
-            ``deduplicate`` (a ``Deduplicate`` plan step: ``dropDuplicates``) or
+            ``deduplicate`` (a ``Deduplicate`` plan step: ``dropDuplicates``),
+            ``deduplicate_within_watermark`` (``dropDuplicatesWithinWatermark``) or
             ``stream_stream_join``.
         keys: the grouping keys, the distinct columns, the deduplication keys or the join's
             equality conditions, as Spark SQL text.

@@ -149,7 +149,7 @@ class Planner:
         self._view(statement.name, statement.query, statement.span)
 
     def _view(self, name: ast.Name, text: ast.SqlText, span) -> CompiledQuery:
-        compiled = self._compile(text)
+        compiled = self._compile(text, name.value)
         self.relations.extend(compiled.steps)
         self.relations.append(plan.SqlView(name.value, compiled.sql, span, compiled.columns))
         info = compiled.info
@@ -180,7 +180,7 @@ class Planner:
         )
         sink = self._sink(name, resolved, statement.span)
         self.catalog.claim_query_name(name, statement.span)
-        self._add_query(name, sink, resolved, self._compile(statement.query), statement.emit,
+        self._add_query(name, sink, resolved, self._compile(statement.query, name), statement.emit,
                         statement.span)
 
     def _derived_stream(self, statement: ast.CreateStream) -> None:
@@ -218,9 +218,10 @@ class Planner:
             return value
         return os.path.normpath(os.path.join(self.base_dir, value))
 
-    def _compile(self, text: ast.SqlText) -> CompiledQuery:
-        """:func:`~sqlstream.compiler.compile_query`, recording its schema findings."""
-        compiled = compile_query(text, self.catalog)
+    def _compile(self, text: ast.SqlText, name: str) -> CompiledQuery:
+        """:func:`~sqlstream.compiler.compile_query` of the body of view or query ``name``,
+        recording its schema findings."""
+        compiled = compile_query(text, self.catalog, name)
         for finding in compiled.findings:
             self._record(finding)
         return compiled
@@ -246,10 +247,10 @@ class Planner:
                 sink_name.span, hint="declare it first with CREATE SINK … WITH (connector = …)",
             )
         if entry.sink is None:  # its declaration failed: still check the query
-            self._compile(query)
+            self._compile(query, sink_name.value)
             return
         name = self._query_name(entry.sink.name, entry.options, sink_name.span)
-        self._add_query(name, entry.sink, entry.options, self._compile(query), emit, span)
+        self._add_query(name, entry.sink, entry.options, self._compile(query, name), emit, span)
 
     def _add_query(self, name: str, sink: plan.Sink, resolved: ResolvedOptions,
                    compiled: CompiledQuery, emit, span) -> None:
@@ -267,7 +268,8 @@ class Planner:
         if emit is not None and emit.trigger is not None:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)
         checkpoint = self._resolve_path(resolved.get("checkpoint_location"))
-        self.relations.extend(compiled.steps)
+        # (a CREATE STREAM … AS SELECT's steps were added with its view)
+        self.relations.extend(s for s in compiled.steps if s not in self.relations)
         self.compiled.append(compiled)
         self.queries.append(plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint,
                                        span, compiled.columns, compiled.state))

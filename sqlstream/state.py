@@ -94,8 +94,21 @@ def sink_identity(sink: plan.Sink) -> tuple[str, str | None, str | None]:
     return sink.connector, sink.format, sink.path
 
 
+def deduplications_of(steps, relation: str | None, columns) -> list[plan.StatefulOperator]:
+    """The :class:`~sqlstream.plan.Deduplicate` steps among ``steps``: ``deduplicate`` or
+    ``deduplicate_within_watermark`` with their keys (every column of the input, from
+    ``columns``: relation name → ``(name, type)`` pairs, when the keys are all columns)."""
+    found = []
+    for step in steps:
+        if isinstance(step, plan.Deduplicate):
+            keys = step.keys or tuple(c for c, _ in columns.get(step.input.lower()) or ())
+            kind = "deduplicate_within_watermark" if step.within_watermark else "deduplicate"
+            found.append(plan.StatefulOperator(kind, keys, relation=relation))
+    return found
+
+
 def state_signature(tree: exp.Expression, reads, mode: str, sink: plan.Sink,
-                    infos: Mapping[str, RelationInfo]) -> plan.StateSignature:
+                    infos: Mapping[str, RelationInfo], steps=()) -> plan.StateSignature:
     """The state signature of a query.
 
     Args:
@@ -106,15 +119,18 @@ def state_signature(tree: exp.Expression, reads, mode: str, sink: plan.Sink,
             compiled view or ``None``).
         mode: its output mode; ``sink`` where it writes.
         infos: lower-case relation name → what is known of it (streaming or not).
+        steps: the query's own plan steps (its deduplications).
 
     Returns:
         The :class:`~sqlstream.plan.StateSignature`.
     """
-    operators = list(operators_of(tree, infos))
+    columns = {r.name.lower(): r.columns for r in reads}
+    operators = deduplications_of(steps, None, columns) + list(operators_of(tree, infos))
     watermarks = list(watermarks_of(tree, None))
     sources = []
     for relation in reads:
         if relation.query is not None and relation.query.tree is not None:
+            operators += deduplications_of(relation.query.steps, relation.name.lower(), columns)
             operators += operators_of(relation.query.tree, infos, relation.name.lower())
             watermarks += watermarks_of(relation.query.tree, relation.name.lower())
         if relation.source is not None and not relation.source.bounded:

@@ -114,7 +114,8 @@ INSERT INTO out SELECT DISTINCT k, ts FROM joined EMIT FINAL;
 """
     state = _state(text)
     kinds = [(o.kind, o.relation) for o in state.operators]
-    assert kinds == [("distinct", None), ("stream_stream_join", "joined")]
+    assert kinds == [("deduplicate", None), ("stream_stream_join", "joined")]
+    assert state.operators[0].keys == ("k", "ts")  # SELECT DISTINCT: every column
     join = state.operators[1]
     assert join.join_type == "inner" and join.keys == ("a.k = b.k",)
     assert {w.relation for w in state.watermarks} == {"a", "b"}
