@@ -51,6 +51,8 @@ class Deduplication:
         node: the node the user wrote (the ``DISTINCT`` or the window), for positions.
         replace: the node of the query that :meth:`split` replaces.
         condition: the ``rn = 1`` conjunct :meth:`split` removes, or ``None``.
+        star_except: the query is ``SELECT * EXCEPT (rn)``; :meth:`split` makes it
+            ``SELECT *`` (the deduplicated rows have no ``rn``).
     """
 
     spelling: str
@@ -60,6 +62,7 @@ class Deduplication:
     node: exp.Expression
     replace: exp.Expression
     condition: exp.Expression | None = None
+    star_except: bool = False
 
     def split(self, tree: exp.Expression, name: str) -> exp.Expression:
         """Make the query read the deduplicated relation ``name`` instead of the input rows.
@@ -87,6 +90,8 @@ class Deduplication:
             table.set("alias", alias)
         self.replace.replace(table)
         outer = table.find_ancestor(exp.Select)
+        if self.star_except:
+            outer.set("expressions", [exp.Star()])
         conjuncts = _conjuncts(outer.args["where"].this)
         rest = [c for c in conjuncts if c is not self.condition]
         outer.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
@@ -205,16 +210,32 @@ def _row_number(outer: exp.Select, infos, ctes) -> Deduplication | None:
         _refuse(window, why)
         return None
     rows = _without(inner, alias)
-    if outer.is_star or any(c.name.lower() == rn for c in outer.find_all(exp.Column)
-                            if not c.find_ancestor(exp.Where)):
+    star_except = _star_except(outer, rn)
+    if (outer.is_star and not star_except) or any(c.name.lower() == rn for c in outer.find_all(exp.Column)
+                            if not c.find_ancestor(exp.Where, exp.Star)):
         rows.append("expressions", exp.alias_(exp.Literal.number(1), alias.alias))
+    time = order[0].this.name if order else None
     if not any(p.is_star for p in rows.expressions):
         present = {p.alias_or_name.lower() for p in rows.expressions}
-        for key in keys:
-            if key.lower() not in present:
-                rows.append("expressions", exp.column(key))
-    time = order[0].this.name if order else None
-    return Deduplication(spelling, rows, tuple(keys), time, window, subquery, condition)
+        missing = [c for c in dict.fromkeys([*keys, *([time] if time else [])])
+                   if c.lower() not in present]
+        if missing and outer.is_star and not star_except:
+            _refuse(window, f"its subquery does not select `{missing[0]}`, which it "
+                    "partitions or orders by")
+            return None
+        for column in missing:  # the query selects its own columns: an extra one is unseen
+            rows.append("expressions", exp.column(column))
+    return Deduplication(spelling, rows, tuple(keys), time, window, subquery, condition,
+                         star_except)
+
+
+def _star_except(outer: exp.Select, rn: str) -> bool:
+    """``outer`` is ``SELECT * EXCEPT (rn)`` (the rewrite of ``DISTINCT ON (k) *``)."""
+    if len(outer.expressions) != 1 or not isinstance(outer.expressions[0], exp.Star):
+        return False
+    star = outer.expressions[0]
+    excepted = star.args.get("except_") or star.args.get("except") or []
+    return [e.name.lower() for e in excepted] == [rn]
 
 
 def _without(select: exp.Select, alias: exp.Expression) -> exp.Select:
