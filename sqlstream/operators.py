@@ -107,8 +107,10 @@ class Operators:
             one without a streaming aggregation below it, else the first one;
             ``order_after_aggregation`` whether that one sorts (a result that contains)
             an aggregation.
-        distinct: a ``SELECT DISTINCT`` (or ``UNION`` without ``ALL``) on streaming data,
-            the outermost; Spark plans it as an aggregation.
+        distinct: a ``SELECT DISTINCT`` (or ``UNION`` without ``ALL``) on streaming data
+            that Spark plans as an aggregation, the outermost: one over an aggregation (a
+            ``SELECT DISTINCT`` over a stream is otherwise a deduplication step, see
+            ``deduplications``).
         window_function: an ``OVER (…)`` window function on streaming data.
         aggregations: how many streaming aggregations (``DISTINCT`` included) are chained
             (one over another's result, through subqueries and views).

@@ -145,7 +145,8 @@ class StatefulOperator:
 
     Attributes:
         kind: ``aggregation`` (``GROUP BY`` or aggregate functions on a stream),
-            ``distinct`` (``SELECT DISTINCT``: an aggregation over every column for Spark),
+            ``distinct`` (``SELECT DISTINCT`` Spark plans as an aggregation over every
+            column: over an aggregation, or ``UNION``),
             ``deduplicate`` (a ``Deduplicate`` plan step: ``dropDuplicates``),
             ``deduplicate_within_watermark`` (``dropDuplicatesWithinWatermark``) or
             ``stream_stream_join``.
