@@ -20,6 +20,7 @@ what ``translate`` prints and ``exec`` runs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from sqlstream import ast, plan
@@ -138,7 +139,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
                                         "not by a time column: Spark's deduplication keeps the "
                                         "first row that arrives")
             continue
-        base = f"__{name}_dedup" + (f"_{len(steps) // 2 + 1}" if steps else "")
+        base = _fresh_name(catalog, name)
         marks = rows.info.watermarks
         keys = found.keys
         within = found.spelling != "SELECT DISTINCT" and bool(marks) and not (
@@ -158,6 +159,17 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
         findings += rows.findings
         tree = found.split(tree, base)
     return tree, tuple(steps), findings
+
+
+def _fresh_name(catalog: Catalog, name: str) -> str:
+    """``__<name>_dedup``, or ``__<name>_dedup_2``, … when taken (a view and a sink may
+    share a name; a query may deduplicate twice); ``name`` reduced to an identifier."""
+    stem = "__" + re.sub(r"\W", "_", name) + "_dedup"
+    candidate, number = stem, 1
+    while candidate in catalog or f"{candidate}_input" in catalog:
+        number += 1
+        candidate = f"{stem}_{number}"
+    return candidate
 
 
 def _register(catalog: Catalog, name: str, compiled: CompiledQuery, text: ast.SqlText) -> None:

@@ -6,6 +6,7 @@ and ``tests/test_dedup_spark.py``."""
 from __future__ import annotations
 
 import pytest
+from sqlglot import exp
 
 import sqlstream
 from sqlstream import plan as p
@@ -84,7 +85,7 @@ def test_not_a_deduplication(sql):
 def test_refused_patterns_are_marked(sql, why):
     tree = rewrite(parse_query(sql))
     assert find_deduplication(tree, INFOS) is None
-    (window,) = [w for w in tree.find_all(__import__("sqlglot").exp.Window)]
+    (window,) = list(tree.find_all(exp.Window))
     assert why in window.meta[REFUSED]
 
 
@@ -192,3 +193,12 @@ def test_checked_sql_is_printed_from_the_tree():
     for relation in plan.relations:
         if isinstance(relation, p.SqlView):
             assert to_spark_sql(parse_query(relation.sql)) == relation.sql
+
+
+def test_step_names_are_unique_identifiers():
+    plan = _plan("CREATE VIEW out AS SELECT DISTINCT k FROM s;\n"
+                 "CREATE SINK x WITH (connector = 'memory', query_name = 'my-query');\n"
+                 "INSERT INTO out SELECT DISTINCT k FROM out;\n"
+                 "INSERT INTO x SELECT DISTINCT ON (k) * FROM s;")
+    names = [r.name for r in _steps(plan) if isinstance(r, p.Deduplicate)]
+    assert names == ["__out_dedup", "__out_dedup_2", "__my_query_dedup"]
