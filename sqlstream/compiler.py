@@ -155,7 +155,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
             node_texts={**reading.node_texts, id(found.node): text})
         _register(catalog, base, reading, text)
         steps += [plan.SqlView(input_name, rows.sql, text.span, rows.columns),
-                  plan.Deduplicate(base, input_name, keys, within, text.span)]
+                  plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns)]
         findings += rows.findings
         tree = found.split(tree, base)
     return tree, tuple(steps), findings

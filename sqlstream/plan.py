@@ -93,13 +93,15 @@ class SqlView:
 @dataclass(frozen=True)
 class Deduplicate:
     """``dropDuplicates(keys)`` or ``dropDuplicatesWithinWatermark(keys)`` of relation
-    ``input``, registered as ``name`` (LANGUAGE.md §3.3). ``keys`` empty: all columns."""
+    ``input``, registered as ``name`` (LANGUAGE.md §3.3). ``keys`` empty: all columns;
+    ``columns``: those of ``input`` (as for :class:`SqlView`)."""
 
     name: str
     input: str
     keys: tuple[str, ...]
     within_watermark: bool
     span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
 
 
 Relation = SourceRelation | SqlView | Deduplicate

@@ -76,7 +76,7 @@ def relation_block(relation: p.Relation) -> Block:
     else:
         method = ("dropDuplicatesWithinWatermark" if relation.within_watermark
                   else "dropDuplicates")
-        head = (f"DEDUPLICATE {relation.name} {where}",)
+        head = (f"DEDUPLICATE {relation.name} {where}", *columns_comment(relation.columns))
         keys = (relation.keys,) if relation.keys else ()
         chains = (Chain("spark", (Step("table", (relation.input,)), Step(method, keys), view),
                         **what),)

@@ -363,7 +363,7 @@ def _static_columns_agree(spark, pipeline) -> None:
     from sqlstream import plan as p
 
     steps = [(r.name, r.columns, lambda r=r: spark.table(r.name)) for r in pipeline.plan.relations
-             if isinstance(r, (p.SourceRelation, p.SqlView))]
+             if isinstance(r, (p.SourceRelation, p.SqlView, p.Deduplicate))]
     steps += [(q.name, q.columns, lambda q=q: spark.sql(q.sql)) for q in pipeline.plan.queries]
     for name, columns, frame in steps:
         if columns is None:
