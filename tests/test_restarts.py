@@ -205,3 +205,221 @@ def test_prepare_refuses_before_anything_starts(tmp_path):
     decided["hourly"].commit()
     assert restarts.read(str(checkpoint)) == decided["hourly"].record
     assert restarts.prepare(changed, SETTINGS, report=notes.append)["hourly"].changes == ()
+
+
+# ---- on Spark -------------------------------------------------------------------------------
+
+def _copy_days(folder, days):
+    """Copy day files with the mtime of their day (Spark reads new files by mtime)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for day in days:
+        shutil.copy(day, folder / day.name)
+        stamp = datetime.strptime(day.stem, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
+        os.utime(folder / day.name, (stamp, stamp))
+
+
+def _files(folder) -> list[str]:
+    """Every file under ``folder`` (relative paths, sorted): Spark's logs and the output."""
+    return sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
+
+
+def _start(spark, work, text, **kw):
+    """Run ``text`` as ``work/hourly.ssql`` until its queries end (``EMIT … ONCE``)."""
+    pipeline = sqlstream.compile(text, path=str(work / "hourly.ssql"))
+    queries = pipeline.start(spark, **kw)
+    for query in queries:
+        query.awaitTermination()
+        assert query.exception() is None
+    return queries
+
+
+def _checkpoint(work, name="hourly"):
+    return work / ".sqlstream" / "checkpoints" / "hourly" / name
+
+
+@pytest.fixture(scope="module")
+def hourly(spark, tmp_path_factory):
+    """The hourly aggregation run on 3 days; 2 more days arrived since."""
+    work = tmp_path_factory.mktemp("hourly")
+    _copy_days(work / "data" / "flights", DAYS[:3])
+    _copy_days(work / "data" / "other", DAYS[:3])
+    _start(spark, work, _text())
+    assert (_checkpoint(work) / restarts.SIGNATURE_FILE).exists()
+    _copy_days(work / "data" / "flights", DAYS[3:5])
+    return work
+
+
+SPARK_REFUSED = ["window size", "other key", "key added", "aggregate", "sink path",
+                 "source path", "event-time column"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", SPARK_REFUSED)
+def test_refused_change_starts_nothing_and_writes_nothing(spark, hourly, case):
+    pairs, what, _ = REFUSED[case]
+    before = _files(hourly)
+    with pytest.raises(IncompatibleRestartError) as caught:
+        _start(spark, hourly, _variant(*pairs))
+    assert f"{what}: " in caught.value.message
+    assert str(_checkpoint(hourly)) in caught.value.message
+    assert _files(hourly) == before  # no offsets, commits, output or record written
+    assert not spark.streams.active
+
+
+@pytest.mark.spark
+def test_refused_through_the_session_emits_no_start(spark, hourly):
+    events = []
+    session = sqlstream.Session(spark, listeners=[events.append])
+    pipeline = session.compile(_variant(WINDOW), path=str(hourly / "hourly.ssql"))
+    before = _files(hourly)
+    with pytest.raises(IncompatibleRestartError):
+        session.run(pipeline)
+    assert not any(type(e).__name__ == "QueryStarted" for e in events)
+    assert _files(hourly) == before
+
+
+def _oracle(spark, parts, delay_hours=1):
+    """The hourly aggregation as a batch job: ``parts`` is ``[(files, where), …]``."""
+    from pyspark.sql import functions as F
+
+    frames = []
+    for files, where in parts:
+        flights = (spark.read.option("header", True).option("nullValue", "NA")
+                   .schema(COLUMNS.replace("\n", " ")).csv([str(f) for f in files]))
+        if where:
+            flights = flights.where(where)
+        frames.append(flights.groupBy(F.window("time_hour", "1 hour"), "origin")
+                      .agg(F.count("*").alias("flights"), F.avg("dep_delay").alias("avg_dep_delay"))
+                      .select(F.col("window.start").alias("window_start"),
+                              F.col("window.end").alias("window_end"), "origin", "flights",
+                              "avg_dep_delay"))
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def _assert_output(spark, work, expected, last_day):
+    """The output equals ``expected`` up to its last window, which is after the start of
+    ``last_day``; no window is written twice."""
+    from pyspark.sql import functions as F
+
+    out = spark.read.parquet(str(work / "out" / "hourly"))
+    assert out.select("window_start", "origin").distinct().count() == out.count()
+    end = out.agg(F.max("window_end")).first()[0]
+    assert end > datetime.strptime(last_day.stem, "%Y-%m-%d")  # the new days were read
+    expected = expected.where(F.col("window_end") <= F.lit(end))
+    rounded = lambda df: df.withColumn("avg_dep_delay", F.round("avg_dep_delay", 6))  # noqa: E731
+    assert out.count() == expected.count()
+    assert rounded(out).exceptAll(rounded(expected)).count() == 0
+
+
+def _first_run(spark, tmp_path):
+    work = tmp_path / "work"
+    _copy_days(work / "data" / "flights", DAYS[:3])
+    _start(spark, work, _text())
+    _copy_days(work / "data" / "flights", DAYS[3:5])
+    return work
+
+
+@pytest.mark.spark
+def test_rate_limit_and_trigger_changes_run_and_stay_right(spark, tmp_path):
+    work = _first_run(spark, tmp_path)
+    text = _variant(("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1"),
+                    ("EMIT FINAL ONCE", "EMIT FINAL EVERY INTERVAL '1' SECOND"))
+    (query,) = sqlstream.compile(text, path=str(work / "hourly.ssql")).start(spark)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert [p["numInputRows"] > 0 for p in query.recentProgress].count(True) == 2  # 1 file each
+    _assert_output(spark, work, _oracle(spark, [(DAYS[:5], None)]), DAYS[4])
+
+
+@pytest.mark.spark
+def test_filter_added_runs_and_applies_to_new_rows(spark, tmp_path):
+    work = _first_run(spark, tmp_path)
+    _start(spark, work, _variant(("GROUP BY", "WHERE origin <> 'LGA' GROUP BY")))
+    expected = _oracle(spark, [(DAYS[:3], None), (DAYS[3:5], "origin <> 'LGA'")])
+    _assert_output(spark, work, expected, DAYS[4])
+
+
+@pytest.mark.spark
+def test_watermark_delay_change_runs_and_stays_right(spark, tmp_path):
+    work = _first_run(spark, tmp_path)
+    events = []
+    session = sqlstream.Session(spark, listeners=[events.append])
+    text = _variant(("time_hour - INTERVAL '1' HOUR", "time_hour - INTERVAL '3' HOUR"))
+    session.run(session.compile(text, path=str(work / "hourly.ssql")))
+    notes = [e.message for e in events if type(e).__name__ == "Notice"]
+    assert any("allowed: delay of the watermark of flights: 1 hour → 3 hour" in n for n in notes)
+    _assert_output(spark, work, _oracle(spark, [(DAYS[:5], None)]), DAYS[4])
+
+
+@pytest.mark.spark
+def test_allow_incompatible_restart_runs_and_records_the_new_signature(spark, tmp_path):
+    work = _first_run(spark, tmp_path)
+    events = []
+    session = sqlstream.Session(spark, listeners=[events.append])
+    session.run(session.compile(_variant(WINDOW), path=str(work / "hourly.ssql")),
+                allow_incompatible_restart=True)
+    notes = [e.message for e in events if type(e).__name__ == "Notice"]
+    assert any("refused change allowed by the flag: grouping keys" in n for n in notes)
+    assert any(type(e).__name__ == "QueryStarted" for e in events)
+    (operator,) = restarts.read(str(_checkpoint(work)))["operators"]
+    assert operator["keys"] == ["window(time_hour, '2 hour')", "origin"]
+
+
+JOINED = """CREATE STREAM a ({columns},
+    WATERMARK FOR time_hour AS time_hour - INTERVAL '1' HOUR
+) WITH (connector = 'files', path = 'data/a', format = 'csv', header = true, nullValue = 'NA');
+CREATE STREAM b ({columns},
+    WATERMARK FOR time_hour AS time_hour - INTERVAL '1' HOUR
+) WITH (connector = 'files', path = 'data/b', format = 'csv', header = true, nullValue = 'NA');
+CREATE SINK j WITH (connector = 'files', path = 'out/j', format = 'json');
+CREATE SINK d WITH (connector = 'files', path = 'out/d', format = 'json');
+INSERT INTO j
+SELECT a.carrier, a.flight, a.time_hour, b.dep_delay FROM a JOIN b
+  ON a.carrier = b.carrier AND a.flight = b.flight
+ AND b.time_hour BETWEEN a.time_hour - INTERVAL '1' HOUR AND a.time_hour
+EMIT ONCE;
+INSERT INTO d SELECT DISTINCT origin, dest, time_hour FROM a EMIT ONCE;
+"""
+
+JOIN_REFUSED = {
+    "join type": (("FROM a JOIN b", "FROM a LEFT JOIN b"), "j",
+                  "join type of the stream-stream join: inner → left"),
+    "join keys": (("ON a.carrier = b.carrier AND a.flight", "ON a.flight"), "j",
+                  "join keys of the stream-stream join: a.carrier = b.carrier, a.flight = b.flight"
+                  " → a.flight = b.flight"),
+    "distinct columns": (("DISTINCT origin, dest, time_hour", "DISTINCT origin, time_hour"), "d",
+                         "columns of SELECT DISTINCT: origin, dest, time_hour → origin, time_hour"),
+}
+
+
+@pytest.fixture(scope="module")
+def joined(spark, tmp_path_factory):
+    """A stream-stream join and a SELECT DISTINCT run on 2 days; 1 more day arrived since."""
+    work = tmp_path_factory.mktemp("joined")
+    for side in ("a", "b"):
+        _copy_days(work / "data" / side, DAYS[:2])
+    _start(spark, work, JOINED.format(columns=COLUMNS))
+    for side in ("a", "b"):
+        _copy_days(work / "data" / side, DAYS[2:3])
+    return work
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(JOIN_REFUSED))
+def test_refused_join_and_distinct_changes_start_no_query(spark, joined, case):
+    (old, new), query, change = JOIN_REFUSED[case]
+    text = JOINED.format(columns=COLUMNS)
+    assert old in text
+    before = _files(joined)
+    with pytest.raises(IncompatibleRestartError) as caught:
+        _start(spark, joined, text.replace(old, new, 1))
+    assert f"query '{query}' cannot restart" in caught.value.message
+    assert change in caught.value.message
+    assert _files(joined) == before  # neither query started: no offsets, no output
+    assert not spark.streams.active
