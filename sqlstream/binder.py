@@ -199,8 +199,15 @@ def start_query(spark: SparkSession, plan: p.Plan, query: p.Query,
 
 def spark_settings(spark: SparkSession) -> dict[str, str | None]:
     """The values in force of the settings a restart compares
-    (:data:`sqlstream.restarts.SPARK_SETTINGS`, ``None`` when unset)."""
-    return {key: spark.conf.get(name, None) for key, name in restarts.SPARK_SETTINGS.items()}
+    (:data:`sqlstream.restarts.SPARK_SETTINGS`): Spark's default when not set, ``None``
+    when Spark has none."""
+    values = {}
+    for key, name in restarts.SPARK_SETTINGS.items():
+        try:
+            values[key] = spark.conf.get(name)
+        except (PySparkException, Py4JJavaError):
+            values[key] = None
+    return values
 
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,

@@ -423,3 +423,46 @@ def test_refused_join_and_distinct_changes_start_no_query(spark, joined, case):
     assert change in caught.value.message
     assert _files(joined) == before  # neither query started: no offsets, no output
     assert not spark.streams.active
+
+
+@pytest.mark.spark
+def test_another_state_store_provider_is_refused(spark, hourly):
+    key = "spark.sql.streaming.stateStore.providerClass"
+    rocks = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    before, files = spark.conf.get(key), _files(hourly)
+    try:
+        with pytest.raises(IncompatibleRestartError) as caught:
+            _start(spark, hourly, f"SET '{key}' = '{rocks}';\n" + _text())
+    finally:
+        spark.conf.set(key, before)
+    assert f"state store provider: {before} → {rocks}" in caught.value.message
+    assert _files(hourly) == files
+
+
+def test_exec_passes_allow_incompatible_restart_to_the_session(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from sqlstream.cli import main
+
+    calls = []
+
+    class FakeSession:
+        def __init__(self, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def run(self, pipeline, available_now, **kwargs):
+            calls.append(kwargs)
+
+    monkeypatch.setattr(sqlstream, "Session", FakeSession)
+    (tmp_path / "p.ssql").write_text(_text(), encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(main, ["exec", str(tmp_path / "p.ssql")]).exit_code == 0
+    result = runner.invoke(main, ["exec", str(tmp_path / "p.ssql"), "--allow-incompatible-restart"])
+    assert result.exit_code == 0, result.output
+    assert calls == [{"allow_incompatible_restart": False}, {"allow_incompatible_restart": True}]
