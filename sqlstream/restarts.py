@@ -332,7 +332,7 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
     Raises:
         IncompatibleRestartError: (``SS401``) a query's changes include one Spark does
             not allow; positioned at its statement, naming each change and the checkpoint.
-            Nothing is started or written.
+            Also when the recorded signature cannot be read. Nothing is started or written.
     """
     decided: dict[str, Restart] = {}
     for query in plan.queries:
@@ -344,7 +344,15 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
                    f"{query.checkpoint_location} is not a local path")
             continue
         new = record(query.state, spark_settings, plan.source.redact)
-        old = read(directory) if has_state(directory) else None
+        try:
+            old = read(directory) if has_state(directory) else None
+        except (OSError, ValueError) as exc:
+            raise IncompatibleRestartError(
+                f"query '{query.name}': cannot read the state signature in checkpoint "
+                f"{directory}: {exc}", query.span, plan.source,
+                hint=f"delete {os.path.join(directory, SIGNATURE_FILE)} to record the current "
+                "query's signature (changes since the last start then go unchecked), or give "
+                "the sink a new checkpoint_location") from None
         if old is None:
             if has_state(directory):
                 report(f"query '{query.name}': checkpoint {directory} has no state signature "

@@ -89,6 +89,11 @@ REFUSED = {
                            ("time_hour TIMESTAMP", "time_hour TIMESTAMP, ts AS time_hour"),
                            ("TUMBLE(flights, time_hour", "TUMBLE(flights, ts")],
                           "watermark of flights", "ts - 1 hour"),
+    "operator removed": ([("SELECT window_start, window_end, origin, COUNT(*) AS flights, "
+                           "AVG(dep_delay) AS avg_dep_delay\nFROM TUMBLE(flights, time_hour, "
+                           "INTERVAL '1' HOUR)\nGROUP BY window_start, window_end, origin",
+                           "SELECT origin, time_hour FROM flights")],
+                         "stateful operators", "(none)"),
 }
 
 
@@ -206,6 +211,10 @@ def test_prepare_refuses_before_anything_starts(tmp_path):
     assert restarts.read(str(checkpoint)) == decided["hourly"].record
     assert restarts.prepare(changed, SETTINGS, report=notes.append)["hourly"].changes == ()
 
+    (checkpoint / restarts.SIGNATURE_FILE).write_text("{not json")
+    with pytest.raises(IncompatibleRestartError, match="cannot read the state signature"):
+        restarts.prepare(changed, SETTINGS)
+
 
 # ---- on Spark -------------------------------------------------------------------------------
 
@@ -250,7 +259,7 @@ def hourly(spark, tmp_path_factory):
 
 
 SPARK_REFUSED = ["window size", "other key", "key added", "aggregate", "sink path",
-                 "source path", "event-time column"]
+                 "sink format", "source path", "event-time column", "operator removed"]
 
 
 @pytest.mark.spark
