@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sqlstream.api import Pipeline, check, check_plan, compile, compile_file, translate
-from sqlstream.errors import QueryFailedError, SqlStreamError
+from sqlstream.errors import IncompatibleRestartError, QueryFailedError, SqlStreamError
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.events import (
@@ -53,9 +53,9 @@ def __getattr__(name: str):
     return value
 
 __all__ = [
-    "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
-    "Pipeline", "QueryEvent", "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted",
-    "QueryTerminated", "Session", "SqlStreamError", "Stopping", "TextRenderer", "check",
-    "check_plan", "compile", "compile_file", "translate",
+    "BatchProgress", "Event", "IncompatibleRestartError", "JsonLinesRenderer", "Listener",
+    "ListenerLike", "Notice", "Pipeline", "QueryEvent", "QueryFailed", "QueryFailedError",
+    "QueryIdle", "QueryStarted", "QueryTerminated", "Session", "SqlStreamError", "Stopping",
+    "TextRenderer", "check", "check_plan", "compile", "compile_file", "translate",
 ]
 __version__ = "0.1.0"

@@ -58,7 +58,8 @@ class Pipeline:
         return to_pyspark(self.plan, master, conf, available_now)
 
     def start(self, spark: SparkSession, available_now: bool = False,
-              listeners: Iterable[ListenerLike] = ()) -> list[StreamingQuery]:
+              listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
+              ) -> list[StreamingQuery]:
         """Define the pipeline's views in ``spark`` and start its queries (through
         :func:`sqlstream.runner.start`, as :meth:`sqlstream.Session.start` does).
 
@@ -68,17 +69,20 @@ class Pipeline:
             listeners: receive the events of these queries (:mod:`sqlstream.events`), from
                 ``QueryStarted`` to ``QueryTerminated``, on a sqlstream thread; callables
                 or objects with ``on_event(event)``. None: no Spark listener is registered.
+            allow_incompatible_restart: start despite changes Spark does not allow on a
+                query's checkpoint (:mod:`sqlstream.restarts`).
 
         Returns:
             The started ``StreamingQuery`` objects, in file order.
 
         Raises:
             SqlStreamError: Spark refused a setting, a source or a query (positioned at
-                the statement).
+                the statement); ``IncompatibleRestartError`` (``SS401``): a query changed
+                in a way Spark does not allow on its checkpoint, nothing was started.
         """
         from sqlstream.runner import start
 
-        return start(spark, self.plan, available_now, listeners)
+        return start(spark, self.plan, available_now, listeners, allow_incompatible_restart)
 
 
 def compile(  # noqa: A001 - the API's name in the spec

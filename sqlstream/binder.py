@@ -23,7 +23,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
-from sqlstream import plan as p
+from sqlstream import plan as p, restarts
 from sqlstream.calls import Block, Chain
 from sqlstream.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.program import lower, query_block, relation_block, settings_block
@@ -197,16 +197,39 @@ def start_query(spark: SparkSession, plan: p.Plan, query: p.Query,
     return started
 
 
+def spark_settings(spark: SparkSession) -> dict[str, str | None]:
+    """The values in force of the settings a restart compares
+    (:data:`sqlstream.restarts.SPARK_SETTINGS`): Spark's default when not set, ``None``
+    when Spark has none."""
+    values = {}
+    for key, name in restarts.SPARK_SETTINGS.items():
+        try:
+            values[key] = spark.conf.get(name)
+        except (PySparkException, Py4JJavaError):
+            values[key] = None
+    return values
+
+
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
-          report: Report = print) -> list[StreamingQuery]:
+          report: Report = print, allow_incompatible_restart: bool = False,
+          check_restarts: bool = True) -> list[StreamingQuery]:
     """Run the program of ``plan`` (:func:`sqlstream.program.lower`): apply settings,
     define relations and start every query.
+
+    Before the first query starts, every query's state signature is compared with the one
+    recorded in its checkpoint (:func:`sqlstream.restarts.prepare`); each query's record
+    is written once it started. That check reads two settings (``spark.conf.get``) and the
+    checkpoint: it makes no binding call.
 
     Args:
         spark: the session to run in.
         plan: the compiled pipeline.
         available_now: run every query with ``trigger(availableNow=True)``.
-        report: receives one-line notes (e.g. an inferred schema).
+        report: receives one-line notes (e.g. an inferred schema, an allowed change).
+        allow_incompatible_restart: start despite changes Spark does not allow between
+            restarts (each reported), and record the new signatures.
+        check_restarts: ``False`` skips the check and the records (for tests that compare
+            the calls made with the printed ones).
 
     Returns:
         The started queries, in plan order. If one fails to start, those already started
@@ -214,14 +237,23 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
 
     Raises:
         OptionError, QueryFailedError: see :func:`run_block`.
+        IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
+            on its checkpoint; no query was started.
     """
     env = {"spark": spark}
     started: list[StreamingQuery] = []
+    checked: dict[str, restarts.Restart] | None = None
     try:
         for block in lower(plan, available_now).blocks:
+            if block.kind == "query" and checked is None:
+                checked = (restarts.prepare(plan, spark_settings(spark),
+                                            allow_incompatible_restart, report)
+                           if check_restarts else {})
             values = run_block(spark, plan, block, report, env)
             if block.kind == "query":
                 started += values
+                if block.name in checked:
+                    checked[block.name].commit()
     except BaseException:
         for running in started:
             running.stop()

@@ -184,13 +184,19 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
               show_default=True,
               help="text: one line per query start and end; json: one JSON object per event "
               "(every micro-batch's progress included). Written to stderr.")
+@click.option("--allow-incompatible-restart", is_flag=True,
+              help="Start queries despite changes Spark does not allow on their checkpoints "
+              "(other keys, aggregates, sources, sink path, …), at your own risk: each change "
+              "is printed and the new state signature recorded.")
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, conf: dict[str, str], log_format: str) -> None:
+          master: str | None, conf: dict[str, str], log_format: str,
+          allow_incompatible_restart: bool) -> None:
     """Run every query of FILE on Spark and wait for them.
 
     Exits 0 when all queries finished (e.g. EMIT … ONCE) or after stopping them on
-    Ctrl-C; 1 with the reason when a query fails.
+    Ctrl-C; 1 with the reason when a query fails, or when a query changed in a way Spark
+    does not allow on its checkpoint (nothing is started).
     """
     from sqlstream.events import JsonLinesRenderer, Notice, TextRenderer
 
@@ -206,7 +212,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     for warning in plan.warnings:
         renderer(Notice(warning.render()))
     with sqlstream.Session(master=master, conf=conf, listeners=[renderer]) as session:
-        session.run(pipeline, available_now)
+        session.run(pipeline, available_now,
+                    allow_incompatible_restart=allow_incompatible_restart)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,7 +3,8 @@
 A finding (:class:`~sqlstream.errors.SqlStreamError`) carries a code registered here;
 constructing one with any other code raises ``KeyError``. Ranges: ``SS0xx`` files and
 variables, ``SS1xx`` syntax, ``SS2xx`` names, options, meaning and types, ``SS3xx``
-streaming rules (``SS35x`` warnings), ``SS5xx`` Spark at run time. The rule numbers in
+streaming rules (``SS35x`` warnings), ``SS4xx`` checkpoints and restarts, ``SS5xx`` Spark
+at run time. The rule numbers in
 the docs (R1, R2 …) are those of ``docs/streaming-rules.md``, where each was verified on
 Spark 4.1.4.
 
@@ -292,6 +293,20 @@ CODES: dict[str, Code] = _codes(
      ``readStream`` on a table or a sink. Anti-pattern: ``header = true`` on a parquet
      source, ``maxFilesPerTrigger`` on a ``CREATE TABLE``. Fix: remove it."""),
     # ---- Spark at run time -------------------------------------------------------------------
+    # ---- checkpoints and restarts ------------------------------------------------------------
+    ("SS401", "error", "a restart on a checkpoint with a change Spark does not allow (other "
+     "sources, stateful operators, keys, aggregates, join type, file sink path, …)", """
+     A checkpoint holds the offsets of the query's inputs and the state of its stateful
+     operators, keyed and shaped as the query that wrote it (Spark guide, *Recovery Semantics
+     after Changes in a Streaming Query*). sqlstream records the query's state signature in
+     the checkpoint (``sqlstream/state_signature.json``) and compares it before the query
+     starts: a refused change is reported as ``old → new`` and nothing runs. Anti-pattern:
+     an hourly aggregation restarted with ``TUMBLE(…, INTERVAL '2' HOUR)`` on the same
+     checkpoint (Spark resumes the hourly state and writes wrong windows), or a files sink
+     whose ``path`` changed (the output splits). Fix: give the sink a new
+     ``checkpoint_location`` (a files sink also a new ``path``) to start over, or keep the
+     change out; ``exec --allow-incompatible-restart`` runs it anyway, at your own risk.
+     Filters, projections that keep the state, rate limits and triggers are allowed."""),
     ("SS501", "error", "Spark rejected a source or query at start, or a running query failed", """
      ``exec`` (and ``Pipeline.start``) report Spark's own error, positioned at the statement
      whose source or query failed. When Spark refuses a query that ``check`` accepted,

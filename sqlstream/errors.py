@@ -187,6 +187,12 @@ class StreamingError(SqlStreamError):
     code = "SS301"
 
 
+class IncompatibleRestartError(SqlStreamError):
+    """A restart on a checkpoint with a change Spark does not allow (``sqlstream.restarts``)."""
+
+    code = "SS401"
+
+
 class QueryFailedError(SqlStreamError):
     """Spark rejected a query at start or a running query failed."""
 

@@ -98,8 +98,10 @@ def _jvm_process(spark):
 class _Run:
     """One start of a plan's queries: their handles, the Spark listener and its queue."""
 
-    def __init__(self, spark, plan: p.Plan, available_now: bool, emit: Callable[[Event], None]) -> None:
+    def __init__(self, spark, plan: p.Plan, available_now: bool, emit: Callable[[Event], None],
+                 allow_incompatible_restart: bool = False) -> None:
         self.spark, self.plan, self.available_now, self.emit = spark, plan, available_now, emit
+        self.allow_incompatible_restart = allow_incompatible_restart
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.bridge = _bridge_class()(self.inbox)
         self.handles: list = []
@@ -114,7 +116,8 @@ class _Run:
         self.spark.streams.addListener(self.bridge)
         try:
             self.handles = start(self.spark, self.plan, self.available_now,
-                                 report=lambda line: self.emit(Notice(line)))
+                                 report=lambda line: self.emit(Notice(line)),
+                                 allow_incompatible_restart=self.allow_incompatible_restart)
             queries = {q.name: q for q in self.plan.queries}
             for handle in self.handles:
                 query = queries[handle.name]
@@ -238,7 +241,8 @@ class _Run:
 
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
-          listeners: Iterable[ListenerLike] = ()) -> list[StreamingQuery]:
+          listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
+          ) -> list[StreamingQuery]:
     """Start every query of ``plan`` in ``spark`` and return without waiting.
 
     Settings, views and queries are bound by ``binder.start``. With listeners, a
@@ -253,6 +257,8 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         available_now: run every query with ``trigger(availableNow=True)``.
         listeners: callables or objects with ``on_event(event)``; none: no Spark
             listener is registered.
+        allow_incompatible_restart: start queries despite changes Spark does not allow on
+            their checkpoints (reported as :class:`~sqlstream.events.Notice`).
 
     Returns:
         The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
@@ -260,21 +266,24 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
     Raises:
         SqlStreamError: Spark refused a setting (``SS202``), a source or a query
             (``SS501``), positioned at the statement; queries already started are
-            stopped first.
+            stopped first. ``IncompatibleRestartError`` (``SS401``): a query changed in a
+            way Spark does not allow on its checkpoint; nothing was started.
     """
     listeners = tuple(listeners)
     if not listeners:
         from sqlstream.binder import start as bind
 
-        return bind(spark, plan, available_now, report=lambda _: None)
-    run = _Run(spark, plan, available_now, _emitter(listeners))
+        return bind(spark, plan, available_now, report=lambda _: None,
+                    allow_incompatible_restart=allow_incompatible_restart)
+    run = _Run(spark, plan, available_now, _emitter(listeners), allow_incompatible_restart)
     run.start()
     threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True).start()
     return list(run.handles)
 
 
 def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
-        timeout: float | None = None, listeners: Iterable[ListenerLike] = ()) -> list[QueryTerminated]:
+        timeout: float | None = None, listeners: Iterable[ListenerLike] = (),
+        allow_incompatible_restart: bool = False) -> list[QueryTerminated]:
     """Start every query of ``plan``, wait until all have terminated, and return.
 
     Events are delivered to the listeners on the calling thread. The run ends when
@@ -290,6 +299,7 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         timeout: stop the queries after this many seconds (wall time from the start);
             ``None``: wait for as long as they run.
         listeners: callables or objects with ``on_event(event)``.
+        allow_incompatible_restart: as for :func:`start`.
 
     Returns:
         The :class:`~sqlstream.events.QueryTerminated` event of every query, in file
@@ -304,7 +314,7 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             :func:`start`).
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    run = _Run(spark, plan, available_now, _emitter(tuple(listeners)))
+    run = _Run(spark, plan, available_now, _emitter(tuple(listeners)), allow_incompatible_restart)
     run.start()
     reason = None
     try:

@@ -105,7 +105,8 @@ class Session:
         for listener in self.listeners:
             deliver(listener, event)
 
-    def start(self, pipeline: Pipeline | p.Plan, available_now: bool = False) -> list[StreamingQuery]:
+    def start(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
+              allow_incompatible_restart: bool = False) -> list[StreamingQuery]:
         """Start every query of ``pipeline`` and return without waiting.
 
         Settings, views and queries are bound by ``binder.start`` (see
@@ -118,6 +119,9 @@ class Session:
         Args:
             pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
             available_now: run every query with ``trigger(availableNow=True)``.
+            allow_incompatible_restart: start despite changes Spark does not allow on a
+                query's checkpoint (each reported as a :class:`~sqlstream.events.Notice`),
+                and record the new state signatures (``exec --allow-incompatible-restart``).
 
         Returns:
             The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
@@ -126,12 +130,17 @@ class Session:
             SqlStreamError: Spark refused a setting (``SS202``), a source or a query
                 (``SS501``), positioned at the statement; queries already started are
                 stopped first.
+            IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not
+                allow between restarts on its checkpoint (:mod:`sqlstream.restarts`);
+                nothing was started.
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
-        return runner.start(self.spark_for(plan), plan, available_now, self.listeners)
+        return runner.start(self.spark_for(plan), plan, available_now, self.listeners,
+                            allow_incompatible_restart)
 
     def run(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
-            timeout: float | None = None) -> list[QueryTerminated]:
+            timeout: float | None = None, allow_incompatible_restart: bool = False,
+            ) -> list[QueryTerminated]:
         """Start every query of ``pipeline``, wait until all have terminated, and return.
 
         Events are delivered to the listeners on the calling thread. The run ends when
@@ -146,6 +155,7 @@ class Session:
             available_now: run every query with ``trigger(availableNow=True)``.
             timeout: stop the queries after this many seconds (wall time from the start);
                 ``None``: wait for as long as they run.
+            allow_incompatible_restart: as for :meth:`start`.
 
         Returns:
             The :class:`~sqlstream.events.QueryTerminated` event of every query, in file
@@ -156,11 +166,12 @@ class Session:
             QueryFailedError: a query failed (code ``SS501``, positioned at its statement,
                 Spark's message in one paragraph); the others are stopped first. Also
                 (without a position) when the JVM this process launched exits.
-            SqlStreamError: Spark refused a setting, source or query at start (see
-                :meth:`start`).
+            SqlStreamError: Spark refused a setting, source or query at start, or a
+                restart on a checkpoint (``SS401``; see :meth:`start`).
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
-        return runner.run(self.spark_for(plan), plan, available_now, timeout, self.listeners)
+        return runner.run(self.spark_for(plan), plan, available_now, timeout, self.listeners,
+                          allow_incompatible_restart)
 
     # ------------------------------------------------------------------ lifetime
 
