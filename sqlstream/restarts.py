@@ -63,6 +63,7 @@ HINT = ("to start over, give the sink a new checkpoint_location (a files sink al
 _LABELS = {"aggregation": ("the aggregation", "grouping keys"),
            "distinct": ("SELECT DISTINCT", "columns"),
            "deduplicate": ("the deduplication", "keys"),
+           "deduplicate_within_watermark": ("the deduplication within the watermark", "keys"),
            "stream_stream_join": ("the stream-stream join", "join keys")}
 
 

@@ -403,7 +403,7 @@ JOIN_REFUSED = {
                   "join keys of the stream-stream join: a.carrier = b.carrier, a.flight = b.flight"
                   " → a.flight = b.flight"),
     "distinct columns": (("DISTINCT origin, dest, time_hour", "DISTINCT origin, time_hour"), "d",
-                         "columns of SELECT DISTINCT: origin, dest, time_hour → origin, time_hour"),
+                         "keys of the deduplication: origin, dest, time_hour → origin, time_hour"),
 }
 
 
