@@ -36,8 +36,9 @@ class Pipeline:
     def translate(self) -> str:
         """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
         from sqlstream.explain import render
+        from sqlstream.limits import run_deep
 
-        return render(self.plan)
+        return run_deep(render, self.plan)
 
     def to_pyspark(self, master: str | None = None, conf: dict[str, str] | None = None,
                    available_now: bool = False) -> str:
@@ -54,8 +55,9 @@ class Pipeline:
             (see :func:`sqlstream.explain.to_pyspark`). Secrets are redacted.
         """
         from sqlstream.explain import to_pyspark
+        from sqlstream.limits import run_deep
 
-        return to_pyspark(self.plan, master, conf, available_now)
+        return run_deep(to_pyspark, self.plan, master, conf, available_now)
 
     def start(self, spark: SparkSession, available_now: bool = False,
               listeners: Iterable[ListenerLike] = ()) -> list[StreamingQuery]:
@@ -106,8 +108,19 @@ def compile(  # noqa: A001 - the API's name in the spec
         A :class:`Pipeline`.
 
     Raises:
-        SqlStreamError: the first problem in the file, with its position.
+        SqlStreamError: the first problem in the file, with its position (``SS103``:
+            nesting deeper than :data:`sqlstream.limits.MAX_NESTING`).
+
+    The compiler runs in a thread with a deep stack (:func:`sqlstream.limits.run_deep`):
+    nesting is bounded by :data:`~sqlstream.limits.MAX_NESTING`, not by Python's
+    recursion limit.
     """
+    from sqlstream.limits import run_deep
+
+    return run_deep(_compile, text, variables, path, state_dir, checks)
+
+
+def _compile(text, variables, path, state_dir, checks) -> Pipeline:
     from sqlstream.parser import parse
     from sqlstream.planner import build_plan
 

@@ -88,6 +88,15 @@ CODES: dict[str, Code] = _codes(
      TVFs and ``WATERMARK``), parsed with sqlglot's Spark dialect; Spark would refuse the
      text with a ``PARSE_SYNTAX_ERROR``. Anti-pattern: ``SELECT a b c FROM s``. Fix: the
      caret points at the first token that does not fit."""),
+    ("SS103", "error", "parentheses or nested types deeper than 1,000 levels, subqueries "
+     "deeper than 256", """
+     Parentheses (expressions, calls, subqueries) and nested types (``ARRAY<…>``,
+     ``STRUCT<…>``, ``MAP<…>``) may nest up to 1,000 levels, subqueries up to 256
+     (``sqlstream.limits``): deeper than Spark 4.1 accepts, which refuses 400 nested
+     parentheses or 200 nested subqueries with ``FAILED_TO_PARSE_TOO_COMPLEX``. The same
+     code is given to a statement too complex to compile for any other reason.
+     Anti-pattern: generated SQL that wraps a query in a subquery per step. Fix: split the
+     query into views (``CREATE VIEW``)."""),
     # ---- names, options, meaning, types -----------------------------------------------------
     ("SS201", "error", "unknown relation, sink, column, metadata key", """
      A name the file does not declare: a relation in ``FROM``, the sink of an ``INSERT``, a

@@ -19,6 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from sqlstream import ast
 from sqlstream.errors import CompileError, ParseError, SemanticError, did_you_mean
+from sqlstream.limits import MAX_NESTING, check_nesting, nesting_error
 from sqlstream.source import Source, Span
 from sqlstream.variables import SourceMap, substitute
 
@@ -70,8 +71,11 @@ def parse(
         VariableError: an undefined or malformed variable reference.
         ParseError: text the statement grammar does not accept.
         SemanticError: an unknown column type or a malformed interval.
+        NestingError: parentheses or nested types deeper than
+            :data:`~sqlstream.limits.MAX_NESTING` (``SS103``).
     """
     source_map = substitute(Source(text, path), variables, environ)
+    check_nesting(source_map.text, source_map.span)
     tree = _parse_reporting_all(source_map)
     builder = _Builder(source_map)
     statements = tuple(builder.statement(child) for child in tree.children)
@@ -325,7 +329,9 @@ class _Builder:
                 )
         return tuple(columns), watermark
 
-    def type(self, node: Tree) -> str:
+    def type(self, node: Tree, depth: int = 1) -> str:
+        if depth > MAX_NESTING and node.data == "nested_type":
+            raise nesting_error("types", self.span(node))
         type_name = node.children[0].children[0]
         upper = str(type_name).upper()
         args = [c for c in node.children[1:] if isinstance(c, Tree | Token)]
@@ -343,14 +349,14 @@ class _Builder:
                         raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
                                          hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
                     field_name = self.name(arg.children[0]).value.replace("`", "``")
-                    fields.append(f"`{field_name}`: {self.type(arg.children[1])}")
+                    fields.append(f"`{field_name}`: {self.type(arg.children[1], depth + 1)}")
                 return f"STRUCT<{', '.join(fields)}>"
             if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
                 raise self.error(
                     SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node,
                     hint="for example ARRAY<STRING> or MAP<STRING, INT>",
                 )
-            return f"{upper}<{', '.join(self.type(a) for a in args)}>"
+            return f"{upper}<{', '.join([self.type(a, depth + 1) for a in args])}>"
         if upper not in _SIMPLE_TYPES:
             raise self.error(
                 SemanticError, f"unknown type '{type_name}'"

@@ -137,22 +137,30 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
     return expression
 
 
-def _cte_names_in_scope(table: exp.Table) -> set[str]:
-    """CTE names visible at ``table``: all of an enclosing WITH from its main query, only
-    the earlier ones from inside a CTE body (Spark CTEs are not recursive)."""
-    names: set[str] = set()
+def _cte_in_scope(table: exp.Table, name: str, index: dict[int, tuple[dict[int, int], dict[str, int]]]
+                  ) -> bool:
+    """Whether CTE ``name`` is visible at ``table``: all of an enclosing WITH from its main
+    query, only the earlier ones from inside a CTE body (Spark CTEs are not recursive).
+
+    ``index`` caches, per WITH node, each CTE's position and each name's first position, so
+    that a chain of n CTEs is checked in time linear in n."""
     child, node = table, table.parent
     while node is not None:
-        if isinstance(node, exp.With):
-            ctes = node.expressions
-            index = next((i for i, cte in enumerate(ctes) if cte is child), len(ctes))
-            names.update(cte.alias.lower() for cte in ctes[:index])
-        elif isinstance(node, exp.Query):
-            with_ = node.args.get("with_")
-            if with_ is not None and with_ is not child:
-                names.update(cte.alias.lower() for cte in with_.expressions)
+        with_ = node if isinstance(node, exp.With) else (
+            node.args.get("with_") if isinstance(node, exp.Query) else None)
+        if with_ is not None and with_ is not child:
+            if id(with_) not in index:
+                ctes = with_.expressions
+                first: dict[str, int] = {}
+                for i, cte in enumerate(ctes):
+                    first.setdefault(cte.alias.lower(), i)
+                index[id(with_)] = ({id(cte): i for i, cte in enumerate(ctes)}, first)
+            positions, first = index[id(with_)]
+            limit = positions.get(id(child), len(positions)) if node is with_ else len(positions)
+            if first.get(name, limit) < limit:
+                return True
         child, node = node, node.parent
-    return names
+    return False
 
 
 def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
@@ -170,10 +178,11 @@ def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
         names (``db.t``); offsets are within the query text, end exclusive.
     """
     found = []
+    index: dict[int, tuple[dict[int, int], dict[str, int]]] = {}
     for table in expression.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             continue
-        if not table.args.get("db") and table.name.lower() in _cte_names_in_scope(table):
+        if not table.args.get("db") and _cte_in_scope(table, table.name.lower(), index):
             continue
         spans = [node_offsets(part) for part in table.parts]
         start = min((span[0] for span in spans if span), default=-1)
