@@ -20,7 +20,8 @@ from sqlglot import exp, transforms
 from sqlstream.dialect import node_offsets
 from sqlstream.window_tvfs import duration_text, rewrite_window_tvfs
 
-__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "drop_stream_markers", "duration_text",
+__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "drop_stream_markers",
+           "duration_text",
            "eliminate_distinct_on", "eliminate_qualify", "relation_names", "rewrite",
            "rewrite_window_tvfs", "unnest_to_explode"]
 
@@ -36,6 +37,42 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
     """
     for table in expression.find_all(exp.Table):
         table.args.pop("stream", None)
+    return expression
+
+
+BALANCE_FROM = 64  # operands of one AND/OR chain from which it is balanced
+
+
+def balance_connectors(expression: exp.Expression) -> exp.Expression:
+    """Rebuild each chain of more than :data:`BALANCE_FROM` ``AND`` (or ``OR``) operands as a
+    balanced tree, as Spark's parser does (SPARK-13657): ``a AND b AND c AND …`` parses as a
+    left-deep tree as deep as it is long, and walking up such a tree from each operand
+    takes time quadratic in its length. The SQL printed is the same text (the operators
+    are associative; parenthesised operands keep their parentheses).
+
+    Args:
+        expression: a parsed query.
+
+    Returns:
+        The same tree, long chains balanced.
+    """
+    roots = [node for node in expression.find_all(exp.And, exp.Or)
+             if type(node.parent) is not type(node)]
+    for root in roots:
+        chain = list(root.flatten(unnest=False))
+        if len(chain) <= BALANCE_FROM:
+            continue
+        if any(node.comments for node in root.dfs(prune=lambda n: type(n) is not type(root))
+               if type(node) is type(root)):
+            continue  # a comment on an operator would be lost
+        kind = type(root)
+        level = [operand.pop() for operand in chain]
+        while len(level) > 1:
+            paired = [kind(this=level[i], expression=level[i + 1]) for i in range(0, len(level) - 1, 2)]
+            level = paired + ([level[-1]] if len(level) % 2 else [])
+        if root is expression:
+            return level[0]
+        root.replace(level[0])
     return expression
 
 
@@ -108,6 +145,7 @@ any_to_exists = _every_select(transforms.any_to_exists)
 
 
 REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
+    balance_connectors,
     drop_stream_markers,
     rewrite_window_tvfs,
     eliminate_distinct_on,
