@@ -8,6 +8,7 @@ kept as :class:`~sqlstream.ast.SqlText` for sqlglot.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Mapping
@@ -88,14 +89,17 @@ MAX_SYNTAX_ERRORS = 20
 
 
 def _parse_reporting_all(source_map: SourceMap) -> Tree:
-    """Parse; after a syntax error, blank out the failing statement and go on, so that
-    one run reports the syntax errors of every statement (at most ``MAX_SYNTAX_ERRORS``).
+    """Parse; after a syntax error, blank out the text up to the end of the failing
+    statement and go on, so that one run reports the syntax errors of every statement (at
+    most ``MAX_SYNTAX_ERRORS``). Each new attempt starts where the last one failed (the
+    blanks are skipped as white space): time linear in the length of the text.
 
     Raises:
         ParseError: the only syntax error, or CompileError holding all of them.
     """
     text = source_map.text
     errors: list[ParseError] = []
+    ends: list[int] | None = None
     while True:
         try:
             tree = _lark().parse(text)
@@ -103,16 +107,16 @@ def _parse_reporting_all(source_map: SourceMap) -> Tree:
         except UnexpectedInput as exc:
             error = _syntax_error(exc, source_map)
             errors.append(error)
-            position = getattr(exc, "pos_in_stream", None)
+            position = getattr(exc, "pos_in_stream", None) or 0
             if isinstance(exc, UnexpectedToken):
                 position = exc.token.start_pos if exc.token.type != "$END" else len(text)
-            ends = [m.start(1) for m in _STATEMENT_END.finditer(text) if m.group(1)]
-            begin = max((e + 1 for e in ends if e < (position or 0)), default=0)
-            stop = min((e for e in ends if e >= (position or 0)), default=len(text))
-            if len(errors) >= MAX_SYNTAX_ERRORS or begin >= stop:
+            if ends is None:
+                ends = [m.start(1) for m in _STATEMENT_END.finditer(source_map.text) if m.group(1)]
+            following = bisect.bisect_left(ends, position)
+            stop = ends[following] if following < len(ends) else len(text)
+            if len(errors) >= MAX_SYNTAX_ERRORS or stop >= len(text):
                 break
-            blank = "".join(c if c == "\n" else " " for c in text[begin:stop])
-            text = text[:begin] + blank + text[stop:]
+            text = " " * stop + text[stop:]
     if errors:
         raise errors[0] if len(errors) == 1 else CompileError(list(errors))
     return tree
