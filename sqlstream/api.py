@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from sqlstream.events import ListenerLike
 
-__all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "translate"]
+__all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate"]
 
 
 @dataclass(frozen=True)
@@ -128,19 +128,44 @@ def _compile(text, variables, path, state_dir, checks) -> Pipeline:
     return Pipeline(build_plan(script, path, state_dir, enforce=checks))
 
 
+def read_file(path: str | Path) -> str:
+    """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped.
+
+    Raises:
+        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason),
+            or it is not UTF-8 (positioned at the first byte that is not, whose offset the
+            message gives).
+    """
+    from sqlstream.source import Source
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        text = data[bom:].decode("utf-8", errors="replace")
+        offset = len(data[bom:exc.start].decode("utf-8", errors="replace"))
+        source = Source(text, str(path))
+        raise SqlStreamError(
+            f"{path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
+            f"{exc.start} cannot be decoded", source.span(offset, offset + 1), source,
+            hint="save the file as UTF-8 (for example: iconv -f latin1 -t utf-8 FILE)",
+            code="SS002") from None
+
+
 def compile_file(
     path: str | Path, variables: Mapping[str, object] | None = None, state_dir: str | None = None
 ) -> Pipeline:
-    """Read and compile a `.ssql` file (see :func:`compile`).
+    """Read (:func:`read_file`) and compile a `.ssql` file (see :func:`compile`).
 
     Raises:
-        SqlStreamError: the file cannot be read, or the first problem in it.
+        SqlStreamError: the file cannot be read or is not UTF-8 (``SS002``), or the first
+            problem in it.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
-    return compile(text, variables, str(path), state_dir)
+    return compile(read_file(path), variables, str(path), state_dir)
 
 
 def translate(text: str, variables: Mapping[str, object] | None = None, path: str | None = None) -> str:

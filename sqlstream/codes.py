@@ -76,7 +76,10 @@ CODES: dict[str, Code] = _codes(
      ``${env:NAME}``; write ``${name}`` with letters, digits, ``_``, ``.`` and ``-``."""),
     ("SS002", "error", "a file that cannot be read", """
      The ``.ssql`` file named on the command line (or to ``compile_file``) does not exist,
-     is a directory, or is not readable. The message gives the operating system's reason."""),
+     is a directory, or is not readable (the message gives the operating system's reason),
+     or it is not UTF-8: the message gives the byte offset of the first byte that is not,
+     and the caret points at it. A leading byte-order mark is accepted. Fix: save the file
+     as UTF-8."""),
     # ---- syntax ----------------------------------------------------------------------------
     ("SS101", "error", "the statement grammar does not accept the text", """
      The statement envelope (LANGUAGE.md §2: ``CREATE STREAM``, ``CREATE SINK``, ``INSERT
