@@ -89,8 +89,10 @@ CODES: dict[str, Code] = _codes(
     ("SS102", "error", "a query body or expression is not valid Spark SQL", """
      Query bodies, computed columns and watermark expressions are Spark SQL (plus window
      TVFs and ``WATERMARK``), parsed with sqlglot's Spark dialect; Spark would refuse the
-     text with a ``PARSE_SYNTAX_ERROR``. Anti-pattern: ``SELECT a b c FROM s``. Fix: the
-     caret points at the first token that does not fit."""),
+     text with a ``PARSE_SYNTAX_ERROR``, or a typed literal with ``INVALID_INTERVAL_FORMAT`` /
+     ``INVALID_TYPED_LITERAL`` (``INTERVAL 'abc' HOUR``, ``DATE '2024-02-30'``,
+     ``TIMESTAMP '2024-13-01'``). Anti-pattern: ``SELECT a b c FROM s``. Fix: the caret
+     points at the first token that does not fit."""),
     ("SS103", "error", "parentheses or nested types deeper than 1,000 levels, subqueries "
      "deeper than 256", """
      Parentheses (expressions, calls, subqueries) and nested types (``ARRAY<…>``,
@@ -118,8 +120,11 @@ CODES: dict[str, Code] = _codes(
      "column that is not a TIMESTAMP, interval, TVF use)", """
      The grammar accepts the statement but Spark cannot run what it says: a watermark on a
      column that is not a ``TIMESTAMP`` (Spark: ``EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE``), a
-     watermark delay that is not a constant interval, a window TVF outside ``FROM`` or two
-     in one ``SELECT``, a ``SESSION`` that is not aggregated, an option given twice.
+     watermark delay that is not a constant interval, a duration Spark cannot read or
+     refuses where it is used (a negative watermark delay or trigger interval, months in a
+     window or trigger, a window slide longer than its size, ``'1.5 minutes'``: only
+     seconds have fractions), a window TVF outside ``FROM`` or two in one ``SELECT``, a
+     ``SESSION`` that is not aggregated, an option given twice.
      Anti-pattern: ``WATERMARK FOR epoch AS epoch - INTERVAL '1' MINUTE`` on a ``BIGINT``.
      Fix: a computed column ``ts AS timestamp_seconds(epoch)`` and the watermark on it."""),
     ("SS204", "error", "duplicate name", """

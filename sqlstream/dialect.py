@@ -46,6 +46,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from sqlstream.errors import SqlSyntaxError
+from sqlstream.literals import date_problem, interval_value_problem, timestamp_problem
 from sqlstream.expressions import (
     TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
 )
@@ -451,6 +452,47 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
             raise error
 
 
+_DATE_TYPES = {exp.DType.DATE}
+_TIMESTAMP_TYPES = {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ,
+                    exp.DType.TIMESTAMPNTZ}
+
+
+def _literal_problem(node: exp.Expr) -> str | None:
+    """Why Spark's parser refuses a literal (``INTERVAL 'abc' HOUR``, ``DATE '2020-13-01'``)."""
+    if isinstance(node, exp.Interval):
+        value, unit = node.this, node.args.get("unit")
+        if not (isinstance(value, exp.Literal) and value.is_string):
+            return None
+        if isinstance(unit, exp.IntervalSpan):
+            problem = interval_value_problem(value.name, unit.this.name, unit.expression.name)
+        elif unit is None or isinstance(unit, exp.Var):
+            problem = interval_value_problem(value.name, unit.name if unit is not None else None)
+        else:
+            return None
+        return f"invalid INTERVAL literal: {problem}" if problem else None
+    if type(node) is exp.Cast and isinstance(node.this, exp.Literal) and node.this.is_string:
+        kind = node.to.this if isinstance(node.to, exp.DataType) else None
+        if kind in _DATE_TYPES:
+            problem = date_problem(node.this.name)
+            return f"invalid DATE literal: {problem}" if problem else None
+        if kind in _TIMESTAMP_TYPES:
+            problem = timestamp_problem(node.this.name)
+            return f"invalid TIMESTAMP literal: {problem}" if problem else None
+    return None
+
+
+def _check_literals(sql: str, tree: exp.Expr) -> None:
+    """Refuse the typed literals Spark's parser refuses (``INVALID_INTERVAL_FORMAT``,
+    ``INVALID_TYPED_LITERAL``), at the literal."""
+    for node in tree.find_all(exp.Interval, exp.Cast):
+        problem = _literal_problem(node)
+        if problem:
+            error = SqlSyntaxError(problem, hint="for example INTERVAL '10' MINUTES, INTERVAL "
+                                   "'1 hour 30 minutes', DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'")
+            error.offset_start, error.offset_end = node_offsets(node) or (0, len(sql))
+            raise error
+
+
 def parse_query(sql: str) -> exp.Expression:
     """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
 
@@ -462,7 +504,9 @@ def parse_query(sql: str) -> exp.Expression:
 
     Raises:
         SqlSyntaxError: the text is not one valid statement. ``span`` is ``None``;
-            ``offset_start``/``offset_end`` (end exclusive) locate the offending token in ``sql``.
+            ``offset_start``/``offset_end`` (end exclusive) locate the offending token in ``sql``;
+            also a typed literal Spark's parser refuses (``INTERVAL 'abc' HOUR``,
+            ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.literals`).
     """
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
@@ -475,6 +519,7 @@ def parse_query(sql: str) -> exp.Expression:
         error.offset_start, error.offset_end = second or (0, len(sql))
         raise error
     _check_leftovers(sql, trees[0])
+    _check_literals(sql, trees[0])
     return trees[0]
 
 
@@ -499,6 +544,7 @@ def parse_expression(sql: str) -> exp.Expression:
                                hint="write a Spark SQL expression, e.g. dep_delay > 15")
         error.offset_start, error.offset_end = 0, len(sql)
         raise error
+    _check_literals(sql, tree)
     return tree
 
 

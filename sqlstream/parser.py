@@ -21,6 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from sqlstream import ast
 from sqlstream.errors import CompileError, ParseError, SemanticError, did_you_mean
 from sqlstream.limits import MAX_NESTING, check_nesting, nesting_error
+from sqlstream.literals import duration_problem
 from sqlstream.source import Source, Span
 from sqlstream.variables import SourceMap, substitute
 
@@ -456,4 +457,8 @@ class _Builder:
             )
         if float(amount) == 1:
             canonical = canonical.rstrip("s")
+        problem = duration_problem(f"{amount} {canonical}", "trigger")
+        if problem:  # Spark: Trigger.ProcessingTime / Continuous refuse it
+            raise self.error(SemanticError, f"a trigger interval Spark refuses: {problem}", node,
+                             hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1.5' SECONDS")
         return f"{amount} {canonical}"

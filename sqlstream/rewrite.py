@@ -18,9 +18,10 @@ from collections.abc import Callable
 from sqlglot import exp, transforms
 
 from sqlstream.dialect import node_offsets
-from sqlstream.window_tvfs import duration_text, rewrite_window_tvfs
+from sqlstream.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
-__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "drop_stream_markers",
+__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
+           "drop_stream_markers",
            "duration_text",
            "eliminate_distinct_on", "eliminate_qualify", "relation_names", "rewrite",
            "rewrite_window_tvfs", "unnest_to_explode"]
@@ -148,6 +149,7 @@ REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
     balance_connectors,
     drop_stream_markers,
     rewrite_window_tvfs,
+    check_window_durations,
     eliminate_distinct_on,
     eliminate_qualify,
     unnest_to_explode,
