@@ -113,8 +113,9 @@ CODES: dict[str, Code] = _codes(
      "missing option", """
      A ``WITH`` list or ``SET`` that cannot be bound: an unknown connector or file format, a
      connector used in the wrong role, a required option missing, an option close to a
-     known one (likely misspelt), an unknown compiler setting, or a ``SET`` Spark refused at
-     start. Anti-pattern: ``WITH (connector = 'files', path = 'in', fromat = 'csv')``. Fix:
+     known one (likely misspelt), an unknown compiler setting, a number option Spark cannot
+     read or refuses (``maxFilesPerTrigger = 0``, ``rowsPerSecond = 'abc'``, a ``port`` past
+     32 bits), or a ``SET`` Spark refused at start. Anti-pattern: ``WITH (connector = 'files', path = 'in', fromat = 'csv')``. Fix:
      ``format = 'csv'``; options far from every known one are passed to Spark unchanged."""),
     ("SS203", "error", "a statement that parses but has no meaning (bad type, watermark on a "
      "column that is not a TIMESTAMP, interval, TVF use)", """
