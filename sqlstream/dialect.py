@@ -46,7 +46,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from sqlstream.errors import SqlSyntaxError
-from sqlstream.literals import date_problem, interval_value_problem, timestamp_problem
+from sqlstream.literals import literal_problem, split_interval_offsets
 from sqlstream.expressions import (
     TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
 )
@@ -452,44 +452,15 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
             raise error
 
 
-_DATE_TYPES = {exp.DType.DATE}
-_TIMESTAMP_TYPES = {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ,
-                    exp.DType.TIMESTAMPNTZ}
-
-
-def _literal_problem(node: exp.Expr) -> str | None:
-    """Why Spark's parser refuses a literal (``INTERVAL 'abc' HOUR``, ``DATE '2020-13-01'``)."""
-    if isinstance(node, exp.Interval):
-        value, unit = node.this, node.args.get("unit")
-        if not (isinstance(value, exp.Literal) and value.is_string):
-            return None
-        if isinstance(unit, exp.IntervalSpan):
-            problem = interval_value_problem(value.name, unit.this.name, unit.expression.name)
-        elif unit is None or isinstance(unit, exp.Var):
-            problem = interval_value_problem(value.name, unit.name if unit is not None else None)
-        else:
-            return None
-        return f"invalid INTERVAL literal: {problem}" if problem else None
-    if type(node) is exp.Cast and isinstance(node.this, exp.Literal) and node.this.is_string:
-        kind = node.to.this if isinstance(node.to, exp.DataType) else None
-        if kind in _DATE_TYPES:
-            problem = date_problem(node.this.name)
-            return f"invalid DATE literal: {problem}" if problem else None
-        if kind in _TIMESTAMP_TYPES:
-            problem = timestamp_problem(node.this.name)
-            return f"invalid TIMESTAMP literal: {problem}" if problem else None
-    return None
-
-
 def _check_literals(sql: str, tree: exp.Expr) -> None:
     """Refuse the typed literals Spark's parser refuses (``INVALID_INTERVAL_FORMAT``,
     ``INVALID_TYPED_LITERAL``), at the literal."""
     for node in tree.find_all(exp.Interval, exp.Cast):
-        problem = _literal_problem(node)
+        problem = literal_problem(node)
         if problem:
             error = SqlSyntaxError(problem, hint="for example INTERVAL '10' MINUTES, INTERVAL "
                                    "'1 hour 30 minutes', DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'")
-            error.offset_start, error.offset_end = node_offsets(node) or (0, len(sql))
+            error.offset_start, error.offset_end = node_offsets(node) or split_interval_offsets(sql, node)
             raise error
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sqlglot import exp
+
 __all__ = ["Duration", "date_problem", "duration", "duration_problem", "interval_value_problem",
-           "timestamp_problem"]
+           "literal_problem", "split_interval_offsets", "timestamp_problem"]
 
 _UNITS = {  # Spark's unit words (singular or plural): (months, days, microseconds) per unit
     "year": (12, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0), "day": (0, 1, 0),
@@ -126,6 +128,12 @@ def interval_value_problem(value: str, unit: str | None, to_unit: str | None = N
     """
     if unit is None:
         return duration_problem(value, "interval")
+    for word in (unit, to_unit):
+        singular = (word or "").lower()
+        singular = singular[:-1] if singular.endswith("s") and singular[:-1] in _UNITS else singular
+        if word is not None and singular not in _UNITS:
+            return f"'{word}' is not a unit (year, month, week, day, hour, minute, second, " \
+                "millisecond, microsecond)"
     if to_unit is not None:
         pattern = _YEAR_MONTH if unit.upper() in ("YEAR", "MONTH") else _DAY_TIME
         return None if pattern.match(value) else f"cannot read '{value}' as {unit} TO {to_unit}"
@@ -172,3 +180,45 @@ def timestamp_problem(text: str) -> str | None:
     if hour > 23 or minute > 59 or second > 59:
         return f"'{text}' has a time of day that does not exist"
     return None
+
+
+# ---- typed literals of a parsed query (sqlglot nodes) ---------------------------------------
+
+_DATE_TYPES = {exp.DType.DATE}
+_TIMESTAMP_TYPES = {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ,
+                    exp.DType.TIMESTAMPNTZ}
+
+
+def literal_problem(node: exp.Expr) -> str | None:
+    """Why Spark's parser refuses a typed literal (``INTERVAL 'abc' HOUR``, ``DATE '2020-13-01'``),
+    or ``None`` (also for any other node)."""
+    if isinstance(node, exp.Interval):
+        value, unit = node.this, node.args.get("unit")
+        if not (isinstance(value, exp.Literal) and value.is_string):
+            return None
+        if isinstance(unit, exp.IntervalSpan):
+            problem = interval_value_problem(value.name, unit.this.name, unit.expression.name)
+        elif unit is None or isinstance(unit, exp.Var):
+            problem = interval_value_problem(value.name, unit.name if unit is not None else None)
+        else:
+            return None
+        return f"invalid INTERVAL literal: {problem}" if problem else None
+    if type(node) is exp.Cast and isinstance(node.this, exp.Literal) and node.this.is_string:
+        kind = node.to.this if isinstance(node.to, exp.DataType) else None
+        if kind in _DATE_TYPES:
+            problem = date_problem(node.this.name)
+            return f"invalid DATE literal: {problem}" if problem else None
+        if kind in _TIMESTAMP_TYPES:
+            problem = timestamp_problem(node.this.name)
+            return f"invalid TIMESTAMP literal: {problem}" if problem else None
+    return None
+
+
+def split_interval_offsets(sql: str, node: exp.Expr) -> tuple[int, int]:
+    """Offsets of ``INTERVAL '1 fortnight'``, which sqlglot splits into ``'1'`` and a unit
+    without positions: the first such literal whose text has the unit; else all of ``sql``."""
+    unit = node.args.get("unit") if isinstance(node, exp.Interval) else None
+    for match in re.finditer(r"INTERVAL\s*'[^']*'", sql, re.I):
+        if unit is not None and unit.name.lower() in match.group(0).lower():
+            return match.start(), match.end()
+    return 0, len(sql)
