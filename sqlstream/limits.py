@@ -107,6 +107,24 @@ _active = 0
 _saved_limit = 0
 
 
+def _start(target: Callable[[], None]) -> threading.Thread | None:
+    """Start ``target`` in a daemon thread with a :data:`STACK_BYTES` stack (a smaller one
+    where the system refuses that much); ``None`` when no thread can be started."""
+    for size in (STACK_BYTES, STACK_BYTES // 8):
+        with _lock:
+            previous = threading.stack_size()
+            try:
+                threading.stack_size(size)
+                worker = threading.Thread(target=target, name="sqlstream-compile", daemon=True)
+                worker.start()
+                return worker
+            except (RuntimeError, ValueError, MemoryError):
+                continue
+            finally:
+                threading.stack_size(previous)
+    return None
+
+
 def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
     """Call ``function(*args, **kwargs)`` in a thread with a :data:`STACK_BYTES` stack and a
     recursion limit of at least :data:`RECURSION_LIMIT`; return what it returns.
@@ -119,27 +137,25 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
     """
     global _active, _saved_limit
     outcome: dict[str, object] = {}
+    go = threading.Event()
 
     def target() -> None:
+        go.wait()
         try:
             outcome["value"] = function(*args, **kwargs)
         except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
             outcome["error"] = error
 
+    worker = _start(target)
+    if worker is None:  # no thread can be started: here, with the usual stack and limit
+        return function(*args, **kwargs)
     with _lock:
         if _active == 0:
             _saved_limit = sys.getrecursionlimit()
             sys.setrecursionlimit(max(_saved_limit, RECURSION_LIMIT))
         _active += 1
+    go.set()
     try:
-        with _lock:
-            previous = threading.stack_size()
-            try:
-                threading.stack_size(STACK_BYTES)
-                worker = threading.Thread(target=target, name="sqlstream-compile", daemon=True)
-                worker.start()
-            finally:
-                threading.stack_size(previous)
         worker.join()
     finally:
         with _lock:
