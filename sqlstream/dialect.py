@@ -396,6 +396,11 @@ def watermark_of(relation: exp.Expr) -> tuple[str, exp.Expr] | None:
     return watermark.this.alias_or_name, watermark.expression
 
 
+# sqlglot's function builders raise ValueError, TypeError or IndexError on calls with the
+# wrong arguments (``date_trunc()``): Spark refuses those calls too.
+_PARSE_ERRORS = (ParseError, TokenError, ValueError, TypeError, IndexError)
+
+
 def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
     if isinstance(error, ParseError) and error.errors:
         record = error.errors[0]
@@ -481,7 +486,7 @@ def parse_query(sql: str) -> exp.Expression:
     """
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
-    except (ParseError, TokenError) as error:
+    except _PARSE_ERRORS as error:
         raise _syntax_error(sql, error) from None
     if len(trees) != 1:
         error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}",
@@ -508,7 +513,7 @@ def parse_expression(sql: str) -> exp.Expression:
     """
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]
-    except (ParseError, TokenError) as error:
+    except _PARSE_ERRORS as error:
         raise _syntax_error(sql, error) from None
     if tree is None:
         error = SqlSyntaxError("invalid SQL: expected an expression",

@@ -97,6 +97,11 @@ def test_chained_ctes_views_and_long_and_chains_compile():
     assert compiled.plan.queries[0].sql.endswith(f"WHERE {terms}")  # printed as written
 
 
+def test_a_call_sqlglot_cannot_build_is_a_syntax_error():  # found by the fuzzer
+    error = only_finding(HEAD + "INSERT INTO o SELECT a FROM s WHERE date_trunc();", "SS102")
+    assert error.span.line == 4
+
+
 def test_a_self_referencing_cte_does_not_recurse_forever():
     assert_robust(HEAD + "INSERT INTO o WITH s AS (SELECT a, ts FROM s) SELECT a FROM s;")
 
