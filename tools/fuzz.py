@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         try:
             test()
-        except Exception as error:  # noqa: BLE001 - hypothesis prints the falsifying example
+        except Exception as error:  # noqa: BLE001 - its notes hold the falsifying example
+            traceback.print_exception(error)
             print(f"{name}: FAILED: {type(error).__name__}: {error}")
             return 1
         print(f"{name}: {args.examples} examples passed in {time.perf_counter() - started:.0f} s")
