@@ -79,7 +79,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
-        tree = rewrite(tree)
+        tree = rewrite(tree, copy=False)  # the parsed tree is not used again
         columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
     except SqlStreamError as error:
         raise locate(error, text) from None
