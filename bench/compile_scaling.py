@@ -96,7 +96,8 @@ def series(name: str, build, sizes, repeat: int) -> None:
     points = []
     for n in sizes:
         seconds, outcome = timed(build(n), repeat)
-        points.append((n, seconds))
+        if outcome == "ok":  # a size refused at a limit is shown, not fitted
+            points.append((n, seconds))
         print(f"| {n:,} | {seconds:.3f} | {1000 * seconds / n:.3f} | {outcome} |", flush=True)
     (n0, t0), (n1, t1) = points[0], points[-1]
     print(f"growth exponent {n0:,} → {n1:,}: {math.log(t1 / t0) / math.log(n1 / n0):.2f} (1 = linear)")
