@@ -80,13 +80,17 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
 REWRITTEN_FROM = "sqlstream_rewritten_from"  # meta key: the syntax a rewrite replaced
 
 
-def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: str | None = None):
+def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: str | None = None,
+                  wanted: Callable[[exp.Expression], bool] | None = None):
     """Apply one of sqlglot's per-SELECT ``transforms`` to every SELECT of a tree (innermost
     first), as sqlglot's Spark generator would while printing; ``label`` marks the window
     functions the transform creates (``meta[REWRITTEN_FROM]``) so messages can name the
-    syntax the user wrote."""
+    syntax the user wrote; ``wanted(tree)`` says whether the tree has anything the
+    transform changes (``None``: always run it)."""
 
     def step(expression: exp.Expression) -> exp.Expression:
+        if wanted is not None and not wanted(expression):
+            return expression  # nothing for the transform to do: no walk over every SELECT
         for select in reversed(list(expression.find_all(exp.Select))):
             before = {id(w) for w in select.find_all(exp.Window)} if label else set()
             parent, arg_key, index = select.parent, select.arg_key, select.index
@@ -139,10 +143,24 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
 
 
 _distinct_on.__name__ = "eliminate_distinct_on"
-eliminate_distinct_on = _every_select(_distinct_on, "DISTINCT ON")
-eliminate_qualify = _every_select(transforms.eliminate_qualify, "QUALIFY")
-unnest_to_explode = _every_select(transforms.unnest_to_explode)
-any_to_exists = _every_select(transforms.any_to_exists)
+def _has(*kinds: type[exp.Expression]) -> Callable[[exp.Expression], bool]:
+    return lambda tree: next(tree.find_all(*kinds), None) is not None
+
+
+def _selects_with(arg: str, sub: str | None = None) -> Callable[[exp.Expression], bool]:
+    def wanted(tree: exp.Expression) -> bool:
+        for select in tree.find_all(exp.Select):
+            value = select.args.get(arg)
+            if value is not None and (sub is None or value.args.get(sub)):
+                return True
+        return False
+    return wanted
+
+
+eliminate_distinct_on = _every_select(_distinct_on, "DISTINCT ON", _selects_with("distinct", "on"))
+eliminate_qualify = _every_select(transforms.eliminate_qualify, "QUALIFY", _selects_with("qualify"))
+unnest_to_explode = _every_select(transforms.unnest_to_explode, wanted=_has(exp.Unnest))
+any_to_exists = _every_select(transforms.any_to_exists, wanted=_has(exp.Any))
 
 
 REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
