@@ -20,7 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from sqlstream import ast
 from sqlstream.errors import CompileError, ParseError, SemanticError, did_you_mean
-from sqlstream.limits import MAX_NESTING, check_nesting, nesting_error
+from sqlstream.limits import MAX_NESTING, NestingError, check_nesting, nesting_error
 from sqlstream.literals import duration_problem
 from sqlstream.source import Source, Span
 from sqlstream.variables import SourceMap, substitute
@@ -77,7 +77,10 @@ def parse(
             :data:`~sqlstream.limits.MAX_NESTING` (``SS103``).
     """
     source_map = substitute(Source(text, path), variables, environ)
-    check_nesting(source_map.text, source_map.span)
+    try:
+        check_nesting(source_map.text, source_map.span)
+    except NestingError as error:
+        raise error.with_source(source_map.source) from None
     tree = _parse_reporting_all(source_map)
     builder = _Builder(source_map)
     statements = tuple(builder.statement(child) for child in tree.children)
@@ -336,7 +339,7 @@ class _Builder:
 
     def type(self, node: Tree, depth: int = 1) -> str:
         if depth > MAX_NESTING and node.data == "nested_type":
-            raise nesting_error("types", self.span(node))
+            raise nesting_error("types", self.span(node)).with_source(self.source)
         type_name = node.children[0].children[0]
         upper = str(type_name).upper()
         args = [c for c in node.children[1:] if isinstance(c, Tree | Token)]

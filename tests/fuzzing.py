@@ -13,7 +13,7 @@ Two sources of inputs, both ``hypothesis`` strategies:
   replaced) and byte mutations (read through :func:`sqlstream.read_file` from a file).
 
 :func:`assert_robust` is the property: only :class:`~sqlstream.SqlStreamError` escapes,
-every finding's span lies inside the input, and ``check`` and ``translate`` agree
+every finding's span lies inside the input (and its line is shown), and ``check`` and ``translate`` agree
 (``translate`` raises if and only if ``check`` reports an error).
 """
 
@@ -57,6 +57,7 @@ def assert_robust(text: str, variables: dict | None = None) -> list[SqlStreamErr
             span = finding.span
             assert 0 <= span.start <= span.end <= len(text), (finding.render(), span)
             assert span.line >= 1 and span.column >= 1, span
+            assert finding.source is not None, f"{finding.code} has a position but no source line"
     errors = [f for f in findings if f.severity == "error"]
     try:
         sqlstream.translate(text, variables)

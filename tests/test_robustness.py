@@ -69,6 +69,7 @@ def test_parentheses_past_the_limit_are_ss103_at_the_parenthesis():
     error = only_finding(text, "SS103")
     assert text[error.span.start] == "(" and "1000" in error.message
     assert error.span.line == 4
+    assert "INSERT INTO o SELECT (((" in error.render()  # the line, and a caret under it
 
 
 def test_subqueries_up_to_what_spark_parses_compile_and_past_the_limit_are_ss103():
@@ -82,7 +83,7 @@ def test_subqueries_up_to_what_spark_parses_compile_and_past_the_limit_are_ss103
 def test_nested_types_up_to_the_limit_compile_and_past_it_are_ss103(kind):
     assert codes(nested_type(kind, MAX_NESTING)) == []
     error = only_finding(nested_type(kind, MAX_NESTING + 1), "SS103")
-    assert error.span.line == 1
+    assert error.span.line == 1 and "CREATE STREAM s (a " in error.render()
 
 
 def test_chained_ctes_views_and_long_and_chains_compile():
