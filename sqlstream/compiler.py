@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sqlglot import exp
+
 from sqlstream import ast, plan
 from sqlstream.analysis import QueryInfo, analyze
 from sqlstream.catalog import Catalog
@@ -29,7 +31,7 @@ from sqlstream.checks import Context, check_query as run_rules, choose_mode
 from sqlstream.compiled import CompiledQuery
 from sqlstream.connectors import CONNECTORS, connector
 from sqlstream.dialect import node_offsets, parse_query, to_spark_sql
-from sqlstream.errors import StreamingError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.operators import collect_operators
 from sqlstream.rewrite import relation_names, rewrite
 from sqlstream.schema import query_schema
@@ -71,6 +73,10 @@ def compile_query(text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
     """
     try:
         tree = parse_query(text.text)
+        if isinstance(tree, (exp.Tuple, exp.Paren, exp.Condition)) and not isinstance(tree, exp.Query):
+            raise SqlSyntaxError(  # e.g. "(a = 1, b = 2);": the grammar takes it for a query
+                "invalid SQL: expected a query (SELECT …), found an expression", text.span,
+                hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE")
         for name, start, end in relation_names(tree):
             if name not in catalog:
                 raise UnknownNameError(

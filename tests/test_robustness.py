@@ -103,6 +103,12 @@ def test_a_call_sqlglot_cannot_build_is_a_syntax_error():  # found by the fuzzer
     assert error.span.line == 4
 
 
+def test_a_parenthesised_expression_where_a_query_belongs_is_a_syntax_error():  # the fuzzer's
+    text = " (connector = 'files', path = 'x', format = 'csv');\nSELECT a FROM s;\n"
+    error = only_finding(HEAD + text, "SS102")
+    assert error.span.line == 4
+
+
 def test_a_self_referencing_cte_does_not_recurse_forever():
     assert_robust(HEAD + "INSERT INTO o WITH s AS (SELECT a, ts FROM s) SELECT a FROM s;")
 
