@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlstream.api import Pipeline, check, check_plan, compile, compile_file, translate
+from sqlstream.api import Pipeline, check, check_plan, compile, compile_file, read_file, translate
 from sqlstream.errors import IncompatibleRestartError, QueryFailedError, SqlStreamError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +56,6 @@ __all__ = [
     "BatchProgress", "Event", "IncompatibleRestartError", "JsonLinesRenderer", "Listener",
     "ListenerLike", "Notice", "Pipeline", "QueryEvent", "QueryFailed", "QueryFailedError",
     "QueryIdle", "QueryStarted", "QueryTerminated", "Session", "SqlStreamError", "Stopping",
-    "TextRenderer", "check", "check_plan", "compile", "compile_file", "translate",
+    "TextRenderer", "check", "check_plan", "compile", "compile_file", "read_file", "translate",
 ]
 __version__ = "0.1.0"

@@ -133,7 +133,7 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> 
         watermarks |= catalog.get(r, RelationInfo(False)).watermarks
     for clause in expression.find_all(WatermarkClause):
         watermarks.add(clause.this.alias_or_name.lower())
-    cte_bodies = {cte.alias_or_name.lower(): cte.this for cte in expression.find_all(exp.CTE)}
+    cte_bodies = CteMap(expression)
     select = outer_select(expression)
     if select is None:
         return QueryInfo(streaming, False, False, False, frozenset(), relations)
@@ -197,7 +197,7 @@ def _inner_aggregations_watermarked(expression: exp.Expression, outer: exp.Selec
     if any(catalog[r].aggregate and not catalog[r].watermarked_key
            for r in relations if r in catalog and catalog[r].streaming):
         return False
-    ctes = {cte.alias_or_name.lower(): cte.this for cte in expression.find_all(exp.CTE)}
+    ctes = CteMap(expression)
     for select in expression.find_all(exp.Select):
         if select is outer or not is_aggregate(select):
             continue
@@ -240,10 +240,15 @@ def _output_watermarks(select: exp.Select, watermarks: set[str], aggregate: bool
 
 
 def _visible_watermarks(select: exp.Select, catalog: Mapping[str, RelationInfo],
-                        ctes: Mapping[str, exp.Expression]) -> set[str]:
+                        ctes: CteMap) -> set[str]:
     """Event-time columns that the relations in ``select``'s FROM (and joins) output:
     a stream's or view's watermarks, a subquery's or CTE's output watermarks, a WATERMARK
-    clause's column."""
+    clause's column. Each SELECT is judged once per ``ctes`` (a CTE read by many is not
+    followed again; one that reads itself adds nothing)."""
+    memo = ctes.watermarks
+    if id(select) in memo:
+        return set(memo[id(select)])
+    memo[id(select)] = frozenset()  # while in progress: a CTE that reads itself
     marks: set[str] = set()
     for relation in from_relations(select):
         clause = relation.args.get("watermark")
@@ -262,6 +267,7 @@ def _visible_watermarks(select: exp.Select, catalog: Mapping[str, RelationInfo],
         if inner is not None:
             visible = _visible_watermarks(inner, catalog, ctes)
             marks |= _output_watermarks(inner, visible, is_aggregate(inner))
+    memo[id(select)] = frozenset(marks)
     return marks
 
 
@@ -273,14 +279,75 @@ def from_relations(select: exp.Select) -> list[exp.Expression]:
     return items + [join.this for join in select.args.get("joins") or ()]
 
 
+class CteMap(Mapping):
+    """The CTEs of one query tree (lower-case name → body) and, computed once per name, the
+    relations each one reads: a chain of n CTEs is followed in time linear in n.
+
+    Args:
+        tree: a query; every ``WITH`` in it counts (sqlglot's ``find_all(exp.CTE)``).
+        bodies: instead of ``tree``, the name → body mapping itself.
+    """
+
+    def __init__(self, tree: exp.Expression | None = None,
+                 bodies: Mapping[str, exp.Expression] | None = None) -> None:
+        found = tree.find_all(exp.CTE) if tree is not None else ()
+        self._bodies = dict(bodies or {cte.alias_or_name.lower(): cte.this for cte in found})
+        self._reads: dict[str, frozenset[str]] = {}
+        self._direct: dict[str, list[str]] | None = None
+        self.watermarks: dict[int, frozenset[str]] = {}  # id(SELECT) → its visible watermarks
+
+    def __getitem__(self, name: str) -> exp.Expression:
+        return self._bodies[name]
+
+    def __iter__(self):
+        return iter(self._bodies)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    def reads(self, name: str) -> frozenset[str]:
+        """Lower-case names of the relations CTE ``name`` reads, through the CTEs it reads
+        (a CTE that reads one being followed, or its own name, is a relation of that name)."""
+        if name in self._reads:
+            return self._reads[name]
+        if self._direct is None:
+            self._direct = {n: [t.name.lower() for t in body.find_all(exp.Table) if t.name]
+                            for n, body in self._bodies.items()}
+        direct = self._direct
+        path: set[str] = set()
+        stack: list[tuple[str, bool]] = [(name, False)]
+        while stack:  # depth-first, post-order, without recursion
+            current, done = stack.pop()
+            if current in self._reads:
+                continue
+            if not done:
+                path.add(current)
+                stack.append((current, True))
+                stack.extend((d, False) for d in direct[current]
+                             if d in self._bodies and d not in path and d not in self._reads)
+                continue
+            names: set[str] = set()
+            for d in direct[current]:
+                if d in self._reads and d != current:
+                    names |= self._reads[d]
+                else:
+                    names.add(d)
+            self._reads[current] = frozenset(names)
+            path.discard(current)
+        return self._reads[name]
+
+
 def names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set[str]:
     """Lower-case names of the relations ``node`` reads, following the CTEs in ``ctes``
-    (name → body) to the relations they read."""
+    (name → body; a :class:`CteMap` keeps what it followed for the next call) to the
+    relations they read."""
+    if not isinstance(ctes, CteMap):
+        ctes = CteMap(bodies=ctes)
     names = set()
     for table in node.find_all(exp.Table):
         name = table.name.lower()
         if name in ctes:
-            names |= names_under(ctes[name], {k: v for k, v in ctes.items() if k != name})
+            names |= ctes.reads(name)
         elif name:
             names.add(name)
     return names

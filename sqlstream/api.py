@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from sqlstream.events import ListenerLike
 
-__all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "translate"]
+__all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,9 @@ class Pipeline:
     def translate(self) -> str:
         """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
         from sqlstream.explain import render
+        from sqlstream.limits import run_deep
 
-        return render(self.plan)
+        return run_deep(render, self.plan)
 
     def to_pyspark(self, master: str | None = None, conf: dict[str, str] | None = None,
                    available_now: bool = False) -> str:
@@ -54,8 +55,9 @@ class Pipeline:
             (see :func:`sqlstream.explain.to_pyspark`). Secrets are redacted.
         """
         from sqlstream.explain import to_pyspark
+        from sqlstream.limits import run_deep
 
-        return to_pyspark(self.plan, master, conf, available_now)
+        return run_deep(to_pyspark, self.plan, master, conf, available_now)
 
     def start(self, spark: SparkSession, available_now: bool = False,
               listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
@@ -110,8 +112,19 @@ def compile(  # noqa: A001 - the API's name in the spec
         A :class:`Pipeline`.
 
     Raises:
-        SqlStreamError: the first problem in the file, with its position.
+        SqlStreamError: the first problem in the file, with its position (``SS103``:
+            nesting deeper than :data:`sqlstream.limits.MAX_NESTING`).
+
+    The compiler runs in a thread with a deep stack (:func:`sqlstream.limits.run_deep`):
+    nesting is bounded by :data:`~sqlstream.limits.MAX_NESTING`, not by Python's
+    recursion limit.
     """
+    from sqlstream.limits import run_deep
+
+    return run_deep(_compile, text, variables, path, state_dir, checks)
+
+
+def _compile(text, variables, path, state_dir, checks) -> Pipeline:
     from sqlstream.parser import parse
     from sqlstream.planner import build_plan
 
@@ -119,19 +132,44 @@ def compile(  # noqa: A001 - the API's name in the spec
     return Pipeline(build_plan(script, path, state_dir, enforce=checks))
 
 
+def read_file(path: str | Path) -> str:
+    """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped.
+
+    Raises:
+        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason),
+            or it is not UTF-8 (positioned at the first byte that is not, whose offset the
+            message gives).
+    """
+    from sqlstream.source import Source
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        text = data[bom:].decode("utf-8", errors="replace")
+        offset = len(data[bom:exc.start].decode("utf-8", errors="replace"))
+        source = Source(text, str(path))
+        raise SqlStreamError(
+            f"{path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
+            f"{exc.start} cannot be decoded", source.span(offset, offset + 1), source,
+            hint="save the file as UTF-8 (for example: iconv -f latin1 -t utf-8 FILE)",
+            code="SS002") from None
+
+
 def compile_file(
     path: str | Path, variables: Mapping[str, object] | None = None, state_dir: str | None = None
 ) -> Pipeline:
-    """Read and compile a `.ssql` file (see :func:`compile`).
+    """Read (:func:`read_file`) and compile a `.ssql` file (see :func:`compile`).
 
     Raises:
-        SqlStreamError: the file cannot be read, or the first problem in it.
+        SqlStreamError: the file cannot be read or is not UTF-8 (``SS002``), or the first
+            problem in it.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
-    return compile(text, variables, str(path), state_dir)
+    return compile(read_file(path), variables, str(path), state_dir)
 
 
 def translate(text: str, variables: Mapping[str, object] | None = None, path: str | None = None) -> str:

@@ -66,11 +66,33 @@ class CatalogSink:
     options: ResolvedOptions | None
 
 
+class _Field(Mapping):
+    """Name → one field of each relation (``info``, ``columns``), read from the catalog when
+    asked; relations whose field is ``None`` are left out."""
+
+    def __init__(self, relations: dict[str, CatalogRelation], field: str) -> None:
+        self._relations = relations
+        self._field = field
+
+    def __getitem__(self, name: str):
+        value = getattr(self._relations[name], self._field)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self):
+        return (n for n, r in self._relations.items() if getattr(r, self._field) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class Catalog:
     """Relations, sinks and query names declared so far (names are case-insensitive)."""
 
     def __init__(self) -> None:
         self._relations: dict[str, CatalogRelation] = {}
+        self._position: dict[str, int] = {}  # name → declaration order
         self._sinks: dict[str, CatalogSink] = {}
         self._queries: dict[str, object] = {}
 
@@ -92,11 +114,13 @@ class Catalog:
     def add(self, relation: CatalogRelation) -> None:
         """Record ``relation`` (after :meth:`declare`)."""
         self._relations[relation.name.lower()] = relation
+        self._position.setdefault(relation.name.lower(), len(self._position))
 
     def poison(self, name: ast.Name, kind: str) -> None:
         """Know a relation whose declaration failed, unless it is known already."""
         self._relations.setdefault(
             name.value.lower(), CatalogRelation(name.value, kind, name, RelationInfo(True, poisoned=True)))
+        self._position.setdefault(name.value.lower(), len(self._position))
 
     def get(self, name: str) -> CatalogRelation | None:
         """The relation called ``name`` (any case), or ``None``."""
@@ -111,12 +135,13 @@ class Catalog:
         return [n for n in self._relations if hidden or not n.startswith("__")]
 
     def infos(self) -> Mapping[str, RelationInfo]:
-        """Lower-case name → :class:`~sqlstream.analysis.RelationInfo`, for the analysis."""
-        return {name: relation.info for name, relation in self._relations.items()}
+        """Lower-case name → :class:`~sqlstream.analysis.RelationInfo`, for the analysis (a
+        live view: no copy per query)."""
+        return _Field(self._relations, "info")
 
     def schemas(self) -> Mapping[str, Schema]:
-        """Lower-case name → columns, for relations whose columns are known."""
-        return {name: r.columns for name, r in self._relations.items() if r.columns is not None}
+        """Lower-case name → columns, for relations whose columns are known (a live view)."""
+        return _Field(self._relations, "columns")
 
     def closure(self, names) -> list[CatalogRelation]:
         """The relations ``names`` stand for and every relation the views among them read,
@@ -130,7 +155,7 @@ class Catalog:
                 continue
             seen.add(name)
             pending.extend(relation.reads)
-        return [r for n, r in self._relations.items() if n in seen]
+        return [self._relations[n] for n in sorted(seen, key=self._position.__getitem__)]
 
     # ---- sinks and queries
     def sink(self, name: str) -> CatalogSink | None:

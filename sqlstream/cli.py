@@ -143,10 +143,9 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
     report, failed = [], False
     for file in files:
         try:
-            text = Path(file).read_text(encoding="utf-8")
-        except OSError as exc:
-            findings = [SqlStreamError(f"cannot read {file}: {exc.strerror}", code="SS002")]
-            queries = []
+            text = sqlstream.read_file(file)
+        except SqlStreamError as error:
+            findings, queries = [error], []
         else:
             findings, queries = _check_text(text, variables, file)
         failed = failed or any(f.severity == "error" or strict for f in findings)

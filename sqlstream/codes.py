@@ -77,7 +77,10 @@ CODES: dict[str, Code] = _codes(
      ``${env:NAME}``; write ``${name}`` with letters, digits, ``_``, ``.`` and ``-``."""),
     ("SS002", "error", "a file that cannot be read", """
      The ``.ssql`` file named on the command line (or to ``compile_file``) does not exist,
-     is a directory, or is not readable. The message gives the operating system's reason."""),
+     is a directory, or is not readable (the message gives the operating system's reason),
+     or it is not UTF-8: the message gives the byte offset of the first byte that is not,
+     and the caret points at it. A leading byte-order mark is accepted. Fix: save the file
+     as UTF-8."""),
     # ---- syntax ----------------------------------------------------------------------------
     ("SS101", "error", "the statement grammar does not accept the text", """
      The statement envelope (LANGUAGE.md §2: ``CREATE STREAM``, ``CREATE SINK``, ``INSERT
@@ -87,8 +90,19 @@ CODES: dict[str, Code] = _codes(
     ("SS102", "error", "a query body or expression is not valid Spark SQL", """
      Query bodies, computed columns and watermark expressions are Spark SQL (plus window
      TVFs and ``WATERMARK``), parsed with sqlglot's Spark dialect; Spark would refuse the
-     text with a ``PARSE_SYNTAX_ERROR``. Anti-pattern: ``SELECT a b c FROM s``. Fix: the
-     caret points at the first token that does not fit."""),
+     text with a ``PARSE_SYNTAX_ERROR``, or a typed literal with ``INVALID_INTERVAL_FORMAT`` /
+     ``INVALID_TYPED_LITERAL`` (``INTERVAL 'abc' HOUR``, ``DATE '2024-02-30'``,
+     ``TIMESTAMP '2024-13-01'``). Anti-pattern: ``SELECT a b c FROM s``. Fix: the caret
+     points at the first token that does not fit."""),
+    ("SS103", "error", "parentheses or nested types deeper than 1,000 levels, subqueries "
+     "deeper than 256", """
+     Parentheses (expressions, calls, subqueries) and nested types (``ARRAY<…>``,
+     ``STRUCT<…>``, ``MAP<…>``) may nest up to 1,000 levels, subqueries up to 256
+     (``sqlstream.limits``): deeper than Spark 4.1 accepts, which refuses 400 nested
+     parentheses or 200 nested subqueries with ``FAILED_TO_PARSE_TOO_COMPLEX``. The same
+     code is given to a statement too complex to compile for any other reason.
+     Anti-pattern: generated SQL that wraps a query in a subquery per step. Fix: split the
+     query into views (``CREATE VIEW``)."""),
     # ---- names, options, meaning, types -----------------------------------------------------
     ("SS201", "error", "unknown relation, sink, column, metadata key", """
      A name the file does not declare: a relation in ``FROM``, the sink of an ``INSERT``, a
@@ -100,15 +114,19 @@ CODES: dict[str, Code] = _codes(
      "missing option", """
      A ``WITH`` list or ``SET`` that cannot be bound: an unknown connector or file format, a
      connector used in the wrong role, a required option missing, an option close to a
-     known one (likely misspelt), an unknown compiler setting, or a ``SET`` Spark refused at
-     start. Anti-pattern: ``WITH (connector = 'files', path = 'in', fromat = 'csv')``. Fix:
+     known one (likely misspelt), an unknown compiler setting, a number option Spark cannot
+     read or refuses (``maxFilesPerTrigger = 0``, ``rowsPerSecond = 'abc'``, a ``port`` past
+     32 bits), or a ``SET`` Spark refused at start. Anti-pattern: ``WITH (connector = 'files', path = 'in', fromat = 'csv')``. Fix:
      ``format = 'csv'``; options far from every known one are passed to Spark unchanged."""),
     ("SS203", "error", "a statement that parses but has no meaning (bad type, watermark on a "
      "column that is not a TIMESTAMP, interval, TVF use)", """
      The grammar accepts the statement but Spark cannot run what it says: a watermark on a
      column that is not a ``TIMESTAMP`` (Spark: ``EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE``), a
-     watermark delay that is not a constant interval, a window TVF outside ``FROM`` or two
-     in one ``SELECT``, a ``SESSION`` that is not aggregated, an option given twice.
+     watermark delay that is not a constant interval, a duration Spark cannot read or
+     refuses where it is used (a negative watermark delay or trigger interval, months in a
+     window or trigger, a window slide longer than its size, ``'1.5 minutes'``: only
+     seconds have fractions), a window TVF outside ``FROM`` or two in one ``SELECT``, a
+     ``SESSION`` that is not aggregated, an option given twice.
      Anti-pattern: ``WATERMARK FOR epoch AS epoch - INTERVAL '1' MINUTE`` on a ``BIGINT``.
      Fix: a computed column ``ts AS timestamp_seconds(epoch)`` and the watermark on it."""),
     ("SS204", "error", "duplicate name", """

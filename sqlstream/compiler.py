@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from sqlglot import exp
+
 from sqlstream import ast, plan
 from sqlstream.analysis import QueryInfo, RelationInfo, analyze
 from sqlstream.catalog import Catalog, CatalogRelation
@@ -30,8 +32,8 @@ from sqlstream.checks import Context, check_query as run_rules, choose_mode
 from sqlstream.compiled import CompiledQuery
 from sqlstream.connectors import CONNECTORS, connector
 from sqlstream.dialect import node_offsets, parse_query, to_spark_sql
-from sqlstream.errors import StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.dedup import REFUSED, TIME_TYPES, find_deduplication
+from sqlstream.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.operators import DedupInfo, collect_operators
 from sqlstream.rewrite import relation_names, rewrite
 from sqlstream.schema import query_schema
@@ -79,6 +81,10 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
     """
     try:
         tree = parse_query(text.text)
+        if isinstance(tree, (exp.Tuple, exp.Paren, exp.Condition)) and not isinstance(tree, exp.Query):
+            raise SqlSyntaxError(  # e.g. "(a = 1, b = 2);": the grammar takes it for a query
+                "invalid SQL: expected a query (SELECT …), found an expression", text.span,
+                hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE")
         for relation, start, end in relation_names(tree):
             if relation not in catalog:
                 raise UnknownNameError(
@@ -88,7 +94,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
-        tree = rewrite(tree)
+        tree = rewrite(tree, copy=False)  # the parsed tree is not used again
         tree, steps, findings = deduplicate(tree, text, catalog, name)
     except SqlStreamError as error:
         raise locate(error, text) from None

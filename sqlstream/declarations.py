@@ -16,8 +16,9 @@ from sqlglot import exp
 
 from sqlstream import ast, plan
 from sqlstream.connectors import ResolvedOptions
-from sqlstream.dialect import parse_expression
+from sqlstream.dialect import node_offsets, parse_expression
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.literals import duration_problem
 from sqlstream.rewrite import duration_text
 from sqlstream.schema import UNKNOWN, Schema, expression_type, spark_type
 
@@ -208,6 +209,14 @@ class SourceDeclaration:
         if delay is None:
             raise SemanticError(
                 "the watermark delay must be a constant interval", definition.expression.span,
+                hint="for example: INTERVAL '10' SECONDS",
+            )
+        problem = duration_problem(delay, "watermark")
+        if problem:  # Spark: withWatermark fails when the query is defined
+            offsets = node_offsets(expression.expression)
+            raise SemanticError(
+                f"the watermark delay is not a duration Spark accepts: {problem}",
+                definition.expression.locate(*offsets) if offsets else definition.expression.span,
                 hint="for example: INTERVAL '10' SECONDS",
             )
         return plan.Watermark(column, delay, definition.span)

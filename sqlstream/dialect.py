@@ -46,6 +46,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from sqlstream.errors import SqlSyntaxError
+from sqlstream.literals import literal_problem, split_interval_offsets
 from sqlstream.expressions import (
     TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
 )
@@ -395,6 +396,11 @@ def watermark_of(relation: exp.Expr) -> tuple[str, exp.Expr] | None:
     return watermark.this.alias_or_name, watermark.expression
 
 
+# sqlglot's function builders raise ValueError, TypeError or IndexError on calls with the
+# wrong arguments (``date_trunc()``): Spark refuses those calls too.
+_PARSE_ERRORS = (ParseError, TokenError, ValueError, TypeError, IndexError)
+
+
 def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
     if isinstance(error, ParseError) and error.errors:
         record = error.errors[0]
@@ -451,6 +457,18 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
             raise error
 
 
+def _check_literals(sql: str, tree: exp.Expr) -> None:
+    """Refuse the typed literals Spark's parser refuses (``INVALID_INTERVAL_FORMAT``,
+    ``INVALID_TYPED_LITERAL``), at the literal."""
+    for node in tree.find_all(exp.Interval, exp.Cast):
+        problem = literal_problem(node)
+        if problem:
+            error = SqlSyntaxError(problem, hint="for example INTERVAL '10' MINUTES, INTERVAL "
+                                   "'1 hour 30 minutes', DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'")
+            error.offset_start, error.offset_end = node_offsets(node) or split_interval_offsets(sql, node)
+            raise error
+
+
 def parse_query(sql: str) -> exp.Expression:
     """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
 
@@ -462,11 +480,13 @@ def parse_query(sql: str) -> exp.Expression:
 
     Raises:
         SqlSyntaxError: the text is not one valid statement. ``span`` is ``None``;
-            ``offset_start``/``offset_end`` (end exclusive) locate the offending token in ``sql``.
+            ``offset_start``/``offset_end`` (end exclusive) locate the offending token in ``sql``;
+            also a typed literal Spark's parser refuses (``INTERVAL 'abc' HOUR``,
+            ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.literals`).
     """
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
-    except (ParseError, TokenError) as error:
+    except _PARSE_ERRORS as error:
         raise _syntax_error(sql, error) from None
     if len(trees) != 1:
         error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}",
@@ -475,6 +495,7 @@ def parse_query(sql: str) -> exp.Expression:
         error.offset_start, error.offset_end = second or (0, len(sql))
         raise error
     _check_leftovers(sql, trees[0])
+    _check_literals(sql, trees[0])
     return trees[0]
 
 
@@ -492,13 +513,14 @@ def parse_expression(sql: str) -> exp.Expression:
     """
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]
-    except (ParseError, TokenError) as error:
+    except _PARSE_ERRORS as error:
         raise _syntax_error(sql, error) from None
     if tree is None:
         error = SqlSyntaxError("invalid SQL: expected an expression",
                                hint="write a Spark SQL expression, e.g. dep_delay > 15")
         error.offset_start, error.offset_end = 0, len(sql)
         raise error
+    _check_literals(sql, tree)
     return tree
 
 

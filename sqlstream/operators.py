@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.analysis import (
-    RelationInfo, from_relations, function_name, is_aggregate, names_under, outer_select,
+    CteMap, RelationInfo, from_relations, function_name, is_aggregate, names_under, outer_select,
 )
 from sqlstream.dialect import Watermark as WatermarkClause
 GENERATORS = {"explode", "explode_outer", "posexplode", "posexplode_outer", "inline",
@@ -183,7 +183,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         expression: the query after :func:`sqlstream.rewrite.rewrite`.
         catalog: as for :func:`analyze`.
     """
-    ctes = {cte.alias_or_name.lower(): cte.this for cte in expression.find_all(exp.CTE)}
+    ctes = CteMap(expression)
 
     def info(name: str) -> RelationInfo:
         return catalog.get(name, RelationInfo(False))

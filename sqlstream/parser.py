@@ -8,6 +8,7 @@ kept as :class:`~sqlstream.ast.SqlText` for sqlglot.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from sqlstream import ast
 from sqlstream.errors import CompileError, ParseError, SemanticError, did_you_mean
+from sqlstream.limits import MAX_NESTING, NestingError, check_nesting, nesting_error
+from sqlstream.literals import duration_problem
 from sqlstream.source import Source, Span
 from sqlstream.variables import SourceMap, substitute
 
@@ -70,8 +73,14 @@ def parse(
         VariableError: an undefined or malformed variable reference.
         ParseError: text the statement grammar does not accept.
         SemanticError: an unknown column type or a malformed interval.
+        NestingError: parentheses or nested types deeper than
+            :data:`~sqlstream.limits.MAX_NESTING` (``SS103``).
     """
     source_map = substitute(Source(text, path), variables, environ)
+    try:
+        check_nesting(source_map.text, source_map.span)
+    except NestingError as error:
+        raise error.with_source(source_map.source) from None
     tree = _parse_reporting_all(source_map)
     builder = _Builder(source_map)
     statements = tuple(builder.statement(child) for child in tree.children)
@@ -84,14 +93,17 @@ MAX_SYNTAX_ERRORS = 20
 
 
 def _parse_reporting_all(source_map: SourceMap) -> Tree:
-    """Parse; after a syntax error, blank out the failing statement and go on, so that
-    one run reports the syntax errors of every statement (at most ``MAX_SYNTAX_ERRORS``).
+    """Parse; after a syntax error, blank out the text up to the end of the failing
+    statement and go on, so that one run reports the syntax errors of every statement (at
+    most ``MAX_SYNTAX_ERRORS``). Each new attempt starts where the last one failed (the
+    blanks are skipped as white space): time linear in the length of the text.
 
     Raises:
         ParseError: the only syntax error, or CompileError holding all of them.
     """
     text = source_map.text
     errors: list[ParseError] = []
+    ends: list[int] | None = None
     while True:
         try:
             tree = _lark().parse(text)
@@ -99,16 +111,16 @@ def _parse_reporting_all(source_map: SourceMap) -> Tree:
         except UnexpectedInput as exc:
             error = _syntax_error(exc, source_map)
             errors.append(error)
-            position = getattr(exc, "pos_in_stream", None)
+            position = getattr(exc, "pos_in_stream", None) or 0
             if isinstance(exc, UnexpectedToken):
                 position = exc.token.start_pos if exc.token.type != "$END" else len(text)
-            ends = [m.start(1) for m in _STATEMENT_END.finditer(text) if m.group(1)]
-            begin = max((e + 1 for e in ends if e < (position or 0)), default=0)
-            stop = min((e for e in ends if e >= (position or 0)), default=len(text))
-            if len(errors) >= MAX_SYNTAX_ERRORS or begin >= stop:
+            if ends is None:
+                ends = [m.start(1) for m in _STATEMENT_END.finditer(source_map.text) if m.group(1)]
+            following = bisect.bisect_left(ends, position)
+            stop = ends[following] if following < len(ends) else len(text)
+            if len(errors) >= MAX_SYNTAX_ERRORS or stop >= len(text):
                 break
-            blank = "".join(c if c == "\n" else " " for c in text[begin:stop])
-            text = text[:begin] + blank + text[stop:]
+            text = " " * stop + text[stop:]
     if errors:
         raise errors[0] if len(errors) == 1 else CompileError(list(errors))
     return tree
@@ -325,7 +337,9 @@ class _Builder:
                 )
         return tuple(columns), watermark
 
-    def type(self, node: Tree) -> str:
+    def type(self, node: Tree, depth: int = 1) -> str:
+        if depth > MAX_NESTING and node.data == "nested_type":
+            raise nesting_error("types", self.span(node)).with_source(self.source)
         type_name = node.children[0].children[0]
         upper = str(type_name).upper()
         args = [c for c in node.children[1:] if isinstance(c, Tree | Token)]
@@ -343,14 +357,14 @@ class _Builder:
                         raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
                                          hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
                     field_name = self.name(arg.children[0]).value.replace("`", "``")
-                    fields.append(f"`{field_name}`: {self.type(arg.children[1])}")
+                    fields.append(f"`{field_name}`: {self.type(arg.children[1], depth + 1)}")
                 return f"STRUCT<{', '.join(fields)}>"
             if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
                 raise self.error(
                     SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node,
                     hint="for example ARRAY<STRING> or MAP<STRING, INT>",
                 )
-            return f"{upper}<{', '.join(self.type(a) for a in args)}>"
+            return f"{upper}<{', '.join([self.type(a, depth + 1) for a in args])}>"
         if upper not in _SIMPLE_TYPES:
             raise self.error(
                 SemanticError, f"unknown type '{type_name}'"
@@ -446,4 +460,8 @@ class _Builder:
             )
         if float(amount) == 1:
             canonical = canonical.rstrip("s")
+        problem = duration_problem(f"{amount} {canonical}", "trigger")
+        if problem:  # Spark: Trigger.ProcessingTime / Continuous refuse it
+            raise self.error(SemanticError, f"a trigger interval Spark refuses: {problem}", node,
+                             hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1.5' SECONDS")
         return f"{amount} {canonical}"

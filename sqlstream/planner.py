@@ -24,6 +24,7 @@ from sqlstream.declarations import SourceDeclaration
 from sqlstream.errors import (
     CompileError, OptionError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
 )
+from sqlstream.limits import NestingError
 
 COMPILER_SETTINGS = {"sqlstream.state_dir"}
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
@@ -75,6 +76,11 @@ class Planner:
                 getattr(self, "_" + type(statement).__name__)(statement)
             except SqlStreamError as error:
                 self.findings.append(error.with_source(self.source))
+                self._poison(statement)
+            except RecursionError:  # a last resort: the nesting limits should prevent it
+                self.findings.append(NestingError(
+                    "this statement is too complex to compile", statement.span, self.source,
+                    hint="split it into views (CREATE VIEW)"))
                 self._poison(statement)
         self.findings.sort(key=lambda f: f.span.start if f.span is not None else -1)
         errors = [f for f in self.findings if f.severity == "error"]

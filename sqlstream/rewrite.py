@@ -18,9 +18,11 @@ from collections.abc import Callable
 from sqlglot import exp, transforms
 
 from sqlstream.dialect import node_offsets
-from sqlstream.window_tvfs import duration_text, rewrite_window_tvfs
+from sqlstream.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
-__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "drop_stream_markers", "duration_text",
+__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
+           "drop_stream_markers",
+           "duration_text",
            "eliminate_distinct_on", "eliminate_qualify", "relation_names", "rewrite",
            "rewrite_window_tvfs", "unnest_to_explode"]
 
@@ -39,16 +41,56 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
     return expression
 
 
+BALANCE_FROM = 64  # operands of one AND/OR chain from which it is balanced
+
+
+def balance_connectors(expression: exp.Expression) -> exp.Expression:
+    """Rebuild each chain of more than :data:`BALANCE_FROM` ``AND`` (or ``OR``) operands as a
+    balanced tree, as Spark's parser does (SPARK-13657): ``a AND b AND c AND …`` parses as a
+    left-deep tree as deep as it is long, and walking up such a tree from each operand
+    takes time quadratic in its length. The SQL printed is the same text (the operators
+    are associative; parenthesised operands keep their parentheses).
+
+    Args:
+        expression: a parsed query.
+
+    Returns:
+        The same tree, long chains balanced.
+    """
+    roots = [node for node in expression.find_all(exp.And, exp.Or)
+             if type(node.parent) is not type(node)]
+    for root in roots:
+        chain = list(root.flatten(unnest=False))
+        if len(chain) <= BALANCE_FROM:
+            continue
+        if any(node.comments for node in root.dfs(prune=lambda n: type(n) is not type(root))
+               if type(node) is type(root)):
+            continue  # a comment on an operator would be lost
+        kind = type(root)
+        level = [operand.pop() for operand in chain]
+        while len(level) > 1:
+            paired = [kind(this=level[i], expression=level[i + 1]) for i in range(0, len(level) - 1, 2)]
+            level = paired + ([level[-1]] if len(level) % 2 else [])
+        if root is expression:
+            return level[0]
+        root.replace(level[0])
+    return expression
+
+
 REWRITTEN_FROM = "sqlstream_rewritten_from"  # meta key: the syntax a rewrite replaced
 
 
-def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: str | None = None):
+def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: str | None = None,
+                  wanted: Callable[[exp.Expression], bool] | None = None):
     """Apply one of sqlglot's per-SELECT ``transforms`` to every SELECT of a tree (innermost
     first), as sqlglot's Spark generator would while printing; ``label`` marks the window
     functions the transform creates (``meta[REWRITTEN_FROM]``) so messages can name the
-    syntax the user wrote."""
+    syntax the user wrote; ``wanted(tree)`` says whether the tree has anything the
+    transform changes (``None``: always run it)."""
 
     def step(expression: exp.Expression) -> exp.Expression:
+        if wanted is not None and not wanted(expression):
+            return expression  # nothing for the transform to do: no walk over every SELECT
         for select in reversed(list(expression.find_all(exp.Select))):
             before = {id(w) for w in select.find_all(exp.Window)} if label else set()
             parent, arg_key, index = select.parent, select.arg_key, select.index
@@ -101,15 +143,31 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
 
 
 _distinct_on.__name__ = "eliminate_distinct_on"
-eliminate_distinct_on = _every_select(_distinct_on, "DISTINCT ON")
-eliminate_qualify = _every_select(transforms.eliminate_qualify, "QUALIFY")
-unnest_to_explode = _every_select(transforms.unnest_to_explode)
-any_to_exists = _every_select(transforms.any_to_exists)
+def _has(*kinds: type[exp.Expression]) -> Callable[[exp.Expression], bool]:
+    return lambda tree: next(tree.find_all(*kinds), None) is not None
+
+
+def _selects_with(arg: str, sub: str | None = None) -> Callable[[exp.Expression], bool]:
+    def wanted(tree: exp.Expression) -> bool:
+        for select in tree.find_all(exp.Select):
+            value = select.args.get(arg)
+            if value is not None and (sub is None or value.args.get(sub)):
+                return True
+        return False
+    return wanted
+
+
+eliminate_distinct_on = _every_select(_distinct_on, "DISTINCT ON", _selects_with("distinct", "on"))
+eliminate_qualify = _every_select(transforms.eliminate_qualify, "QUALIFY", _selects_with("qualify"))
+unnest_to_explode = _every_select(transforms.unnest_to_explode, wanted=_has(exp.Unnest))
+any_to_exists = _every_select(transforms.any_to_exists, wanted=_has(exp.Any))
 
 
 REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
+    balance_connectors,
     drop_stream_markers,
     rewrite_window_tvfs,
+    check_window_durations,
     eliminate_distinct_on,
     eliminate_qualify,
     unnest_to_explode,
@@ -137,22 +195,30 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
     return expression
 
 
-def _cte_names_in_scope(table: exp.Table) -> set[str]:
-    """CTE names visible at ``table``: all of an enclosing WITH from its main query, only
-    the earlier ones from inside a CTE body (Spark CTEs are not recursive)."""
-    names: set[str] = set()
+def _cte_in_scope(table: exp.Table, name: str, index: dict[int, tuple[dict[int, int], dict[str, int]]]
+                  ) -> bool:
+    """Whether CTE ``name`` is visible at ``table``: all of an enclosing WITH from its main
+    query, only the earlier ones from inside a CTE body (Spark CTEs are not recursive).
+
+    ``index`` caches, per WITH node, each CTE's position and each name's first position, so
+    that a chain of n CTEs is checked in time linear in n."""
     child, node = table, table.parent
     while node is not None:
-        if isinstance(node, exp.With):
-            ctes = node.expressions
-            index = next((i for i, cte in enumerate(ctes) if cte is child), len(ctes))
-            names.update(cte.alias.lower() for cte in ctes[:index])
-        elif isinstance(node, exp.Query):
-            with_ = node.args.get("with_")
-            if with_ is not None and with_ is not child:
-                names.update(cte.alias.lower() for cte in with_.expressions)
+        with_ = node if isinstance(node, exp.With) else (
+            node.args.get("with_") if isinstance(node, exp.Query) else None)
+        if with_ is not None and with_ is not child:
+            if id(with_) not in index:
+                ctes = with_.expressions
+                first: dict[str, int] = {}
+                for i, cte in enumerate(ctes):
+                    first.setdefault(cte.alias.lower(), i)
+                index[id(with_)] = ({id(cte): i for i, cte in enumerate(ctes)}, first)
+            positions, first = index[id(with_)]
+            limit = positions.get(id(child), len(positions)) if node is with_ else len(positions)
+            if first.get(name, limit) < limit:
+                return True
         child, node = node, node.parent
-    return names
+    return False
 
 
 def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
@@ -170,10 +236,11 @@ def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
         names (``db.t``); offsets are within the query text, end exclusive.
     """
     found = []
+    index: dict[int, tuple[dict[int, int], dict[str, int]]] = {}
     for table in expression.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             continue
-        if not table.args.get("db") and table.name.lower() in _cte_names_in_scope(table):
+        if not table.args.get("db") and _cte_in_scope(table, table.name.lower(), index):
             continue
         spans = [node_offsets(part) for part in table.parts]
         start = min((span[0] for span in spans if span), default=-1)

@@ -508,7 +508,7 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
             on valid SQL) and propagates: it must not read as "no findings".
     """
     if isinstance(expression, str):
-        sql, expression = expression, rewrite(parse_query(expression))
+        sql, expression = expression, rewrite(parse_query(expression), copy=False)
     return _analyze(expression, catalog, sql)
 
 

@@ -8,7 +8,10 @@ variable points at the character the user typed.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
+
+_NEWLINE = re.compile("\n")
 
 
 @dataclass(frozen=True)
@@ -57,10 +60,7 @@ class Source:
     _line_starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
-        for i, ch in enumerate(self.text):
-            if ch == "\n":
-                starts.append(i + 1)
+        starts = [0] + [match.end() for match in _NEWLINE.finditer(self.text)]
         object.__setattr__(self, "_line_starts", tuple(starts))
 
     @property

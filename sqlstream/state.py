@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from sqlstream import plan
-from sqlstream.analysis import RelationInfo, is_aggregate, names_under
+from sqlstream.analysis import CteMap, RelationInfo, is_aggregate, names_under
 from sqlstream.dialect import Watermark as WatermarkClause, to_spark_sql
 from sqlstream.operators import join_kind
 
@@ -49,7 +49,7 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
         Aggregations and ``SELECT DISTINCT`` on streaming data, and joins of two streams,
         in the order of the tree (outermost first).
     """
-    ctes = {cte.alias_or_name.lower(): cte.this for cte in tree.find_all(exp.CTE)}
+    ctes = CteMap(tree)
 
     def streaming(node: exp.Expression) -> bool:
         return any(infos.get(n, RelationInfo(False)).streaming for n in names_under(node, ctes))

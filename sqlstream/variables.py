@@ -15,7 +15,7 @@ import bisect
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlstream.errors import VariableError, did_you_mean
 from sqlstream.source import Source, Span
@@ -46,14 +46,17 @@ class SourceMap:
     source: Source
     text: str
     replacements: tuple[tuple[int, int, int, int], ...] = ()
+    _starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_starts", tuple(r[0] for r in self.replacements))
 
     def original_offset(self, offset: int) -> int:
         """Return the original offset of substituted offset ``offset``.
 
         An offset inside a substituted value maps to the start of its ``${…}``.
         """
-        starts = [r[0] for r in self.replacements]
-        i = bisect.bisect_right(starts, offset) - 1
+        i = bisect.bisect_right(self._starts, offset) - 1
         if i < 0:
             return offset
         new_start, new_end, orig_start, orig_end = self.replacements[i]
@@ -68,8 +71,7 @@ class SourceMap:
         return self.source.span(o_start, o_end)
 
     def _original_end(self, end: int) -> int:
-        starts = [r[0] for r in self.replacements]
-        i = bisect.bisect_left(starts, end) - 1
+        i = bisect.bisect_left(self._starts, end) - 1
         if i >= 0:
             new_start, new_end, orig_start, orig_end = self.replacements[i]
             if end <= new_end:

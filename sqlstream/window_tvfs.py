@@ -57,8 +57,9 @@ from sqlglot import exp
 
 from sqlstream.dialect import SqlStream, WindowTVF, node_offsets
 from sqlstream.errors import SemanticError
+from sqlstream.literals import duration, duration_problem
 
-__all__ = ["WINDOW_COLUMNS", "duration_text", "rewrite_window_tvfs"]
+__all__ = ["WINDOW_COLUMNS", "check_window_durations", "duration_text", "rewrite_window_tvfs"]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 _HIDDEN_WINDOW = "__window"
@@ -171,12 +172,58 @@ def duration_text(node: exp.Expr) -> str | None:
 
 def _duration(node: exp.Expr, what: str, kind: str) -> exp.Expr:
     if isinstance(node, exp.Literal):
-        return node.copy()
-    text = duration_text(node)
-    if text is None:
-        raise _error(f"the {what} of {kind} must be a constant duration", node,
-                     hint="write e.g. INTERVAL '10' MINUTES or '10 minutes'")
-    return exp.Literal.string(text)
+        text = node.name if node.is_string else None
+    else:
+        text = duration_text(node)
+        if text is None:
+            raise _error(f"the {what} of {kind} must be a constant duration", node,
+                         hint="write e.g. INTERVAL '10' MINUTES or '10 minutes'")
+    problem = duration_problem(text, "window offset" if what == "offset" else "window") \
+        if text is not None else None
+    if problem:
+        raise _error(f"the {what} of {kind} is not a duration Spark accepts: {problem}", node,
+                     hint="write e.g. INTERVAL '10' MINUTES or '10 minutes' (no months or years)")
+    return node.copy() if isinstance(node, exp.Literal) else exp.Literal.string(text)
+
+
+_WINDOW_ARGS = {"window": ("window", "window", "window offset"), "session_window": ("session gap",)}
+
+
+def check_window_durations(expression: exp.Expression) -> exp.Expression:
+    """Refuse the constant durations of ``window()`` / ``session_window()`` calls that Spark
+    refuses when the query starts (``TimeWindow``): one it cannot read, months or years,
+    a size or slide not greater than zero, a slide longer than the size, an offset not
+    shorter than the slide.
+
+    Returns:
+        ``expression``, unchanged.
+
+    Raises:
+        SemanticError: at the duration.
+    """
+    for call in expression.find_all(exp.Anonymous):
+        uses = _WINDOW_ARGS.get(call.name.lower())
+        if uses is None:
+            continue
+        micros = []
+        for use, arg in zip(uses, call.expressions[1:]):
+            if not (isinstance(arg, exp.Literal) and arg.is_string):
+                break
+            problem = duration_problem(arg.name, use)
+            if problem:
+                raise _error(f"{call.name}(): {problem}", arg,
+                             hint="write e.g. '10 minutes' (no months or years)")
+            value = duration(arg.name)
+            micros.append((value.days * 86_400_000_000 + value.microseconds, arg))
+        if len(micros) >= 2 and micros[1][0] > micros[0][0]:
+            raise _error(f"{call.name}(): the slide '{micros[1][1].name}' is longer than the "
+                         f"window '{micros[0][1].name}'", micros[1][1],
+                         hint="a slide is at most the window's size")
+        if len(micros) >= 3 and abs(micros[2][0]) >= micros[1][0]:
+            raise _error(f"{call.name}(): the offset '{micros[2][1].name}' is not shorter than "
+                         f"the slide '{micros[1][1].name}'", micros[2][1],
+                         hint="an offset is shorter than the slide")
+    return expression
 
 
 def _dynamic_duration(node: exp.Expr) -> exp.Expr:

@@ -64,6 +64,9 @@ class Connector:
         sink_format: ``writeStream.format(…)`` value, or ``None`` if not a sink.
         required: options that must be given (compiler spelling or Spark's).
         spark_options: Spark option names this connector knows (camelCase).
+        number_options: Spark option name → ``(bits, minimum)`` of an option Spark reads
+            as a whole number (``toInt``: 32 bits, ``toLong``: 64) and refuses below
+            ``minimum`` when the query starts.
         fixed_schema: ``(column, type)`` pairs of a connector whose schema Spark fixes.
         metadata: metadata key → ``(Spark expression, type)``.
         sink_modes: output modes the sink supports (``files``: append only).
@@ -78,6 +81,7 @@ class Connector:
     sink_format: str | None = None
     required: tuple[str, ...] = ()
     spark_options: tuple[str, ...] = ()
+    number_options: dict[str, tuple[int, int]] = {}
     fixed_schema: tuple[tuple[str, str], ...] | None = None
     metadata: dict[str, tuple[str, str]] = {}
     sink_modes: frozenset[str] = ALL_MODES
@@ -248,6 +252,7 @@ def split_options(connector: Connector, options: tuple[ast.Option, ...], source:
         if key in COMPILER_OPTIONS:
             compiler[key] = option
         elif key in known:
+            _check_number(connector, known[key], option, source)
             spark.append((known[key], option.text))
         elif "." not in key and (close := difflib.get_close_matches(
                 key, list(known) + sorted(COMPILER_OPTIONS), n=1, cutoff=0.8)):
@@ -261,3 +266,30 @@ def split_options(connector: Connector, options: tuple[ast.Option, ...], source:
         else:
             spark.append((option.key, option.text))
     return compiler, tuple(spark)
+
+
+_WHOLE = re.compile(r"[+-]?\d+\Z")
+
+
+def _check_number(connector: Connector, name: str, option: ast.Option, source: Source) -> None:
+    """Refuse a value of a number option that Spark cannot read or refuses (``number_options``).
+
+    Raises:
+        OptionError: at the value.
+    """
+    rule = connector.number_options.get(name)
+    if rule is None:
+        return
+    bits, minimum = rule
+    text = option.text
+    largest = 2 ** (bits - 1) - 1
+    if not _WHOLE.match(text):
+        problem = "is not a whole number"
+    elif int(text) > largest:
+        problem = f"is larger than {largest}"
+    elif int(text) < minimum:
+        problem = "must be positive" if minimum == 1 else f"must be at least {minimum}"
+    else:
+        return
+    raise OptionError(f"option '{option.key}' = '{text}' {problem}", option.value_span, source,
+                      hint=f"Spark reads '{name}' as a whole number of at least {minimum}")

@@ -13,3 +13,4 @@ class Console(Connector):
     name = "console"
     sink_format = "console"
     spark_options = ("numRows", "truncate")
+    number_options = {"numRows": (32, 0)}

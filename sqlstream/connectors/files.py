@@ -71,6 +71,7 @@ class Files(Connector):
     required = ("path", "format")
     spark_options = FILE_SOURCE_OPTIONS + tuple(
         {o for opts in FORMAT_OPTIONS.values() for o in opts})
+    number_options = {"maxFilesPerTrigger": (32, 1), "maxCachedFiles": (32, 0)}
     metadata = FILE_METADATA
     sink_modes = frozenset({"append"})
     durable = True

@@ -13,5 +13,6 @@ class Rate(Connector):
     name = "rate"
     source_format = "rate"
     spark_options = ("rowsPerSecond", "rampUpTime", "numPartitions")
+    number_options = {"rowsPerSecond": (64, 1), "numPartitions": (32, 1)}
     fixed_schema = (("timestamp", "TIMESTAMP"), ("value", "BIGINT"))
     continuous_source = True

@@ -14,4 +14,5 @@ class Socket(Connector):
     source_format = "socket"
     required = ("host", "port")
     spark_options = ("host", "port", "includeTimestamp")
+    number_options = {"port": (32, 0)}
     fixed_schema = (("value", "STRING"),)
