@@ -141,33 +141,23 @@ class Session:
     def run(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
             timeout: float | None = None, allow_incompatible_restart: bool = False,
             ) -> list[QueryTerminated]:
-        """Start every query of ``pipeline``, wait until all have terminated, and return.
-
-        Events are delivered to the listeners on the calling thread. The run ends when
-        Spark reports the termination of every query (e.g. ``EMIT … ONCE`` or
-        ``available_now`` once the input is processed). Ctrl-C (``KeyboardInterrupt``)
-        or ``timeout`` stops every query cleanly (``StreamingQuery.stop``), emits
-        :class:`~sqlstream.events.Stopping` and returns normally; no query is left
-        running when this method returns or raises.
+        """Start every query of ``pipeline`` in this session's SparkSession, wait until all
+        have terminated, and return — :func:`sqlstream.runner.run`, with this session's
+        listeners (called on the calling thread).
 
         Args:
             pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
-            available_now: run every query with ``trigger(availableNow=True)``.
-            timeout: stop the queries after this many seconds (wall time from the start);
-                ``None``: wait for as long as they run.
-            allow_incompatible_restart: as for :meth:`start`.
+            available_now, timeout, allow_incompatible_restart: as for
+                :func:`sqlstream.runner.run` (``timeout`` in seconds).
 
         Returns:
-            The :class:`~sqlstream.events.QueryTerminated` event of every query, in file
-            order (a query whose termination event did not arrive within
-            :data:`sqlstream.runner.STOP_GRACE_SECONDS` of being stopped is missing).
+            The :class:`~sqlstream.events.QueryTerminated` event of every query, in file order.
 
         Raises:
-            QueryFailedError: a query failed (code ``SS501``, positioned at its statement,
-                Spark's message in one paragraph); the others are stopped first. Also
-                (without a position) when the JVM this process launched exits.
+            QueryFailedError: a query failed (``SS501``, at its statement); the others are
+                stopped first.
             SqlStreamError: Spark refused a setting, source or query at start, or a
-                restart on a checkpoint (``SS401``; see :meth:`start`).
+                restart on a checkpoint (``SS401``).
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
         return runner.run(self.spark_for(plan), plan, available_now, timeout, self.listeners,
