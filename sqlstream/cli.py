@@ -105,17 +105,6 @@ def translate(file: str, variables: dict[str, str], target: str, output: str | N
         click.echo(text, nl=False)
 
 
-def _redacted(value, source):
-    """``value`` (JSON-ready: dicts, lists, strings) with secrets replaced by ``***``."""
-    if isinstance(value, str):
-        return source.redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v, source) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redacted(v, source) for v in value]
-    return value
-
-
 def _check_text(text: str, variables: dict[str, str], path: str):
     """``(findings, queries)``: every finding, and each query's output mode, why, columns
     and state signature (secrets redacted)."""
@@ -123,7 +112,7 @@ def _check_text(text: str, variables: dict[str, str], path: str):
     queries = [{"name": q.name, "output_mode": q.output_mode,
                 "output_mode_reason": q.output_mode_reason,
                 "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns],
-                "state": None if q.state is None else _redacted(dataclasses.asdict(q.state), plan.source)}
+                "state": None if q.state is None else plan.source.redact_value(dataclasses.asdict(q.state))}
                for q in (plan.queries if plan else ())]
     return findings, queries
 
@@ -167,6 +156,61 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
                            f"({query['output_mode_reason']})")
     if failed:
         sys.exit(1)
+
+
+def _physical_plans(plan) -> list[str]:
+    """Spark's ``explain(mode="formatted")`` of every query of ``plan`` (secrets redacted):
+    a local SparkSession (an active one is reused), the plan's views defined, each query's
+    SQL planned — nothing is started. Spark's notices go to stderr."""
+    import contextlib
+    import io
+
+    from sqlstream.binder import define_relations
+    from sqlstream.runtime import create_session
+
+    def say(line: str) -> None:
+        click.echo(plan.source.redact(line), err=True)
+
+    spark, created = create_session(plan, None, {}, say)
+    try:
+        define_relations(spark, plan, say)
+        plans = []
+        for query in plan.queries:
+            captured = io.StringIO()
+            with contextlib.redirect_stdout(captured):  # DataFrame.explain prints
+                spark.sql(query.sql).explain(mode="formatted")
+            plans.append(plan.source.redact(captured.getvalue()))
+        return plans
+    finally:
+        if created:
+            spark.stop()
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: a block per query; json: a list of objects.")
+@click.option("--physical", is_flag=True,
+              help="Add Spark's explain(mode='formatted') plan of each query (starts a "
+              "local SparkSession; no query is started).")
+@_errors
+def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> None:
+    """Explain each query of FILE: output mode and trigger with the reason, stateful
+    operators and their state keys, watermarks, sources and sink with options (secrets
+    as ***). No JVM unless --physical.
+    """
+    from sqlstream.explain_plan import describe, render
+
+    plan = sqlstream.compile_file(file, variables).plan
+    described = describe(plan)
+    plans = _physical_plans(plan) if physical else None
+    if fmt == "json":
+        if plans is not None:
+            described = [{**d, "physical_plan": text} for d, text in zip(described, plans)]
+        click.echo(json.dumps(described, indent=2))
+    else:
+        click.echo(render(described, plans), nl=False)
 
 
 @main.command(name="exec")

@@ -89,3 +89,15 @@ class Source:
             if secret:
                 text = text.replace(secret, "***")
         return text
+
+    def redact_value(self, value):
+        """Return ``value`` (JSON-ready: dicts, lists, tuples, strings, other scalars) with
+        :meth:`redact` applied to every string in it, dict keys included (tuples become
+        lists)."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact_value(k): self.redact_value(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.redact_value(v) for v in value]
+        return value

@@ -1,0 +1,118 @@
+"""``sqlstream explain``: each query's mode, trigger, state, watermarks, sources and sink
+from the plan (no JVM), secrets redacted; ``--physical`` adds Spark's formatted plan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from sqlstream.cli import main
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "flights" / "hourly_delays.ssql"
+DEDUP = ROOT / "examples" / "flights" / "dedup.ssql"
+JOIN = ROOT / "tests" / "fixtures" / "check" / "118_ss_inner_watermarks_range.ssql"
+SECRET = "s3cr3t-t0ken"
+SECRETS = """CREATE STREAM s (value BIGINT) WITH (connector = 'files', format = 'json',
+                      path = '/in/${env:EXPLAIN_TOKEN}', pathGlobFilter = '*${env:EXPLAIN_TOKEN}*');
+CREATE SINK out WITH (connector = 'files', format = 'json',
+                      path = 'out/${env:EXPLAIN_TOKEN}/x', checkpoint_location = '/ckpt/${env:EXPLAIN_TOKEN}');
+INSERT INTO out SELECT value FROM s EMIT EVERY INTERVAL '10' SECONDS;
+"""
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def _json(runner, *args):
+    result = runner.invoke(main, ["explain", *map(str, args), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_text_of_the_example(runner):
+    result = runner.invoke(main, ["explain", str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.startswith("query hourly (line 44)\n")
+    assert "  output mode: append (from EMIT)\n" in out
+    assert "  trigger: trigger(availableNow=True)\n    why: from EMIT … ONCE" in out
+    assert "state keys: window(time_hour, '1 hour'), origin" in out
+    assert "aggregates: COUNT(*), AVG(dep_delay)" in out
+    assert "watermarks: flights.time_hour delay 1 hour" in out
+    assert f"flights: files csv {EXAMPLE.parent / 'data' / 'flights'}" in out
+    assert "options: header=true, nullValue=NA, maxFilesPerTrigger=31" in out
+    assert f"sink hourly: files parquet {EXAMPLE.parent / 'out' / 'hourly'}" in out
+
+
+def test_json_shape_of_the_example(runner):
+    (query,) = _json(runner, EXAMPLE)
+    assert set(query) == {"name", "line", "sql", "output_mode", "output_mode_reason", "trigger",
+                          "stateful", "operators", "watermarks", "sources", "sink"}
+    assert query["trigger"] == {"kind": "available_now", "interval": None,
+                                "call": "trigger(availableNow=True)",
+                                "reason": query["trigger"]["reason"]}
+    assert query["stateful"] is True
+    (operator,) = query["operators"]
+    assert operator["kind"] == "aggregation"
+    assert operator["keys"] == ["window(time_hour, '1 hour')", "origin"]
+    assert query["watermarks"] == [{"relation": "flights", "column": "time_hour", "delay": "1 hour"}]
+    (source,) = query["sources"]
+    assert source["options"] == {"header": "true", "nullValue": "NA", "maxFilesPerTrigger": "31"}
+    assert source["watermark"] == {"column": "time_hour", "delay": "1 hour"}
+    assert query["sink"]["format"] == "parquet"
+    assert query["sink"]["checkpoint_location"].endswith("hourly_delays/hourly")
+
+
+def test_default_trigger_and_dedup_operators(runner):
+    queries = {q["name"]: q for q in _json(runner, DEDUP)}
+    assert queries["routes"]["trigger"]["kind"] == "default"
+    assert "as soon as the previous batch ends" in queries["routes"]["trigger"]["reason"]
+    assert [o["kind"] for o in queries["hourly"]["operators"]] == ["deduplicate", "aggregation"]
+    assert queries["unique_flights"]["operators"][0]["keys"] == ["carrier", "flight", "time_hour"]
+
+
+def test_stream_stream_join(runner):
+    result = runner.invoke(main, ["explain", str(JOIN), "--var", "data=/tmp/d"])
+    assert result.exit_code == 0, result.output
+    assert "stream_stream_join inner\n      state keys: c.user_id = v.user_id" in result.output
+    assert "watermarks: clicks.ts delay 1 minute; views.ts delay 1 minute" in result.output
+    assert "checkpoint: (temporary)" in result.output
+
+
+def test_secrets_are_redacted(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLAIN_TOKEN", SECRET)
+    path = tmp_path / "secrets.ssql"
+    path.write_text(SECRETS, encoding="utf-8")
+    for fmt in ("text", "json"):
+        result = runner.invoke(main, ["explain", str(path), "--format", fmt])
+        assert result.exit_code == 0, result.output
+        assert SECRET not in result.output
+        assert "***" in result.output
+    (query,) = json.loads(result.output)
+    assert query["sources"][0]["path"] == "/in/***"
+    assert query["sources"][0]["options"]["pathGlobFilter"] == "*****"
+    assert query["sink"]["checkpoint_location"] == "/ckpt/***"
+    assert query["trigger"]["call"] == "trigger(processingTime='10 seconds')"
+
+
+def test_errors_are_positioned(runner, tmp_path):
+    path = tmp_path / "bad.ssql"
+    path.write_text("SELECT a FROM nowhere;\n", encoding="utf-8")
+    result = runner.invoke(main, ["explain", str(path)])
+    assert result.exit_code == 1
+    assert "SS201" in result.output
+
+
+@pytest.mark.spark
+def test_physical_plan_of_the_example(runner, spark):
+    result = runner.invoke(main, ["explain", str(EXAMPLE), "--physical"])
+    assert result.exit_code == 0, result.output
+    assert "  physical plan:\n" in result.output
+    assert "StateStoreSave" in result.output
+    assert "HashAggregate" in result.output
+    assert not spark.streams.active
