@@ -178,7 +178,10 @@ def _physical_plans(plan) -> list[str]:
         for query in plan.queries:
             captured = io.StringIO()
             with contextlib.redirect_stdout(captured):  # DataFrame.explain prints
-                spark.sql(query.sql).explain(mode="formatted")
+                # select("*"): Spark 4.1 refuses explain on spark.sql's own streaming
+                # DataFrame ("must be executed with writeStream.start()"), not on one
+                # derived from it; the optimizer removes the projection again
+                spark.sql(query.sql).select("*").explain(mode="formatted")
             plans.append(plan.source.redact(captured.getvalue()))
         return plans
     finally:

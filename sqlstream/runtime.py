@@ -59,7 +59,7 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
         report(f"default: {key}={value} (override with SET '{key}' = …)")
     if active is not None:
         for key, value in {**defaults, **conf}.items():
-            if key != "spark.ui.enabled":
+            if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
                 active.conf.set(key, value)
         return active, False
     builder = SparkSession.builder.appName(f"sqlstream:{plan.name}").master(master or "local[*]")
