@@ -116,3 +116,18 @@ def test_physical_plan_of_the_example(runner, spark):
     assert "StateStoreSave" in result.output
     assert "HashAggregate" in result.output
     assert not spark.streams.active
+
+
+def test_trigger_of_every_kind():
+    from sqlstream.explain_plan import trigger_of
+    from sqlstream.plan import Trigger
+
+    assert trigger_of(None)["call"] is None
+    every = trigger_of(Trigger("processing_time", "1 minute"))
+    assert every["call"] == "trigger(processingTime='1 minute')"
+    assert "a micro-batch every 1 minute" in every["reason"]
+    continuous = trigger_of(Trigger("continuous", "5 seconds"))
+    assert continuous == {"kind": "continuous", "interval": "5 seconds",
+                          "call": "trigger(continuous='5 seconds')",
+                          "reason": continuous["reason"]}
+    assert "a checkpoint every 5 seconds" in continuous["reason"]
