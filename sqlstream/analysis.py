@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.dialect import Watermark as WatermarkClause
+from sqlstream.spark_types import aggregate_call
 
 MODES = ("append", "update", "complete")
 WINDOW_FUNCTIONS = {"window", "session_window"}
@@ -102,14 +103,14 @@ def _inner_select(select: exp.Select) -> exp.Select | None:
 
 def is_aggregate(select: exp.Select) -> bool:
     """Whether ``select`` aggregates: it has a GROUP BY, or an aggregate function in its
-    projection outside window functions and subqueries (Spark plans an ``Aggregate``)."""
+    projection outside window functions and subqueries (Spark plans an ``Aggregate``).
+    Aggregate functions are Spark's (:func:`sqlstream.spark_types.aggregate_call`: ``try_sum``
+    and ``histogram_numeric`` count, as for SS209)."""
     if select.args.get("group"):
         return True
     for projection in select.expressions:
         for node in projection.walk():
-            if isinstance(node, exp.Window):
-                continue
-            if isinstance(node, exp.AggFunc) and not node.find_ancestor(exp.Window, exp.Subquery):
+            if aggregate_call(node) and not node.find_ancestor(exp.Window, exp.Subquery):
                 return True
     return False
 
@@ -167,10 +168,12 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> 
 
 def _grouping_keys(select: exp.Select, watermarks: set[str]) -> tuple[bool, bool]:
     """Whether a grouping key of ``select`` is a watermarked column or a window on one, and
-    whether one is a ``session_window``."""
+    whether one is a ``session_window``. A key given by ordinal (``GROUP BY 1``) or by a
+    SELECT alias is judged as the expression it names."""
     watermarked_key = session = False
     group = select.args.get("group")
-    for key in (group.expressions if group else ()):
+    for written in (group.expressions if group else ()):
+        key = grouping_key(select, written, watermarks)
         name = function_name(key)
         if name in WINDOW_FUNCTIONS | {"window_time"}:
             session = session or name == "session_window"
@@ -181,11 +184,32 @@ def _grouping_keys(select: exp.Select, watermarks: set[str]) -> tuple[bool, bool
     return watermarked_key, session
 
 
+def grouping_key(select: exp.Select, key: exp.Expression,
+                 columns: set[str] = frozenset()) -> exp.Expression:
+    """The expression a grouping key stands for: ``GROUP BY 2`` is the second SELECT item,
+    ``GROUP BY w`` the item aliased ``w`` — unless ``w`` is one of ``columns`` (an input
+    column wins over an alias, as in Spark); any other key is itself."""
+    items = select.expressions
+    if isinstance(key, exp.Literal) and key.is_int:
+        index = int(key.name)
+        if 1 <= index <= len(items):
+            item = items[index - 1]
+            return item.this if isinstance(item, exp.Alias) else item
+    elif isinstance(key, exp.Column) and not key.table and key.name.lower() not in columns:
+        for item in items:
+            if isinstance(item, exp.Alias) and item.alias.lower() == key.name.lower():
+                return item.this
+    return key
+
+
 def _on_watermark(call: exp.Expression, watermarks: set[str]) -> bool:
     """``window(ts, …)``, ``session_window(ts, …)`` or ``window_time(w)`` whose first
-    argument is a watermarked column: Spark marks the result as event time too."""
+    argument is a watermarked column, or such a call itself (``window(window_time(w), …)``,
+    a chained window): Spark marks the result as event time too."""
     first = call.expressions[0] if isinstance(call, exp.Anonymous) and call.expressions else call.this
-    return isinstance(first, exp.Column) and first.name.lower() in watermarks
+    if isinstance(first, exp.Column):
+        return first.name.lower() in watermarks
+    return function_name(first) in WINDOW_FUNCTIONS | {"window_time"} and _on_watermark(first, watermarks)
 
 
 def _inner_aggregations_watermarked(expression: exp.Expression, outer: exp.Select,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.analysis import (
-    CteMap, RelationInfo, from_relations, function_name, is_aggregate, names_under, outer_select,
+    CteMap, RelationInfo, from_relations, function_name, grouping_key, is_aggregate, names_under, outer_select,
 )
 from sqlstream.dialect import Watermark as WatermarkClause
 GENERATORS = {"explode", "explode_outer", "posexplode", "posexplode_outer", "inline",
@@ -254,7 +254,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
             if lateral.find_ancestor(exp.Select) is select:
                 not_map_like.append(("LATERAL VIEW", lateral))
         group = select.args.get("group")
-        keys = group.expressions if group else []
+        keys = [grouping_key(select, k) for k in (group.expressions if group else [])]
         if len(keys) == 1 and function_name(keys[0]) == "session_window":
             global_session = global_session or keys[0]
         joins.extend(_joins(select, streaming, watermarked))

@@ -45,7 +45,7 @@ from sqlstream.naming import output_name, pretty
 from sqlstream.rewrite import rewrite
 from sqlstream.spark_types import (
     EXPRESSION_METADATA, FRACTIONAL, INTEGRAL, UNKNOWN, WINDOW_FUNCTIONS, Annotator,
-    aggregate_functions, common_type, data_type, is_numeric, known_functions, spark_type, type_of,
+    aggregate_call, common_type, data_type, is_numeric, known_functions, spark_type, type_of,
 )
 
 __all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
@@ -302,22 +302,10 @@ def _grouping_keys(select: exp.Select) -> list[exp.Expr] | None:
     return keys
 
 
-def _aggregate_call(node: exp.Expr, sql: str | None) -> bool:
-    if isinstance(node, exp.AggFunc):
-        return True
-    if not isinstance(node, exp.Func):
-        return False
-    names = {node.name.lower()} if isinstance(node, exp.Anonymous) else set()
-    meta = node._meta or {}
-    if sql is not None and meta.get("start") is not None and meta.get("end") is not None:
-        names.add(sql[meta["start"]:meta["end"] + 1].lower())
-    return bool(names & aggregate_functions())
-
-
 def _ungrouped(node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None) -> list[exp.Column]:
     """Columns of ``node`` outside aggregate functions and grouping expressions (Spark's
     ``CheckAnalysis.checkValidAggregateExpression``)."""
-    if any(node == key for key in keys) or _aggregate_call(node, sql):
+    if any(node == key for key in keys) or aggregate_call(node, sql):
         return []
     if isinstance(node, (exp.Window, exp.Subquery, exp.Select, exp.Lambda)):
         return []  # window functions, subqueries and lambdas: not judged here
@@ -338,7 +326,7 @@ def _check_grouping(scopes: list[Scope], sql: str | None, findings: list) -> Non
         if keys is None:
             continue
         aggregates = [n for item in select.expressions for n in item.walk()
-                      if _aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select]
+                      if aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select]
         if not keys and not aggregates:
             continue
         for item in select.expressions:

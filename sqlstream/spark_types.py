@@ -51,6 +51,21 @@ def aggregate_functions() -> frozenset[str]:
     return frozenset(_names("spark_aggregate_functions.txt"))
 
 
+def aggregate_call(node, sql: str | None = None) -> bool:
+    """Whether ``node`` calls a Spark aggregate function: a sqlglot ``AggFunc``, or a call
+    whose name — as sqlglot knows it or, given the SQL text ``sql``, as written there
+    (``try_sum``, ``histogram_numeric``, ``every``) — is in :func:`aggregate_functions`."""
+    if isinstance(node, exp.AggFunc):
+        return True
+    if not isinstance(node, exp.Func):
+        return False
+    names = {node.name.lower()} if isinstance(node, exp.Anonymous) else {node.sql_name().lower()}
+    meta = node._meta or {}
+    if sql is not None and meta.get("start") is not None and meta.get("end") is not None:
+        names.add(sql[meta["start"]:meta["end"] + 1].lower())
+    return bool(names & aggregate_functions())
+
+
 @lru_cache(maxsize=1)
 def known_functions() -> frozenset[str]:
     """Lower-case names of Spark's built-in functions (``spark_functions.txt``)."""

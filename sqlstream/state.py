@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from sqlstream import plan
-from sqlstream.analysis import CteMap, RelationInfo, is_aggregate, names_under
+from sqlstream.analysis import CteMap, RelationInfo, grouping_key, is_aggregate, names_under
 from sqlstream.dialect import Watermark as WatermarkClause, to_spark_sql
 from sqlstream.operators import join_kind
+from sqlstream.spark_types import aggregate_call
 
 
 def _sql(nodes) -> tuple[str, ...]:
@@ -61,9 +62,10 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
         if is_aggregate(select):
             group = select.args.get("group")
             aggregates = dict.fromkeys(
-                to_spark_sql(node) for item in select.expressions for node in item.find_all(exp.AggFunc)
-                if not node.find_ancestor(exp.Window))
-            found.append(plan.StatefulOperator("aggregation", _sql(group.expressions) if group else (),
+                to_spark_sql(node) for item in select.expressions for node in item.walk()
+                if aggregate_call(node) and not node.find_ancestor(exp.Window))
+            keys = [grouping_key(select, key) for key in group.expressions] if group else ()
+            found.append(plan.StatefulOperator("aggregation", _sql(keys) if group else (),
                                           tuple(aggregates), relation=relation))
         elif select.args.get("distinct") is not None:
             found.append(plan.StatefulOperator("distinct", _sql(select.expressions), relation=relation))

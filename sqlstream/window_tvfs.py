@@ -137,6 +137,13 @@ def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expression:
     qualifiers = _qualifiers(tvf)
     group = select.args.get("group")
     keys = group.expressions if group else []
+    for key in keys:  # GROUP BY 1 naming window_start: the window column itself
+        if isinstance(key, exp.Literal) and key.is_int and 1 <= int(key.name) <= len(select.expressions):
+            item = select.expressions[int(key.name) - 1]
+            item = item.this if isinstance(item, exp.Alias) else item
+            if _window_ref(item, qualifiers):
+                key.replace(item.copy())
+    keys = group.expressions if group else []
     aggregated = any(_window_ref(key, qualifiers) for key in keys)
     if tvf.kind == "SESSION" and not aggregated:
         raise _error("SESSION windows must be aggregated: GROUP BY window_start, window_end",

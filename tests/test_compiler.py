@@ -101,6 +101,14 @@ def test_state_signature_follows_what_spark_keeps():
     assert filtered != HOURLY and _state(filtered) == base  # a filter keeps the state
 
 
+def test_state_signature_reads_ordinals_and_spark_aggregates():
+    base = _state(HOURLY)
+    by_ordinal = _state(HOURLY.replace("GROUP BY window_start, window_end, origin", "GROUP BY 1, 2, 3"))
+    assert by_ordinal == base  # GROUP BY 1, 2, 3 keeps what the names keep
+    (operator,) = _state(HOURLY.replace("AVG(dep_delay)", "try_avg(dep_delay)")).operators
+    assert "try_avg(dep_delay)" in operator.aggregates  # a Spark aggregate sqlglot does not know
+
+
 def test_state_signature_of_views_and_joins():
     text = """
 CREATE STREAM a (k STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
