@@ -116,6 +116,17 @@ class Catalog:
         self._relations[relation.name.lower()] = relation
         self._position.setdefault(relation.name.lower(), len(self._position))
 
+    def add_view(self, name: ast.Name, compiled: CompiledQuery) -> None:
+        """Record a view defined by ``compiled`` (a ``CREATE VIEW``, the view of a ``CREATE
+        STREAM … AS SELECT``, or a relation the compiler made for a deduplication): later
+        statements see its streaming facts, columns and compiled query."""
+        info = compiled.info
+        self.add(CatalogRelation(
+            name.value, "view", name,
+            RelationInfo(info.streaming, info.watermarks, info.aggregate, info.watermarked_key,
+                         info.session_window),
+            compiled.columns, query=compiled))
+
     def poison(self, name: ast.Name, kind: str) -> None:
         """Know a relation whose declaration failed, unless it is known already."""
         self._relations.setdefault(

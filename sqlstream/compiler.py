@@ -26,8 +26,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from sqlstream import ast, plan
-from sqlstream.analysis import QueryInfo, RelationInfo, analyze
-from sqlstream.catalog import Catalog, CatalogRelation
+from sqlstream.analysis import QueryInfo, analyze
+from sqlstream.catalog import Catalog
 from sqlstream.checks import Context, check_query as run_rules, choose_mode
 from sqlstream.compiled import CompiledQuery
 from sqlstream.connectors import CONNECTORS, connector
@@ -154,12 +154,12 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
         bounded = within or bool({k.lower() for k in state_keys} & marks)
         dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
         input_name = base + "_input"
-        _register(catalog, input_name, rows, text)
+        catalog.add_view(ast.Name(input_name, text.span), rows)
         reading = _compile_tree(parse_query(f"SELECT * FROM {input_name}"), text, catalog)
         reading = replace(reading, operators=replace(
             reading.operators, deduplications=reading.operators.deduplications + (dedup,)),
             node_texts={**reading.node_texts, id(found.node): text})
-        _register(catalog, base, reading, text)
+        catalog.add_view(ast.Name(base, text.span), reading)
         steps += [plan.SqlView(input_name, rows.sql, text.span, rows.columns),
                   plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns)]
         findings += rows.findings
@@ -176,16 +176,6 @@ def _fresh_name(catalog: Catalog, name: str) -> str:
         number += 1
         candidate = f"{stem}_{number}"
     return candidate
-
-
-def _register(catalog: Catalog, name: str, compiled: CompiledQuery, text: ast.SqlText) -> None:
-    """Record a relation the compiler made (a deduplication's input or result) as a view."""
-    info = compiled.info
-    catalog.add(CatalogRelation(
-        name, "view", ast.Name(name, text.span),
-        RelationInfo(info.streaming, info.watermarks, info.aggregate, info.watermarked_key,
-                     info.session_window),
-        compiled.columns, query=compiled))
 
 
 def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):

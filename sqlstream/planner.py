@@ -158,12 +158,7 @@ class Planner:
         compiled = self._compile(text, name.value)
         self.relations.extend(compiled.steps)
         self.relations.append(plan.SqlView(name.value, compiled.sql, span, compiled.columns))
-        info = compiled.info
-        self.catalog.add(CatalogRelation(
-            name.value, "view", name,
-            RelationInfo(info.streaming, info.watermarks, info.aggregate, info.watermarked_key,
-                         info.session_window),
-            compiled.columns, query=compiled))
+        self.catalog.add_view(name, compiled)
         return compiled
 
     def _CreateSink(self, statement: ast.CreateSink) -> None:
