@@ -375,3 +375,10 @@ def names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set
         elif name:
             names.add(name)
     return names
+
+
+def reads_stream(node: exp.Expression, infos: Mapping[str, RelationInfo],
+                 ctes: Mapping[str, exp.Expression]) -> bool:
+    """Whether ``node`` reads a streaming relation (through the CTEs in ``ctes``);
+    relations not in ``infos`` count as bounded."""
+    return any(infos.get(n, RelationInfo(False)).streaming for n in names_under(node, ctes))

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.analysis import RelationInfo, from_relations, is_aggregate, names_under
+from sqlstream.analysis import RelationInfo, from_relations, is_aggregate, reads_stream
+from sqlstream.operators import conjuncts
 from sqlstream.rewrite import REWRITTEN_FROM
 
 REFUSED = "sqlstream_dedup_refused"  # meta key on a ROW_NUMBER window: why it is not a dedup
@@ -92,20 +93,9 @@ class Deduplication:
         outer = table.find_ancestor(exp.Select)
         if self.star_except:
             outer.set("expressions", [exp.Star()])
-        conjuncts = _conjuncts(outer.args["where"].this)
-        rest = [c for c in conjuncts if c is not self.condition]
+        rest = [c for c in conjuncts(outer.args["where"].this) if c is not self.condition]
         outer.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
         return tree
-
-
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
-    if isinstance(condition, exp.And):
-        return _conjuncts(condition.this) + _conjuncts(condition.expression)
-    return [condition]
-
-
-def _streaming(node: exp.Expression, infos: Mapping[str, RelationInfo], ctes) -> bool:
-    return any(infos.get(n, RelationInfo(False)).streaming for n in names_under(node, ctes))
 
 
 def _reads_aggregate(select: exp.Select, infos: Mapping[str, RelationInfo]) -> bool:
@@ -131,7 +121,7 @@ def _distinct(select: exp.Select, infos, ctes) -> Deduplication | None:
     distinct = select.args.get("distinct")
     if distinct is None or distinct.args.get("on") is not None or is_aggregate(select):
         return None
-    if not _streaming(select, infos, ctes) or _reads_aggregate(select, infos):
+    if not reads_stream(select, infos, ctes) or _reads_aggregate(select, infos):
         return None
     if not _plain_input(select, ctes):
         return None
@@ -148,7 +138,7 @@ def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str |
     if where is None:
         return None, None
     found, why = None, None
-    for conjunct in _conjuncts(where.this):
+    for conjunct in conjuncts(where.this):
         if not any(c.name.lower() == rn for c in conjunct.find_all(exp.Column)):
             continue
         sides = (conjunct.this, conjunct.expression) if isinstance(conjunct, exp.Binary) else ()
@@ -173,7 +163,7 @@ def _row_number(outer: exp.Select, infos, ctes) -> Deduplication | None:
         return None
     subquery = source.this
     inner = subquery.this
-    if not isinstance(inner, exp.Select) or not _streaming(inner, infos, ctes):
+    if not isinstance(inner, exp.Select) or not reads_stream(inner, infos, ctes):
         return None
     numbered = [p for p in inner.expressions if isinstance(p, exp.Alias)
                 and isinstance(p.this, exp.Window) and isinstance(p.this.this, exp.RowNumber)]

@@ -382,13 +382,14 @@ class _Sides:
         return column.name.lower() in (self.left_marks if side == "left" else self.right_marks)
 
 
-def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+def conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+    """The terms of ``condition``'s top-level ``AND`` (through parentheses); ``[]`` for none."""
     if condition is None:
         return []
     while isinstance(condition, exp.Paren):
         condition = condition.this
     if isinstance(condition, exp.And):
-        return _conjuncts(condition.this) + _conjuncts(condition.expression)
+        return conjuncts(condition.this) + conjuncts(condition.expression)
     return [condition]
 
 
@@ -434,7 +435,7 @@ class _JoinCondition:
             names = {u.name.lower() for u in using}
             self.watermark_in_keys = bool(names & (sides.left_marks | sides.right_marks))
         self.ranges: list[tuple[exp.Expression, exp.Expression]] = []  # lower < upper
-        for conjunct in _conjuncts(join.args.get("on")):
+        for conjunct in conjuncts(join.args.get("on")):
             if isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
                 self._equality(conjunct.this, conjunct.expression)
             elif isinstance(conjunct, (exp.LT, exp.LTE)):

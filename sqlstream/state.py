@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from sqlstream import plan
-from sqlstream.analysis import CteMap, RelationInfo, grouping_key, is_aggregate, names_under
+from sqlstream.analysis import CteMap, RelationInfo, grouping_key, is_aggregate, reads_stream
 from sqlstream.dialect import Watermark as WatermarkClause, to_spark_sql
-from sqlstream.operators import join_kind
+from sqlstream.operators import conjuncts, join_kind
 from sqlstream.spark_types import aggregate_call
 
 
@@ -31,9 +31,7 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
     using = join.args.get("using") or []
     if using:
         return tuple(f"USING {u.name}" for u in using)
-    condition = join.args.get("on")
-    conjuncts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
-    return tuple(sorted(to_spark_sql(c) for c in conjuncts
+    return tuple(sorted(to_spark_sql(c) for c in conjuncts(join.args.get("on"))
                         if isinstance(c, (exp.EQ, exp.NullSafeEQ))))
 
 
@@ -53,7 +51,7 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
     ctes = CteMap(tree)
 
     def streaming(node: exp.Expression) -> bool:
-        return any(infos.get(n, RelationInfo(False)).streaming for n in names_under(node, ctes))
+        return reads_stream(node, infos, ctes)
 
     found = []
     for select in tree.find_all(exp.Select):
@@ -66,7 +64,7 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
                 if aggregate_call(node) and not node.find_ancestor(exp.Window))
             keys = [grouping_key(select, key) for key in group.expressions] if group else ()
             found.append(plan.StatefulOperator("aggregation", _sql(keys) if group else (),
-                                          tuple(aggregates), relation=relation))
+                                               tuple(aggregates), relation=relation))
         elif select.args.get("distinct") is not None:
             found.append(plan.StatefulOperator("distinct", _sql(select.expressions), relation=relation))
         source = select.args.get("from_")
@@ -74,7 +72,7 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
         for join in select.args.get("joins") or ():
             if left_streaming and streaming(join.this):
                 found.append(plan.StatefulOperator("stream_stream_join", _join_keys(join),
-                                              join_type=join_kind(join), relation=relation))
+                                                   join_type=join_kind(join), relation=relation))
     return tuple(found)
 
 
@@ -82,7 +80,7 @@ def watermarks_of(tree: exp.Expression, relation: str | None) -> tuple[plan.Wate
     """The ``WATERMARK`` clauses of one query tree."""
     return tuple(
         plan.WatermarkDef(relation or "", clause.this.alias_or_name.lower(),
-                     to_spark_sql(clause.expression))
+                          to_spark_sql(clause.expression))
         for clause in tree.find_all(WatermarkClause))
 
 
