@@ -26,7 +26,7 @@ from py4j.protocol import Py4JJavaError
 from sqlstream import plan as p, restarts
 from sqlstream.calls import Block, Chain
 from sqlstream.errors import OptionError, QueryFailedError, SqlStreamError
-from sqlstream.program import lower, query_block, relation_block, settings_block
+from sqlstream.program import lower, relation_block
 
 Report = Callable[[str], None]
 
@@ -148,17 +148,6 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
     return values
 
 
-def apply_settings(spark: SparkSession, plan: p.Plan) -> None:
-    """``spark.conf.set`` every ``SET`` whose key is not ``sqlstream.*``.
-
-    Raises:
-        OptionError: Spark refused the setting (e.g. a static configuration).
-    """
-    block = settings_block(plan)
-    if block is not None:
-        run_block(spark, plan, block)
-
-
 def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> DataFrame:
     """Build the DataFrame of one plan step without registering it as a view (its
     block's chains, without the final ``createOrReplaceTempView``).
@@ -181,20 +170,6 @@ def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) 
     """
     for relation in plan.relations:
         run_block(spark, plan, relation_block(relation), report)
-
-
-def start_query(spark: SparkSession, plan: p.Plan, query: p.Query,
-                available_now: bool = False) -> StreamingQuery:
-    """Start one query; ``available_now`` overrides its trigger with ``availableNow=True``.
-
-    Returns:
-        The started :class:`pyspark.sql.streaming.StreamingQuery`.
-
-    Raises:
-        QueryFailedError: Spark refused to start it.
-    """
-    (started,) = run_block(spark, plan, query_block(query, available_now))
-    return started
 
 
 def spark_settings(spark: SparkSession) -> dict[str, str | None]:
