@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from sqlstream import plan as p
+from sqlstream.explain import render_step
 from sqlstream.program import trigger_step
 
 _TRIGGER_REASONS = {
@@ -37,10 +38,7 @@ def trigger_of(trigger: p.Trigger | None) -> dict:
         PySpark text (``None`` for the default); ``reason`` one sentence.
     """
     step = trigger_step(trigger)
-    call = None
-    if step is not None:
-        ((keyword, value),) = step.kwargs
-        call = f"trigger({keyword}={value!r})"
+    call = None if step is None else render_step(step).lstrip(".")  # as translate prints it
     kind = trigger.kind if trigger else None
     interval = trigger.interval if trigger else None
     return {"kind": kind or "default", "interval": interval, "call": call,
