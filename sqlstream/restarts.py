@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from sqlstream import plan as p
 from sqlstream.errors import IncompatibleRestartError
+from sqlstream.source import Source
 
 SIGNATURE_FILE = os.path.join("sqlstream", "state_signature.json")
 """Where the record is kept, relative to the checkpoint location."""
@@ -102,38 +103,31 @@ def _local(path: str | None) -> str | None:
 
 
 def record(state: p.StateSignature, spark_settings: Mapping[str, str | None],
-           redact: Callable[[str], str] = lambda text: text) -> dict:
+           source: Source | None = None) -> dict:
     """The JSON-ready record of a query's state signature.
 
     Args:
         state: the query's state signature.
         spark_settings: :data:`SPARK_SETTINGS` keys → the values in force (``None``: unset).
-        redact: applied to every string (secrets are not written to the checkpoint).
+        source: the pipeline's text; its secrets are redacted from every string
+            (:meth:`~sqlstream.source.Source.redact_value`: none are written to the
+            checkpoint). ``None``: nothing to redact.
 
     Returns:
         ``{"format", "sources", "operators", "watermarks", "output_mode", "sink", "spark"}``:
         lists and dicts of strings; local file paths made absolute.
     """
     data = dataclasses.asdict(state)
-    for source in data["sources"]:
-        if source["connector"] == "files":
-            source["target"] = _local(source["target"]) or source["target"]
+    for read in data["sources"]:
+        if read["connector"] == "files":
+            read["target"] = _local(read["target"]) or read["target"]
     connector, fmt, path = state.sink
     if connector == "files":
         path = _local(path) or path
     data["sink"] = {"connector": connector, "format": fmt, "path": path}
     data["spark"] = {key: spark_settings.get(key) for key in SPARK_SETTINGS}
-
-    def clean(value):
-        if isinstance(value, str):
-            return redact(value)
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
-
-    return {"format": FORMAT, **clean(data)}
+    data = source.redact_value(data) if source else json.loads(json.dumps(data))  # lists, not tuples
+    return {"format": FORMAT, **data}
 
 
 def _listing(values) -> str:
@@ -344,7 +338,7 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
             report(f"query '{query.name}': restart check skipped: checkpoint "
                    f"{query.checkpoint_location} is not a local path")
             continue
-        new = record(query.state, spark_settings, plan.source.redact)
+        new = record(query.state, spark_settings, plan.source)
         try:
             old = read(directory) if has_state(directory) else None
         except (OSError, ValueError) as exc:

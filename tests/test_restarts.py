@@ -169,7 +169,7 @@ def test_record_is_json_with_absolute_paths_and_redacted(tmp_path, monkeypatch):
     text = _variant(("path = 'data/flights'", "path = 'data/${env:SECRET_DIR}'"))
     (query,) = sqlstream.compile(text, path=str(tmp_path / "p.ssql")).plan.queries
     pipeline = sqlstream.compile(text, path=str(tmp_path / "p.ssql"))
-    data = restarts.record(query.state, SETTINGS, pipeline.plan.source.redact)
+    data = restarts.record(query.state, SETTINGS, pipeline.plan.source)
     assert json.loads(json.dumps(data)) == data
     assert data["sources"][0]["target"] == str(tmp_path / "data" / "***")
     assert data["sink"] == {"connector": "files", "format": "parquet",
