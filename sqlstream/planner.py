@@ -156,7 +156,6 @@ class Planner:
 
     def _view(self, name: ast.Name, text: ast.SqlText, span) -> CompiledQuery:
         compiled = self._compile(text, name.value)
-        self.relations.extend(compiled.steps)
         self.relations.append(plan.SqlView(name.value, compiled.sql, span, compiled.columns))
         self.catalog.add_view(name, compiled)
         return compiled
@@ -221,8 +220,10 @@ class Planner:
 
     def _compile(self, text: ast.SqlText, name: str) -> CompiledQuery:
         """:func:`~sqlstream.compiler.compile_query` of the body of view or query ``name``,
-        recording its schema findings."""
+        recording its schema findings; its plan steps (deduplications) join the plan's
+        relations, before the view or query that reads them."""
         compiled = compile_query(text, self.catalog, name)
+        self.relations.extend(compiled.steps)
         for finding in compiled.findings:
             self._record(finding)
         return compiled
@@ -269,8 +270,6 @@ class Planner:
         if emit is not None and emit.trigger is not None:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)
         checkpoint = self._resolve_path(resolved.get("checkpoint_location"))
-        # (a CREATE STREAM … AS SELECT's steps were added with its view)
-        self.relations.extend(s for s in compiled.steps if s not in self.relations)
         self.compiled.append(compiled)
         self.queries.append(plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint,
                                        span, compiled.columns, compiled.state))
