@@ -226,6 +226,8 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
 @click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
               help="Spark configuration for the session (repeatable).")
+@click.option("--packages", metavar="COORDS", help="Spark packages (group:artifact:version,…) "
+              "for the session: spark.jars.packages; replaces the Kafka/Avro package exec adds.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True,
               help="text: one line per query start and end; json: one JSON object per event "
@@ -236,7 +238,7 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
               "is printed and the new state signature recorded.")
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, conf: dict[str, str], log_format: str,
+          master: str | None, conf: dict[str, str], packages: str | None, log_format: str,
           allow_incompatible_restart: bool) -> None:
     """Run every query of FILE on Spark and wait for them.
 
@@ -248,6 +250,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan
+    if packages:
+        conf = {**conf, "spark.jars.packages": packages}
 
     def say(line: str) -> None:
         click.echo(plan.source.redact(line), err=True)

@@ -234,7 +234,8 @@ class Planner:
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
         return plan.Sink(name, resolved.spec.name, fmt, path, resolved.spark, partition_by,
-                         resolved.spec.durable, span)
+                         resolved.spec.durable, span,
+                         resolved.spec.sink_settings(resolved, self._resolve_path))
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
         name = resolved.get("query_name") or default
@@ -259,6 +260,7 @@ class Planner:
         if any(r.poisoned for r in self.catalog.closure(compiled.info.relations)):
             return  # reads a relation whose declaration failed: its mode cannot be known
         compiled, findings = check_query(compiled, emit, sink, self.catalog)
+        findings += resolved.spec.check_query(compiled.columns, resolved, span)
         for finding in findings:
             self._record(finding)
         mode, reason = compiled.output_mode, compiled.output_mode_reason

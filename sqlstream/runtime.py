@@ -9,7 +9,9 @@ overridden by a ``SET`` of the same key (or ``--conf``):
 * ``spark.sql.session.timeZone`` = ``UTC`` (results do not depend on the machine's zone);
 * ``spark.ui.enabled`` = ``false`` and ``spark.sql.streaming.forceDeleteTempCheckpointLocation``
   = ``true`` (console and memory sinks leave no temporary checkpoints behind);
-* ``PYSPARK_PYTHON`` = this interpreter, so Python workers import the same packages.
+* ``PYSPARK_PYTHON`` = this interpreter, so Python workers import the same packages;
+* ``spark.jars.packages`` = Spark's Kafka (and Avro) package when the plan needs it
+  (:mod:`sqlstream.packages`), unless the user configured jars.
 
 Starting and waiting for queries is :mod:`sqlstream.session`'s job.
 """
@@ -62,6 +64,12 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
             if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
                 active.conf.set(key, value)
         return active, False
+    from sqlstream.packages import packages_for, resolution_error
+
+    packages = packages_for(plan, {**conf, **dict(plan.settings)})
+    if packages:
+        report(f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
+               "override with --packages or SET 'spark.jars.packages' = …)")
     builder = SparkSession.builder.appName(f"sqlstream:{plan.name}").master(master or "local[*]")
     log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
     builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
@@ -70,6 +78,13 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     for key, value in plan.settings:
         if not key.lower().startswith("sqlstream."):
             builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    if packages:
+        builder = builder.config("spark.jars.packages", packages)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
+        if packages or conf.get("spark.jars.packages"):
+            raise resolution_error(packages or conf["spark.jars.packages"], error) from None
+        raise
     spark.sparkContext.setLogLevel("FATAL")
     return spark, True
