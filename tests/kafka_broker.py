@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -52,6 +53,43 @@ def ensure_jars(jars: Path = JARS) -> Path:
     if done.returncode != 0:
         raise RuntimeError(f"mvn could not resolve the Kafka broker's jars:\n{done.stdout}{done.stderr}")
     return jars
+
+
+SPARK_POM = ROOT / "tests" / "kafka" / "spark-pom.xml"
+SPARK_JARS = Path(os.environ.get("SQLSTREAM_SPARK_KAFKA_JARS", ROOT / ".cache" / "spark-kafka-jars"))
+
+
+def _artifact(jar: str) -> str:
+    """``kafka-clients-3.9.1.jar`` → ``kafka-clients`` (Ivy's ``group_`` prefix dropped)."""
+    return re.sub(r"-\d[\w.]*\.jar$", "", jar.split("_", 1)[-1] if "_" in jar.split("-")[0] else jar)
+
+
+def spark_jars(folder: Path = SPARK_JARS) -> list[str]:
+    """Spark's Kafka and Avro packages as local jars for ``spark.jars``: the artifacts
+    ``exec`` adds to ``spark.jars.packages`` (version: :func:`sqlstream.packages.package_version`),
+    resolved with Maven (``tests/kafka/spark-pom.xml``) into ``folder`` once, without the
+    jars pyspark already ships (Scala, Hadoop client, compression codecs), as Spark's own
+    package resolution leaves them out.
+
+    Raises:
+        RuntimeError: ``mvn`` is missing or failed.
+    """
+    if not (folder.is_dir() and any(folder.glob("spark-sql-kafka-*.jar"))):
+        from sqlstream.packages import package_version
+
+        version, _ = package_version()
+        if shutil.which("mvn") is None:
+            raise RuntimeError("mvn is not installed: it resolves Spark's Kafka package for the tests")
+        done = subprocess.run(
+            ["mvn", "-q", "-f", str(SPARK_POM), "dependency:copy-dependencies",
+             f"-Dspark.package.version={version}", f"-DoutputDirectory={folder}",
+             "-DincludeScope=runtime"], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"mvn could not resolve Spark's Kafka package:\n{done.stdout}{done.stderr}")
+    import pyspark
+
+    shipped = {_artifact(j.name) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    return sorted(str(j) for j in folder.glob("*.jar") if _artifact(j.name) not in shipped)
 
 
 def free_port() -> int:
