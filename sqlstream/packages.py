@@ -16,7 +16,7 @@ resolves and runs with pyspark 4.1.4). :func:`package_version` finds it:
 1. ``SQLSTREAM_SPARK_PACKAGE_VERSION`` if set (the override);
 2. the answer cached in ``~/.cache/sqlstream/spark-packages.json`` (``SQLSTREAM_CACHE_DIR``);
 3. a version of that major.minor already in Spark's Ivy cache (``~/.ivy2.5.2``, ``~/.ivy2``);
-4. ``mvn dependency:get`` (transitive) of each patch from pyspark's down to ``.0``, with
+4. ``mvn dependency:get`` (transitive, runtime scope) of each patch from pyspark's down to ``.0``, with
    Maven's own repository settings: the first that resolves is cached;
 5. no ``mvn``: pyspark's own version, unprobed.
 
@@ -41,6 +41,9 @@ KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 AVRO = "org.apache.spark:spark-avro_2.13"
 OVERRIDE = "SQLSTREAM_SPARK_PACKAGE_VERSION"
 USER_KEYS = ("spark.jars.packages", "spark.jars")
+# 3.x: the 2.8 that Maven picks by default also fetches test-jar dependencies, which Spark's
+# package resolution does not need (and Maven Central does not always serve).
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
 class PackageError(SqlStreamError):
@@ -88,7 +91,7 @@ def _ivy_versions(artifact: str, prefix: str) -> list[str]:
 
 
 def _mvn_resolves(artifact: str, version: str) -> bool:
-    done = subprocess.run(["mvn", "-q", "-B", "dependency:get", f"-Dartifact={artifact}:{version}",
+    done = subprocess.run(["mvn", "-q", "-B", f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={artifact}:{version}",
                            "-Dtransitive=true"], capture_output=True, text=True, timeout=600)
     return done.returncode == 0
 

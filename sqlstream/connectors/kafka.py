@@ -167,6 +167,16 @@ class Kafka(Connector):
         """
         physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
         fmt = (resolved.get("format") or ("json" if physical else "raw")).lower()
+        if resolved.compiler.get("infer_schema") is not None:
+            raise KafkaError("connector 'kafka' cannot infer a schema",
+                             resolved.compiler["infer_schema"].key_span,
+                             hint="declare the columns; with format = 'avro' they can come "
+                             "from avro_schema")
+        if fmt in ("json", "csv") and not physical:
+            raise KafkaError(f"stream '{statement.name}' needs its columns to decode {fmt} values",
+                             statement.name.span,
+                             hint="declare them, e.g. (origin STRING, time_hour TIMESTAMP); "
+                             "or read the bytes with format = 'raw'")
         spec = copy.copy(self)
         spec.value_format = fmt
         spec.avro_schema = None
