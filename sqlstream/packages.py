@@ -96,8 +96,10 @@ def _mvn_resolves(artifact: str, version: str) -> bool:
     return done.returncode == 0
 
 
-def package_version(artifact: str = KAFKA, spark: str | None = None) -> tuple[str, str]:
+def package_version(artifact: str = KAFKA, spark: str | None = None, probe: bool = True
+                    ) -> tuple[str, str]:
     """The version of ``artifact`` to use with Spark ``spark`` (default: pyspark's).
+    ``probe=False`` (``translate --to pyspark``: no JVM) skips step 4.
 
     Returns:
         ``(version, how)``: ``how`` says where it came from (for the notice ``exec`` prints).
@@ -122,8 +124,8 @@ def package_version(artifact: str = KAFKA, spark: str | None = None) -> tuple[st
     in_ivy = _ivy_versions(artifact, major_minor)
     if in_ivy:
         return in_ivy[0], "in the local Ivy cache"
-    if shutil.which("mvn") is None:
-        return spark, "pyspark's version (mvn not found: not probed)"
+    if not probe or shutil.which("mvn") is None:
+        return spark, "pyspark's version (not probed)"
     patch = int(re.match(r"\d+\.\d+\.(\d+)", spark).group(1)) if re.match(r"\d+\.\d+\.\d+", spark) else 0
     for candidate in (f"{major_minor}.{n}" for n in range(patch, -1, -1)):
         if _mvn_resolves(artifact, candidate):
@@ -141,7 +143,7 @@ def package_version(artifact: str = KAFKA, spark: str | None = None) -> tuple[st
         f"(SET 'spark.jars.packages'), spark.jars with local jars, or set {OVERRIDE}")
 
 
-def packages_for(plan: p.Plan, conf: dict[str, str]) -> str | None:
+def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str | None:
     """The ``spark.jars.packages`` value ``exec`` adds for ``plan``: the needed artifacts
     at :func:`package_version`, or ``None`` when none is needed or the user configured
     ``spark.jars.packages`` / ``spark.jars`` (in ``conf`` or a ``SET``).
@@ -153,15 +155,81 @@ def packages_for(plan: p.Plan, conf: dict[str, str]) -> str | None:
     given = {k.lower() for k in conf} | {k.lower() for k, _ in plan.settings}
     if not artifacts or any(k in given for k in USER_KEYS):
         return None
-    version, _ = package_version(KAFKA)
+    version, _ = package_version(KAFKA, probe=probe)
     return ",".join(f"{a}:{version}" for a in artifacts)
 
 
-def resolution_error(packages: str, error: BaseException) -> PackageError:
+class StartupOutput:
+    """The JVM's standard error while a session resolves packages and starts.
+
+    ``with StartupOutput() as output: spark = builder.getOrCreate()``: file descriptor 2 is
+    a pipe while the JVM is launched (it inherits it for its lifetime); a thread copies
+    what comes through to the real standard error, except Ivy's resolution report (the
+    lines from ``:: loading settings ::`` to its ``:: retrieving ::`` summary) and, after a
+    failed start, the JVM's stack trace: ``output.unresolved`` then holds Ivy's
+    "unresolved dependency" lines for the message. From the end of the ``with`` on,
+    everything is copied as it is.
+    """
+
+    def __init__(self) -> None:
+        self.unresolved: list[str] = []
+        self._held: list[str] = []
+        self._starting = True
+        self._in_report = False
+
+    def __enter__(self) -> StartupOutput:
+        import sys
+        import threading
+
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        read, write = os.pipe()
+        os.dup2(write, 2)
+        os.close(write)
+        self._reader = os.fdopen(read, "r", errors="replace")
+        self._lock = threading.Lock()
+        threading.Thread(target=self._copy, name="sqlstream-jvm-stderr", daemon=True).start()
+        return self
+
+    def _copy(self) -> None:
+        for line in self._reader:
+            with self._lock:
+                if self._starting:
+                    self._startup_line(line)
+                else:
+                    os.write(self._saved, line.encode(errors="replace"))
+
+    def _startup_line(self, line: str) -> None:
+        text = line.strip()
+        if "unresolved dependency" in text or "not found" in text:
+            self.unresolved += re.findall(r"[\w.\-]+#[\w.\-]+;[\w.\-]+: [\w ]+", text)
+        if text.startswith(":: loading settings ::") or text.startswith("Ivy Default Cache"):
+            self._in_report = True
+        if self._in_report or text.startswith("at ") or text.startswith("Exception in thread"):
+            if text.startswith(":: retrieving ::") or "artifacts copied" in text:
+                self._in_report = "artifacts copied" not in text
+            return
+        self._held.append(line)
+
+    def __exit__(self, *exc) -> None:
+        import sys
+
+        sys.stderr.flush()
+        with self._lock:
+            self._starting = False
+            for line in self._held:
+                os.write(self._saved, line.encode(errors="replace"))
+            os.dup2(self._saved, 2)
+
+
+def resolution_error(packages: str, error: BaseException, unresolved: list[str] = ()) -> PackageError:
     """The :class:`PackageError` for a session that failed to start while Spark resolved
-    ``packages`` (Ivy's "unresolved dependency", or the JVM gone before the gateway)."""
+    ``packages`` (Ivy's "unresolved dependency" lines in ``unresolved``, or the JVM gone
+    before the gateway)."""
+    why = "; ".join(dict.fromkeys(unresolved)) or (
+        f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}" if str(error).strip()
+        else type(error).__name__)
     return PackageError(
-        f"Spark could not resolve spark.jars.packages {packages} when the session started "
-        f"({type(error).__name__}: {str(error).strip().splitlines()[0][:200] if str(error).strip() else ''})",
+        f"Spark could not resolve spark.jars.packages {packages} when the session started: {why}",
         hint=f"check the network and the repositories (spark.jars.repositories); or pass "
         f"--packages with a version that is served, or spark.jars with local jars; or set {OVERRIDE}")

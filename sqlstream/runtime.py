@@ -64,7 +64,7 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
             if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
                 active.conf.set(key, value)
         return active, False
-    from sqlstream.packages import packages_for, resolution_error
+    from sqlstream.packages import StartupOutput, packages_for, resolution_error
 
     packages = packages_for(plan, {**conf, **dict(plan.settings)})
     if packages:
@@ -80,11 +80,15 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
             builder = builder.config(key, value)
     if packages:
         builder = builder.config("spark.jars.packages", packages)
-    try:
+    wanted = packages or conf.get("spark.jars.packages") or plan.setting("spark.jars.packages")
+    if not wanted:
         spark = builder.getOrCreate()
-    except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
-        if packages or conf.get("spark.jars.packages"):
-            raise resolution_error(packages or conf["spark.jars.packages"], error) from None
-        raise
+    else:
+        output = StartupOutput()
+        try:
+            with output:
+                spark = builder.getOrCreate()
+        except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
+            raise resolution_error(wanted, error, output.unresolved) from None
     spark.sparkContext.setLogLevel("FATAL")
     return spark, True

@@ -222,3 +222,22 @@ def test_sink_json_with_key_columns_and_avro_complete_mode(spark, kafka_broker, 
     for r in ROWS:
         batch[r["origin"]] += 1
     assert sorted((c["origin"], c["n"]) for c in counts) == sorted(batch.items())
+
+
+def test_exec_names_a_package_that_does_not_resolve(tmp_path):
+    """``exec`` of a Kafka pipeline whose package version is not served: SS510 naming the
+    package and Ivy's reason, exit status 1, no JVM stack trace (a real Ivy resolution)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "p.ssql").write_text(
+        "CREATE STREAM s (a INT) WITH (connector = 'kafka', bootstrap_servers = '127.0.0.1:1', "
+        "topic = 't');\nSELECT a FROM s EMIT ONCE;\n")
+    env = {**os.environ, "SQLSTREAM_SPARK_PACKAGE_VERSION": "4.1.99", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "sqlstream.cli", "exec", str(tmp_path / "p.ssql")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1
+    assert ("SS510 Spark could not resolve spark.jars.packages "
+            "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.99 when the session started: "
+            "org.apache.spark#spark-sql-kafka-0-10_2.13;4.1.99: not found") in done.stderr
+    assert "Traceback" not in done.stderr and "\tat org.apache" not in done.stderr

@@ -96,10 +96,10 @@ def run(servers: str, days: int, rate: float) -> None:
         except Exception as error:  # noqa: BLE001 - TOPIC_ALREADY_EXISTS on a broker that runs
             print(f"topic: {error}")
     done = threading.Event()
-    threading.Thread(target=feed, args=(servers, days, rate, done), daemon=True).start()
     pipeline = sqlstream.compile_file(str(HERE / "hourly_delays_kafka.ssql"), {"servers": servers})
     with sqlstream.Session(master="local[2]", listeners=[sqlstream.TextRenderer()]) as session:
-        queries = session.start(pipeline)
+        queries = session.start(pipeline)     # the records arrive while the queries run
+        threading.Thread(target=feed, args=(servers, days, rate, done), daemon=True).start()
         done.wait()
         time.sleep(10)                         # the micro-batches of the last records
         for query in queries:
