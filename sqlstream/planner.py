@@ -260,7 +260,6 @@ class Planner:
         if any(r.poisoned for r in self.catalog.closure(compiled.info.relations)):
             return  # reads a relation whose declaration failed: its mode cannot be known
         compiled, findings = check_query(compiled, emit, sink, self.catalog)
-        findings += resolved.spec.check_query(compiled.columns, resolved, span)
         for finding in findings:
             self._record(finding)
         mode, reason = compiled.output_mode, compiled.output_mode_reason
@@ -268,6 +267,8 @@ class Planner:
             if self.enforce:
                 return
             mode, reason = "append", "not checked"
+        for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
+            self._record(finding)
         trigger = None
         if emit is not None and emit.trigger is not None:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)

@@ -104,7 +104,7 @@ def test_json_source_with_metadata_equals_the_rows(spark, kafka_broker, tmp_path
             late AS dep_delay > 60,
             WATERMARK FOR time_hour AS time_hour - INTERVAL '1' HOUR
         ) WITH (connector = 'kafka', bootstrap_servers = '${servers}', topic = '${topic}',
-                starting_offsets = 'earliest', max_offsets_per_trigger = 1000);
+                starting_offsets = 'earliest');
         CREATE SINK kafka_json_rows WITH (connector = 'memory');
         INSERT INTO kafka_json_rows
         SELECT carrier, flight, origin, dest, dep_delay, CAST(time_hour AS STRING) AS th,

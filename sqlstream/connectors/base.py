@@ -125,6 +125,13 @@ class Connector:
         """
         return resolved
 
+    def check_sink(self, resolved: ResolvedOptions, columns: tuple[tuple[str, str], ...] | None,
+                   output_mode: str, source: Source) -> tuple[OptionError, ...]:
+        """Findings about a query written into this sink, once its columns (``(name,
+        type)`` pairs, ``None`` when known only at run time) and output mode are known
+        (``kafka``: a ``value`` column Spark can write, key columns that exist). Base: none."""
+        return ()
+
     # ---- the planner's decisions
     def declared(self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath) -> Connector:
         """The connector as ``statement`` (``CREATE STREAM`` / ``CREATE TABLE``) reads it: a
@@ -146,11 +153,6 @@ class Connector:
         """The settings a sink's lowering reads (:attr:`plan.Sink.settings`). Base: those
         :meth:`finish` kept."""
         return resolved.settings
-
-    def check_query(self, columns, resolved: ResolvedOptions, span) -> tuple:
-        """Findings about the columns (``(name, type)`` pairs, or ``None``: unknown) a
-        query writes to this sink, positioned at ``span`` or an option. Base: none."""
-        return ()
 
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath
@@ -288,17 +290,18 @@ def split_options(connector: Connector, options: tuple[ast.Option, ...], source:
     for spark_name in connector.spark_options:
         known[spark_name.lower()] = spark_name
         known[snake_case(spark_name)] = spark_name
+    own = {o.lower() for o in connector.own_options}
     compiler: dict[str, ast.Option] = {}
     spark: list[tuple[str, str]] = []
     for option in options:
         key = option.key.lower()
-        if key in COMPILER_OPTIONS or key in connector.own_options:
+        if key in COMPILER_OPTIONS or key in own:
             compiler[key] = option
         elif key in known:
             _check_number(connector, known[key], option, source)
             spark.append((known[key], option.text))
         elif "." not in key and (close := difflib.get_close_matches(
-                key, list(known) + sorted(COMPILER_OPTIONS) + list(connector.own_options), n=1, cutoff=0.8)):
+                key, list(known) + sorted(own | COMPILER_OPTIONS), n=1, cutoff=0.8)):
             suggestion = known.get(close[0], close[0])
             raise OptionError(
                 f"unknown option '{option.key}' for connector '{connector.name}'; did you mean "

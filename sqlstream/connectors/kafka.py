@@ -234,6 +234,13 @@ class Kafka(Connector):
             options += (("includeHeaders", "true"),)
         return replace(relation, options=options, settings=tuple(settings.items()))
 
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``('kafka', what it subscribes to)``: the topics (or pattern, or assignment) stand
+        for the input in the plan and the state signature (another topic on a restart is
+        another source); ``load()`` takes no path."""
+        topics = [v for k, v in resolved.spark if k in ("subscribe", "subscribePattern", "assign")]
+        return self.source_format, topics[0] if topics else None
+
     def schema_arg(self, relation: p.SourceRelation):
         """``None``: the Kafka source has a fixed schema (Spark refuses ``schema(…)``)."""
         return None
@@ -286,19 +293,29 @@ class Kafka(Connector):
         return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
 
     # ---- sinks
-    def check_query(self, columns, resolved: ResolvedOptions, span) -> tuple[SqlStreamError, ...]:
+    def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source
+                   ) -> tuple[SqlStreamError, ...]:
         """Findings (``SS212``) about the columns a query writes to this sink: a ``value``,
         ``key`` or ``headers`` column Spark cannot write, ``key_columns`` that are not
-        columns, no topic. ``columns`` ``None`` (known only at run time): none."""
+        columns, no topic; positioned at the sink's ``connector`` (or ``key_columns``)
+        option. ``columns`` ``None`` (known only at run time): none."""
         findings: list[SqlStreamError] = []
         if columns is None:
             return ()
+        span = resolved.options["connector"].value_span
         types = {n.lower(): t for n, t in columns}
         options = resolved.compiler
         if "topic" not in options and "topic" not in {k.lower() for k, _ in resolved.spark} \
                 and "topic" not in types:
             findings.append(KafkaError("a Kafka sink needs option 'topic' or a 'topic' column",
                                        span, code="SS212", hint="add topic = '…' to the sink"))
+        fmt = options.get("format")
+        if fmt is not None and fmt.text.lower() == "raw" and "value" not in types:
+            findings.append(KafkaError(
+                "a raw Kafka sink writes the query's 'value' column, and the query has none",
+                fmt.value_span, code="SS212",
+                hint="add a column AS value (STRING or BINARY), or encode the row with "
+                "format = 'json' (the default), 'avro' or 'csv'"))
         if "value" in types and types["value"] not in ("STRING", "BINARY", "UNKNOWN"):
             findings.append(KafkaError(
                 f"the 'value' column written to Kafka is {types['value']}; Spark writes only "
