@@ -90,9 +90,23 @@ def _run(spark, text: str, variables: dict, path: str | None = None) -> None:
         assert query.exception() is None, query.exception()
 
 
-def test_json_source_with_metadata_equals_the_rows(spark, kafka_broker, tmp_path):
+def _csv_line(row: dict) -> bytes:
+    delay = "" if row["dep_delay"] is None else repr(row["dep_delay"])
+    return (f"{row['carrier']},{row['flight']},{row['origin']},{row['dest']},{delay},"
+            f"{row['time_hour'].strftime('%Y-%m-%dT%H:%M:%SZ')}").encode()
+
+
+def test_json_csv_and_raw_sources_with_metadata_equal_the_rows(spark, kafka_broker, tmp_path):
+    from confluent_kafka import Producer
+
     topic = f"flights-json-{uuid.uuid4().hex[:8]}"
     _produce(kafka_broker, topic, _json)
+    csv_topic = kafka_broker.create_topic(f"flights-csv-{uuid.uuid4().hex[:8]}")
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "linger.ms": 20})
+    for row in ROWS:
+        producer.produce(csv_topic, value=_csv_line(row),
+                         headers=[("day", row["time_hour"].strftime("%Y-%m-%d").encode())])
+    assert producer.flush(30) == 0
     _run(spark, """
         CREATE STREAM flights (
             carrier STRING, flight INT, origin STRING, dest STRING, dep_delay DOUBLE,
@@ -110,7 +124,26 @@ def test_json_source_with_metadata_equals_the_rows(spark, kafka_broker, tmp_path
         SELECT carrier, flight, origin, dest, dep_delay, CAST(time_hour AS STRING) AS th,
                msg_key, part, off, src, late
         FROM flights EMIT ONCE;
-    """, {"servers": kafka_broker.bootstrap_servers, "topic": topic}, str(tmp_path / "p.ssql"))
+
+        CREATE STREAM flights_csv (
+            carrier STRING, flight INT, origin STRING, dest STRING, dep_delay DOUBLE,
+            time_hour TIMESTAMP,
+            hs ARRAY<STRUCT<key: STRING, value: BINARY>> METADATA FROM 'headers'
+        ) WITH (connector = 'kafka', bootstrap_servers = '${servers}', topic = '${csv}',
+                starting_offsets = 'earliest', format = 'csv');
+        CREATE SINK kafka_csv_rows WITH (connector = 'memory');
+        INSERT INTO kafka_csv_rows
+        SELECT carrier, flight, origin, dest, dep_delay, CAST(time_hour AS STRING) AS th,
+               hs[0].key AS header, CAST(hs[0].value AS STRING) AS day
+        FROM flights_csv EMIT ONCE;
+
+        CREATE STREAM lines (value STRING)
+        WITH (connector = 'kafka', bootstrap_servers = '${servers}', topic = '${csv}',
+              starting_offsets = 'earliest', format = 'raw');
+        CREATE SINK kafka_raw_lines WITH (connector = 'memory');
+        INSERT INTO kafka_raw_lines SELECT value FROM lines EMIT ONCE;
+    """, {"servers": kafka_broker.bootstrap_servers, "topic": topic, "csv": csv_topic},
+        str(tmp_path / "p.ssql"))
     got = sorted((tuple(r) for r in spark.table("kafka_json_rows").collect()), key=repr)
     expected = sorted((
         (r["carrier"], r["flight"], r["origin"], r["dest"], r["dep_delay"],
@@ -119,6 +152,14 @@ def test_json_source_with_metadata_equals_the_rows(spark, kafka_broker, tmp_path
         for offset, r in enumerate(ROWS)), key=repr)
     assert len(got) == len(ROWS) == 2699
     assert got == expected
+
+    got = sorted((tuple(r) for r in spark.table("kafka_csv_rows").collect()), key=repr)
+    expected = sorted(((r["carrier"], r["flight"], r["origin"], r["dest"], r["dep_delay"],
+                        r["time_hour"].strftime("%Y-%m-%d %H:%M:%S"), "day",
+                        r["time_hour"].strftime("%Y-%m-%d")) for r in ROWS), key=repr)
+    assert got == expected
+    assert sorted(r.value for r in spark.table("kafka_raw_lines").collect()) == \
+        sorted(_csv_line(r).decode() for r in ROWS)
 
 
 def test_avro_source_windowed_aggregation_equals_batch(spark, kafka_broker, tmp_path):
