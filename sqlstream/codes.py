@@ -218,8 +218,8 @@ CODES: dict[str, Code] = _codes(
      Continuous processing runs only projections and filters (R21: "Continuous processing
      does not support … operations"). Anti-pattern: ``SELECT k, count(*) … EMIT CONTINUOUS
      …``. Fix: ``EMIT … EVERY INTERVAL …`` (micro-batches)."""),
-    ("SS307", "error", "continuous trigger on a source other than rate", """
-     Only the ``rate`` source (and kafka, not yet supported here) can be read continuously
+    ("SS307", "error", "continuous trigger on a source other than rate or kafka", """
+     Only the ``rate`` and ``kafka`` sources can be read continuously
      (R21); a file source fails at start. Fix: ``EMIT … EVERY INTERVAL …``."""),
     ("SS308", "error", "continuous trigger into a files sink", """
      The files sink passes ``start()`` and fails at once ("Unknown type of trigger:

@@ -90,3 +90,12 @@ def test_package_rule_override_cache_and_user_jars(monkeypatch, tmp_path):
     monkeypatch.delenv(packages.OVERRIDE)
     (tmp_path / "spark-packages.json").write_text(json.dumps({f"{packages.KAFKA}:4.1": "4.1.1"}))
     assert packages.package_version(packages.KAFKA, "4.1.4") == ("4.1.1", f"cached in {tmp_path / 'spark-packages.json'}")
+
+
+def test_pyspark_script_gets_the_package(monkeypatch, tmp_path):
+    monkeypatch.setenv("SQLSTREAM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(packages.OVERRIDE, "4.1.1")
+    script = sqlstream.compile(PIPELINE.format(fmt="")).to_pyspark()
+    assert f".config('spark.jars.packages', '{packages.KAFKA}:4.1.1')" in script
+    mine = sqlstream.compile("SET 'spark.jars.packages' = 'a:b:1';" + PIPELINE.format(fmt="")).to_pyspark()
+    assert "a:b:1" in mine and packages.KAFKA not in mine
