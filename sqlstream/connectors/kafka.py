@@ -165,6 +165,8 @@ class Kafka(Connector):
                 ``SS211`` an Avro schema that cannot be read or is not a record, a declared
                 column that is not one of its fields or has another type.
         """
+        from sqlstream.schema import spark_type
+
         physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
         fmt = (resolved.get("format") or ("json" if physical else "raw")).lower()
         if resolved.compiler.get("infer_schema") is not None:
@@ -210,7 +212,7 @@ class Kafka(Connector):
                         f"{did_you_mean(name, fields)} (its fields: "
                         f"{', '.join(n for n, _ in spec.fixed_schema)})", column.name.span,
                         code="SS211", hint="declare only fields of avro_schema, by name")
-                if fields[name] != column.type:
+                if fields[name] != spark_type(column.type):
                     raise KafkaError(
                         f"column '{column.name}' is declared {column.type} but the Avro schema "
                         f"gives {fields[name]}", column.span, code="SS211",
@@ -424,14 +426,14 @@ def load_schema(option: ast.Option, resolve_path: ResolvePath) -> dict:
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
-        except OSError as error:
+        except (OSError, ValueError) as error:  # ValueError: a NUL in the path
             raise KafkaError(f"cannot read the Avro schema file '{option.text}': "
-                             f"{error.strerror or error}", option.value_span, code="SS211",
+                             f"{getattr(error, 'strerror', None) or error}", option.value_span, code="SS211",
                              hint="give the path of an .avsc file (relative to the .ssql file) "
                              "or the schema's JSON") from None
     try:
         schema = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise KafkaError(f"the Avro schema is not JSON: {error}", option.value_span,
                          code="SS211", hint="an Avro schema is a JSON object with type "
                          "'record' and its fields") from None
@@ -455,7 +457,7 @@ def avro_columns(schema: dict, option: ast.Option) -> tuple[tuple[str, str], ...
     for field in schema["fields"]:
         try:
             columns.append((field["name"], spark_type(_avro_type(field["type"]))))
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
             raise KafkaError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
                              f": type not understood ({error})", option.value_span, code="SS211",
                              hint="use Avro's primitive, record, array, map, enum, fixed types and "
