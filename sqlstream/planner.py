@@ -233,7 +233,10 @@ class Planner:
         partition_by = tuple(
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
-        return plan.Sink(name, resolved.spec.name, fmt, path, resolved.spark, partition_by,
+        settings = {k.lower(): v for k, v in self.settings}
+        options = resolved.spark + resolved.spec.sink_options(resolved, self._resolve_path,
+                                                              settings)
+        return plan.Sink(name, resolved.spec.name, fmt, path, options, partition_by,
                          resolved.spec.durable, span)
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
@@ -266,6 +269,8 @@ class Planner:
             if self.enforce:
                 return
             mode, reason = "append", "not checked"
+        for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
+            self._record(finding)
         trigger = None
         if emit is not None and emit.trigger is not None:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)

@@ -53,7 +53,6 @@ def _discover() -> dict[str, Connector]:
 CONNECTORS: dict[str, Connector] = _discover()
 NOT_YET = {
     "kafka": "the kafka connector is not supported yet",
-    "foreach_batch": "the foreach_batch connector is not supported yet",
 }
 
 
