@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -55,7 +56,8 @@ def _printed_calls(text: str) -> list[str]:
     """The calls the translation makes when run as Python (``--`` comments dropped)."""
     code = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     log = Log()
-    exec(compile(code, "<translation>", "exec"), {"spark": Symbol(log, log.new())})  # noqa: S102
+    namespace = {"spark": Symbol(log, log.new()), "importlib": importlib}  # foreachBatch functions
+    exec(compile(code, "<translation>", "exec"), namespace)  # noqa: S102
     return canonical(log.events)
 
 
