@@ -14,8 +14,6 @@ import sqlstream
 from sqlstream import Session
 from tests.test_flights_example import _copy_days
 
-pytestmark = pytest.mark.spark
-
 ROOT = Path(__file__).resolve().parent.parent
 DAYS = sorted((ROOT / "examples/flights/data/flights").glob("2013-06-0[1-3].csv"))
 
@@ -39,6 +37,21 @@ def _late(days, minutes: int = 60) -> list[tuple]:
     return sorted(rows)
 
 
+def test_warehouse_default_setting_and_path_option(tmp_path):
+    sink = "CREATE SINK late WITH (connector = 'table', table = {table}{extra});\n" \
+           "INSERT INTO late SELECT carrier, flight FROM flights;\n"
+    cases = [("'t1'", "", "", tmp_path / ".sqlstream/warehouse/t1"),
+             ("'db.t2'", "", "SET 'spark.sql.warehouse.dir' = '/data/wh';\n", "/data/wh/db.db/t2"),
+             ("'t3'", ", path = 'tables/t3', format = 'delta'", "", tmp_path / "tables/t3")]
+    for table, extra, setting, location in cases:
+        text = setting + STREAM + sink.format(table=table, extra=extra)
+        translation = sqlstream.compile(text, path=str(tmp_path / "p.ssql")).translate()
+        assert f".option('path', '{location}')" in translation
+        assert "spark.conf.set('spark.sql.warehouse.dir'" not in translation  # static
+    assert "    .format('delta')\n" in translation
+
+
+@pytest.mark.spark
 def test_table_sink_in_the_pipelines_warehouse_survives_a_forgotten_catalog(spark, tmp_path):
     _copy_days(tmp_path, DAYS[:2])
     path = tmp_path / "to_table.ssql"
@@ -64,6 +77,7 @@ INSERT INTO late SELECT carrier, flight, origin, dep_delay FROM flights WHERE de
     assert sorted(map(tuple, spark.table("late_flights_sink").collect())) == _late(DAYS)
 
 
+@pytest.mark.spark
 def test_table_source_streams_the_tables_rows(spark, tmp_path):
     (spark.read.option("header", True).option("nullValue", "NA")
      .schema("year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE,"
