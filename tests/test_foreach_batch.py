@@ -41,7 +41,8 @@ def _findings(function: str) -> list:
     ("tests.foreach_batch_functions:colect", "SS220", "has no attribute 'colect'"),
     ("tests.foreach_batch_functions.collect", "SS220", "is not 'package.module:callable'"),
     ("tests.foreach_batch_functions:NOT_CALLABLE", "SS220", "is a int, not a function"),
-    ("tests.foreach_batch_functions:one_argument", "SS221", "cannot be called with (DataFrame, batch_id)"),
+    ("tests.foreach_batch_functions:one_argument", "SS221",
+     "cannot be called with (DataFrame, batch_id)"),
 ])
 def test_a_function_that_cannot_run_is_an_error_at_the_option(function, code, message):
     (finding,) = _findings(function)
@@ -57,7 +58,8 @@ def test_functions_and_callable_objects_that_take_two_arguments_are_accepted():
     unknown = sqlstream.check(PIPELINE.format(function="tests.foreach_batch_functions:collect")
                               .replace("function =", "fucntion = 'x', function ="))
     assert [(f.code, f.message) for f in unknown] == [
-        ("SS202", "unknown option 'fucntion' for connector 'foreach_batch'; did you mean 'function'?")]
+        ("SS202",
+         "unknown option 'fucntion' for connector 'foreach_batch'; did you mean 'function'?")]
 
 
 def test_translate_prints_the_import_and_foreach_batch():

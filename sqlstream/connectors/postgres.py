@@ -110,8 +110,9 @@ class Postgres(Connector):
         if mode is not None and mode.text.lower() not in MODES:
             raise OptionError(f"unknown mode '{mode.text}'{did_you_mean(mode.text, MODES)}",
                               mode.value_span, source, code="SS223",
-                              hint="mode = 'append' (insert every row) or 'upsert' (by key_columns)")
-        upsert = mode is None and keys is not None or mode is not None and mode.text.lower() == "upsert"
+                              hint="mode = 'append' (insert every row) or 'upsert' "
+                                   "(by key_columns)")
+        upsert = keys is not None if mode is None else mode.text.lower() == "upsert"
         if upsert and (keys is None or not key_names(keys.text)):
             raise OptionError("mode 'upsert' needs key_columns", (mode or keys).value_span,
                               source, code="SS223",
@@ -328,7 +329,8 @@ class PostgresWriter:
                 cur.execute(sql.SQL("CREATE TEMPORARY TABLE {} ({}, _sqlstream_seq bigserial) "
                                     "ON COMMIT DROP").format(
                     target, sql.SQL(", ").join(definitions[:len(fields)])))
-            rows = df.selectExpr(*[e for e, _ in reads]).toLocalIterator()
+            rows = df.selectExpr(*[e for e, _ in reads]).toLocalIterator(
+                prefetchPartitions=True)
             with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(target, columns)) as copy:
                 for row in rows:
                     copy.write_row([v if c is None or v is None else c(v)
