@@ -155,6 +155,8 @@ def test_the_password_is_never_printed(tmp_path, monkeypatch):
     assert all(SECRET not in out for out in outputs)
     assert "password='***'" in outputs[2]
     assert "password=os.environ['PG_PASSWORD']" in outputs[3]
+    assert "\nimport importlib\n" in outputs[3]
+    compile(outputs[3], "job.py", "exec")  # a valid script
     assert json.loads(outputs[5])[0]["sink"]["options"]["password"] == "***"
     assert SECRET not in repr(PostgresWriter(table="t", password=SECRET))
 
