@@ -3,7 +3,8 @@
 The only module that imports pyspark. It evaluates the chains that
 :func:`sqlstream.program.lower` makes of a :class:`~sqlstream.plan.Plan` — the same ones
 ``sqlstream translate`` prints — with ``getattr`` and calls, from the root names
-``spark`` (the session) and ``df`` (the last DataFrame assigned): ``SET`` settings, source
+``spark`` (the session), ``df`` (the last DataFrame assigned) and ``importlib`` (a
+``foreachBatch`` function, imported by its module path): ``SET`` settings, source
 reads and temporary views in plan order, then each query's ``writeStream … start()``.
 Spark's errors become :class:`~sqlstream.errors.QueryFailedError` (an
 :class:`~sqlstream.errors.OptionError` for a refused ``SET``) pointing at the statement
@@ -15,6 +16,7 @@ Source: PySpark API ``RuntimeConfig``, ``DataStreamReader``, ``DataStreamWriter`
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from pyspark.errors import PySparkException
@@ -126,6 +128,11 @@ def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None 
     return value
 
 
+def _env(spark: SparkSession) -> dict:
+    """The root names of a program's chains: the session and ``importlib``."""
+    return {"spark": spark, "importlib": importlib}
+
+
 def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = print,
               env: dict | None = None) -> list:
     """Evaluate every chain of ``block`` in order.
@@ -138,7 +145,7 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
         QueryFailedError: Spark rejected a source or view, or refused to start a query;
             positioned at the statement, with Spark's message.
     """
-    env = {"spark": spark} if env is None else env
+    env = _env(spark) if env is None else env
     values = []
     for chain in block.chains:
         try:
@@ -215,7 +222,7 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
             on its checkpoint; no query was started.
     """
-    env = {"spark": spark}
+    env = _env(spark)
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None
     try:

@@ -186,6 +186,38 @@ CODES: dict[str, Code] = _codes(
      when it starts otherwise). Without a ``value`` column sqlstream encodes the row
      (``format``: ``json``, ``avro``, ``csv``). Anti-pattern: ``key_columns = 'orign'``.
      Fix: name columns of the query."""),
+    ("SS220", "error", "a `foreach_batch` function that cannot be imported or is not callable", """
+     ``function = 'package.module:callable'`` is imported when the file is compiled (as
+     Python imports it: ``sys.path``, the current directory with ``python -m``, and the
+     pipeline file's folder): a module that is not found or fails while importing, an
+     attribute the module does not have, or a value that is not callable. Spark would fail
+     the query at its first micro-batch. Anti-pattern: ``function = 'sinks.write'`` (no
+     colon) or a typo in the module path. Fix: ``function = 'sinks:write'`` with
+     ``sinks.py`` importable."""),
+    ("SS221", "error", "a `foreach_batch` function that cannot be called with "
+     "`(DataFrame, batch_id)`", """
+     ``DataStreamWriter.foreachBatch`` calls the function with two positional arguments,
+     the micro-batch's DataFrame and its batch id; a function whose signature
+     (``inspect.signature``) cannot bind two positional arguments fails the query at its
+     first micro-batch. Anti-pattern: ``def write(df):``. Fix: ``def write(df, batch_id):``."""),
+    ("SS222", "error", "a PostgreSQL sink without a usable address (`url`, or `host` and "
+     "`database`; `port`)", """
+     The ``postgres`` (and ``jdbc``) sink connects with ``url`` (``postgresql://…``,
+     ``postgres://…`` or Spark's ``jdbc:postgresql://…``) or with ``host``, ``port`` and
+     ``database``; one of the two forms, not both. A ``port`` is a whole number from 1 to
+     65535. Anti-pattern: ``url = 'jdbc:mysql://…'``. Fix: a PostgreSQL URL, or the
+     ``foreach_batch`` connector for another database."""),
+    ("SS223", "error", "a PostgreSQL sink `mode` other than append or upsert, upsert "
+     "without `key_columns`", """
+     ``mode = 'append'`` inserts every row of each micro-batch; ``mode = 'upsert'`` inserts
+     or updates by the ``key_columns`` (``INSERT … ON CONFLICT (keys) DO UPDATE``), which
+     needs them. ``key_columns`` without upsert has no meaning. Anti-pattern: ``mode =
+     'upsert'`` alone. Fix: ``key_columns = 'window_start, origin'``."""),
+    ("SS224", "error", "a PostgreSQL sink key column that the query does not write", """
+     Each ``key_columns`` name must be a column of the query written to the sink (the
+     table's primary key is made of them, and each upsert matches on them). Anti-pattern:
+     ``key_columns = 'window'`` for a query that writes ``window_start``. Fix: a column
+     name of the query's ``SELECT`` list."""),
     # ---- streaming rules (Spark's UnsupportedOperationChecker; docs/streaming-rules.md) ----
     ("SS301", "error", "append mode on an aggregation without a watermarked grouping key (any "
      "aggregation of the query, inner ones included; a `UNION` without the event-time "

@@ -159,7 +159,8 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         Python source: imports, ``PYSPARK_PYTHON``, the session builder with the defaults
         of ``sqlstream exec`` (``runtime.session_defaults``), the program's calls with
         ``#`` comments naming the `.ssql` lines, then a loop that waits for the queries.
-        It does not import sqlstream. A value from ``${env:NAME}`` is read from
+        It does not import sqlstream (except for a ``postgres`` sink, whose
+        ``foreachBatch`` writer is sqlstream's). A value from ``${env:NAME}`` is read from
         ``os.environ['NAME']`` when the script runs; any other trace of it is redacted.
     """
     conf = dict(conf or {})
@@ -182,7 +183,10 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         "",
     ]
     literal = _secret_literal(plan)
-    text = "\n".join(head) + "\n" + render_program(program, "#", literal)
+    calls = render_program(program, "#", literal)
+    if "importlib." in calls:  # a foreachBatch function, imported by its module path
+        head.insert(head.index("import os"), "import importlib")
+    text = "\n".join(head) + "\n" + calls
     if plan.queries:
         text += "\n" + _WAIT
     return plan.source.redact(text)

@@ -233,7 +233,10 @@ class Planner:
         partition_by = tuple(
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
-        return plan.Sink(name, resolved.spec.name, fmt, path, resolved.spark, partition_by,
+        settings = {k.lower(): v for k, v in self.settings}
+        options = resolved.spark + resolved.spec.sink_options(resolved, self._resolve_path,
+                                                              settings)
+        return plan.Sink(name, resolved.spec.name, fmt, path, options, partition_by,
                          resolved.spec.durable, span,
                          resolved.spec.sink_settings(resolved, self._resolve_path))
 

@@ -39,14 +39,22 @@ def columns_comment(columns: tuple[tuple[str, str], ...] | None) -> tuple[str, .
     return ("columns: " + ", ".join(f"{n} {'?' if t == UNKNOWN else t}" for n, t in columns),)
 
 
+# Static settings read by the compiler too, given to the session builder only (a live
+# session refuses them: CANNOT_MODIFY_STATIC_CONFIG); shown as comments.
+STATIC_SETTINGS = {"spark.sql.warehouse.dir"}
+
+
 def settings_block(plan: p.Plan) -> Block | None:
     """``spark.conf.set(key, value)`` for every ``SET`` whose key is not ``sqlstream.*``
-    (those are shown as comments); ``None`` without settings. PySpark ``RuntimeConfig.set``."""
+    or one of :data:`STATIC_SETTINGS` (those are shown as comments); ``None`` without
+    settings. PySpark ``RuntimeConfig.set``."""
     if not plan.settings:
         return None
     items: list[str | Chain] = ["SETTINGS"]
     for key, value in plan.settings:
-        if not key.lower().startswith("sqlstream."):
+        if key.lower() in STATIC_SETTINGS:
+            items.append(f"{key} = {value} (static: given to the session builder)")
+        elif not key.lower().startswith("sqlstream."):
             items.append(Chain("spark", (Step("conf", call=False), Step("set", (key, value))),
                                label=f"Spark refused SET '{key}'",
                                span=plan.span_of_setting(key), hint=SETTING_HINT))

@@ -46,3 +46,6 @@ def check_golden(path: Path, actual: str) -> None:
         path.write_text(actual, encoding="utf-8")
         return
     assert actual == path.read_text(encoding="utf-8"), f"differs from {path}"
+
+
+from tests.postgres_server import postgres  # noqa: E402,F401 - the PostgreSQL server fixture

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -55,7 +56,8 @@ def _printed_calls(text: str) -> list[str]:
     """The calls the translation makes when run as Python (``--`` comments dropped)."""
     code = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     log = Log()
-    exec(compile(code, "<translation>", "exec"), {"spark": Symbol(log, log.new())})  # noqa: S102
+    namespace = {"spark": Symbol(log, log.new()), "importlib": importlib}  # foreachBatch functions
+    exec(compile(code, "<translation>", "exec"), namespace)  # noqa: S102
     return canonical(log.events)
 
 
@@ -168,8 +170,9 @@ def _resolve(text_options: dict[str, str], role: str):
 
 
 def test_connector_modules_decide_format_and_path():
-    assert sorted(CONNECTORS) == ["console", "files", "kafka", "memory", "noop", "rate",
-                                  "rate_micro_batch", "socket", "table"]
+    assert sorted(CONNECTORS) == ["console", "files", "foreach_batch", "jdbc", "kafka", "memory",
+                                  "noop", "postgres", "rate", "rate_micro_batch", "socket",
+                                  "table"]
     files = _resolve({"connector": "files", "format": "CSV", "path": "in"}, "source")
     assert files.source_target(lambda path: "/base/" + path) == ("csv", "/base/in")
     assert files.sink_target(lambda path: "/base/" + path) == ("csv", "/base/in")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.errors import OptionError
+from sqlstream.errors import OptionError, did_you_mean
 from sqlstream.source import Source
 
 # Options read by the compiler, never passed to Spark as they are.
@@ -74,8 +74,12 @@ class Connector:
         bounded_source: the connector can also back a ``CREATE TABLE`` (``spark.read``).
         continuous_source: Spark's continuous processing reads it (``rate``, ``kafka``).
         continuous_sink: a continuous query may write it (not ``files``: a V1 sink).
-        own_options: options the connector reads itself (consumed like the compiler's,
-            e.g. ``kafka``'s ``bootstrap_servers``, renamed by :meth:`finish`).
+        own_options: options this connector reads itself (never passed to Spark as they
+            are), besides :data:`COMPILER_OPTIONS` (``kafka``'s ``bootstrap_servers``, renamed
+            by :meth:`finish`; ``postgres``: ``url``, ``user``, ``mode``, …).
+        passes_options: an option the connector does not know goes to Spark unchanged
+            (``False``: it is an error, for sinks whose ``.option()`` Spark ignores, such
+            as ``foreachBatch``).
     """
 
     name: str = ""
@@ -92,6 +96,7 @@ class Connector:
     continuous_source: bool = False
     continuous_sink: bool = True
     own_options: tuple[str, ...] = ()
+    passes_options: bool = True
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"
@@ -129,7 +134,8 @@ class Connector:
                    output_mode: str, source: Source) -> tuple[OptionError, ...]:
         """Findings about a query written into this sink, once its columns (``(name,
         type)`` pairs, ``None`` when known only at run time) and output mode are known
-        (``kafka``: a ``value`` column Spark can write, key columns that exist). Base: none."""
+        (``kafka``: a ``value`` column Spark can write, key columns that exist;
+        ``postgres``: every key column is written). Base: none."""
         return ()
 
     # ---- the planner's decisions
@@ -167,6 +173,13 @@ class Connector:
         """``(format, path)`` of a write: the ``format(…)`` value (``None``: none) and the
         ``start(path)`` argument (or the table name). Base: the fixed format, no path."""
         return self.sink_format, None
+
+    def sink_options(self, resolved: ResolvedOptions, resolve_path: ResolvePath,
+                     settings: dict[str, str]) -> tuple[tuple[str, str], ...]:
+        """``(name, value)`` options the sink adds after those written (``table``: the
+        table's location); ``settings`` are the file's ``SET`` pairs so far, by lower-case
+        key. Base: none."""
+        return ()
 
     # ---- lowering: reads (DataStreamReader / DataFrameReader)
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
@@ -215,6 +228,11 @@ class Connector:
         """``format(f)`` after ``writeStream`` (none when the sink has no format)."""
         return (Step("format", (sink.format,)),) if sink.format else ()
 
+    def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """``option(k, v)`` for each of the sink's options (``DataStreamWriter.option``);
+        a ``foreachBatch`` sink passes them to its function instead."""
+        return tuple(Step("option", (k, v)) for k, v in sink.options)
+
     def start_step(self, sink: p.Sink) -> Step:
         """The call that starts the query: ``start([path])`` (``DataStreamWriter.start``)."""
         return Step("start", (sink.path,) if sink.path else ())
@@ -234,7 +252,7 @@ class Connector:
                  *self.format_steps(sink), Step("outputMode", (query.output_mode,))]
         if trigger is not None:
             steps.append(trigger)
-        steps += [Step("option", (k, v)) for k, v in sink.options]
+        steps += self.option_steps(sink)
         if sink.partition_by:
             steps.append(Step("partitionBy", sink.partition_by))
         if query.checkpoint_location:
@@ -300,6 +318,13 @@ def split_options(connector: Connector, options: tuple[ast.Option, ...], source:
         elif key in known:
             _check_number(connector, known[key], option, source)
             spark.append((known[key], option.text))
+        elif not connector.passes_options:
+            names = sorted(own | {"connector", "checkpoint_location", "query_name"})
+            raise OptionError(
+                f"unknown option '{option.key}' for connector '{connector.name}'"
+                f"{did_you_mean(key, names)}", option.key_span, source,
+                hint=f"options of '{connector.name}': {', '.join(names)}",
+            )
         elif "." not in key and (close := difflib.get_close_matches(
                 key, list(known) + sorted(own | COMPILER_OPTIONS), n=1, cutoff=0.8)):
             suggestion = known.get(close[0], close[0])

@@ -1,0 +1,154 @@
+"""``connector = 'foreach_batch'``: each micro-batch handed to a Python function.
+
+``function = 'package.module:callable'`` names a function (or any callable) that Spark's
+``DataStreamWriter.foreachBatch`` calls on the driver with ``(DataFrame, batch_id)``: the
+micro-batch's rows as a batch DataFrame and the batch id (a whole number, the same when
+a batch is replayed after a failure). The query is written::
+
+    (spark.sql(sql).writeStream
+        .foreachBatch(importlib.import_module('package.module').callable)
+        .outputMode(…) … .option('checkpointLocation', dir).queryName(name).start())
+
+The function is imported when the file is compiled (``check`` and ``translate`` too), so
+a missing module (``SS220``) or a signature that cannot take two positional arguments
+(``SS221``) is an error at the option's value, not a failure at the first micro-batch.
+The module is imported as Python imports it (``sys.path``); the pipeline file's folder is
+appended to ``sys.path`` first, so a module beside the `.ssql` file is found. Python
+workers that a function's UDFs start use the same interpreter (``PYSPARK_PYTHON``,
+:mod:`sqlstream.runtime`).
+
+Sources: Spark guide *Output Sinks* (Foreach and ForeachBatch); PySpark
+``DataStreamWriter.foreachBatch``; Python ``importlib.import_module``,
+``inspect.signature``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+
+from sqlstream import ast
+from sqlstream import plan as p
+from sqlstream.calls import Chain, Step
+from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.errors import OptionError
+from sqlstream.source import Source
+
+
+def split_function(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """``'pkg.mod:obj.fn'`` → ``('pkg.mod', ('obj', 'fn'))``; ``None`` when malformed."""
+    module, colon, attrs = text.strip().partition(":")
+    names = tuple(a.strip() for a in attrs.split("."))
+    parts = module.split(".") + list(names)
+    if not colon or not all(part.isidentifier() for part in parts):
+        return None
+    return module, names
+
+
+def function_chain(module: str, attrs: tuple[str, ...], call: tuple[tuple[str, object], ...]
+                   | None = None) -> Chain:
+    """The nested chain ``importlib.import_module(module).attr…`` (the last attribute called
+    with keyword arguments ``call`` when given), evaluated by the binder."""
+    steps = [Step("import_module", (module,))]
+    steps += [Step(a, call=False) for a in attrs[:-1]]
+    steps.append(Step(attrs[-1], kwargs=call) if call is not None
+                 else Step(attrs[-1], call=False))
+    return Chain("importlib", tuple(steps))
+
+
+def load_function(option: ast.Option, source: Source):
+    """Import the callable that ``option`` (``function = 'module:attr'``) names.
+
+    The folder of ``source``'s file is appended to ``sys.path`` (once) first.
+
+    Returns:
+        The callable.
+
+    Raises:
+        OptionError: ``SS220`` at the value: malformed, the module cannot be imported (or
+            fails while importing), no such attribute, not callable.
+    """
+    spec = split_function(option.text)
+    if spec is None:
+        raise OptionError(f"function '{option.text}' is not 'package.module:callable'",
+                          option.value_span, source, code="SS220",
+                          hint="write the module path, a colon and the function name, "
+                               "e.g. function = 'sinks:write_batch'")
+    module_name, attrs = spec
+    folder = os.path.abspath(os.path.dirname(source.path)) if source.path else None
+    if folder and folder not in sys.path:
+        sys.path.append(folder)
+    try:
+        value = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any failure while importing user code
+        raise OptionError(f"cannot import module '{module_name}': {type(exc).__name__}: {exc}",
+                          option.value_span, source, code="SS220",
+                          hint="the module must be importable from sys.path (PYTHONPATH, the "
+                               "current directory with python -m, or the pipeline's folder)"
+                          ) from None
+    for index, attr in enumerate(attrs):
+        if not hasattr(value, attr):
+            where = ".".join((module_name, *attrs[:index]))
+            raise OptionError(f"'{where}' has no attribute '{attr}'", option.value_span, source,
+                              code="SS220", hint="name a function the module defines")
+        value = getattr(value, attr)
+    if not callable(value):
+        raise OptionError(f"'{option.text}' is a {type(value).__name__}, not a function",
+                          option.value_span, source, code="SS220",
+                          hint="name a function of (DataFrame, batch_id)")
+    return value
+
+
+def check_signature(function, option: ast.Option, source: Source) -> None:
+    """Raises:
+        OptionError: ``SS221`` at the value when ``function`` cannot be called with two
+            positional arguments (``inspect.signature(function).bind(df, batch_id)``).
+    """
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin without a signature: Spark will tell
+        return
+    try:
+        signature.bind(object(), 0)
+    except TypeError as exc:
+        raise OptionError(f"function '{option.text}{signature}' cannot be called with "
+                          f"(DataFrame, batch_id): {exc}", option.value_span, source,
+                          code="SS221", hint="define it as def f(df, batch_id): …") from None
+
+
+class ForeachBatch(Connector):
+    """``foreachBatch(function)``: ``function`` required; every output mode; durable (the
+    query gets a checkpoint, so a restart resumes and replays only an unfinished batch)."""
+
+    name = "foreach_batch"
+    sink_format = "foreachBatch"
+    required = ("function",)
+    own_options = ("function",)
+    passes_options = False
+    durable = True
+    continuous_sink = False
+
+    def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
+        """Import the function and check its signature.
+
+        Raises:
+            OptionError: ``SS220`` / ``SS221`` (see :func:`load_function`,
+                :func:`check_signature`).
+        """
+        option = compiler["function"]
+        check_signature(load_function(option, source), option, source)
+
+    def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``(None, 'module:callable')``: no ``format`` call; the function's name."""
+        return None, resolved.get("function").strip()
+
+    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """``foreachBatch(importlib.import_module(module).callable)``."""
+        module, attrs = split_function(sink.path)
+        return (Step("foreachBatch", (function_chain(module, attrs),)),)
+
+    def start_step(self, sink: p.Sink) -> Step:
+        """``start()``: the path names the function or table, not an output path."""
+        return Step("start")
