@@ -102,14 +102,28 @@ def _settings_kept(spark, pipeline):
             spark.conf.unset(key) if value is None else spark.conf.set(key, value)
 
 
-def _run(spark, pipeline) -> dict:
-    """Run every query to its end (``availableNow``); ``{name: query}``."""
-    with _settings_kept(spark, pipeline):
-        queries = pipeline.start(spark, available_now=True)
-        for query in queries:
+@pytest.fixture(scope="module")
+def runs(spark, work) -> dict:
+    """Every example run to its end (``availableNow``), all at once (they overlap on the
+    two cores): ``{pipeline: {query name: query}}`` for ``sessions``, ``chained``,
+    ``two_feeds_min`` and ``two_feeds_max`` (the policies replaced in the text). Each
+    pipeline's settings are put back once its queries started: Spark reads them when a
+    query starts (its session is cloned then)."""
+    pipelines = {"sessions": _example(work, "sessions"), "chained": _example(work, "chained")}
+    for policy in ("min", "max"):
+        pipelines[f"two_feeds_{policy}"] = _example(
+            work, "two_feeds", ("multipleWatermarkPolicy' = 'max'", f"multipleWatermarkPolicy' = '{policy}'"),
+            ("path = 'out/two_feeds'", f"path = 'out/two_feeds_{policy}', query_name = 'hourly_{policy}'"),
+            as_name=f"two_feeds_{policy}")
+    started = {}
+    for name, pipeline in pipelines.items():
+        with _settings_kept(spark, pipeline):
+            started[name] = {q.name: q for q in pipeline.start(spark, available_now=True)}
+    for queries in started.values():
+        for query in queries.values():
             query.awaitTermination()
             assert query.exception() is None
-    return {q.name: q for q in queries}
+    return {name: (pipelines[name], queries) for name, queries in started.items()}
 
 
 def _watermark(query) -> datetime:
@@ -154,9 +168,8 @@ def _worst(rows):
 
 
 @pytest.fixture(scope="module")
-def sessions_run(spark, work):
-    pipeline = _example(work, "sessions")
-    return pipeline, _run(spark, pipeline)
+def sessions_run(runs):
+    return runs["sessions"]
 
 
 def test_static_gap_sessions_equal_the_gap_logic(spark, work, flights, sessions_run):
@@ -215,9 +228,8 @@ def _daily(rows, keep=lambda row: True) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def chained_run(spark, work):
-    pipeline = _example(work, "chained")
-    return _run(spark, pipeline)
+def chained_run(runs):
+    return runs["chained"][1]
 
 
 def test_three_stateful_operators_in_append_equal_the_batch(spark, work, flights, chained_run):
@@ -239,18 +251,15 @@ def test_window_of_window_time_equals_the_batch(spark, work, flights, chained_ru
 
 
 @pytest.mark.parametrize("policy", ["min", "max"])
-def test_watermark_policy_decides_the_global_watermark(spark, work, flights, policy):
-    pipeline = _example(work, "two_feeds", (
-        "multipleWatermarkPolicy' = 'max'", f"multipleWatermarkPolicy' = '{policy}'"),
-        ("path = 'out/two_feeds'", f"path = 'out/two_feeds_{policy}'"), as_name=f"two_feeds_{policy}")
+def test_watermark_policy_decides_the_global_watermark(spark, work, flights, runs, policy):
+    pipeline, queries = runs[f"two_feeds_{policy}"]
     assert f"global watermark: {policy} of ewr_feed.time_hour - 1 hour, " \
            "jfk_lga_feed.time_hour - 6 hours" in pipeline.translate()
-    query = _run(spark, pipeline)["hourly"]
     # Spark pushes each view's filter below the watermark: a feed's watermark follows
     # the newest row it keeps (EWR's flights; JFK's and LGA's), minus its delay.
     ewr = max(r["time_hour"] for r in flights if r["origin"] == "EWR") - HOUR
     jfk_lga = max(r["time_hour"] for r in flights if r["origin"] != "EWR") - 6 * HOUR
-    closed = _watermark(query)
+    closed = _watermark(queries[f"hourly_{policy}"])
     assert closed == (min if policy == "min" else max)(ewr, jfk_lga) and ewr != jfk_lga
     hourly = Counter((r["time_hour"], r["origin"]) for r in flights)
     expected = [(hour, hour + HOUR, origin, n) for (hour, origin), n in hourly.items()
