@@ -112,3 +112,17 @@ def test_state_store_of_settings():
     assert settings.state_store(settings.expand("sqlstream.state_store", "rocksdb")) == "rocksdb"
     assert settings.watermark_policy([("spark.sql.streaming.multipleWatermarkPolicy", " Max ")]) \
         == ("max", "SET")
+
+
+def test_a_changed_watermark_policy_is_an_allowed_restart_change_spark_ignores():
+    from sqlstream import restarts
+
+    (query,) = sqlstream.compile(STREAMS).plan.queries
+    spark = {"state_store_provider": ROCKSDB, "shuffle_partitions": "2"}
+    old = restarts.record(query.state, {**spark, "watermark_policy": "min"})
+    (change,) = restarts.diff(old, restarts.record(query.state, {**spark, "watermark_policy": "max"}))
+    assert change.allowed and change.what == "spark.sql.streaming.multipleWatermarkPolicy"
+    assert (change.old, change.new) == ("min", "max") and "ignores the new setting" in change.why
+    assert not restarts.diff(old, restarts.record(query.state, {**spark, "watermark_policy": "MIN"}))
+    recorded_before = {**old, "spark": spark}  # a record written before the policy was kept
+    assert not restarts.diff(recorded_before, restarts.record(query.state, {**spark, "watermark_policy": "max"}))
