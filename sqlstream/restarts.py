@@ -18,7 +18,8 @@ as Spark's guide does in *Recovery Semantics after Changes in a Streaming Query*
 * allowed, reported (:attr:`Change.allowed`): another watermark delay (Spark keeps the
   watermark monotonic, so rows are neither rewritten nor reopened; only lateness changes),
   another ``spark.sql.shuffle.partitions`` (Spark keeps the checkpoint's number), another
-  sink topic or sink type (out of the file sink), the output mode of a stateless query;
+  ``multipleWatermarkPolicy`` on a query over several watermarks (Spark keeps the
+  checkpoint's), another sink topic or sink type (out of the file sink), the output mode of a stateless query;
 * not in the signature, so never reported: filters, projections that keep the state,
   rate limits (``maxFilesPerTrigger``), the trigger, other source options.
 
