@@ -347,6 +347,23 @@ CODES: dict[str, Code] = _codes(
      Anti-pattern: ``QUALIFY ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts DESC) = 1``.
      Fix: ``ORDER BY ts`` (ascending) to keep the first row; for the latest row per key,
      ``GROUP BY k`` with ``max_by(col, ts)`` in update mode."""),
+    ("SS326", "error", "`SET 'sqlstream.state_store'` to a value that names no state store "
+     "provider", """
+     ``sqlstream.state_store`` chooses where Spark keeps the state of stateful queries:
+     ``rocksdb`` (Spark's ``RocksDBStateStoreProvider`` with changelog checkpointing: state
+     on local disk, not in the JVM heap), ``hdfs`` (Spark's default
+     ``HDFSBackedStateStoreProvider``: every key in memory) or the fully-qualified class
+     name of a ``StateStoreProvider``. Spark would take any other value as a class name and
+     fail the first micro-batch with ``ClassNotFoundException``. Anti-pattern: ``SET
+     'sqlstream.state_store' = 'rocks'``. Fix: ``SET 'sqlstream.state_store' =
+     'rocksdb'``."""),
+    ("SS327", "error", "`SET 'spark.sql.streaming.multipleWatermarkPolicy'` to neither "
+     "`min` nor `max`", """
+     A query over several watermarked streams (a union, a stream-stream join) has one
+     global watermark: the minimum of the streams' watermarks (``min``, Spark's default) or
+     their maximum (``max``). Spark refuses any other value when the setting is made
+     (``INVALID_CONF_VALUE``). Anti-pattern: ``SET
+     'spark.sql.streaming.multipleWatermarkPolicy' = 'fastest'``. Fix: ``'max'``."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …

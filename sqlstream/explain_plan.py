@@ -15,6 +15,7 @@ import dataclasses
 from sqlstream import plan as p
 from sqlstream.explain import render_step
 from sqlstream.program import trigger_step
+from sqlstream.settings import state_store, watermark_policy
 
 _TRIGGER_REASONS = {
     None: "no EMIT … EVERY/ONCE: Spark's default micro-batch trigger, each micro-batch "
@@ -64,12 +65,16 @@ def describe_query(plan: p.Plan, query: p.Query) -> dict:
 
     Returns:
         ``{"name", "line", "sql", "output_mode", "output_mode_reason", "trigger",
-        "stateful", "operators", "watermarks", "sources", "sink"}``: ``trigger`` as
+        "stateful", "operators", "watermarks", "sources", "state_store", "global_watermark",
+        "sink"}``: ``trigger`` as
         :func:`trigger_of`; ``operators`` a list of ``{"kind", "keys", "aggregates",
         "join_type", "relation"}`` (:class:`~sqlstream.plan.StatefulOperator`; ``relation``
         the view it is in, ``None`` for the query); ``watermarks`` a list of
         ``{"relation", "column", "delay"}``; ``sources`` a list as :func:`_source` (the
-        streams read, through views; tables are not listed); ``sink`` ``{"name",
+        streams read, through views; tables are not listed); ``state_store`` for a stateful
+        query the provider its ``SET`` chooses (:func:`sqlstream.settings.state_store`;
+        ``None``: Spark's default or not stateful); ``global_watermark`` ``{"policy",
+        "from"}`` when it reads more than one watermark, else ``None``; ``sink`` ``{"name",
         "connector", "format", "path", "options", "partition_by", "checkpoint_location"}``.
     """
     state = query.state
@@ -86,12 +91,23 @@ def describe_query(plan: p.Plan, query: p.Query) -> dict:
         "operators": [dataclasses.asdict(o) for o in state.operators] if state else [],
         "watermarks": [dataclasses.asdict(w) for w in state.watermarks] if state else [],
         "sources": [_source(by_name.get(s.relation), s) for s in state.sources] if state else [],
+        "state_store": state_store(plan.settings) if state and state.stateful else None,
+        "global_watermark": _global_watermark(plan, state),
         "sink": {"name": sink.name, "connector": sink.connector, "format": sink.format,
                  "path": sink.path, "options": dict(sink.options),
                  "partition_by": list(sink.partition_by),
                  "checkpoint_location": query.checkpoint_location},
     }
     return plan.source.redact_value(described)
+
+
+def _global_watermark(plan: p.Plan, state: p.StateSignature | None) -> dict | None:
+    """``{"policy", "from"}`` for a query over more than one watermark (Spark guide, *Policy
+    for handling multiple watermarks*), else ``None``."""
+    if state is None or len(state.watermarks) < 2:
+        return None
+    policy, origin = watermark_policy(plan.settings)
+    return {"policy": policy, "from": origin}
 
 
 def describe(plan: p.Plan) -> list[dict]:
@@ -134,6 +150,13 @@ def render_query(described: dict, physical: str | None = None) -> str:
         lines.append("  stateful operators: none (no state kept across micro-batches)")
     lines.append("  watermarks: " + ("; ".join(f"{w['relation']}.{w['column']} delay {w['delay']}"
                                               for w in described["watermarks"]) or "none"))
+    if described["global_watermark"]:
+        policy = described["global_watermark"]
+        lines.append(f"    global watermark: the {policy['policy']} of them "
+                     f"(spark.sql.streaming.multipleWatermarkPolicy, {policy['from']})")
+    if described["operators"]:
+        lines.append("  state store: " + (described["state_store"] or "Spark's default "
+                                          "(HDFS-backed, in memory)"))
     lines.append("  sources:")
     for source in described["sources"]:
         lines.append(f"    {source['relation']}: {_target(source)}")

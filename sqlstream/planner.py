@@ -25,8 +25,8 @@ from sqlstream.errors import (
     CompileError, OptionError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
 )
 from sqlstream.limits import NestingError
+from sqlstream.settings import expand, problem
 
-COMPILER_SETTINGS = {"sqlstream.state_dir"}
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
 
@@ -121,15 +121,18 @@ class Planner:
 
     # ---- statements
     def _SetStatement(self, statement: ast.SetStatement) -> None:
+        """Record the settings a ``SET`` stands for (:func:`sqlstream.settings.expand`);
+        an unknown ``sqlstream.*`` key stops the statement, a value Spark would refuse
+        (``SS326``, ``SS327``) is a finding (a warning when not enforced, so Spark is asked)."""
         option = statement.option
-        key = option.key
-        if key.lower().startswith("sqlstream.") and key.lower() not in COMPILER_SETTINGS:
-            raise OptionError(
-                f"unknown setting '{key}'{did_you_mean(key, COMPILER_SETTINGS)}",
-                option.key_span, hint=f"compiler settings: {', '.join(sorted(COMPILER_SETTINGS))}",
-            )
-        self.settings.append((key, option.text))
-        self.setting_spans.append((key, statement.span))
+        found = problem(option)
+        if found is not None and found.code == "SS202":
+            raise found
+        if found is not None:
+            self._record(found)
+        for key, value in expand(option.key, option.text):
+            self.settings.append((key, value))
+            self.setting_spans.append((key, statement.span))
 
     def _CreateStream(self, statement: ast.CreateStream) -> None:
         if statement.query is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from sqlstream import plan as p
 from sqlstream.calls import Block, Chain, Program, Step
 from sqlstream.connectors import connector
+from sqlstream.settings import STATE_STORES, watermark_policy
 from sqlstream.spark_types import UNKNOWN
 
 SETTING_HINT = ("static settings (spark.jars.packages, spark.sql.extensions, …) must be given "
@@ -58,8 +59,28 @@ def settings_block(plan: p.Plan) -> Block | None:
             items.append(Chain("spark", (Step("conf", call=False), Step("set", (key, value))),
                                label=f"Spark refused SET '{key}'",
                                span=plan.span_of_setting(key), hint=SETTING_HINT))
-    items += [f"{k} = {v}" for k, v in plan.settings if k.lower().startswith("sqlstream.")]
+    for key, value in plan.settings:
+        if key.lower() == "sqlstream.state_store" and value.strip().lower() in STATE_STORES:
+            spark_keys = ", ".join(k for k, _ in STATE_STORES[value.strip().lower()])
+            items.append(f"{key} = {value}: {spark_keys} (set above)")
+        elif key.lower() == "sqlstream.state_store":
+            items.append(f"{key} = {value}: the provider class (set above)")
+        elif key.lower().startswith("sqlstream."):
+            items.append(f"{key} = {value}")
     return Block("settings", tuple(items))
+
+
+def global_watermark_comment(plan: p.Plan, query: p.Query) -> tuple[str, ...]:
+    """For a query over more than one watermark: ``("global watermark: max of …
+    (spark.sql.streaming.multipleWatermarkPolicy = max, SET)",)``; else ``()``. Spark
+    guide, *Policy for handling multiple watermarks*."""
+    marks = query.state.watermarks if query.state else ()
+    if len(marks) < 2:
+        return ()
+    policy, origin = watermark_policy(plan.settings)
+    listed = ", ".join(f"{w.relation}.{w.column} - {w.delay}" for w in marks)
+    return (f"global watermark: {policy} of {listed} "
+            f"(spark.sql.streaming.multipleWatermarkPolicy = {policy}, {origin})",)
 
 
 def relation_block(relation: p.Relation) -> Block:
@@ -91,14 +112,15 @@ def relation_block(relation: p.Relation) -> Block:
     return Block("relation", (*head, *chains), relation.name)
 
 
-def query_block(query: p.Query, available_now: bool = False) -> Block:
-    """The chain that starts one query, headed by its sink, output mode (and why) and
-    columns; ``available_now`` replaces its trigger with ``availableNow=True``."""
+def query_block(query: p.Query, available_now: bool = False, notes: tuple[str, ...] = ()) -> Block:
+    """The chain that starts one query, headed by its sink, output mode (and why),
+    ``notes`` (e.g. :func:`global_watermark_comment`) and columns; ``available_now``
+    replaces its trigger with ``availableNow=True``."""
     sink = query.sink
     trigger = p.Trigger("available_now", None) if available_now else query.trigger
     head = (f"QUERY {query.name} -> {sink.connector} sink {sink.name} (line {query.span.line})",
             f"output mode: {query.output_mode} ({query.output_mode_reason})",
-            *columns_comment(query.columns))
+            *notes, *columns_comment(query.columns))
     chain = connector(sink.connector).write_chain(query, trigger_step(trigger))
     return Block("query", (*head, chain), query.name)
 
@@ -123,5 +145,5 @@ def lower(plan: p.Plan, available_now: bool = False) -> Program:
     if settings is not None:
         blocks.append(settings)
     blocks += [relation_block(r) for r in plan.relations]
-    blocks += [query_block(q, available_now) for q in plan.queries]
+    blocks += [query_block(q, available_now, global_watermark_comment(plan, q)) for q in plan.queries]
     return Program(tuple(blocks))

@@ -2,7 +2,7 @@
 
 On the first start of a query on a checkpoint location, sqlstream writes the query's
 :class:`~sqlstream.plan.StateSignature` — with the Spark settings that shape its state
-(the state store provider, ``spark.sql.shuffle.partitions``) — to
+(the state store provider, ``spark.sql.shuffle.partitions``, the multiple-watermark policy) — to
 ``<checkpoint>/sqlstream/state_signature.json`` (:data:`SIGNATURE_FILE`). On a later start
 it reads that record back and lists what changed (:func:`diff`), each change classified
 as Spark's guide does in *Recovery Semantics after Changes in a Streaming Query*
@@ -18,7 +18,8 @@ as Spark's guide does in *Recovery Semantics after Changes in a Streaming Query*
 * allowed, reported (:attr:`Change.allowed`): another watermark delay (Spark keeps the
   watermark monotonic, so rows are neither rewritten nor reopened; only lateness changes),
   another ``spark.sql.shuffle.partitions`` (Spark keeps the checkpoint's number), another
-  sink topic or sink type (out of the file sink), the output mode of a stateless query;
+  ``multipleWatermarkPolicy`` on a query over several watermarks (Spark keeps the
+  checkpoint's), another sink topic or sink type (out of the file sink), the output mode of a stateless query;
 * not in the signature, so never reported: filters, projections that keep the state,
   rate limits (``maxFilesPerTrigger``), the trigger, other source options.
 
@@ -50,8 +51,9 @@ FORMAT = 1
 SPARK_SETTINGS = {
     "state_store_provider": "spark.sql.streaming.stateStore.providerClass",
     "shuffle_partitions": "spark.sql.shuffle.partitions",
+    "watermark_policy": "spark.sql.streaming.multipleWatermarkPolicy",
 }
-"""Record key → the Spark setting read when a query starts. Spark also pins both in the
+"""Record key → the Spark setting read when a query starts. Spark also pins each in the
 checkpoint's offset log and ignores a new value on restart."""
 
 GUIDE = "Spark guide, Recovery Semantics after Changes in a Streaming Query"
@@ -243,6 +245,12 @@ def diff(old: Mapping, new: Mapping) -> list[Change]:
                                   str(was.get("shuffle_partitions")),
                                   str(now.get("shuffle_partitions")), True,
                                   "Spark keeps the checkpoint's number of state partitions"))
+        if len(new["watermarks"]) > 1 and "watermark_policy" in was \
+                and str(was["watermark_policy"]).lower() != str(now.get("watermark_policy")).lower():
+            changes.append(Change("spark.sql.streaming.multipleWatermarkPolicy",
+                                  str(was["watermark_policy"]), str(now.get("watermark_policy")),
+                                  True, "Spark keeps the checkpoint's policy (its offset log "
+                                  "pins it) and ignores the new setting"))
     return changes
 
 

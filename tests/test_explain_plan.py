@@ -52,7 +52,9 @@ def test_text_of_the_example(runner):
 def test_json_shape_of_the_example(runner):
     (query,) = _json(runner, EXAMPLE)
     assert set(query) == {"name", "line", "sql", "output_mode", "output_mode_reason", "trigger",
-                          "stateful", "operators", "watermarks", "sources", "sink"}
+                          "stateful", "operators", "watermarks", "sources", "state_store",
+                          "global_watermark", "sink"}
+    assert query["state_store"] is None and query["global_watermark"] is None
     assert query["trigger"] == {"kind": "available_now", "interval": None,
                                 "call": "trigger(availableNow=True)",
                                 "reason": query["trigger"]["reason"]}
