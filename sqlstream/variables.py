@@ -161,8 +161,8 @@ def _check_secret_position(source: Source, match: re.Match, string_start: int | 
     before = _TYPED_LITERAL.search(source.text[max(0, string_start - 40):string_start])
     if before is not None:
         raise VariableError(
-            f"the secret {match.group()} is the text of a {before.group(1).upper()} literal, "
-            "which Spark parses and prints normalised", span, source, hint=hint, code="SS240")
+            f"the secret {match.group()} is the text of a typed literal ({before.group(1).upper()} "
+            "'…'), which Spark parses and prints normalised", span, source, hint=hint, code="SS240")
 
 
 # A typed literal's keyword right before a string: INTERVAL '1' HOUR, DATE '…', X'…'.
