@@ -26,6 +26,8 @@ import io
 import os
 from dataclasses import dataclass
 
+from sqlstream.errors import did_you_mean
+
 # Compressions Python reads without an extra library (Spark picks the codec by extension).
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open}
 _UNREADABLE = (".zst", ".lz4", ".snappy", ".deflate", ".xz", ".zip")
@@ -170,7 +172,8 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
         if len(hits) != 1:
             where = "twice in" if hits else "not in"
             problems.append((index, f"column '{name}' is {where} the header of "
-                             f"{os.path.basename(header.file)} ({listed})"))
+                             f"{os.path.basename(header.file)} ({listed})"
+                             + ("" if hits else did_you_mean(name, names))))
             read_as.append(None)
             continue
         types[hits[0]] = kind
