@@ -67,7 +67,7 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
     path = path[5:] if path.startswith("file:") else path
     try:
         files = _files(path, options)
-    except OSError as error:
+    except (OSError, ValueError) as error:
         return f"its files cannot be listed ({error.strerror or error})"
     if not files:
         return "there are no files at the path yet"
@@ -76,7 +76,7 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
             return f"{os.path.basename(file)} is compressed in a format sqlstream cannot read"
         try:
             record = _read_first(file, options)
-        except (OSError, UnicodeDecodeError, csv.Error, EOFError) as error:
+        except (OSError, ValueError, LookupError, csv.Error, EOFError) as error:
             return f"{os.path.basename(file)} cannot be read ({error})"
         if record is not None:
             return Header(file, tuple(record))
@@ -105,8 +105,8 @@ def _files(path: str, options: dict[str, str]) -> list[str]:
                 if name.startswith(("_", ".")) or (pattern and not fnmatch.fnmatch(name, pattern)):
                     continue
                 found.append(os.path.join(folder, name))
-                if len(found) > _MAX_FILES:
-                    break
+            if len(found) > _MAX_FILES:  # a huge tree (e.g. "/" with recursiveFileLookup)
+                raise OSError(f"more than {_MAX_FILES:,} files")
     found = [f for f in found if os.path.getsize(f) > 0]
     return sorted(found, key=lambda f: (os.path.getmtime(f), f))
 

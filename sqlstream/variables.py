@@ -170,7 +170,6 @@ _TYPED_LITERAL = re.compile(
     r"(?<![\w`])(INTERVAL|DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ|X)\s*\Z", re.I)
 
 
-
 def _escape(value: str) -> str:
     """``value`` escaped for a ``'…'`` string (``\\`` and ``\'``), so that the string's
     value is exactly the secret and the secret cannot end the string."""
