@@ -7,10 +7,13 @@ Errors print ``path:line:col: CODE message``, the line and a caret — never a t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
+import os
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -158,11 +161,61 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
         sys.exit(1)
 
 
+@contextlib.contextmanager
+def _redacted_output(source):
+    """While the block runs, everything written to file descriptors 1 and 2 — by Python,
+    and by the Spark JVM started in the block, which inherits them for good (its log
+    lines, uncaught exceptions, console sink rows; PySpark's own loggers) — passes through
+    a pipe whose reader replaces the pipeline's secrets with ``***``
+    (:meth:`~sqlstream.source.Source.redact`) before it reaches the terminal. Nothing to do
+    when the pipeline has no secret. A line is held until its ``\\n`` or ``\\r`` (so a
+    secret cannot be split between two writes), at most 64 KiB."""
+    if not source.secrets:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pumps = []
+    for fd in (1, 2):
+        saved = os.dup(fd)
+        read, write = os.pipe()
+        os.dup2(write, fd)
+        os.close(write)
+        pump = threading.Thread(target=_pump, args=(read, saved, source.redact), daemon=True,
+                                name=f"sqlstream-redact-{fd}")
+        pump.start()
+        pumps.append((fd, saved))
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Python writes directly again; the JVM keeps writing into the pipes until it exits
+        for fd, saved in pumps:
+            os.dup2(saved, fd)
+
+
+def _pump(read: int, out: int, redact) -> None:
+    pending = b""
+    while chunk := os.read(read, 65536):
+        pending += chunk
+        cut = max(pending.rfind(b"\n"), pending.rfind(b"\r")) + 1
+        if not cut and len(pending) > 65536:
+            cut = len(pending)
+        if cut:
+            text = redact(pending[:cut].decode("utf-8", "replace"))
+            os.write(out, text.encode("utf-8"))
+            pending = pending[cut:]
+    if pending:
+        os.write(out, redact(pending.decode("utf-8", "replace")).encode("utf-8"))
+    os.close(read)
+    os.close(out)
+
+
 def _physical_plans(plan) -> list[str]:
     """Spark's ``explain(mode="formatted")`` of every query of ``plan`` (secrets redacted):
     a local SparkSession (an active one is reused), the plan's views defined, each query's
     SQL planned — nothing is started. Spark's notices go to stderr."""
-    import contextlib
     import io
 
     from sqlstream.binder import define_relations
@@ -207,7 +260,8 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
 
     plan = sqlstream.compile_file(file, variables).plan
     described = describe(plan)
-    plans = _physical_plans(plan) if physical else None
+    with _redacted_output(plan.source):
+        plans = _physical_plans(plan) if physical else None
     if fmt == "json":
         if plans is not None:
             described = [{**d, "physical_plan": text} for d, text in zip(described, plans)]
@@ -261,7 +315,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
                     f"{len(plan.queries)} queries"))
     for warning in plan.warnings:
         renderer(Notice(warning.render()))
-    with sqlstream.Session(master=master, conf=conf, listeners=[renderer]) as session:
+    with _redacted_output(plan.source), sqlstream.Session(
+            master=master, conf=conf, listeners=[renderer]) as session:
         session.run(pipeline, available_now,
                     allow_incompatible_restart=allow_incompatible_restart)
 

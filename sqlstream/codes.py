@@ -218,6 +218,35 @@ CODES: dict[str, Code] = _codes(
      table's primary key is made of them, and each upsert matches on them). Anti-pattern:
      ``key_columns = 'window'`` for a query that writes ``window_start``. Fix: a column
      name of the query's ``SELECT`` list."""),
+    # ---- secrets and declared columns (LANGUAGE.md §1, §2.2) ----------------------------------
+    ("SS240", "error", "a secret (`${env:…}`) used outside a string value: as a name, an alias, "
+     "a keyword, a number, or inside an `INTERVAL`/`DATE`/`TIMESTAMP` literal", """
+     A secret may be the whole or a part of a ``'…'`` string: an option value, a ``SET``
+     value, a string literal in a query. Anywhere else its text would become part of the
+     program — a column name shown in schemas and plans, an identifier echoed (or split
+     into pieces) by error messages, a duration Spark normalises — where it cannot be kept
+     out of every output. Anti-pattern: ``SELECT value AS `${env:TOKEN}```. Fix: put the
+     value in a string, e.g. ``WITH (password = '${env:PG_PASSWORD}')``; a quote or
+     backslash in the value is escaped for you."""),
+    ("SS241", "error", "a column name that would contain the value of a secret", """
+     Spark names an expression without an alias by its text: ``SELECT concat(a,
+     '${env:KEY}')`` gets a column named after the secret, which a sink writes into its
+     files' schema and every schema listing shows. Fix: give the expression an alias
+     (``… AS keyed``)."""),
+    ("SS242", "error", "a declared CSV column that is not in the header of the files (with "
+     "`header = true`), or is in it twice", """
+     With ``header = true`` the declared columns are bound by name (LANGUAGE.md §2.2): the
+     compiler reads the header of the first file Spark will read (oldest modification
+     time) and reads every header column, then selects the declared ones. Spark's CSV
+     reader itself is positional: without this a declared ``carrier`` would get the first
+     column's values. Anti-pattern: ``(carier STRING)`` over a file whose header says
+     ``carrier``. Fix: the header's spelling (the message lists the header)."""),
+    ("SS243", "warning", "a CSV stream without a header whose declared column count differs "
+     "from the files'", """
+     With ``header = false`` the columns are positional: the n-th declared column is the
+     n-th field of every line. Fewer declared columns drop the last fields; more are
+     NULL. Either is usually a mistake in the declaration. Fix: declare every column of
+     the file, in file order."""),
     # ---- streaming rules (Spark's UnsupportedOperationChecker; docs/streaming-rules.md) ----
     ("SS301", "error", "append mode on an aggregation without a watermarked grouping key (any "
      "aggregation of the query, inner ones included; a `UNION` without the event-time "

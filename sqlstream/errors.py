@@ -67,12 +67,22 @@ class SqlStreamError(Exception):
         if severity not in (None, "error", "warning"):
             raise ValueError(f"severity {severity!r} is neither 'error' nor 'warning'")
         self.severity = severity or record.severity
+        self._redact_self()
 
     def with_source(self, source: Source) -> SqlStreamError:
         """Attach ``source`` if none is attached yet; return ``self`` for ``raise … from``."""
         if self.source is None:
             self.source = source
+            self._redact_self()
         return self
+
+    def _redact_self(self) -> None:
+        """Once the source is known, the message and hint hold no secret, so neither does
+        ``str``, ``repr`` nor ``args`` (a Spark message quoting a value, for one)."""
+        if self.source is not None and self.source.secrets:
+            self.message = self.source.redact(self.message)
+            self.hint = self.source.redact(self.hint) if self.hint else self.hint
+            self.args = (self.message,)
 
     def _redact(self, text: str) -> str:
         return self.source.redact(text) if self.source else text

@@ -329,6 +329,26 @@ def deliver(listener: ListenerLike, event: Event) -> None:
     (handler or listener)(event)
 
 
+def redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """A copy of ``value`` (an event, or anything in one) with ``redact`` applied to every
+    string in it: fields of nested dataclasses (progress of sources, sinks, state
+    operators), mapping keys and values, sequences. Spans and errors are kept (an error
+    redacts itself when rendered). ``redact`` is ``Source.redact`` of the pipeline: no
+    secret reaches a listener (LANGUAGE.md §1)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (Span, SqlStreamError)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: redacted(getattr(value, f.name), redact)
+                                             for f in dataclasses.fields(value) if f.init})
+    if isinstance(value, Mapping):
+        return MappingProxyType({redacted(k, redact): redacted(v, redact) for k, v in value.items()})
+    if isinstance(value, (tuple, list)):
+        return type(value)(redacted(v, redact) for v in value)
+    return value
+
+
 # --------------------------------------------------------------------------- from Spark
 
 

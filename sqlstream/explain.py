@@ -110,11 +110,19 @@ def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
 
 def _secret_literal(plan: p.Plan) -> Literal:
     """``repr``, except that a string holding the value of an ``${env:NAME}`` is written
-    as an expression reading ``os.environ['NAME']`` (so the script holds no secret)."""
+    as an expression reading ``os.environ['NAME']`` (so the script holds no secret); in
+    Spark SQL text, where the value is a string literal's escaped text, the expression
+    escapes it the same way (``\\`` → ``\\\\``, ``'`` → ``\\'``)."""
     names = {}
     for name in re.findall(r"\$\{\s*env:\s*([A-Za-z0-9_.\-]+)\s*\}", plan.source.text):
-        if os.environ.get(name) in plan.source.secrets:
-            names[os.environ[name]] = name
+        value = os.environ.get(name)
+        if value and value in plan.source.secrets:
+            names[value] = f"os.environ[{name!r}]"
+            # in a Spark SQL string literal (spark.sql's text) the value is escaped
+            quoted = value.replace("\\", "\\\\").replace("'", "\\'")
+            if quoted != value:
+                names[quoted] = (f"os.environ[{name!r}].replace('\\\\', '\\\\\\\\')"
+                                 f".replace(\"'\", \"\\\\'\")")
     if not names:
         return repr
     pattern = re.compile("|".join(re.escape(v) for v in sorted(names, key=len, reverse=True)))
@@ -126,7 +134,7 @@ def _secret_literal(plan: p.Plan) -> Literal:
         for match in pattern.finditer(value):
             if match.start() > pos:
                 parts.append(repr(value[pos:match.start()]))
-            parts.append(f"os.environ[{names[match.group()]!r}]")
+            parts.append(names[match.group()])
             pos = match.end()
         if pos < len(value):
             parts.append(repr(value[pos:]))
@@ -179,10 +187,9 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         "from pyspark.sql import SparkSession",
         "",
         "os.environ.setdefault('PYSPARK_PYTHON', sys.executable)",
-        *render_chain(_builder(plan, master, conf)),
-        "",
     ]
     literal = _secret_literal(plan)
+    head += [*render_chain(_builder(plan, master, conf), literal), ""]
     calls = render_program(program, "#", literal)
     if "importlib." in calls:  # a foreachBatch function, imported by its module path
         head.insert(head.index("import os"), "import importlib")

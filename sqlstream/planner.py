@@ -229,6 +229,12 @@ class Planner:
         self.relations.extend(compiled.steps)
         for finding in compiled.findings:
             self._record(finding)
+        secret_named = [n for n, _ in compiled.columns or () if self.source.redact(n) != n]
+        if secret_named:  # Spark names an unaliased expression by its text
+            self._record(SemanticError(
+                f"column '{secret_named[0]}' of '{name}' would be named after the value of a "
+                "secret (an expression without an alias is named by its text)", text.span,
+                hint="give the expression an alias: … AS some_name", code="SS241"))
         return compiled
 
     def _sink(self, name: str, resolved: ResolvedOptions, span) -> plan.Sink:

@@ -29,7 +29,7 @@ from sqlstream import plan as p
 from sqlstream.errors import QueryFailedError
 from sqlstream.events import (
     Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
-    Stopping, batch_progress, deliver,
+    Stopping, batch_progress, deliver, redacted,
 )
 from sqlstream.program import trigger_step
 
@@ -100,7 +100,9 @@ class _Run:
 
     def __init__(self, spark, plan: p.Plan, available_now: bool, emit: Callable[[Event], None],
                  allow_incompatible_restart: bool = False) -> None:
-        self.spark, self.plan, self.available_now, self.emit = spark, plan, available_now, emit
+        self.spark, self.plan, self.available_now = spark, plan, available_now
+        self.emit = emit if not plan.source.secrets else (  # no secret reaches a listener
+            lambda event: emit(redacted(event, plan.source.redact)))
         self.allow_incompatible_restart = allow_incompatible_restart
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.bridge = _bridge_class()(self.inbox)

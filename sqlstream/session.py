@@ -98,7 +98,8 @@ class Session:
             from sqlstream.runtime import create_session
 
             self.spark, self._created = create_session(
-                plan, self.master, self.conf, lambda line: self._emit(Notice(line)))
+                plan, self.master, self.conf,
+                lambda line: self._emit(Notice(plan.source.redact(line))))
         return self.spark
 
     def _emit(self, event: Event) -> None:

@@ -58,10 +58,15 @@ class Source:
     path: str | None = None
     secrets: tuple[str, ...] = ()
     _line_starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    _redactor: re.Pattern | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         starts = [0] + [match.end() for match in _NEWLINE.finditer(self.text)]
         object.__setattr__(self, "_line_starts", tuple(starts))
+        secrets = sorted({s for s in self.secrets if s}, key=len, reverse=True)
+        if secrets:
+            pattern = "|".join(_secret_pattern(s) for s in secrets)
+            object.__setattr__(self, "_redactor", re.compile(pattern, re.IGNORECASE))
 
     @property
     def name(self) -> str:
@@ -84,11 +89,16 @@ class Source:
         return self.text[begin:stop].rstrip("\r")
 
     def redact(self, text: str) -> str:
-        """Return ``text`` with every secret value replaced by ``***``."""
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            if secret:
-                text = text.replace(secret, "***")
-        return text
+        """Return ``text`` with every secret value replaced by ``***``.
+
+        A secret is found in any case and in the forms its punctuation and non-ASCII
+        characters take when text is quoted or escaped on its way out: backslash escapes
+        (SQL strings, Python ``repr``, JSON), a doubled quote (SQL), ``%XX`` (URIs, e.g. a
+        Hadoop path in Spark's messages), ``\\uXXXX`` / ``\\xXX`` (JSON, ``repr``).
+        """
+        if self._redactor is None:
+            return text
+        return self._redactor.sub("***", text)
 
     def redact_value(self, value):
         """Return ``value`` (JSON-ready: dicts, lists, tuples, strings, other scalars) with
@@ -101,3 +111,22 @@ class Source:
         if isinstance(value, (list, tuple)):
             return [self.redact_value(v) for v in value]
         return value
+
+
+def _secret_pattern(secret: str) -> str:
+    """A regular expression for ``secret`` as written, quoted or escaped (see
+    :meth:`Source.redact`): ASCII letters and digits stand for themselves; any other
+    character also as ``%XX`` (its UTF-8 bytes), ``\\uXXXX`` or ``\\xXX``, after any
+    number of backslashes, and doubled."""
+    parts = []
+    for char in secret:
+        if char.isascii() and char.isalnum():
+            parts.append(re.escape(char))
+            continue
+        encoded = "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+        forms = [re.escape(char), re.escape(encoded), rf"\\u{ord(char):04x}"]
+        if ord(char) < 256:
+            forms.append(rf"\\x{ord(char):02x}")
+        one = r"\\*(?:" + "|".join(forms) + ")"
+        parts.append(f"{one}(?:{one})?" if char in "'\"" else one)
+    return "".join(parts)

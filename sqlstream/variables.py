@@ -108,12 +108,14 @@ def substitute(
     secrets: list[str] = []
     pos = 0
     new_len = 0
-    for match in _references(text):
+    for match, string_start in _references(text):
         out.append(text[pos : match.start()])
         new_len += match.start() - pos
         value, is_secret = _resolve(source, match, variables, environ)
         if is_secret:
+            _check_secret_position(source, match, string_start)
             secrets.append(value)
+            value = _escape(value)
         replacements.append((new_len, new_len + len(value), match.start(), match.end()))
         out.append(value)
         new_len += len(value)
@@ -124,14 +126,54 @@ def substitute(
 
 
 def _references(text: str):
-    """Yield the ``${…}`` matches of ``text`` that are not inside comments."""
+    """Yield ``(match, string_start)`` for the ``${…}`` references of ``text`` that are not
+    inside comments; ``string_start`` is the offset of the ``'`` opening the string literal
+    the reference is in, ``None`` outside one."""
     for match in _SCAN.finditer(text):
         if match.group("comment") is not None:
             continue
         if match.group("string") is not None:
-            yield from _REF_IN_STRING.finditer(text, match.start(), match.end())
+            for inner in _REF_IN_STRING.finditer(text, match.start(), match.end()):
+                yield inner, match.start()
         else:
-            yield match
+            yield match, None
+
+
+def _check_secret_position(source: Source, match: re.Match, string_start: int | None) -> None:
+    """A secret may only be (part of) a ``'…'`` string whose text Spark keeps as it is.
+
+    Outside a string it would become an identifier, alias, keyword or number: shown in
+    schemas and plans, echoed (or split into pieces) by messages. In a typed literal
+    (``INTERVAL '…' HOUR``, ``DATE '…'``) Spark parses and normalises it, so no printed
+    form could hide it (LANGUAGE.md §1).
+
+    Raises:
+        VariableError: ``SS240``, at the reference.
+    """
+    span = source.span(match.start(), match.end())
+    hint = ("put the secret inside a '…' string: an option value, a SET value or a string "
+            "literal in a query (quotes and backslashes in its value are escaped for you)")
+    if string_start is None:
+        raise VariableError(
+            f"the secret {match.group()} is used outside a '…' string; as a name, alias or "
+            "value its text would show in schemas, plans and messages", span, source,
+            hint=hint, code="SS240")
+    before = _TYPED_LITERAL.search(source.text[max(0, string_start - 40):string_start])
+    if before is not None:
+        raise VariableError(
+            f"the secret {match.group()} is the text of a typed literal ({before.group(1).upper()} "
+            "'…'), which Spark parses and prints normalised", span, source, hint=hint, code="SS240")
+
+
+# A typed literal's keyword right before a string: INTERVAL '1' HOUR, DATE '…', X'…'.
+_TYPED_LITERAL = re.compile(
+    r"(?<![\w`])(INTERVAL|DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ|X)\s*\Z", re.I)
+
+
+def _escape(value: str) -> str:
+    """``value`` escaped for a ``'…'`` string (``\\`` and ``\'``), so that the string's
+    value is exactly the secret and the secret cannot end the string."""
+    return value.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def _resolve(source, match, variables, environ) -> tuple[str, bool]:
