@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, functions
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
@@ -138,7 +138,7 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
         QueryFailedError: Spark rejected a source or view, or refused to start a query;
             positioned at the statement, with Spark's message.
     """
-    env = {"spark": spark} if env is None else env
+    env = {"spark": spark, "F": functions} if env is None else env
     values = []
     for chain in block.chains:
         try:
@@ -155,7 +155,7 @@ def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> 
     Raises:
         Whatever PySpark raises.
     """
-    env = {"spark": spark}
+    env = {"spark": spark, "F": functions}
     *chains, last = relation_block(relation).chains
     for chain in chains:
         evaluate(chain, env, report)
@@ -187,7 +187,7 @@ def spark_settings(spark: SparkSession) -> dict[str, str | None]:
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
           report: Report = print, allow_incompatible_restart: bool = False,
-          check_restarts: bool = True) -> list[StreamingQuery]:
+          check_restarts: bool = True, sql_functions=functions) -> list[StreamingQuery]:
     """Run the program of ``plan`` (:func:`sqlstream.program.lower`): apply settings,
     define relations and start every query.
 
@@ -205,6 +205,8 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             restarts (each reported), and record the new signatures.
         check_restarts: ``False`` skips the check and the records (for tests that compare
             the calls made with the printed ones).
+        sql_functions: what the root name ``F`` of a chain is (``pyspark.sql.functions``;
+            ``F.expr`` builds the metric of ``DataFrame.observe``, :mod:`sqlstream.malformed`).
 
     Returns:
         The started queries, in plan order. If one fails to start, those already started
@@ -215,7 +217,7 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
             on its checkpoint; no query was started.
     """
-    env = {"spark": spark}
+    env = {"spark": spark, "F": sql_functions}
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None
     try:

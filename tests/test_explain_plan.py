@@ -62,7 +62,8 @@ def test_json_shape_of_the_example(runner):
     assert operator["keys"] == ["window(time_hour, '1 hour')", "origin"]
     assert query["watermarks"] == [{"relation": "flights", "column": "time_hour", "delay": "1 hour"}]
     (source,) = query["sources"]
-    assert source["options"] == {"header": "true", "nullValue": "NA", "maxFilesPerTrigger": "31"}
+    assert source["options"] == {"header": "true", "nullValue": "NA", "maxFilesPerTrigger": "31",
+                                 "mode": "FAILFAST"}  # on_error = 'fail', the default
     assert source["watermark"] == {"column": "time_hour", "delay": "1 hour"}
     assert query["sink"]["format"] == "parquet"
     assert query["sink"]["checkpoint_location"].endswith("hourly_delays/hourly")
