@@ -180,17 +180,29 @@ def expected_hourly(files: list[Path]) -> list[tuple]:
                   if start + timedelta(hours=1) <= watermark)
 
 
+def committed_files(sink: Path) -> list[Path]:
+    """The part files of a files sink that its ``_spark_metadata`` log lists as committed
+    (``add`` actions, minus ``delete`` ones; compacted ``N.compact`` entries included):
+    what ``spark.read`` of the folder reads, and what another reader must read (the
+    README's "Reading a files sink")."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    added, deleted = set(), set()
+    for entry in (sink / "_spark_metadata").iterdir():
+        if entry.name.startswith(".") or entry.name.endswith(".tmp"):
+            continue
+        for line in entry.read_text().splitlines()[1:]:  # the first line is the version, v1
+            if line.strip():
+                record = json.loads(line)
+                path = Path(unquote(urlparse(record["path"]).path))
+                (added if record["action"] == "add" else deleted).add(path)
+    return sorted(added - deleted)
+
+
 def uncommitted_files(sink: Path) -> list[Path]:
     """Part files in ``sink`` that its ``_spark_metadata`` log does not list (written by a
     batch that was killed before it committed): a plain ``*.parquet`` glob reads them,
     Spark's batch read of the folder does not."""
-    import json
-
-    listed = set()
-    for entry in (sink / "_spark_metadata").iterdir():
-        if entry.name.startswith(".") or entry.name.endswith(".tmp"):
-            continue
-        for line in entry.read_text().splitlines()[1:]:  # the first line is the version
-            if line.strip():
-                listed.add(Path(json.loads(line)["path"].split(":", 1)[-1]).name)
-    return sorted(p for p in sink.glob("*.parquet") if p.name not in listed)
+    committed = {p.name for p in committed_files(sink)}
+    return sorted(p for p in sink.glob("*.parquet") if p.name not in committed)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.crash_harness import expected_hourly, expected_late, prepare, run_until_done
+from tests.crash_harness import (
+    committed_files, expected_hourly, expected_late, prepare, run_until_done,
+)
 
 DAYS, KILLS, SEED = 8, 6, 12
 
@@ -34,3 +36,12 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark, tmp_path):
         "date_format(window_start, 'yyyy-MM-dd HH:mm:ss')", "origin", "flights",
         "round(total_delay, 6)").collect()
     assert sorted(map(tuple, hourly), key=repr) == sorted(expected_hourly(files), key=repr)
+
+    # Another reader (pyarrow here; DuckDB, pandas alike) reads the files the log lists:
+    # the README's recipe; a plain *.parquet glob would add the files of killed batches.
+    import pyarrow.parquet as pq
+
+    for sink, expected in (("late", expected_late(files)), ("hourly", expected_hourly(files))):
+        paths = committed_files(tmp_path / "out" / sink)
+        assert all(p.parent == tmp_path / "out" / sink for p in paths)
+        assert pq.ParquetDataset([str(p) for p in paths]).read().num_rows == len(expected)

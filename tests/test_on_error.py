@@ -51,7 +51,7 @@ BAD_JSON = ['{"carrier": "AA", "dep_delay": "abc", "time_hour": "2013-01-04T10:0
 PIPELINE = f"""
 CREATE STREAM flights ({COLUMNS}
 ) WITH (connector = 'files', path = 'in/flights', format = 'csv', header = true,
-        nullValue = 'NA', maxFilesPerTrigger = 1, on_error = 'dead_letter',
+        nullValue = 'NA', maxFilesPerTrigger = 2, on_error = 'dead_letter',
         dead_letter_path = 'out/dead');
 CREATE STREAM events (carrier STRING, dep_delay DOUBLE, time_hour TIMESTAMP)
 WITH (connector = 'files', path = 'in/events', format = 'json', on_error = 'drop');
