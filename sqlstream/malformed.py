@@ -198,6 +198,7 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         df = df.selectExpr('`__sqlstream_raw`', '_metadata', <typed columns>, <reason>)
         df.createOrReplaceTempView('__<name>_decoded')     # dead_letter
         df = df.observe('malformed:<name>', F.expr('count_if(`__sqlstream_error` IS NOT NULL) AS records'))
+                                                           # streams only (counted per micro-batch)
         df = df.where('`__sqlstream_error` IS NULL')
         df = df.selectExpr(<declared, metadata, computed columns>)
         df = df.withWatermark(column, delay)
@@ -234,8 +235,8 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         chains.append(Chain("df", (Step("createOrReplaceTempView", (d.decoded_view,)),), **what))
     count = Chain("F", (Step("expr", (f"count_if({quote(ERROR)} IS NOT NULL) AS records",)),))
     projection = relation.projection or tuple(quote(n) for n, _ in d.columns)
-    tail = [Step("observe", (METRIC_PREFIX + relation.name, count)),
-            Step("where", (f"{quote(ERROR)} IS NULL",)), Step("selectExpr", projection)]
+    tail = [] if relation.bounded else [Step("observe", (METRIC_PREFIX + relation.name, count))]
+    tail += [Step("where", (f"{quote(ERROR)} IS NULL",)), Step("selectExpr", projection)]
     if relation.watermark is not None:
         tail.append(Step("withWatermark", (relation.watermark.column, relation.watermark.delay)))
     chains += [Chain("df", (step,), assign="df", **what) for step in tail]
