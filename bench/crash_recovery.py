@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=31)
     parser.add_argument("--kills", type=int, default=12)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--max-delay", type=float, default=8.0,
-                        help="kill up to this many seconds after the queries started")
+    parser.add_argument("--max-delay", type=float, default=2.0,
+                        help="kill up to this many seconds after the drawn number of committed batches")
     parser.add_argument("--files-per-batch", type=int, default=1)
     parser.add_argument("--work", type=Path, default=None, help="folder (default: a temporary one)")
     args = parser.parse_args(argv)
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     hourly_ok = sorted(map(tuple, hourly), key=repr) == sorted(expected_hourly(files), key=repr)
     result = {
         "days": args.days, "files_per_batch": args.files_per_batch, "seed": args.seed,
-        "kills_after_start_s": report.kills, "runs": report.runs, "wall_s": report.seconds,
+        "kill_points": report.kills, "runs": report.runs, "wall_s": report.seconds,
         "late_rows": len(late), "late_equals_oracle": late_ok,
         "hourly_windows": len(hourly), "hourly_equals_oracle": hourly_ok,
         "uncommitted_part_files": {s: [p.name for p in uncommitted_files(work / "out" / s)]

@@ -2,8 +2,9 @@
 
 :func:`run_until_done` runs ``sqlstream exec`` on a pipeline in its own process group
 (the Python driver and the JVM it launches), kills the whole group with ``SIGKILL`` at a
-seeded random moment after the queries started, restarts it, and repeats until it has
-killed it ``kills`` times; then it lets one run finish. :data:`PIPELINE` is the flights
+seeded random point (after 0–2 more committed micro-batches, then up to ``max_delay``
+seconds), restarts it, and repeats until it has killed it ``kills`` times; then it lets
+one run finish. :data:`PIPELINE` is the flights
 stream (one day file per micro-batch by default) into two parquet sinks: a stateless
 filter and an hourly windowed aggregation (append mode, each window once).
 :func:`expected_late` and :func:`expected_hourly` are the batch oracles, in plain Python
@@ -59,10 +60,11 @@ EMIT FINAL ONCE;
 
 @dataclass
 class Report:
-    """What a harness run did: ``kills`` (seconds after the queries started at which each
-    run was killed), ``runs`` (processes started), ``seconds`` (wall time)."""
+    """What a harness run did: ``kills`` (where each run was killed: micro-batches
+    committed in that run, then seconds), ``runs`` (processes started), ``seconds``
+    (wall time)."""
 
-    kills: list[float] = field(default_factory=list)
+    kills: list[str] = field(default_factory=list)
     runs: int = 0
     seconds: float = 0.0
 
@@ -91,15 +93,23 @@ def _started(log: Path) -> bool:
         return False
 
 
-def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 6.0,
+def committed_batches(work: Path, query: str = "late") -> int:
+    """Micro-batches ``query`` has committed so far (files in its checkpoint's ``commits``)."""
+    commits = work / ".sqlstream" / "checkpoints" / "p" / query / "commits"
+    return sum(1 for p in commits.glob("*") if p.name.isdigit()) if commits.is_dir() else 0
+
+
+def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
                    master: str = "local[2]", timeout: float = 600.0) -> Report:
     """Run ``sqlstream exec work/p.ssql`` and SIGKILL it ``kills`` times, then let it finish.
 
-    Each run is started in a new session (process group); once both queries have started
-    (``started query`` twice in its log) it waits ``random.Random(seed).uniform(0,
-    max_delay)`` seconds and kills the group (driver and JVM) with ``SIGKILL``, unless
-    the run has ended by then (a run that finishes before its kill counts as the last one
-    only when all kills are done; otherwise it is simply restarted).
+    Each run is started in a new session (process group). Its kill point is drawn from
+    ``random.Random(seed)``: once both queries have started, wait until the stateless
+    query has committed 0, 1 or 2 more micro-batches than when the run started (so every
+    run makes progress and the kills fall at different points of the stream, however slow
+    the machine), then ``uniform(0, max_delay)`` seconds more — into the batch in flight,
+    most often — and kill the group (driver and JVM) with ``SIGKILL``. A run that ends by
+    itself before its kill point is not counted as a kill and is started again.
 
     Raises:
         AssertionError: the last run did not exit 0, or a run took longer than ``timeout``.
@@ -112,21 +122,22 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 6.0,
     while True:
         report.runs += 1
         log = work / f"run-{report.runs}.log"
+        committed = committed_batches(work)
         with log.open("w") as out:
-            process = subprocess.Popen(_command(work, "local[2]" if master is None else master),
-                                       cwd=work, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                       start_new_session=True)
+            process = subprocess.Popen(_command(work, master), cwd=work, stdout=out,
+                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline = time.monotonic() + timeout
         if len(report.kills) < kills:
-            while process.poll() is None and not _started(log):
-                assert time.monotonic() < deadline, f"run {report.runs} did not start: {log}"
-                time.sleep(0.2)
-            delay = rng.uniform(0, max_delay)
+            more, delay = rng.randint(0, 2), rng.uniform(0, max_delay)
+            while process.poll() is None and not (
+                    _started(log) and committed_batches(work) >= committed + more):
+                assert time.monotonic() < deadline, f"run {report.runs} made no progress: {log}"
+                time.sleep(0.05)
             time.sleep(delay)
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)  # the driver and its JVM, at once
                 process.wait()
-                report.kills.append(round(delay, 2))
+                report.kills.append(f"+{more} batches +{delay:.2f} s")
                 continue
         try:
             code = process.wait(timeout=max(1.0, deadline - time.monotonic()))

@@ -2,7 +2,8 @@
 
 ``sqlstream exec`` runs the flights stream (8 days, one day file per micro-batch) into two
 parquet sinks — a stateless filter and an hourly windowed aggregation — and is killed with
-SIGKILL (the driver and its JVM) at 6 seeded random points after its queries started,
+SIGKILL (the driver and its JVM) at 6 seeded random points of the stream (after 0–2 more
+committed micro-batches, then up to 2 s into the next),
 restarted after each kill, then left to finish. Each sink, read as a Spark user reads it
 (``spark.read.parquet(folder)`` in batch, which reads only the files its
 ``_spark_metadata`` log lists), equals the batch oracle computed in plain Python over
