@@ -162,6 +162,21 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     return replace(relation, decoding=decoding)
 
 
+def check_sink_options(resolved: ResolvedOptions, source: Source) -> None:
+    """Refuse the source options of :mod:`sqlstream.malformed` in a sink's ``WITH``.
+
+    Raises:
+        OptionError: ``SS251`` at the first of ``on_error``, ``dead_letter``,
+            ``dead_letter_path`` given.
+    """
+    for key in ("on_error", "dead_letter", "dead_letter_path"):
+        option = resolved.compiler.get(key)
+        if option is not None:
+            raise OptionError(f"'{option.key}' is an option of a source (CREATE STREAM or TABLE), "
+                              "not of a sink", option.key_span, source, code="SS251",
+                              hint="put it on the stream whose records are decoded")
+
+
 def _options_map(options: tuple[tuple[str, str], ...]) -> str:
     return "map(" + ", ".join(f"{literal(k)}, {literal(v)}" for k, v in options) + ")"
 

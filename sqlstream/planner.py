@@ -219,6 +219,8 @@ class Planner:
     def _options(self, options, role: str, owner: ast.Name, span) -> ResolvedOptions:
         """:func:`~sqlstream.connectors.resolve_options`, recording its warnings."""
         resolved = resolve_options(options, self.source, role, owner, span)
+        if role == "sink":
+            malformed.check_sink_options(resolved, self.source)
         for warning in resolved.warnings:
             self.findings.append(warning.with_source(self.source))
         return resolved

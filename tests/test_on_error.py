@@ -121,6 +121,7 @@ def _decode(line: str) -> tuple:
     ("on_error = 'drop', mode = 'PERMISSIVE'", "SS253", "on_error"),
     ("on_error = 'drop', multiLine = true", "SS251", "'drop'"),
     ("on_error = 'dead_letter', dead_letter = 'nowhere'", "SS254", "'nowhere'"),
+    ("on_error = 'dead_letter', dead_letter = 'o'", "SS204", "'o'"),  # o takes the INSERT already
 ])
 def test_bad_on_error_options_are_positioned_findings(options, code, at):
     text = (f"CREATE STREAM s (a INT, b STRING) WITH (connector = 'files', path = 'in', "
@@ -139,6 +140,8 @@ def test_on_error_on_parquet_and_dead_letters_of_a_table_are_refused():
     table = ("CREATE TABLE t (a INT) WITH (connector = 'files', path = 'in', format = 'csv', "
              "on_error = 'dead_letter', dead_letter_path = 'x');\n")
     assert [f.code for f in sqlstream.check(table)] == ["SS255"]
+    sink = "CREATE SINK o WITH (connector = 'console', on_error = 'drop');\n"
+    assert [f.code for f in sqlstream.check(sink)] == ["SS251"]
 
 
 def test_default_is_fail_and_a_named_sink_takes_the_dead_letters():
