@@ -10,7 +10,7 @@ with the plain-Python oracle; the part files a plain ``*.parquet`` glob would re
 pyarrow to show why a file sink must be read through its log.
 
     python bench/crash_recovery.py --days 31 --kills 12 --seed 7
-    python bench/crash_recovery.py --days 8 --kills 6 --files-per-batch 1   # the CI case
+    python bench/crash_recovery.py --days 10 --kills 6 --seed 12   # the CI case
 
 Prints one JSON object (see ``bench/README.md`` for measured results). Exit 1 when a
 sink differs from its oracle.

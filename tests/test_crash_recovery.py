@@ -1,6 +1,6 @@
 """Crash recovery, kept proven (issue 12 item 7; harness in ``tests/crash_harness.py``).
 
-``sqlstream exec`` runs the flights stream (8 days, one day file per micro-batch) into two
+``sqlstream exec`` runs the flights stream (10 days, one day file per micro-batch) into two
 parquet sinks — a stateless filter and an hourly windowed aggregation — and is killed with
 SIGKILL (the driver and its JVM) at 6 seeded random points of the stream (after 0–2 more
 committed micro-batches, then up to 2 s into the next),
@@ -19,7 +19,7 @@ from tests.crash_harness import (
     committed_files, expected_hourly, expected_late, prepare, run_until_done,
 )
 
-DAYS, KILLS, SEED = 8, 6, 12
+DAYS, KILLS, SEED = 10, 6, 12
 
 
 @pytest.mark.spark
