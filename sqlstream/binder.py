@@ -20,7 +20,7 @@ import importlib
 from collections.abc import Callable
 
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, functions
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
@@ -128,9 +128,10 @@ def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None 
     return value
 
 
-def _env(spark: SparkSession) -> dict:
-    """The root names of a program's chains: the session and ``importlib``."""
-    return {"spark": spark, "importlib": importlib}
+def _env(spark: SparkSession, sql_functions=functions) -> dict:
+    """The root names of a program's chains: the session, ``F`` (``sql_functions``,
+    ``pyspark.sql.functions`` unless a test records the calls) and ``importlib``."""
+    return {"spark": spark, "F": sql_functions, "importlib": importlib}
 
 
 def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = print,
@@ -162,7 +163,7 @@ def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> 
     Raises:
         Whatever PySpark raises.
     """
-    env = {"spark": spark}
+    env = _env(spark)
     *chains, last = relation_block(relation).chains
     for chain in chains:
         evaluate(chain, env, report)
@@ -194,7 +195,7 @@ def spark_settings(spark: SparkSession) -> dict[str, str | None]:
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
           report: Report = print, allow_incompatible_restart: bool = False,
-          check_restarts: bool = True) -> list[StreamingQuery]:
+          check_restarts: bool = True, sql_functions=functions) -> list[StreamingQuery]:
     """Run the program of ``plan`` (:func:`sqlstream.program.lower`): apply settings,
     define relations and start every query.
 
@@ -212,6 +213,8 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             restarts (each reported), and record the new signatures.
         check_restarts: ``False`` skips the check and the records (for tests that compare
             the calls made with the printed ones).
+        sql_functions: what the root name ``F`` of a chain is (``pyspark.sql.functions``;
+            ``F.expr`` builds the metric of ``DataFrame.observe``, :mod:`sqlstream.malformed`).
 
     Returns:
         The started queries, in plan order. If one fails to start, those already started
@@ -222,7 +225,7 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
             on its checkpoint; no query was started.
     """
-    env = _env(spark)
+    env = _env(spark, sql_functions)
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None
     try:

@@ -53,7 +53,8 @@ class Chain:
 
     Attributes:
         root: the name the chain starts from: ``spark`` (the session), ``df`` (the
-            DataFrame assigned by an earlier chain) or, in a standalone script only,
+            DataFrame assigned by an earlier chain), ``F`` (``pyspark.sql.functions``, for
+            a nested chain such as ``F.expr(…)``) or, in a standalone script only,
             ``SparkSession``.
         steps: the links, in order.
         assign: the name the chain's value is assigned to (``df``), or ``None``.

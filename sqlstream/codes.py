@@ -432,6 +432,41 @@ CODES: dict[str, Code] = _codes(
      Spark silently ignores options it does not know for a format, and the options of
      ``readStream`` on a table or a sink. Anti-pattern: ``header = true`` on a parquet
      source, ``maxFilesPerTrigger`` on a ``CREATE TABLE``. Fix: remove it."""),
+    # ---- malformed records (on_error, dead letters) ------------------------------------------
+    ("SS250", "error", "an `on_error` value other than `fail`, `drop`, `dead_letter`", """
+     A source's ``on_error`` says what happens to a record that cannot be decoded into the
+     declared columns (LANGUAGE.md §2.2): ``fail`` stops the query (Spark's ``FAILFAST``),
+     ``drop`` drops it and counts it in the progress events, ``dead_letter`` writes it to a
+     dead-letter sink. Anti-pattern: ``on_error = 'skip'``. Fix: one of the three."""),
+    ("SS251", "error", "`on_error` on a source that does not decode records (not csv or json "
+     "files), or `drop`/`dead_letter` with `multiLine` or a non-UTF-8 `encoding`", """
+     Only CSV and JSON files are decoded by sqlstream into the declared columns; Parquet
+     and ORC carry their types and text has one string column. ``drop`` and
+     ``dead_letter`` read the files line by line (``format('text')``, then
+     ``from_csv``/``from_json``), so a record must be one UTF-8 line. Anti-pattern:
+     ``on_error = 'drop'`` on a parquet source. Fix: remove the option, or use ``fail``."""),
+    ("SS252", "error", "`dead_letter` / `dead_letter_path` without `on_error = 'dead_letter'`, "
+     "both given, or neither given with it", """
+     The dead letters of a source go either to the files at ``dead_letter_path`` (a JSON
+     files sink) or to the sink named by ``dead_letter`` (a ``CREATE SINK``). Anti-pattern:
+     ``on_error = 'dead_letter'`` with no destination, or ``dead_letter_path`` with
+     ``on_error = 'drop'``. Fix: give exactly one destination with ``on_error =
+     'dead_letter'``."""),
+    ("SS253", "error", "`on_error` together with Spark's `mode` or `columnNameOfCorruptRecord`", """
+     ``on_error`` sets how Spark parses (``mode``) and where it keeps a record it cannot
+     parse; a ``mode`` or ``columnNameOfCorruptRecord`` given as well would contradict it.
+     Anti-pattern: ``on_error = 'drop', mode = 'PERMISSIVE'``. Fix: keep ``on_error`` only
+     (a source with neither gets ``on_error = 'fail'``)."""),
+    ("SS254", "error", "`dead_letter` names no declared sink, or a sink that cannot take the "
+     "dead letters", """
+     ``dead_letter = 'name'`` writes the dead letters with the query ``<name>`` into the
+     sink declared by ``CREATE SINK name`` (anywhere in the file), in append mode; a sink
+     takes one query, so it must not also be the target of an ``INSERT``. Fix: declare the
+     sink, or use ``dead_letter_path``."""),
+    ("SS255", "error", "`on_error = 'dead_letter'` on a `CREATE TABLE`", """
+     A table is read once when the pipeline starts (``spark.read``); its dead letters would
+     need a batch write outside any streaming query and its exactly-once log. Fix: use
+     ``fail`` or ``drop`` on tables, or declare the input as a stream."""),
     # ---- Spark at run time -------------------------------------------------------------------
     # ---- checkpoints and restarts ------------------------------------------------------------
     ("SS401", "error", "a restart on a checkpoint with a change Spark does not allow (other "

@@ -229,6 +229,9 @@ class BatchProgress(QueryEvent):
         state_operators: one :class:`StateOperatorProgress` per stateful operator.
         sources: one :class:`SourceProgress` per source.
         sink: the :class:`SinkProgress`.
+        malformed_records: source name → records of the batch that could not be decoded
+            (``on_error = 'drop'`` or ``'dead_letter'``; :mod:`sqlstream.malformed`), from
+            Spark's ``observedMetrics`` (``DataFrame.observe``); empty for other sources.
     """
 
     kind: ClassVar[str] = "batch_progress"
@@ -243,6 +246,7 @@ class BatchProgress(QueryEvent):
     state_operators: tuple[StateOperatorProgress, ...]
     sources: tuple[SourceProgress, ...]
     sink: SinkProgress | None
+    malformed_records: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
 
     @property
     def watermark(self) -> str | None:
@@ -399,7 +403,17 @@ def batch_progress(progress: Any) -> BatchProgress:
         ) for s in progress.sources or ()),
         sink=None if sink is None else SinkProgress(
             sink.description, int(sink.numOutputRows), _frozen(sink.metrics)),
+        malformed_records=_malformed(progress),
     )
+
+
+def _malformed(progress: Any) -> Mapping[str, int]:
+    """``{source: records}`` of the ``malformed:<source>`` observed metrics of a progress."""
+    found = {}
+    for name, row in dict(getattr(progress, "observedMetrics", None) or {}).items():
+        if name.startswith("malformed:"):
+            found[name[len("malformed:"):]] = int(row["records"] or 0)
+    return _frozen(found)
 
 
 # --------------------------------------------------------------------------- renderers

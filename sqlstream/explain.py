@@ -185,6 +185,7 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         "import sys",
         "",
         "from pyspark.sql import SparkSession",
+        "from pyspark.sql import functions as F",
         "",
         "os.environ.setdefault('PYSPARK_PYTHON', sys.executable)",
     ]

@@ -27,6 +27,33 @@ class Watermark:
 
 
 @dataclass(frozen=True)
+class Decoding:
+    """How a CSV or JSON source with ``on_error = 'drop'`` or ``'dead_letter'`` decodes its
+    records (LANGUAGE.md §2.2; :mod:`sqlstream.malformed` lowers it): each line is read as
+    text and parsed twice, into the declared columns as strings and as their types; a
+    record is malformed when it does not parse or a value that is there does not convert.
+
+    Attributes:
+        on_error: ``drop`` or ``dead_letter``.
+        format: ``csv`` or ``json``.
+        columns: the declared (physical) columns, ``(name, Spark type)``, in order.
+        parser_options: ``(name, value)`` options of ``from_csv`` / ``from_json``.
+        reader_options: ``(name, value)`` options of the ``text`` read (file source ones).
+        header: CSV files start with a header line (skipped).
+        decoded_view: the temporary view of every decoded line (``dead_letter`` only:
+            the dead-letter query reads it), or ``None``.
+    """
+
+    on_error: str
+    format: str
+    columns: tuple[tuple[str, str], ...]
+    parser_options: tuple[tuple[str, str], ...]
+    reader_options: tuple[tuple[str, str], ...]
+    header: bool
+    decoded_view: str | None = None
+
+
+@dataclass(frozen=True)
 class SourceRelation:
     """Read a source and register it as a temporary view.
 
@@ -56,6 +83,8 @@ class SourceRelation:
             above it is fused with what follows (bench/README.md).
         settings: ``(name, value)`` pairs the connector's lowering reads (``kafka``: the
             value format and Avro schema), not passed to Spark as options.
+        decoding: with ``on_error = 'drop'`` or ``'dead_letter'``, how records are decoded
+            and malformed ones set aside (:class:`Decoding`); ``None`` otherwise.
     """
 
     name: str
@@ -72,6 +101,7 @@ class SourceRelation:
     columns: tuple[tuple[str, str], ...] | None = None
     watermark_first: bool = False
     settings: tuple[tuple[str, str], ...] = ()
+    decoding: Decoding | None = None
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from pathlib import PurePath
 from sqlstream import ast, plan
 from sqlstream.analysis import RelationInfo
 from sqlstream.catalog import Catalog, CatalogRelation, CatalogSink
+from sqlstream import malformed
 from sqlstream.compiler import CompiledQuery, check_query, compile_query, locate
-from sqlstream.connectors import ResolvedOptions, resolve_options
+from sqlstream.connectors import ResolvedOptions, connector, resolve_options
 from sqlstream.declarations import SourceDeclaration
 from sqlstream.errors import (
     CompileError, OptionError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
@@ -60,6 +61,7 @@ class Planner:
         self.compiled: list[CompiledQuery] = []  # of the queries, checked
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
+        self.dead_letters: list[tuple[plan.SourceRelation, ResolvedOptions]] = []
 
     # ---- entry point
     def build(self) -> plan.Plan:
@@ -82,6 +84,11 @@ class Planner:
                     "this statement is too complex to compile", statement.span, self.source,
                     hint="split it into views (CREATE VIEW)"))
                 self._poison(statement)
+        for relation, resolved in self.dead_letters:
+            try:
+                self._dead_letter_query(relation, resolved)
+            except SqlStreamError as error:
+                self.findings.append(error.with_source(self.source))
         self.findings.sort(key=lambda f: f.span.start if f.span is not None else -1)
         errors = [f for f in self.findings if f.severity == "error"]
         if errors:
@@ -147,6 +154,9 @@ class Planner:
         self.catalog.declare(statement.name)
         resolved = self._options(statement.options, role, statement.name, statement.span)
         relation = self.declarations.relation(statement, resolved, bounded)
+        relation = malformed.plan_source(relation, statement, resolved, self.source)
+        if relation.decoding is not None and relation.decoding.decoded_view:
+            self.dead_letters.append((relation, resolved))
         self.relations.append(relation)
         watermarks = frozenset({relation.watermark.column.lower()} if relation.watermark else ())
         self.catalog.add(CatalogRelation(
@@ -212,6 +222,8 @@ class Planner:
     def _options(self, options, role: str, owner: ast.Name, span) -> ResolvedOptions:
         """:func:`~sqlstream.connectors.resolve_options`, recording its warnings."""
         resolved = resolve_options(options, self.source, role, owner, span)
+        if role == "sink":
+            malformed.check_sink_options(resolved, self.source)
         for warning in resolved.warnings:
             self.findings.append(warning.with_source(self.source))
         return resolved
@@ -288,6 +300,43 @@ class Planner:
         self.compiled.append(compiled)
         self.queries.append(plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint,
                                        span, compiled.columns, compiled.state))
+
+    def _dead_letter_query(self, relation: plan.SourceRelation, resolved: ResolvedOptions) -> None:
+        """The query writing the dead letters of ``relation`` (:mod:`sqlstream.malformed`):
+        into JSON files at ``dead_letter_path``, or into the sink named by ``dead_letter``
+        (declared anywhere in the file); its trigger is that of the first query reading the
+        source.
+
+        Raises:
+            SqlStreamError: ``SS254`` an unknown sink or one without append mode;
+                ``SS204`` the sink already takes a query.
+        """
+        target = resolved.compiler.get("dead_letter")
+        if target is None:
+            option = resolved.compiler["dead_letter_path"]
+            name = f"{relation.name}_dead_letters"
+            sink = plan.Sink(name, "files", "json", self._resolve_path(option.text), (), (), True,
+                             option.span)
+            self.catalog.claim_query_name(name, option.value_span)
+            checkpoint = None
+        else:
+            entry = self.catalog.sink(target.text)
+            if entry is None or entry.sink is None:
+                raise UnknownNameError(
+                    f"dead_letter = '{target.text}' names no sink"
+                    f"{did_you_mean(target.text, self.catalog.sink_names())}", target.value_span,
+                    code="SS254", hint="declare it with CREATE SINK … WITH (connector = …)")
+            sink = entry.sink
+            if "append" not in connector(sink.connector).sink_modes:
+                raise OptionError(f"sink '{sink.name}' cannot take dead letters: it has no append "
+                                  "mode", target.value_span, code="SS254",
+                                  hint="name a sink that appends rows (files, kafka, …)")
+            name = self._query_name(sink.name, entry.options, target.value_span)
+            checkpoint = self._resolve_path(entry.options.get("checkpoint_location"))
+        key = relation.name.lower()
+        trigger = next((q.trigger for q in self.queries if q.state is not None
+                        and any(s.relation == key for s in q.state.sources)), None)
+        self.queries.append(malformed.dead_letter_query(relation, name, sink, trigger, checkpoint))
 
     def _state_dir(self) -> str:
         if self.state_dir_override:

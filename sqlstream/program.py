@@ -9,7 +9,7 @@ parts that differ are the connector modules'; the trigger is lowered here only
 
 from __future__ import annotations
 
-from sqlstream import plan as p
+from sqlstream import malformed, plan as p
 from sqlstream.calls import Block, Chain, Program, Step
 from sqlstream.connectors import connector
 from sqlstream.settings import STATE_STORES, watermark_policy
@@ -98,7 +98,8 @@ def relation_block(relation: p.Relation) -> Block:
     if isinstance(relation, p.SourceRelation):
         kind = "TABLE" if relation.bounded else "STREAM"
         head = (f"{kind} {relation.name} {where}", *columns_comment(relation.columns))
-        chains = connector(relation.connector).read_chains(relation)
+        chains = (malformed.read_chains(relation) if relation.decoding is not None
+                  else connector(relation.connector).read_chains(relation))
     elif isinstance(relation, p.SqlView):
         head = (f"VIEW {relation.name} {where}", *columns_comment(relation.columns))
         chains = (Chain("spark", (Step("sql", (relation.sql,)), view), **what),)

@@ -65,7 +65,7 @@ def test_json_shape_of_the_example(runner):
     assert query["watermarks"] == [{"relation": "flights", "column": "time_hour", "delay": "1 hour"}]
     (source,) = query["sources"]
     assert source["options"] == {"header": "true", "nullValue": "NA", "maxFilesPerTrigger": "31",
-                                 "enforceSchema": "false"}
+                                 "enforceSchema": "false", "mode": "FAILFAST"}
     assert source["watermark"] == {"column": "time_hour", "delay": "1 hour"}
     assert query["sink"]["format"] == "parquet"
     assert query["sink"]["checkpoint_location"].endswith("hourly_delays/hourly")

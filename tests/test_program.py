@@ -56,7 +56,8 @@ def _printed_calls(text: str) -> list[str]:
     """The calls the translation makes when run as Python (``--`` comments dropped)."""
     code = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     log = Log()
-    namespace = {"spark": Symbol(log, log.new()), "importlib": importlib}  # foreachBatch functions
+    namespace = {"spark": Symbol(log, log.new()), "F": Symbol(log, log.new()),
+                 "importlib": importlib}  # F: dead letters; importlib: foreachBatch functions
     exec(compile(code, "<translation>", "exec"), namespace)  # noqa: S102
     return canonical(log.events)
 
@@ -64,6 +65,8 @@ def _printed_calls(text: str) -> list[str]:
 @pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.stem)
 def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case):
+    from pyspark.sql import functions
+
     from sqlstream import binder
 
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
@@ -71,7 +74,8 @@ def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case
     log = Log()
     before = spark.conf.get("spark.sql.shuffle.partitions")
     started = binder.start(Recorded(spark, log, log.new()), pipeline.plan, report=lambda _: None,
-                           check_restarts=False)  # reads settings and files: no binding call
+                           check_restarts=False,  # reads settings and files: no binding call
+                           sql_functions=Recorded(functions, log, log.new()))
     recorded = canonical(log.events)
     try:
         assert len(started) == len(pipeline.plan.queries)
@@ -96,7 +100,8 @@ def test_binder_makes_the_printed_calls_without_spark(monkeypatch, case):
                                  path=f"translate/{case.name}")
     log = Log()
     started = binder.start(Symbol(log, log.new()), pipeline.plan, report=lambda _: None,
-                           check_restarts=False)  # reads settings and files: no binding call
+                           check_restarts=False,  # reads settings and files: no binding call
+                           sql_functions=Symbol(log, log.new()))
     assert len(started) == len(pipeline.plan.queries)
     redact = pipeline.plan.source.redact
     assert [redact(row) for row in canonical(log.events)] == _printed_calls(pipeline.translate())

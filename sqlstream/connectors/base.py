@@ -41,7 +41,7 @@ from sqlstream.source import Source
 # Options read by the compiler, never passed to Spark as they are.
 COMPILER_OPTIONS = {
     "connector", "format", "path", "infer_schema", "checkpoint_location", "query_name",
-    "partition_by", "table", "function",
+    "partition_by", "table", "function", "on_error", "dead_letter", "dead_letter_path",
 }
 ALL_MODES = frozenset({"append", "update", "complete"})
 DURABLE = "durable"

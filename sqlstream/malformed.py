@@ -1,0 +1,277 @@
+"""Malformed records: ``on_error = 'fail' | 'drop' | 'dead_letter'`` of a source (LANGUAGE.md §2.2).
+
+A record of a CSV or JSON source that cannot be decoded into the declared columns — a line
+that does not parse, a short or long CSV row, a value of the wrong type (``'abc'`` in a
+``DOUBLE`` column), an unparseable timestamp — is never silently turned into NULLs:
+
+* ``fail`` (the default, as Flink's ``json.ignore-parse-errors = false``): Spark's
+  ``mode = 'FAILFAST'``; the query stops with Spark's ``FAILED_READ_FILE`` error, which
+  names the file, and its cause (the value).
+* ``drop`` and ``dead_letter``: every line is read as text (``readStream.format('text')``)
+  and parsed twice with Spark's own parser — ``from_csv`` / ``from_json`` into the declared
+  columns as strings (plus Spark's corrupt-record column) and as their types. A line that
+  does not parse, or whose non-null value does not convert, is malformed; the reason names
+  the first such column. Why not Spark's ``PERMISSIVE`` reader with
+  ``columnNameOfCorruptRecord``: the CSV and JSON readers convert only the columns a query
+  reads (column pruning), so the same record is malformed for one query and fine for
+  another; here every column is referenced by the classification. Malformed records are
+  counted per micro-batch with ``DataFrame.observe`` (metric ``malformed:<source>`` in
+  Spark's ``StreamingQueryProgress.observedMetrics``, :class:`sqlstream.events.BatchProgress`
+  ``malformed_records``) and filtered out before the declared projection and watermark.
+* ``dead_letter``: the decoded lines are also a temporary view ``__<source>_decoded`` read
+  by one more streaming query, ``<source>_dead_letters`` (or the named sink's query), that
+  writes each malformed record once — ``raw`` (the line as read), ``reason``, ``source``,
+  ``file`` (``_metadata.file_path``), ``time`` (the micro-batch's ``current_timestamp()``)
+  — into a JSON files sink at ``dead_letter_path`` or into the sink named by
+  ``dead_letter``. One query per source, not per query that reads it: with two queries over
+  a source each record is still written once. Its checkpoint and the file sink's
+  ``_spark_metadata`` log make it exactly-once like any files sink; it reads the same files
+  with the same classification, so every record is either a good row of the source's
+  queries or a dead letter, never both. It is not the same micro-batch as the queries that
+  read the source: a streaming query's micro-batch exposes only its own sink's rows (Spark
+  has no side outputs), and a ``foreachBatch`` writing both would take the place of the
+  user's sink.
+
+Sources: Spark "Data Source Option" pages for CSV and JSON (``mode``,
+``columnNameOfCorruptRecord``), ``from_csv`` / ``from_json``, ``DataFrame.observe``,
+*File metadata column*; Structured Streaming guide, *Fault Tolerance Semantics*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlstream import ast, plan
+from sqlstream.calls import Chain, Step
+from sqlstream.connectors import ResolvedOptions
+from sqlstream.connectors.files import FILE_SOURCE_OPTIONS, FORMAT_OPTIONS
+from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.schema import spark_type
+from sqlstream.source import Source
+
+ON_ERROR = ("fail", "drop", "dead_letter")
+DEFAULT_ON_ERROR = "fail"
+DECODED_FORMATS = ("csv", "json")
+DEAD_LETTER_COLUMNS = (("raw", "STRING"), ("reason", "STRING"), ("source", "STRING"),
+                       ("file", "STRING"), ("time", "TIMESTAMP"))
+METRIC_PREFIX = "malformed:"
+
+RAW, STRINGS, TYPED, ERROR, CORRUPT = ("__sqlstream_raw", "__sqlstream_s", "__sqlstream_t",
+                                       "__sqlstream_error", "__sqlstream_corrupt")
+# Options of the whole file (or of Spark's reader), not of one record's parser.
+_NOT_PARSER = {"header", "mode", "columnnameofcorruptrecord", "multiline", "encoding", "charset",
+               "compression", "linesep", "enforceschema", "inferschema", "samplingratio",
+               "wholetext"}
+
+
+def quote(name: str) -> str:
+    """A Spark SQL identifier in backquotes."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def literal(text: str) -> str:
+    """A Spark SQL string literal (backslash escapes, Spark's default parser)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def on_error_of(resolved: ResolvedOptions) -> str:
+    """The ``on_error`` value of a source's options (lower case; the default when absent)."""
+    option = resolved.compiler.get("on_error")
+    return option.text.lower() if option is not None else DEFAULT_ON_ERROR
+
+
+def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOptions,
+                source: Source) -> plan.SourceRelation:
+    """Apply ``on_error`` to the read of ``statement`` (a ``CREATE STREAM`` or ``TABLE``).
+
+    Returns:
+        ``relation`` with ``mode = 'FAILFAST'`` added to its Spark options (``fail`` on csv
+        or json, unless the user gave ``mode``), or with a :class:`~sqlstream.plan.Decoding`
+        (``drop``, ``dead_letter``); unchanged for other formats and connectors.
+
+    Raises:
+        OptionError: ``SS250`` a bad value; ``SS251`` not a csv/json files source (or
+            ``drop``/``dead_letter`` with ``multiLine``, an encoding, no declared
+            columns); ``SS252`` a dead-letter destination missing, doubled or without
+            ``dead_letter``; ``SS253`` with ``mode`` / ``columnNameOfCorruptRecord``;
+            ``SS255`` ``dead_letter`` on a table.
+    """
+    compiler = resolved.compiler
+    option = compiler.get("on_error")
+    value = on_error_of(resolved)
+    if option is not None and value not in ON_ERROR:
+        raise OptionError(f"on_error = '{option.text}' is not one of "
+                          f"{', '.join(repr(v) for v in ON_ERROR)}{did_you_mean(option.text, ON_ERROR)}",
+                          option.value_span, source, code="SS250",
+                          hint="fail stops the query, drop counts and drops the record, "
+                          "dead_letter writes it to a dead-letter sink")
+    destinations = [compiler[k] for k in ("dead_letter", "dead_letter_path") if k in compiler]
+    if value == "dead_letter" and len(destinations) != 1:
+        where = destinations[1].key_span if destinations else option.span
+        raise OptionError("on_error = 'dead_letter' needs one destination: dead_letter = "
+                          "'<sink name>' or dead_letter_path = '<folder>'"
+                          + (", not both" if destinations else ""), where, source, code="SS252",
+                          hint="dead_letter_path writes JSON files; dead_letter names a CREATE SINK")
+    if value != "dead_letter" and destinations:
+        raise OptionError(f"'{destinations[0].key}' is only read with on_error = 'dead_letter'",
+                          destinations[0].key_span, source, code="SS252",
+                          hint="add on_error = 'dead_letter', or remove it")
+    fmt = (relation.format or "").lower()
+    decodes = relation.connector == "files" and fmt in DECODED_FORMATS
+    if option is None and not decodes:
+        return relation
+    if not decodes:
+        raise OptionError(f"on_error applies to csv and json files; this source reads "
+                          f"{relation.connector} {fmt}".rstrip(), option.key_span, source,
+                          code="SS251", hint="remove on_error: these records carry their own types")
+    spark = {k.lower(): (k, v) for k, v in relation.options}
+    conflict = next((spark[k][0] for k in ("mode", "columnnameofcorruptrecord") if k in spark), None)
+    if option is None:
+        if "mode" in spark:  # the user chose Spark's parse mode: kept as written
+            return relation
+        return replace(relation, options=relation.options + (("mode", "FAILFAST"),))
+    if conflict is not None:
+        raise OptionError(f"on_error and Spark's '{conflict}' both say what happens to a "
+                          "malformed record", option.key_span, source, code="SS253",
+                          hint=f"remove '{conflict}'")
+    if value == "fail":
+        return replace(relation, options=relation.options + (("mode", "FAILFAST"),))
+    if relation.bounded and value == "dead_letter":
+        raise OptionError(f"table '{relation.name}' is read once: it cannot have dead letters",
+                          option.value_span, source, code="SS255",
+                          hint="use on_error = 'fail' or 'drop', or declare a CREATE STREAM")
+    if spark.get("multiline", ("", "false"))[1].lower() == "true" or (
+            spark.get("encoding", spark.get("charset", ("", "utf-8")))[1].lower().replace("-", "")
+            not in ("utf8",)):
+        raise OptionError(f"on_error = '{value}' reads one UTF-8 line per record: not with "
+                          "multiLine or another encoding", option.value_span, source,
+                          code="SS251", hint="use on_error = 'fail', or one record per line")
+    columns = tuple((c.name.value, c.type) for c in statement.columns
+                    if isinstance(c, ast.ColumnDef))
+    if not columns:
+        raise OptionError(f"on_error = '{value}' decodes into the declared columns: declare them",
+                          option.value_span, source, code="SS251",
+                          hint="declare the columns instead of infer_schema = true")
+    known = {o.lower() for o in FORMAT_OPTIONS[fmt]} - _NOT_PARSER
+    parser = tuple((k, v) for k, v in relation.options if k.lower() in known)
+    reader = tuple((k, v) for k, v in relation.options
+                   if k.lower() not in known and k.lower() not in ("header",))
+    header = fmt == "csv" and spark.get("header", ("", "false"))[1].lower() == "true"
+    decoding = plan.Decoding(value, fmt, columns, parser, reader, header,
+                             f"__{relation.name}_decoded" if value == "dead_letter" else None)
+    return replace(relation, decoding=decoding)
+
+
+def check_sink_options(resolved: ResolvedOptions, source: Source) -> None:
+    """Refuse the source options of :mod:`sqlstream.malformed` in a sink's ``WITH``.
+
+    Raises:
+        OptionError: ``SS251`` at the first of ``on_error``, ``dead_letter``,
+            ``dead_letter_path`` given.
+    """
+    for key in ("on_error", "dead_letter", "dead_letter_path"):
+        option = resolved.compiler.get(key)
+        if option is not None:
+            raise OptionError(f"'{option.key}' is an option of a source (CREATE STREAM or TABLE), "
+                              "not of a sink", option.key_span, source, code="SS251",
+                              hint="put it on the stream whose records are decoded")
+
+
+def _options_map(options: tuple[tuple[str, str], ...]) -> str:
+    return "map(" + ", ".join(f"{literal(k)}, {literal(v)}" for k, v in options) + ")"
+
+
+def reason_sql(decoding: plan.Decoding) -> str:
+    """The SQL of a line's reason for being malformed, ``NULL`` for a good one: it does not
+    parse (a CSV row with another number of fields or an unclosed quote, JSON that is not
+    an object), or the first column whose value is there but does not convert."""
+    what = ("a CSV record with other than the {} declared fields, or an unclosed quote"
+            .format(len(decoding.columns)) if decoding.format == "csv"
+            else "not a JSON object")
+    cases = [f"WHEN {quote(STRINGS)} IS NULL OR {quote(STRINGS)}.{quote(CORRUPT)} IS NOT NULL "
+             f"THEN {literal('malformed: ' + what)}"]
+    for name, kind in decoding.columns:
+        spark = spark_type(kind)
+        if spark == "STRING":
+            continue
+        s, t = f"{quote(STRINGS)}.{quote(name)}", f"{quote(TYPED)}.{quote(name)}"
+        cases.append(f"WHEN {s} IS NOT NULL AND {t} IS NULL THEN concat("
+                     f"{literal(f'column {name}: ' + chr(39))}, {s}, "
+                     f"{literal(chr(39) + f' is not a {spark}')})")
+    return "CASE " + " ".join(cases) + " END"
+
+
+def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
+    """The chains of a source with a :class:`~sqlstream.plan.Decoding`::
+
+        df = (spark.readStream.format('text').option(…)….load(path))
+        df = df.where("trim(value) != ''")                 # blank lines, as Spark's readers
+        df = df.selectExpr('value AS `__sqlstream_raw`', '_metadata',
+                           "from_csv(value, '<columns as STRING>, …', map(…)) AS `__sqlstream_s`",
+                           "from_csv(value, '<declared schema>', map(…)) AS `__sqlstream_t`")
+        df = df.where(<not the header line>)                # csv with header = true
+        df = df.selectExpr('`__sqlstream_raw`', '_metadata', <typed columns>, <reason>)
+        df.createOrReplaceTempView('__<name>_decoded')     # dead_letter
+        df = df.observe('malformed:<name>', F.expr('count_if(`__sqlstream_error` IS NOT NULL) AS records'))
+                                                           # streams only (counted per micro-batch)
+        df = df.where('`__sqlstream_error` IS NULL')
+        df = df.selectExpr(<declared, metadata, computed columns>)
+        df = df.withWatermark(column, delay)
+        df.createOrReplaceTempView(name)
+    """
+    d = relation.decoding
+    what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+    function = "from_csv" if d.format == "csv" else "from_json"
+    strings = ", ".join(f"{quote(n)} STRING" for n, _ in d.columns) + f", {quote(CORRUPT)} STRING"
+    typed = ", ".join(f"{quote(n)} {t}" for n, t in d.columns)
+    permissive = (*d.parser_options, ("mode", "PERMISSIVE"))
+    reader = Step("read" if relation.bounded else "readStream", call=False)
+    chains = [Chain("spark", (reader, Step("format", ("text",)),
+                              *(Step("option", (k, v)) for k, v in d.reader_options),
+                              Step("load", (relation.path,))), assign="df", **what)]
+    blank = "trim(value) != ''"
+    comment = dict((k.lower(), v) for k, v in d.parser_options).get("comment")
+    if comment:
+        blank += f" AND NOT startswith(value, {literal(comment)})"
+    steps = [Step("where", (blank,)), Step("selectExpr", (
+        f"value AS {quote(RAW)}", "_metadata",
+        f"{function}(value, {literal(strings)}, "
+        f"{_options_map((*permissive, ('columnNameOfCorruptRecord', CORRUPT)))}) AS {quote(STRINGS)}",
+        f"{function}(value, {literal(typed)}, {_options_map(permissive)}) AS {quote(TYPED)}"))]
+    if d.header:
+        same = " AND ".join(f"lower({quote(STRINGS)}.{quote(n)}) <=> {literal(n.lower())}"
+                            for n, _ in d.columns)
+        steps.append(Step("where", (f"NOT ({same})",)))
+    steps.append(Step("selectExpr", (
+        quote(RAW), "_metadata", *(f"{quote(TYPED)}.{quote(n)} AS {quote(n)}" for n, _ in d.columns),
+        f"{reason_sql(d)} AS {quote(ERROR)}")))
+    chains += [Chain("df", (step,), assign="df", **what) for step in steps]
+    if d.decoded_view:
+        chains.append(Chain("df", (Step("createOrReplaceTempView", (d.decoded_view,)),), **what))
+    count = Chain("F", (Step("expr", (f"count_if({quote(ERROR)} IS NOT NULL) AS records",)),))
+    projection = relation.projection or tuple(quote(n) for n, _ in d.columns)
+    tail = [] if relation.bounded else [Step("observe", (METRIC_PREFIX + relation.name, count))]
+    tail += [Step("where", (f"{quote(ERROR)} IS NULL",)), Step("selectExpr", projection)]
+    if relation.watermark is not None:
+        tail.append(Step("withWatermark", (relation.watermark.column, relation.watermark.delay)))
+    chains += [Chain("df", (step,), assign="df", **what) for step in tail]
+    chains.append(Chain("df", (Step("createOrReplaceTempView", (relation.name,)),), **what))
+    return tuple(chains)
+
+
+def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,
+                      trigger: plan.Trigger | None, checkpoint: str | None) -> plan.Query:
+    """The query that writes the dead letters of ``relation`` (``on_error = 'dead_letter'``)
+    into ``sink``: append mode, stateless, ``trigger`` of the first query reading the
+    source (so that ``EMIT … ONCE`` pipelines still end), columns
+    :data:`DEAD_LETTER_COLUMNS`."""
+    sql = (f"SELECT {quote(RAW)} AS `raw`, {quote(ERROR)} AS `reason`, "
+           f"{literal(relation.name)} AS `source`, _metadata.file_path AS `file`, "
+           f"current_timestamp() AS `time` FROM {quote(relation.decoding.decoded_view)} "
+           f"WHERE {quote(ERROR)} IS NOT NULL")
+    state = plan.StateSignature(
+        sources=(plan.SourceIdentity(relation.name.lower(), relation.connector, relation.path),),
+        operators=(), watermarks=(), output_mode="append",
+        sink=(sink.connector, sink.format, sink.path))
+    return plan.Query(name, sql, sink, "append", f"dead letters of {relation.name}", trigger,
+                      checkpoint, relation.span, DEAD_LETTER_COLUMNS, state)
