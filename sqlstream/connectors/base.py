@@ -74,6 +74,9 @@ class Connector:
         bounded_source: the connector can also back a ``CREATE TABLE`` (``spark.read``).
         continuous_source: Spark's continuous processing reads it (``rate``, ``kafka``).
         continuous_sink: a continuous query may write it (not ``files``: a V1 sink).
+        empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
+            ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
+            support of its own; warning ``SS360``).
     """
 
     name: str = ""
@@ -89,6 +92,7 @@ class Connector:
     bounded_source: bool = False
     continuous_source: bool = False
     continuous_sink: bool = True
+    empty_available_now: bool = False
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"
