@@ -301,7 +301,7 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
             renderer(Notice(warning.render()))
         with sqlstream.Session(master=master, conf=conf, listeners=[renderer],
                                jvm_output=jvm_line) as session:
-            session.run(pipeline, available_now, timeout,
+            session.run(pipeline, available_now, timeout=timeout,
                         allow_incompatible_restart=allow_incompatible_restart)
 
 

@@ -244,7 +244,9 @@ def show_time(value: str | None) -> str:
 
 
 def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}/s"
+    if value is None:
+        return "-"
+    return f"{value:.1f}/s" if 0 < value < 10 else f"{value:,.0f}/s"
 
 
 def _duration(ms: int) -> str:
@@ -274,22 +276,27 @@ COLUMNS = ("query", "batch", "input rows", "input rows/s", "processed rows/s", "
 """The columns of the live table, in order (:func:`batch_cells`)."""
 
 
-def batch_cells(event: BatchProgress) -> tuple[str, ...]:
-    """The cells of a micro-batch's row, one per :data:`COLUMNS` entry."""
+def batch_cells(event: BatchProgress, run_late: int | None = None) -> tuple[str, ...]:
+    """The cells of a micro-batch's row, one per :data:`COLUMNS` entry; ``run_late``: the
+    late rows of the run so far, shown after the batch's own when more."""
     rows, memory = state_rows(event)
     stateful = bool(event.state_operators)
+    late = late_rows(event)
+    late_text = f"{late:,}" + (f" ({run_late:,} in run)" if run_late and run_late > late else "")
     return (event.name, str(event.batch_id), f"{event.num_input_rows:,}",
             _rate(event.input_rows_per_second), _rate(event.processed_rows_per_second),
             _duration(event.batch_duration_ms), show_time(event.watermark),
             f"{rows:,}" if stateful else "-", _bytes(memory) if stateful else "-",
-            f"{late_rows(event):,}" if stateful else "-", sink_text(event))
+            late_text if stateful and event.watermark is not None else "-", sink_text(event))
 
 
 def batch_line(event: BatchProgress) -> str:
     """One plain line for a micro-batch."""
     cells = dict(zip(COLUMNS, batch_cells(event)))
-    state = (f", state {cells['state rows']} rows / {cells['state memory']}, "
-             f"{cells['late rows']} late rows dropped" if event.state_operators else "")
+    state = (f", state {cells['state rows']} rows / {cells['state memory']}"
+             if event.state_operators else "")
+    if event.state_operators and event.watermark is not None:
+        state += f", {cells['late rows']} late rows dropped"
     mark = f", watermark {cells['watermark']}" if event.watermark is not None else ""
     return (f"query {event.name} batch {event.batch_id}: {cells['input rows']} input rows "
             f"({cells['input rows/s']} in, {cells['processed rows/s']} processed), "
@@ -298,7 +305,8 @@ def batch_line(event: BatchProgress) -> str:
 
 def summary_line(summary: QuerySummary) -> str:
     """One plain line for a query's summary."""
-    text = (f"query {summary.name} {summary.status}: {summary.batches} micro-batches, "
+    batches = "1 micro-batch" if summary.batches == 1 else f"{summary.batches} micro-batches"
+    text = (f"query {summary.name} {summary.status}: {batches}, "
             f"{summary.input_rows:,} input rows ({_rate(summary.rows_per_second)})")
     if summary.final_watermark is not None:
         text += f", final watermark {show_time(summary.final_watermark)}"
@@ -373,7 +381,8 @@ class ProgressRenderer:
             self.rows[event.name] = (event.name, "-", *("" for _ in COLUMNS[2:]))
             self._refresh()
         elif isinstance(event, BatchProgress):
-            self.rows[event.name] = batch_cells(event)
+            query = self.tracker.queries.get(event.run_id)
+            self.rows[event.name] = batch_cells(event, query.late_rows if query else None)
             if self.fmt == "live":
                 self._refresh()
             else:

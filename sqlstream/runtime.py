@@ -87,8 +87,10 @@ def launch_jvm(conf, jvm_output: Report | None = None):
 
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE,
                                                  "start_new_session": True})
-    threading.Thread(target=_copy_stderr, args=(gateway.proc.stderr, jvm_output or _to_stderr),
-                     name="sqlstream-jvm-stderr", daemon=True).start()
+    proc = getattr(gateway, "proc", None)  # None: a JVM started by spark-submit, not by us
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_copy_stderr, args=(proc.stderr, jvm_output or _to_stderr),
+                         name="sqlstream-jvm-stderr", daemon=True).start()
     return gateway
 
 
