@@ -58,7 +58,7 @@ def test_ctrl_c_twice_stops_cleanly(tmp_path):
     out: list[str] = []
     err: list[str] = []
     readers = [_watch(proc.stdout, out), _watch(proc.stderr, err)]
-    _wait_for(proc, out, "Batch: 1")
+    _wait_for(proc, err, "query select_1 batch 1: 3 input rows")  # plain progress lines
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C goes to the whole foreground group
     time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGINT)
@@ -68,7 +68,6 @@ def test_ctrl_c_twice_stops_cleanly(tmp_path):
     stderr = "".join(err)
     assert "started query select_1" in stderr
     assert "interrupted (SIGINT): stopping queries" in stderr
-    assert "query select_1 batch 1: 3 input rows" in stderr  # plain progress (not a terminal)
     assert "query select_1 stopped: " in stderr
     assert not [n for n in NOISE if n in stderr], stderr
     assert any("|    2|      4|" in line for line in out), "".join(out[-20:])
