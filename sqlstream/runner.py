@@ -418,7 +418,7 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
     signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
     try:
         if signals.received:  # a signal during start-up (e.g. while the JVM started)
-            run_.emit(Stopping(_reason(signals.received[0]) + " before the queries started"))
+            run_.emit(Stopping(_reason(signals.received[0]) + " during start-up"))
             return []
         return _run_started(run_, deadline, timeout)
     finally:
