@@ -9,7 +9,7 @@ verified on Spark 4.1.4 (``docs/streaming-rules.md``). ``tests/fixtures/check/``
 program for every rule, each run on Spark by ``tests/test_check_corpus.py``.
 
 Each finding is an error (Spark refuses the query when it starts or fails it in its first
-batch, or runs it with a result other than the SQL's) or a warning (``SS35x``: the query
+batch, or runs it with a result other than the SQL's) or a warning (``SS35x``, ``SS36x``: the query
 runs, but perhaps not as meant); the codes, their severity and documentation are
 registered in :mod:`sqlstream.codes` (``python -m sqlstream.codes SS301`` prints one).
 """
@@ -68,6 +68,8 @@ class Context:
             (connectors' ``continuous_source``).
         continuous_sink: the sink accepts a continuous query (not a V1 sink such as files:
             Spark starts the query, then fails it at once).
+        empty_available_now_sources: connector names of the streams the query reads that
+            yield no rows under ``EMIT … ONCE`` on a new checkpoint (``rate``).
     """
 
     info: QueryInfo
@@ -80,6 +82,7 @@ class Context:
     not_continuous_sources: frozenset[str]
     continuous_sources: tuple[str, ...]
     continuous_sink: bool
+    empty_available_now_sources: frozenset[str] = frozenset()
 
 
 # ---- output modes ------------------------------------------------------------------------------
@@ -319,6 +322,19 @@ def _continuous(c: Context) -> Iterator[Finding]:
                       at="emit")
 
 
+def _empty_once(c: Context) -> Iterator[Finding]:
+    """SS360 (warning) — ``EMIT … ONCE`` over a ``rate`` source: Spark has no AvailableNow
+    support in its rate source, reads the rows due when the query starts — none on a new
+    checkpoint — and ends (measured on Spark 4.1.4)."""
+    if c.trigger_kind == "available_now" and c.empty_available_now_sources:
+        name = sorted(c.empty_available_now_sources)[0]
+        yield Finding("SS360", f"a {name} source with EMIT … ONCE reads only the rows due when "
+                      "the query starts: none on a new checkpoint, so the run writes nothing",
+                      "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
+                      "micro-batch of N rows per run), or EMIT … EVERY INTERVAL … with exec "
+                      "--timeout", at="emit")
+
+
 _NULLABLE_STREAM = {  # join kind -> which streaming side Spark refuses against a static one
     "left": "right", "right": "left", "full": "either", "semi": "right", "anti": "right",
 }
@@ -456,7 +472,7 @@ def _append_delay(c: Context) -> Iterator[Finding]:
 RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     _limit, _order, _window_function, _global_session, _offset, _distinct_aggregate,
     _set_operations, _watermark_redefined, _continuous, _joins, _lookup_joins, _unbounded_state,
-    _append_delay,
+    _append_delay, _empty_once,
 )
 
 

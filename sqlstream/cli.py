@@ -270,6 +270,39 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
         click.echo(render(described, plans), nl=False)
 
 
+def _duration(ctx, param, value) -> float | None:
+    """``--timeout``: ``90`` (seconds), ``30s``, ``5m``, ``2h``, ``1h30m``, ``500ms`` → seconds."""
+    if value is None:
+        return None
+    import re
+
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = value.strip().lower().replace(" ", "")
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?", text)
+    if not text or "".join(n + u for n, u in parts) != text or (len(parts) > 1 and not all(u for _, u in parts)):
+        raise click.BadParameter(f"expected a duration such as 30s, 5m, 1h30m or 90, got {value!r}",
+                                 ctx, param)
+    seconds = sum(float(n) * units[u or "s"] for n, u in parts)
+    if seconds <= 0:
+        raise click.BadParameter(f"the duration must be more than 0, got {value!r}", ctx, param)
+    return seconds
+
+
+def _exec_renderer(log_format: str, plan, say):
+    """The progress renderer of ``exec``: JSON lines; a live table when stderr is a terminal
+    (and no console sink writes to a terminal on stdout); plain lines otherwise."""
+    from sqlstream.progress import ProgressRenderer
+
+    if log_format == "json":
+        return ProgressRenderer(say, "json")
+    console_on_tty = sys.stdout.isatty() and any(q.sink.connector == "console" for q in plan.queries)
+    if sys.stderr.isatty() and not console_on_tty:
+        from rich.console import Console
+
+        return ProgressRenderer(say, "live", console=Console(stderr=True))
+    return ProgressRenderer(say, "plain")
+
+
 @main.command(name="exec")
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
@@ -284,8 +317,12 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
               "for the session: spark.jars.packages; replaces the Kafka/Avro package exec adds.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True,
-              help="text: one line per query start and end; json: one JSON object per event "
-              "(every micro-batch's progress included). Written to stderr.")
+              help="text: a live table of every query's micro-batches on a terminal, one line "
+              "per event otherwise; json: one JSON object per event (micro-batch progress, "
+              "warnings, summaries). Written to stderr.")
+@click.option("--timeout", type=str, callback=_duration, metavar="DURATION",
+              help="Stop every query cleanly after this time (30s, 5m, 1h30m; a number: "
+              "seconds) and exit 0.")
 @click.option("--allow-incompatible-restart", is_flag=True,
               help="Start queries despite changes Spark does not allow on their checkpoints "
               "(other keys, aggregates, sources, sink path, …), at your own risk: each change "
@@ -293,14 +330,17 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
           master: str | None, conf: dict[str, str], packages: str | None, log_format: str,
+          timeout: float | None,
           allow_incompatible_restart: bool) -> None:
-    """Run every query of FILE on Spark and wait for them.
+    """Run every query of FILE on Spark and wait for them, showing their progress.
 
-    Exits 0 when all queries finished (e.g. EMIT … ONCE) or after stopping them on
-    Ctrl-C; 1 with the reason when a query fails, or when a query changed in a way Spark
-    does not allow on its checkpoint (nothing is started).
+    Exits 0 when all queries finished (e.g. EMIT … ONCE), or after stopping them cleanly on
+    Ctrl-C, SIGTERM (once or repeated) or --timeout; 1 with the failing statement and
+    Spark's reason when a query fails (the others are stopped), or when a query changed in
+    a way Spark does not allow on its checkpoint (nothing is started).
     """
-    from sqlstream.events import JsonLinesRenderer, Notice, TextRenderer
+    from sqlstream.events import Notice
+    from sqlstream.runner import StopSignals
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan
@@ -310,15 +350,18 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     def say(line: str) -> None:
         click.echo(plan.source.redact(line), err=True)
 
-    renderer = TextRenderer(say) if log_format == "text" else JsonLinesRenderer(say)
-    renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
-                    f"{len(plan.queries)} queries"))
-    for warning in plan.warnings:
-        renderer(Notice(warning.render()))
-    with _redacted_output(plan.source), sqlstream.Session(
-            master=master, conf=conf, listeners=[renderer]) as session:
-        session.run(pipeline, available_now,
-                    allow_incompatible_restart=allow_incompatible_restart)
+    def jvm_line(line: str) -> None:
+        say(json.dumps({"event": "jvm_output", "line": line}) if log_format == "json" else line)
+
+    with StopSignals(), _exec_renderer(log_format, plan, say) as renderer:
+        renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
+                        f"{len(plan.queries)} queries"))
+        for warning in plan.warnings:
+            renderer(Notice(warning.render()))
+        with _redacted_output(plan.source), sqlstream.Session(
+                master=master, conf=conf, listeners=[renderer], jvm_output=jvm_line) as session:
+            session.run(pipeline, available_now, timeout=timeout,
+                        allow_incompatible_restart=allow_incompatible_restart)
 
 
 if __name__ == "__main__":  # pragma: no cover

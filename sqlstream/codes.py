@@ -3,7 +3,7 @@
 A finding (:class:`~sqlstream.errors.SqlStreamError`) carries a code registered here;
 constructing one with any other code raises ``KeyError``. Ranges: ``SS0xx`` files and
 variables, ``SS1xx`` syntax, ``SS2xx`` names, options, meaning and types, ``SS3xx``
-streaming rules (``SS35x`` warnings), ``SS4xx`` checkpoints and restarts, ``SS5xx`` Spark
+streaming rules (``SS35x`` and ``SS36x`` warnings), ``SS4xx`` checkpoints and restarts, ``SS5xx`` Spark
 at run time. The rule numbers in
 the docs (R1, R2 …) are those of ``docs/streaming-rules.md``, where each was verified on
 Spark 4.1.4.
@@ -467,6 +467,17 @@ CODES: dict[str, Code] = _codes(
      A table is read once when the pipeline starts (``spark.read``); its dead letters would
      need a batch write outside any streaming query and its exactly-once log. Fix: use
      ``fail`` or ``drop`` on tables, or declare the input as a stream."""),
+    ("SS360", "warning", "a `rate` source read with `EMIT … ONCE` (or `exec --available-now`): "
+     "no rows on a new checkpoint", """
+     Spark's ``rate`` source has no ``Trigger.AvailableNow`` support of its own: Spark
+     reads the rows due when the query starts, and a new ``rate`` source has produced none
+     yet, so the first run writes nothing and ends (measured on Spark 4.1.4: one empty
+     micro-batch; a later run on the same checkpoint reads ``rowsPerSecond`` × the seconds
+     since the previous one). Anti-pattern: ``CREATE STREAM ticks WITH (connector =
+     'rate')`` and ``SELECT … FROM ticks EMIT ONCE``. Fix: ``connector =
+     'rate_micro_batch'`` with ``rows_per_batch = N`` (Spark's rate-per-micro-batch source
+     supports AvailableNow: each run reads one micro-batch of N rows), or ``EMIT … EVERY
+     INTERVAL …`` and stop the run with ``exec --timeout``."""),
     # ---- Spark at run time -------------------------------------------------------------------
     # ---- checkpoints and restarts ------------------------------------------------------------
     ("SS401", "error", "a restart on a checkpoint with a change Spark does not allow (other "

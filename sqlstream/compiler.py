@@ -221,7 +221,8 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
         findings += run_rules(Context(
             compiled.info, compiled.operators, mode, requested is not None, sink.connector,
             sink_modes, trigger, frozenset(c.name for c in streams if not c.continuous_source),
-            CONTINUOUS_SOURCES, sink_connector.continuous_sink))
+            CONTINUOUS_SOURCES, sink_connector.continuous_sink,
+            frozenset(c.name for c in streams if c.empty_available_now)))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
     state = None if mode is None else state_signature(compiled.tree, reads, mode, sink,
                                                       catalog.infos(), compiled.steps)

@@ -11,8 +11,10 @@ The events of one query arrive in this order::
 and :class:`Notice` / :class:`Stopping` lines may come between them.
 
 A listener is a callable ``listener(event)`` or an object with ``on_event(event)``
-(:class:`Listener`). :class:`TextRenderer` writes the lines ``sqlstream exec`` prints;
-:class:`JsonLinesRenderer` writes one JSON object per event.
+(:class:`Listener`). :class:`TextRenderer` writes a line per query start and end;
+:class:`JsonLinesRenderer` writes one JSON object per event. ``sqlstream exec`` shows
+progress with :class:`sqlstream.progress.ProgressRenderer` (a live table, lines or JSON,
+with warnings and a summary per query).
 
 Source: PySpark 4.1 ``pyspark.sql.streaming.StreamingQueryListener`` and
 ``StreamingQueryProgress`` (Spark guide: *Monitoring Streaming Queries*).
@@ -420,7 +422,8 @@ def _malformed(progress: Any) -> Mapping[str, int]:
 
 
 class TextRenderer:
-    """Writes the lines ``sqlstream exec`` prints, one call of ``write`` per line.
+    """Writes a line per query start and end (and, with ``progress``, per micro-batch), one
+    call of ``write`` per line.
 
     * :class:`Notice`: its message.
     * :class:`QueryStarted`: ``started query NAME: MODE mode, trigger T, -> PATH

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import logging
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from sqlstream import plan as p
-from sqlstream.errors import QueryFailedError
+from sqlstream.connectors import CONNECTORS
+from sqlstream.errors import QueryFailedError, StreamingError
 from sqlstream.events import (
     Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
     Stopping, batch_progress, deliver, redacted,
@@ -55,6 +57,24 @@ def trigger_text(query: p.Query, available_now: bool = False) -> str:
     ((keyword, value),) = step.kwargs
     return {"availableNow": "availableNow", "continuous": f"continuous {value}",
             "processingTime": f"every {value}"}[keyword]
+
+
+def empty_available_now(plan: p.Plan) -> list[StreamingError]:
+    """Warnings ``SS360`` for the queries of ``plan`` that read a source yielding no rows
+    under ``trigger(availableNow=True)`` on a new checkpoint (``rate``), for runs with
+    ``available_now`` (``exec --available-now``); ``EMIT … ONCE`` is checked at compile time."""
+    warnings = []
+    for query in plan.queries:
+        names = sorted({s.connector for s in (query.state.sources if query.state else ())
+                        if s.connector in CONNECTORS and CONNECTORS[s.connector].empty_available_now})
+        if names:
+            warnings.append(StreamingError(
+                f"query '{query.name}' reads a {names[0]} source with --available-now: only "
+                "the rows due when the query starts are read, none on a new checkpoint",
+                query.span, plan.source, code="SS360",
+                hint="use connector = 'rate_micro_batch' with rows_per_batch = N, or run "
+                "without --available-now and stop with --timeout"))
+    return warnings
 
 
 def _bridge_class():
@@ -86,6 +106,68 @@ class _Timeout(Exception):
     pass
 
 
+class _Interrupted(Exception):
+    """A stop signal arrived (SIGINT or SIGTERM); ``args[0]`` is the signal's name."""
+
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM")
+"""The signals that stop a run cleanly (Ctrl-C; ``kill``, ``timeout``, supervisors)."""
+
+_ACTIVE_SIGNALS: list[StopSignals] = []
+
+
+class StopSignals:
+    """Turns SIGINT and SIGTERM into a request to stop every query cleanly.
+
+    While entered (``with StopSignals():``, on the main thread; elsewhere it does nothing,
+    as Python delivers signals only there), a signal neither raises ``KeyboardInterrupt``
+    nor ends the process: its name is added to :attr:`received` and every run waiting in
+    :func:`run` wakes up and stops its queries. A second signal — to the process group,
+    as ``timeout -s INT`` and many supervisors send, or a second Ctrl-C — arrives while the
+    queries stop: it is reported and otherwise ignored, so no py4j call is cut in the
+    middle. :func:`run` enters one itself unless one is already entered (``sqlstream exec``
+    enters one before the JVM starts, so a signal during start-up also ends the run cleanly).
+    The previous handlers are restored on exit.
+
+    Python's ``signal.signal``; a handler only records and puts on a ``queue.SimpleQueue``
+    (whose ``put`` is reentrant: documented as safe in signal handlers).
+    """
+
+    def __init__(self) -> None:
+        self.received: list[str] = []
+        self._inboxes: list[queue.SimpleQueue] = []
+        self._previous: dict = {}
+
+    @staticmethod
+    def current() -> StopSignals | None:
+        """The innermost entered instance, or ``None``."""
+        return _ACTIVE_SIGNALS[-1] if _ACTIVE_SIGNALS else None
+
+    def _handle(self, signum, frame) -> None:  # noqa: ARG002 - signal's signature
+        name = signal.Signals(signum).name
+        self.received.append(name)
+        for inbox in self._inboxes:
+            inbox.put(("signal", None, name))
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for name in STOP_SIGNALS:
+                number = getattr(signal, name)
+                self._previous[number] = signal.signal(number, self._handle)
+        _ACTIVE_SIGNALS.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE_SIGNALS.remove(self)
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+
+def _reason(name: str) -> str:
+    return f"interrupted ({name})" if name == "SIGINT" else f"terminated ({name})"
+
+
 def _jvm_process(spark):
     """The JVM's ``Popen`` when this process launched it, else ``None``: polling it is pure
     Python (no py4j call), so a run notices a JVM that died without any event."""
@@ -110,11 +192,15 @@ class _Run:
         self.by_run: dict[str, tuple[Any, p.Query]] = {}  # run id -> (StreamingQuery, Query)
         self.terminated: dict[str, QueryTerminated] = {}
         self.jvm = _jvm_process(spark)
+        self.stopping = False  # stop() began: further signals are only reported
 
     def start(self) -> list:
         """Register the listener, start every query (``binder.start``), emit QueryStarted."""
         from sqlstream.binder import start
 
+        if self.available_now:
+            for warning in empty_available_now(self.plan):
+                self.emit(Notice(warning.render()))
         self.spark.streams.addListener(self.bridge)
         try:
             self.handles = start(self.spark, self.plan, self.available_now,
@@ -146,6 +232,7 @@ class _Run:
         Raises:
             _Timeout: ``deadline`` (``time.monotonic()`` value) passed first.
             QueryFailedError: the JVM this process launched exited.
+            _Interrupted: a stop signal arrived (:class:`StopSignals`) before :meth:`stop`.
         """
         while self.pending:
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -159,6 +246,12 @@ class _Run:
                     raise QueryFailedError(
                         f"the Spark JVM exited (code {self.jvm.returncode}) while the queries "
                         "were running", source=self.plan.source) from None
+                continue
+            if item[0] == "signal":
+                if not self.stopping:
+                    raise _Interrupted(item[2])
+                self.emit(Notice(f"{item[2]} again: already stopping every query (the run "
+                                 f"waits up to {STOP_GRACE_SECONDS:g} s for Spark)"))
                 continue
             failure = self.handle(item)
             if failure is not None:
@@ -200,6 +293,7 @@ class _Run:
     def stop(self, reason: str | None) -> None:
         """Emit :class:`Stopping` (if ``reason``), stop every query, then deliver the
         termination events that arrive within :data:`STOP_GRACE_SECONDS`."""
+        self.stopping = True
         if reason:
             self.emit(Stopping(reason))
         self.halt()
@@ -290,10 +384,12 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
 
     Events are delivered to the listeners on the calling thread. The run ends when
     Spark reports the termination of every query (e.g. ``EMIT … ONCE`` or
-    ``available_now`` once the input is processed). Ctrl-C (``KeyboardInterrupt``)
-    or ``timeout`` stops every query cleanly (``StreamingQuery.stop``), emits
-    :class:`~sqlstream.events.Stopping` and returns normally; no query is left
-    running when this function returns or raises.
+    ``available_now`` once the input is processed). SIGINT (Ctrl-C) or SIGTERM, once or
+    repeated (:class:`StopSignals`, entered here when called on the main thread unless
+    the caller entered one), or ``timeout`` stops every query cleanly
+    (``StreamingQuery.stop``: the current micro-batch is abandoned and runs again at the
+    next start, its offsets never committed), emits :class:`~sqlstream.events.Stopping`
+    and returns normally; no query is left running when this function returns or raises.
 
     Args:
         spark: the SparkSession to run in; ``plan`` the compiled pipeline's plan.
@@ -315,12 +411,30 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         SqlStreamError: Spark refused a setting, source or query at start (see
             :func:`start`).
     """
+    signals = StopSignals.current()
+    if signals is None:
+        with StopSignals():
+            return run(spark, plan, available_now, timeout, listeners, allow_incompatible_restart)
     deadline = None if timeout is None else time.monotonic() + timeout
-    run = _Run(spark, plan, available_now, _emitter(tuple(listeners)), allow_incompatible_restart)
+    run_ = _Run(spark, plan, available_now, _emitter(tuple(listeners)), allow_incompatible_restart)
+    signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
+    try:
+        if signals.received:  # a signal during start-up (e.g. while the JVM started)
+            run_.emit(Stopping(_reason(signals.received[0]) + " during start-up"))
+            return []
+        return _run_started(run_, deadline, timeout)
+    finally:
+        signals._inboxes.remove(run_.inbox)  # noqa: SLF001
+
+
+def _run_started(run: _Run, deadline: float | None, timeout: float | None) -> list[QueryTerminated]:
+    """The body of :func:`run` once its signal handling is in place."""
     run.start()
     reason = None
     try:
         failure = run.pump(deadline)
+    except _Interrupted as signalled:
+        failure, reason = None, _reason(signalled.args[0])
     except KeyboardInterrupt:
         failure, reason = None, "interrupted"
     except _Timeout:

@@ -13,18 +13,87 @@ overridden by a ``SET`` of the same key (or ``--conf``):
 * ``spark.jars.packages`` = Spark's Kafka (and Avro) package when the plan needs it
   (:mod:`sqlstream.packages`), unless the user configured jars.
 
+The JVM a created session launches is quiet and shielded (:func:`launch_jvm`): Spark logs
+only fatal messages (``log4j2.properties`` beside this module, which also silences the
+"Setting default log level" banner of PySpark's shell mode); the JVM's own stderr lines
+that are not log output ("WARNING: Using incubator modules …") are filtered out; and the
+JVM runs in a process group of its own, so a signal sent to the process group of
+``sqlstream exec`` (Ctrl-C in a terminal, ``timeout -s INT``, a supervisor's SIGTERM) reaches
+only the Python driver, which stops the queries itself (:mod:`sqlstream.runner`).
+
 Starting and waiting for queries is :mod:`sqlstream.session`'s job.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import signal
+import subprocess
 import sys
+import threading
 from collections.abc import Callable
 
 from sqlstream import plan as p
 
 Report = Callable[[str], None]
+
+LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+"""Spark's log4j 2 configuration for sessions sqlstream creates: fatal messages only."""
+
+JVM_NOISE = re.compile(
+    r"WARNING: Using incubator modules|Setting default log level to"
+    r"|To adjust logging level use sc\.setLogLevel|Using Spark's default log4j profile"
+    r"|NativeCodeLoader|resolves to a loopback address|Set SPARK_LOCAL_IP if you need")
+"""Lines of the JVM's stderr that say nothing about the pipeline (printed by the JVM
+itself before logging starts, or Spark's start-up notes): dropped by :func:`launch_jvm`."""
+
+
+def _copy_stderr(stream, write: Report) -> None:
+    """Copy the JVM's stderr, line by line, to ``write``, without :data:`JVM_NOISE`."""
+    try:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line and not JVM_NOISE.search(line):
+                write(line)
+    except (OSError, ValueError):  # the pipe closed under us: the JVM is gone
+        pass
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)  # sys.stderr at call time (rich may redirect it)
+
+
+def launch_jvm(conf, jvm_output: Report | None = None):
+    """Launch Spark's JVM for a new SparkContext and return its py4j gateway.
+
+    PySpark's ``launch_gateway(conf, popen_kwargs)`` (``pyspark.java_gateway``: "intended
+    for … customizing how pyspark interacts with the py4j JVM (e.g., capturing
+    stdout/stderr)") starts ``spark-submit`` with ``conf``; here with its stderr piped
+    through a thread that drops :data:`JVM_NOISE` and gives every other line to
+    ``jvm_output``, and in a new session (``start_new_session``): the JVM is in a process
+    group of its own and receives no signal sent to sqlstream's group (PySpark already
+    makes it ignore SIGINT). The JVM still exits when this process does (PySpark's gateway
+    server exits at the end of its stdin).
+
+    Args:
+        conf: the ``pyspark.SparkConf`` of the context (master, app name, settings).
+        jvm_output: receives each remaining stderr line of the JVM (no newline), on the
+            copying thread; default: this process's ``sys.stderr``. Console sinks write
+            to stdout, which is not touched.
+
+    Returns:
+        The py4j gateway (``gateway.proc`` is the JVM's ``Popen``).
+    """
+    from pyspark.java_gateway import launch_gateway
+
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE,
+                                                 "start_new_session": True})
+    proc = getattr(gateway, "proc", None)  # None: a JVM started by spark-submit, not by us
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_copy_stderr, args=(proc.stderr, jvm_output or _to_stderr),
+                         name="sqlstream-jvm-stderr", daemon=True).start()
+    return gateway
 
 
 def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> dict[str, str]:
@@ -41,13 +110,15 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
     return {k: v for k, v in defaults.items() if k.lower() not in given}
 
 
-def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], report: Report):
+def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], report: Report,
+                   jvm_output: Report | None = None):
     """Get or create the SparkSession for ``plan``.
 
     A new session gets ``master`` (default ``local[*]``), the defaults of
-    :func:`session_defaults`, ``conf`` and the plan's ``spark.*`` settings as builder
-    configuration (so static settings work). An active session in this process is reused
-    (``master`` is then ignored) and gets the runtime settings only.
+    :func:`session_defaults`, ``conf`` and the plan's ``spark.*`` settings as the
+    configuration of its SparkContext (so static settings work), in a JVM started by
+    :func:`launch_jvm` (``jvm_output`` as there). An active session in this process is
+    reused (``master`` is then ignored) and gets the runtime settings only.
 
     Returns:
         ``(spark, created)``: the session and whether this call created it.
@@ -64,31 +135,39 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
             if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
                 active.conf.set(key, value)
         return active, False
+    from pyspark import SparkConf, SparkContext
+
     from sqlstream.packages import StartupOutput, packages_for, resolution_error
 
     packages = packages_for(plan, {**conf, **dict(plan.settings)})
     if packages:
         report(f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
                "override with --packages or SET 'spark.jars.packages' = …)")
-    builder = SparkSession.builder.appName(f"sqlstream:{plan.name}").master(master or "local[*]")
-    log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-    builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
-    for key, value in {**defaults, **conf}.items():
-        builder = builder.config(key, value)
-    for key, value in plan.settings:
-        if not key.lower().startswith("sqlstream."):
-            builder = builder.config(key, value)
+    spark_conf = SparkConf().setAppName(f"sqlstream:{plan.name}").setMaster(master or "local[*]")
+    settings = {**defaults, **conf, **{k: v for k, v in plan.settings
+                                       if not k.lower().startswith("sqlstream.")}}
     if packages:
-        builder = builder.config("spark.jars.packages", packages)
-    wanted = packages or conf.get("spark.jars.packages") or plan.setting("spark.jars.packages")
-    if not wanted:
-        spark = builder.getOrCreate()
-    else:
-        output = StartupOutput()
-        try:
-            with output:
-                spark = builder.getOrCreate()
-        except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
-            raise resolution_error(wanted, error, output.unresolved) from None
+        settings["spark.jars.packages"] = packages
+    java_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"
+    given = settings.pop("spark.driver.extraJavaOptions", None)
+    spark_conf.set("spark.driver.extraJavaOptions", f"{java_options} {given}" if given else java_options)
+    for key, value in settings.items():
+        spark_conf.set(key, value)
+    if SparkContext._active_spark_context is None:  # noqa: SLF001 - PySpark's own test
+        main = threading.current_thread() is threading.main_thread()
+        handler = signal.getsignal(signal.SIGINT) if main else None
+        wanted = settings.get("spark.jars.packages")
+        if not wanted:
+            SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
+        else:  # Ivy resolves the packages while the JVM starts: hide its report
+            output = StartupOutput()
+            try:
+                with output:
+                    SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
+            except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
+                raise resolution_error(wanted, error, output.unresolved) from None
+        if main:  # SparkContext replaced it with one that cancels all jobs and raises
+            signal.signal(signal.SIGINT, handler)  # KeyboardInterrupt, mid-py4j call
+    spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel("FATAL")
     return spark, True

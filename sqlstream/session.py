@@ -16,7 +16,7 @@ Queries are started and followed by :mod:`sqlstream.runner` (Spark's
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sqlstream import api, runner
@@ -47,6 +47,9 @@ class Session:
             ``on_event(event)``.
         state_dir: root of default checkpoint locations for :meth:`compile` /
             :meth:`compile_file` (overrides ``SET 'sqlstream.state_dir'``).
+        jvm_output: for a created session, receives each line the JVM writes to stderr
+            that is not start-up noise (``runtime.launch_jvm``), on a thread of its own;
+            default: ``sys.stderr``.
 
     Use it as a context manager (``with Session(…) as session:``) to stop a session it
     created.
@@ -54,8 +57,10 @@ class Session:
 
     def __init__(self, spark: SparkSession | None = None, *, master: str | None = None,
                  conf: Mapping[str, str] | None = None, listeners: Iterable[ListenerLike] = (),
-                 state_dir: str | None = None) -> None:
+                 state_dir: str | None = None,
+                 jvm_output: Callable[[str], None] | None = None) -> None:
         self.spark = spark
+        self.jvm_output = jvm_output
         self.master = master
         self.conf = dict(conf or {})
         self.listeners = tuple(listeners)
@@ -99,7 +104,7 @@ class Session:
 
             self.spark, self._created = create_session(
                 plan, self.master, self.conf,
-                lambda line: self._emit(Notice(plan.source.redact(line))))
+                lambda line: self._emit(Notice(plan.source.redact(line))), self.jvm_output)
         return self.spark
 
     def _emit(self, event: Event) -> None:

@@ -5,6 +5,7 @@ These start their own JVM (about 10-20 s each), as a user's command does.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -26,36 +27,98 @@ def _exec(path, *args):
     )
 
 
-def test_console_sink_then_ctrl_c_stops_cleanly(tmp_path):
-    pipeline = tmp_path / "ticks.ssql"
-    pipeline.write_text(
-        "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
-        "SELECT value, value * 2 AS doubled FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n"
-    )
-    proc = _exec(pipeline)
-    seen: list[str] = []
-    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)
+NOISE = ("Traceback", "Py4J", "internal error", "Using incubator modules", "log level",
+         "WARN ", "ERROR ", "\tat ")
+
+
+def _watch(stream, seen: list[str]) -> threading.Thread:
+    reader = threading.Thread(target=lambda: seen.extend(iter(stream.readline, "")), daemon=True)
     reader.start()
-    deadline = time.time() + 180
-    while not any("Batch: 1" in line for line in seen):
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.time() < deadline, "no console output"
-        time.sleep(0.5)
+    return reader
+
+
+def _wait_for(proc, seen: list[str], text: str, timeout: float = 180) -> None:
+    deadline = time.time() + timeout
+    while not any(text in line for line in seen):
+        assert proc.poll() is None, "".join(seen)
+        assert time.time() < deadline, f"no {text!r} in {''.join(seen[-20:])}"
+        time.sleep(0.2)
+
+
+TICKS = ("CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
+         "SELECT value, value * 2 AS doubled FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n")
+
+
+def test_ctrl_c_twice_stops_cleanly(tmp_path):
+    """Ctrl-C, then a second SIGINT to the process group while the queries stop (what
+    ``timeout -s INT`` and impatient users send): exit 0, nothing but sqlstream's lines."""
+    pipeline = tmp_path / "ticks.ssql"
+    pipeline.write_text(TICKS)
+    proc = _exec(pipeline)
+    out: list[str] = []
+    err: list[str] = []
+    readers = [_watch(proc.stdout, out), _watch(proc.stderr, err)]
+    _wait_for(proc, err, "query select_1 batch 1: 3 input rows")  # plain progress lines
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C goes to the whole foreground group
-    assert proc.wait(timeout=120) == 0
-    reader.join(timeout=10)
-    stderr = proc.stderr.read()
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=120) == 0, "".join(err)
+    for reader in readers:
+        reader.join(timeout=10)
+    stderr = "".join(err)
     assert "started query select_1" in stderr
-    assert "interrupted: stopping queries" in stderr
-    assert "Traceback" not in stderr
-    assert any("|    2|      4|" in line for line in seen), "".join(seen[-20:])
+    assert "interrupted (SIGINT): stopping queries" in stderr
+    assert "query select_1 stopped: " in stderr
+    assert not [n for n in NOISE if n in stderr], stderr
+    assert any("|    2|      4|" in line for line in out), "".join(out[-20:])
 
 
-def test_failing_query_exits_1_with_position_and_no_traceback(tmp_path):
+def test_sigterm_stops_cleanly_with_json_lines(tmp_path):
+    """SIGTERM to the process group (a supervisor, ``kill``): exit 0; with ``--log-format
+    json`` every line on stderr is one JSON object, the JVM's included."""
+    pipeline = tmp_path / "ticks.ssql"
+    pipeline.write_text(TICKS.replace("SELECT value, value * 2 AS doubled FROM ticks",
+                                      "CREATE SINK o WITH (connector = 'noop');\n"
+                                      "INSERT INTO o SELECT value FROM ticks"))
+    proc = _exec(pipeline, "--log-format", "json")
+    err: list[str] = []
+    reader = _watch(proc.stderr, err)
+    _wait_for(proc, err, '"batch_id": 1,')
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=120) == 0, "".join(err)
+    reader.join(timeout=10)
+    events = [json.loads(line) for line in err]  # fails on any line that is not JSON
+    kinds = [e["event"] for e in events]
+    assert {"notice", "query_started", "batch_progress", "stopping", "query_terminated",
+            "query_summary"} <= set(kinds), kinds
+    assert next(e for e in events if e["event"] == "stopping")["reason"] == "terminated (SIGTERM)"
+    summary = events[-1]
+    assert summary["event"] == "query_summary" and summary["status"] == "stopped"
+    batches = [e for e in events if e["event"] == "batch_progress"]
+    assert summary["batches"] == len(batches) and summary["input_rows"] == 3 * len(batches)
+
+
+def test_timeout_stops_cleanly(tmp_path):
+    pipeline = tmp_path / "ticks.ssql"
+    pipeline.write_text(TICKS.replace("SELECT value, value * 2 AS doubled FROM ticks",
+                                      "CREATE SINK o WITH (connector = 'noop');\n"
+                                      "INSERT INTO o SELECT value FROM ticks"))
+    proc = _exec(pipeline, "--timeout", "4s")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "timeout (4 s): stopping queries" in err
+    assert "query o stopped: " in err
+    assert not [n for n in NOISE if n in err], err
+
+
+def test_failing_query_stops_the_others_exits_1_with_position(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.csv").write_text("1\nnot-a-number\n")
     pipeline = tmp_path / "bad.ssql"
     pipeline.write_text(
+        "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
+        "CREATE SINK forever WITH (connector = 'noop');\n"
+        "INSERT INTO forever SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n"
         f"CREATE STREAM s (n INT) WITH (connector = 'files', path = '{tmp_path / 'in'}',\n"
         "                              format = 'csv', mode = 'FAILFAST');\n"
         "CREATE SINK o WITH (connector = 'noop');\n"
@@ -64,6 +127,10 @@ def test_failing_query_exits_1_with_position_and_no_traceback(tmp_path):
     proc = _exec(pipeline)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 1, err
-    assert f"{pipeline}:4:1: SS501 query 'o' failed" in err
-    assert 'not-a-number' in err and "  INSERT INTO o SELECT n FROM s EMIT ONCE;" in err
-    assert "Traceback" not in err and "\tat org.apache" not in err
+    assert "query 'o' failed: stopping queries" in err
+    assert "query forever stopped: " in err
+    error = err[err.index(f"{pipeline}:7:1: SS501"):]
+    assert error.startswith(f"{pipeline}:7:1: SS501 query 'o' failed: ")
+    assert 'not-a-number' in error.splitlines()[0]  # Spark's reason, one paragraph
+    assert error.splitlines()[1:] == ["  INSERT INTO o SELECT n FROM s EMIT ONCE;", "  " + "^" * 39]
+    assert not [n for n in NOISE if n in err], err

@@ -474,4 +474,5 @@ def test_exec_passes_allow_incompatible_restart_to_the_session(tmp_path, monkeyp
     assert runner.invoke(main, ["exec", str(tmp_path / "p.ssql")]).exit_code == 0
     result = runner.invoke(main, ["exec", str(tmp_path / "p.ssql"), "--allow-incompatible-restart"])
     assert result.exit_code == 0, result.output
-    assert calls == [{"allow_incompatible_restart": False}, {"allow_incompatible_restart": True}]
+    assert calls == [{"timeout": None, "allow_incompatible_restart": False},
+                     {"timeout": None, "allow_incompatible_restart": True}]

@@ -80,6 +80,9 @@ class Connector:
         passes_options: an option the connector does not know goes to Spark unchanged
             (``False``: it is an error, for sinks whose ``.option()`` Spark ignores, such
             as ``foreachBatch``).
+        empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
+            ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
+            support of its own; warning ``SS360``).
     """
 
     name: str = ""
@@ -97,6 +100,7 @@ class Connector:
     continuous_sink: bool = True
     own_options: tuple[str, ...] = ()
     passes_options: bool = True
+    empty_available_now: bool = False
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"

@@ -16,3 +16,4 @@ class Rate(Connector):
     number_options = {"rowsPerSecond": (64, 1), "numPartitions": (32, 1)}
     fixed_schema = (("timestamp", "TIMESTAMP"), ("value", "BIGINT"))
     continuous_source = True
+    empty_available_now = True  # Spark's RateStreamMicroBatchStream lacks SupportsTriggerAvailableNow
