@@ -216,6 +216,57 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
         click.echo(render(described, plans), nl=False)
 
 
+def _remote_option(command):
+    """``--remote sc://host:port``: run through Spark Connect (not with ``--master``)."""
+
+    def check(ctx, param, value):
+        if value and ctx.params.get("master"):
+            raise click.UsageError("--master and --remote exclude each other", ctx)
+        if value and not value.startswith("sc://"):
+            raise click.BadParameter(f"expected sc://host:port, got {value!r}", ctx, param)
+        return value
+
+    return click.option("--remote", metavar="sc://HOST:PORT", callback=check,
+                        help="Run through a Spark Connect server instead of a local "
+                        "driver (paths are resolved by the server).")(command)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("query", required=False)
+@_common
+@click.option("--state-dir", type=click.Path(file_okay=False),
+              help="Root of checkpoint locations, as given to exec.")
+@click.option("--rows", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also show the first N rows of state of each store, by key.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: tables per query; json: a list of objects.")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@_remote_option
+@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
+              help="Spark configuration for the session (repeatable).")
+@_errors
+def state(file: str, query: str | None, variables: dict[str, str], state_dir: str | None,
+          rows: int, fmt: str, master: str | None, remote: str | None,
+          conf: dict[str, str]) -> None:
+    """Show the state QUERY (default: every stateful query of FILE) keeps in its
+    checkpoint: stateful operators, rows of state per partition, the latest committed batch
+    and its watermark, and with --rows N the first N rows (e.g. open windows and their
+    partial aggregates). Read-only (Spark's state data source); works while the pipeline
+    is stopped.
+    """
+    from sqlstream import state_reader
+
+    plan = sqlstream.compile_file(file, variables, state_dir).plan
+    queries = state_reader.select(plan, query)
+    with sqlstream.Session(master=master, remote=remote, conf=conf) as session:
+        states = state_reader.read(session.spark_for(plan), plan, queries, rows)
+    if fmt == "json":
+        click.echo(json.dumps([s.to_dict() for s in states], indent=2))
+    else:
+        click.echo(state_reader.render(states), nl=False)
+
+
 @main.command(name="exec")
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
@@ -223,7 +274,9 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
               help="Root of checkpoint locations (default: .sqlstream/checkpoints beside FILE).")
 @click.option("--available-now", is_flag=True,
               help="Run every query with trigger(availableNow=True): process what is there, stop.")
-@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]; "
+              "spark://host:port for a standalone cluster).")
+@_remote_option
 @click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
               help="Spark configuration for the session (repeatable).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
@@ -236,7 +289,7 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
               "is printed and the new state signature recorded.")
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, conf: dict[str, str], log_format: str,
+          master: str | None, remote: str | None, conf: dict[str, str], log_format: str,
           allow_incompatible_restart: bool) -> None:
     """Run every query of FILE on Spark and wait for them.
 
@@ -257,7 +310,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
                     f"{len(plan.queries)} queries"))
     for warning in plan.warnings:
         renderer(Notice(warning.render()))
-    with sqlstream.Session(master=master, conf=conf, listeners=[renderer]) as session:
+    with sqlstream.Session(master=master, remote=remote, conf=conf,
+                           listeners=[renderer]) as session:
         session.run(pipeline, available_now,
                     allow_incompatible_restart=allow_incompatible_restart)
 

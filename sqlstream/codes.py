@@ -325,10 +325,53 @@ CODES: dict[str, Code] = _codes(
      ``checkpoint_location`` (a files sink also a new ``path``) to start over, or keep the
      change out; ``exec --allow-incompatible-restart`` runs it anyway, at your own risk.
      Filters, projections that keep the state, rate limits and triggers are allowed."""),
+    ("SS402", "error", "`sqlstream state`: a query with no checkpoint to read (never started, "
+     "no batch committed yet, or no checkpoint location)", """
+     ``sqlstream state`` reads a query's checkpoint with Spark's state data source
+     (``state-metadata``, ``statestore``; Spark guide *State Data Source Integration
+     Guide*). A query that has not committed a micro-batch, or whose sink has no checkpoint
+     location (``console``, ``memory``: Spark uses a temporary one, deleted on exit), has
+     nothing to read. Fix: run the pipeline first (``sqlstream exec``), with the same
+     ``--state-dir`` and ``--var`` values as the run whose state you want to see."""),
+    ("SS403", "error", "`sqlstream state`: a query that keeps no state (no aggregation, "
+     "deduplication, `DISTINCT` or stream-stream join)", """
+     Only stateful operators keep rows in Spark's state store between micro-batches; a
+     stateless query's checkpoint holds offsets and commits only. Anti-pattern: ``sqlstream
+     state p.ssql copy_rows`` on a filter-and-project query. Fix: name a stateful query
+     (``sqlstream explain`` lists each query's stateful operators)."""),
+    ("SS404", "error", "`sqlstream state`: no query of that name in the file", """
+     The QUERY argument is a query name of the file: its ``query_name`` option, or the
+     sink name of ``INSERT INTO sink``. Fix: use a name ``sqlstream explain FILE`` lists
+     (the message suggests the closest one)."""),
+    ("SS405", "error", "`--remote`: a feature the pipeline uses that Spark Connect cannot run "
+     "in this process (`foreachBatch`, `foreach`)", """
+     Through Spark Connect (``exec --remote sc://…``) the client sends plans; a
+     ``foreachBatch`` or ``foreach`` function is pickled and run in a Python process of
+     the *server*, so a sink that keeps state or connections in this process (e.g. a
+     ``foreach_batch`` sink writing to a database through a client library) cannot work
+     as written. Fix: run with ``--master`` (local or a cluster: the driver is this
+     process), or submit the pipeline to the cluster with ``spark-submit``."""),
     ("SS501", "error", "Spark rejected a source or query at start, or a running query failed", """
      ``exec`` (and ``Pipeline.start``) report Spark's own error, positioned at the statement
      whose source or query failed. When Spark refuses a query that ``check`` accepted,
      ``check`` lacks a rule: please report it."""),
+    ("SS530", "error", "the Spark cluster cannot be reached (`--master spark://…` or "
+     "`--remote sc://…`: nothing listens at the host and port)", """
+     Before creating a session, ``exec`` and ``state`` open a TCP connection to the
+     standalone master (``spark://host:port``, default port 7077) or the Spark Connect
+     server (``sc://host:port``, default port 15002); without it Spark would retry for
+     minutes. Fix: start the master (``spark-class org.apache.spark.deploy.master.Master``)
+     or the server (``start-connect-server.sh``, or ``spark-submit --class
+     org.apache.spark.sql.connect.service.SparkConnectServer``), or correct the URL."""),
+    ("SS531", "error", "`--remote`: the Spark Connect client libraries are not installed", """
+     PySpark's Spark Connect client needs ``grpcio``, ``grpcio-status``,
+     ``googleapis-common-protos``, ``pyarrow``, ``pandas`` and ``zstandard`` (PySpark's
+     ``connect`` extra). Fix: ``pip install 'sqlstream[connect]'``."""),
+    ("SS532", "error", "`sqlstream state`: Spark could not read the state of a checkpoint", """
+     Spark's state data source (Spark 4.0 or later) refused the checkpoint: e.g. it was
+     written by a Spark version without operator metadata, or a batch's state files are
+     missing. The message is Spark's. Fix: read it with the Spark version that wrote it,
+     or (a query that is running) read it again after the next commit."""),
 )
 
 
