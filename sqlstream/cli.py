@@ -220,15 +220,19 @@ def _remote_option(command):
     """``--remote sc://host:port``: run through Spark Connect (not with ``--master``)."""
 
     def check(ctx, param, value):
-        if value and ctx.params.get("master"):
-            raise click.UsageError("--master and --remote exclude each other", ctx)
         if value and not value.startswith("sc://"):
             raise click.BadParameter(f"expected sc://host:port, got {value!r}", ctx, param)
         return value
 
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("remote") and kwargs.get("master"):
+            raise click.UsageError("--master and --remote exclude each other")
+        return command(*args, **kwargs)
+
     return click.option("--remote", metavar="sc://HOST:PORT", callback=check,
                         help="Run through a Spark Connect server instead of a local "
-                        "driver (paths are resolved by the server).")(command)
+                        "driver (paths are resolved by the server).")(wrapper)
 
 
 @main.command()
