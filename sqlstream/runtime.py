@@ -56,6 +56,10 @@ CONNECT_PORT = 15002
 STANDALONE_PORT = 7077
 """A standalone master's default port."""
 
+SUBMIT_GATEWAY = "PYSPARK_GATEWAY_PORT"
+"""Set by ``spark-submit`` for the Python driver it starts: then ``exec`` without
+``--master`` takes spark-submit's ``--master`` (YARN, Kubernetes, …)."""
+
 PROBE_SECONDS = 5.0
 """How long :func:`check_reachable` waits for a TCP connection (s)."""
 
@@ -148,7 +152,8 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
                    remote: str | None = None):
     """Get or create the SparkSession for ``plan``.
 
-    A new session gets ``master`` (default ``local[*]``), the defaults of
+    A new session gets ``master`` (default ``local[*]``, or under ``spark-submit`` its
+    ``--master``), the defaults of
     :func:`session_defaults`, ``conf`` and the plan's ``spark.*`` settings as builder
     configuration (so static settings work). An active session in this process is reused
     (``master`` is then ignored) and gets the runtime settings only.
@@ -180,7 +185,9 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
             if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
                 active.conf.set(key, value)
         return active, False
-    builder = SparkSession.builder.appName(f"sqlstream:{plan.name}").master(master or "local[*]")
+    builder = SparkSession.builder.appName(f"sqlstream:{plan.name}")
+    if master or SUBMIT_GATEWAY not in os.environ:
+        builder = builder.master(master or "local[*]")  # under spark-submit: its --master
     log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
     builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
     for key, value in {**defaults, **conf}.items():

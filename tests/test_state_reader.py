@@ -31,19 +31,16 @@ INSERT INTO late SELECT carrier, flight, dep_delay FROM flights WHERE dep_delay 
 """
 
 
-def _open_windows(files, watermark: str) -> dict:
-    """Plain Python over the CSV files: ``{(window start, origin): (flights, sum of
-    dep_delay, non-null dep_delay, delayed)}`` of the hourly windows that end after
-    ``watermark`` (append mode keeps exactly those in state)."""
-    limit = datetime.strptime(watermark, "%Y-%m-%dT%H:%M:%S.%fZ")
+def hourly_windows(files) -> dict:
+    """Plain Python over the CSV files, the example's aggregation: ``{(window start,
+    origin): (flights, sum of dep_delay, non-null dep_delay, delayed)}`` (the window start
+    a naive UTC datetime)."""
     windows: dict = defaultdict(lambda: [0, 0.0, 0, 0])
     for path in files:
         with open(path, newline="") as handle:
             for row in csv.DictReader(handle):
-                start = datetime.strptime(row["time_hour"], "%Y-%m-%dT%H:%M:%SZ")
-                if start + timedelta(hours=1) <= limit:
-                    continue
-                acc = windows[(start, row["origin"])]
+                acc = windows[(datetime.strptime(row["time_hour"], "%Y-%m-%dT%H:%M:%SZ"),
+                               row["origin"])]
                 acc[0] += 1
                 if row["dep_delay"] != "NA":
                     delay = float(row["dep_delay"])
@@ -51,6 +48,17 @@ def _open_windows(files, watermark: str) -> dict:
                     acc[2] += 1
                     acc[3] += delay > 15
     return {k: tuple(v) for k, v in windows.items()}
+
+
+def parse_watermark(text: str) -> datetime:
+    """``2013-01-04T03:00:00.000Z`` → a naive UTC datetime."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _open_windows(files, watermark: str) -> dict:
+    """The windows that end after ``watermark``: append mode keeps exactly those in state."""
+    limit = parse_watermark(watermark)
+    return {k: v for k, v in hourly_windows(files).items() if k[0] + timedelta(hours=1) > limit}
 
 
 @pytest.mark.spark
