@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+import sqlstream
 from sqlstream.cli import main
 from tests.spark_cluster import Cluster, free_port
 from tests.test_flights_example import DAYS, EXAMPLE, _copy_days
@@ -120,3 +121,45 @@ def test_unreachable_cluster_and_conflicting_options_are_reported(tmp_path):
                                   "local[1]", "--remote", "sc://127.0.0.1:15002"])
     assert result.exit_code == 2
     assert "--master and --remote exclude each other" in result.output
+
+
+BATCHES = '''
+from sqlstream.calls import Step
+from sqlstream.connectors.base import Connector
+
+
+class Batches(Connector):
+    """A sink that hands each micro-batch to a function of this process (foreachBatch)."""
+
+    name = "batches"
+    sink_format = "foreachBatch"
+
+    def format_steps(self, sink):
+        return (Step("foreachBatch", ("write_batch",)),)
+'''
+
+
+def test_spark_connect_refuses_foreach_batch_and_notes_console(tmp_path, monkeypatch):
+    import sqlstream.connectors as connectors
+    from sqlstream.errors import SqlStreamError
+    from sqlstream.runtime import refuse_on_connect
+
+    (tmp_path / "batches.py").write_text(BATCHES, encoding="utf-8")
+    monkeypatch.setattr(connectors, "__path__", [*connectors.__path__, str(tmp_path)])
+    monkeypatch.setattr(connectors, "CONNECTORS", connectors._discover())
+    plan = sqlstream.compile(
+        "CREATE STREAM ticks WITH (connector = 'rate');\n"
+        "CREATE SINK out WITH (connector = 'batches');\n"
+        "SELECT value FROM ticks;\n"
+        "INSERT INTO out SELECT value FROM ticks;\n", path="p.ssql").plan
+    notes: list[str] = []
+    with pytest.raises(SqlStreamError) as caught:
+        refuse_on_connect(plan, notes.append)
+    rendered = caught.value.render()
+    assert rendered.startswith("p.ssql:4:1: SS405 query 'out' uses foreachBatch, which Spark "
+                               "Connect cannot run here"), rendered
+    assert "INSERT INTO out" in rendered and "--master" in rendered
+    refuse_on_connect(sqlstream.compile("CREATE STREAM ticks WITH (connector = 'rate');\n"
+                                        "SELECT value FROM ticks;\n").plan, notes.append)
+    assert notes == ["query 'select_1': Spark Connect prints console output on the server, "
+                     "not here"]
