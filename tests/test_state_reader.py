@@ -94,15 +94,17 @@ def test_state_of_a_real_checkpoint_is_the_open_windows(spark, tmp_path):
         assert (got[0], got[2], got[3]) == (flights, counted, delayed)
         assert got[1] == pytest.approx(total)
 
-    # The command: the same state as JSON, and the text with the rows asked for.
+    # The command: the same state as JSON, and the text with the rows asked for (in this
+    # process: it reuses the shared session, whose shuffle partitions it must keep)
     runner = CliRunner()
+    keep = ["--conf", "spark.sql.shuffle.partitions=2"]
     result = runner.invoke(main, ["state", str(pipeline_file), "hourly", "--format", "json",
-                                  "--rows", "1"])
+                                  "--rows", "1", *keep])
     assert result.exit_code == 0, result.output
     (doc,) = json.loads(result.stdout)
     assert doc["watermark"] == watermark and doc["stores"][0]["rows"] == store.rows
     assert len(doc["stores"][0]["first_rows"]) == 1
-    result = runner.invoke(main, ["state", str(pipeline_file), "--rows", "2"])
+    result = runner.invoke(main, ["state", str(pipeline_file), "--rows", "2", *keep])
     assert result.exit_code == 0, result.output
     assert f"watermark: {watermark}" in result.stdout
     assert "stateStoreSave" in result.stdout and "origin=" in result.stdout
