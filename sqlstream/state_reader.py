@@ -326,9 +326,10 @@ def render(states: Sequence[QueryState]) -> str:
         out.append(f"  latest committed batch: {state.latest_batch_id}, "
                    f"watermark: {state.watermark or 'none'}")
         for op in state.operators:
-            keys = ", ".join(op["keys"])
+            kind = op["kind"] + (f" ({op['join_type']})" if op.get("join_type") else "")
+            where = f" in view {op['relation']}" if op.get("relation") else ""
             aggs = f"; aggregates: {', '.join(op['aggregates'])}" if op.get("aggregates") else ""
-            out.append(f"  {op['kind']}: keys {keys}{aggs}")
+            out.append(f"  {kind}{where}: keys {', '.join(op['keys'])}{aggs}")
         out.extend(_table(
             ["operator", "name", "store", "partitions", "batches", "rows", "rows per partition"],
             [[str(s.operator_id), s.operator, s.store, str(s.partitions),
