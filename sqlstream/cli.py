@@ -283,6 +283,8 @@ def state(file: str, query: str | None, variables: dict[str, str], state_dir: st
 @_remote_option
 @click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
               help="Spark configuration for the session (repeatable).")
+@click.option("--packages", metavar="COORDS", help="Spark packages (group:artifact:version,…) "
+              "for the session: spark.jars.packages; replaces the Kafka/Avro package exec adds.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True,
               help="text: one line per query start and end; json: one JSON object per event "
@@ -293,8 +295,8 @@ def state(file: str, query: str | None, variables: dict[str, str], state_dir: st
               "is printed and the new state signature recorded.")
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, remote: str | None, conf: dict[str, str], log_format: str,
-          allow_incompatible_restart: bool) -> None:
+          master: str | None, remote: str | None, conf: dict[str, str], packages: str | None,
+          log_format: str, allow_incompatible_restart: bool) -> None:
     """Run every query of FILE on Spark and wait for them.
 
     Exits 0 when all queries finished (e.g. EMIT … ONCE) or after stopping them on
@@ -305,6 +307,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan
+    if packages:
+        conf = {**conf, "spark.jars.packages": packages}
 
     def say(line: str) -> None:
         click.echo(plan.source.redact(line), err=True)

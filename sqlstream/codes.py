@@ -161,6 +161,31 @@ CODES: dict[str, Code] = _codes(
      An aggregation has one row per group, so every selected column must be a grouping key
      or aggregated. Anti-pattern: ``SELECT origin, dest, count(*) FROM f GROUP BY origin``.
      Fix: ``GROUP BY origin, dest``, or ``first(dest)``."""),
+    ("SS210", "error", "a Kafka connector's options do not fit: no `bootstrap_servers`, no "
+     "or two topics, `topic_pattern` on a sink, an unknown value `format`, a raw column "
+     "declared with another type", """
+     Spark's Kafka source needs ``kafka.bootstrap.servers`` and exactly one of
+     ``subscribe``, ``subscribePattern``, ``assign`` (``IllegalArgumentException`` when the
+     query starts); its sink writes one topic. The value is decoded by ``format`` (``json``,
+     ``csv``, ``avro``, ``raw``); a raw stream has Kafka's columns, ``key`` and ``value``
+     ``BINARY`` or ``STRING``. Anti-pattern: ``WITH (connector = 'kafka', topic = 'a',
+     topic_pattern = 'b.*')``. Fix: ``bootstrap_servers = 'host:9092', topic = 'a'``."""),
+    ("SS211", "error", "an Avro schema that cannot be read, is not a record, or does not "
+     "have a declared column with its type", """
+     ``format = 'avro'`` decodes ``value`` with Spark's ``from_avro(value, schema)``; the
+     declared columns are fields of that record, typed as Spark maps Avro types (``long``
+     → ``BIGINT``, ``timestamp-micros`` → ``TIMESTAMP``, a union with ``null`` → its other
+     type). A column that is not a field, or declared with another type, would fail or be
+     wrong at run time. Anti-pattern: ``dep_delay INT`` for a field ``"type": "double"``.
+     Fix: ``dep_delay DOUBLE``, or cast in a computed column."""),
+    ("SS212", "error", "a query whose columns a Kafka sink cannot write (a `value`, `key` or "
+     "`headers` column of another type, `key_columns` that are not columns, no topic)", """
+     Spark's Kafka sink writes a ``value`` column that is ``STRING`` or ``BINARY``, an
+     optional ``key`` (``STRING``/``BINARY``) and ``headers`` (``ARRAY<STRUCT<key: STRING,
+     value: BINARY>>``), to the ``topic`` option or a ``topic`` column (it fails the query
+     when it starts otherwise). Without a ``value`` column sqlstream encodes the row
+     (``format``: ``json``, ``avro``, ``csv``). Anti-pattern: ``key_columns = 'orign'``.
+     Fix: name columns of the query."""),
     # ---- streaming rules (Spark's UnsupportedOperationChecker; docs/streaming-rules.md) ----
     ("SS301", "error", "append mode on an aggregation without a watermarked grouping key (any "
      "aggregation of the query, inner ones included; a `UNION` without the event-time "
@@ -193,8 +218,8 @@ CODES: dict[str, Code] = _codes(
      Continuous processing runs only projections and filters (R21: "Continuous processing
      does not support … operations"). Anti-pattern: ``SELECT k, count(*) … EMIT CONTINUOUS
      …``. Fix: ``EMIT … EVERY INTERVAL …`` (micro-batches)."""),
-    ("SS307", "error", "continuous trigger on a source other than rate", """
-     Only the ``rate`` source (and kafka, not yet supported here) can be read continuously
+    ("SS307", "error", "continuous trigger on a source other than rate or kafka", """
+     Only the ``rate`` and ``kafka`` sources can be read continuously
      (R21); a file source fails at start. Fix: ``EMIT … EVERY INTERVAL …``."""),
     ("SS308", "error", "continuous trigger into a files sink", """
      The files sink passes ``start()`` and fails at once ("Unknown type of trigger:
@@ -355,6 +380,16 @@ CODES: dict[str, Code] = _codes(
      ``exec`` (and ``Pipeline.start``) report Spark's own error, positioned at the statement
      whose source or query failed. When Spark refuses a query that ``check`` accepted,
      ``check`` lacks a rule: please report it."""),
+    ("SS510", "error", "a Spark package the pipeline needs (Kafka, Avro) cannot be "
+     "resolved: no repository reachable, or the version is not served", """
+     A pipeline with a ``kafka`` connector (or Avro values) needs Spark's
+     ``org.apache.spark:spark-sql-kafka-0-10_2.13`` (and ``spark-avro_2.13``) package, which
+     is not in pyspark. ``exec`` adds it to ``spark.jars.packages`` (the newest patch
+     release of the running Spark's major.minor that Maven Central serves with all its
+     dependencies); without network access and without the package in the local Ivy cache
+     the session cannot start. Fix: run once with network access, give
+     ``--packages``/``SET 'spark.jars.packages'`` (or ``spark.jars`` with local jars), or
+     set ``SQLSTREAM_SPARK_PACKAGE_VERSION``."""),
     ("SS530", "error", "the Spark cluster cannot be reached (`--master spark://…` or "
      "`--remote sc://…`: nothing listens at the host and port)", """
      Before creating a session, ``exec`` and ``state`` open a TCP connection to the

@@ -72,7 +72,7 @@ class SourceDeclaration:
             SqlStreamError: no schema where the connector fixes none (``SS203``), a column
                 or metadata key the connector does not have (``SS201``), a bad watermark.
         """
-        spec = resolved.spec
+        spec = resolved.spec.declared(statement, resolved, self._resolve_path)
         infer = str(resolved.get("infer_schema", "false")).lower() == "true"
         physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
         metadata = [c for c in statement.columns if isinstance(c, ast.MetadataColumn)]
@@ -135,13 +135,13 @@ class SourceDeclaration:
                 items[:0] = [quote(n) for n, _ in spec.fixed_schema]
             projection = tuple(items)
         fmt, path = resolved.source_target(self._resolve_path)
-        return plan.SourceRelation(
+        return spec.planned(plan.SourceRelation(
             name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
             path=path, options=resolved.spark, schema=schema, infer_schema=infer,
             projection=projection, watermark=watermark, span=statement.span, columns=columns,
             watermark_first=bool(projection and watermark and not metadata
                                  and watermark.column.lower() in types),
-        )
+        ), statement)
 
     def _columns(self, statement, fixed) -> Schema | None:
         """The columns a stream or table shows to queries, in order: the fixed connector

@@ -94,9 +94,13 @@ def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
     """``spark = SparkSession.builder.appName(…)[.master(…)].config(k, v)….getOrCreate()``
     with the configuration ``sqlstream exec`` gives a new session
     (:func:`sqlstream.runtime.create_session`)."""
+    from sqlstream.packages import packages_for
     from sqlstream.runtime import session_defaults
 
     settings = {**session_defaults(plan, master, conf), **conf}
+    packages = packages_for(plan, {**conf, **dict(plan.settings)}, probe=False)
+    if packages:
+        settings["spark.jars.packages"] = packages
     settings.update((k, v) for k, v in plan.settings if not k.lower().startswith("sqlstream."))
     # no master: spark-submit's --master applies, and `python job.py` runs on local[*]
     # (the default of the spark-submit PySpark launches)

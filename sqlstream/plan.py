@@ -54,6 +54,8 @@ class SourceRelation:
             metadata columns: Spark's ``EventTimeWatermark`` is not part of whole-stage
             code generation, so a projection below it is a stage of its own, while one
             above it is fused with what follows (bench/README.md).
+        settings: ``(name, value)`` pairs the connector's lowering reads (``kafka``: the
+            value format and Avro schema), not passed to Spark as options.
     """
 
     name: str
@@ -69,6 +71,7 @@ class SourceRelation:
     span: Span
     columns: tuple[tuple[str, str], ...] | None = None
     watermark_first: bool = False
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,8 @@ class Sink:
         options: ``(name, value)`` pairs passed to ``.option()``.
         partition_by: columns for ``partitionBy`` (files).
         durable: the sink keeps data across restarts (its query gets a checkpoint location).
+        settings: ``(name, value)`` pairs the connector's lowering reads (``kafka``: the
+            value format, key columns, Avro schema), not passed to Spark as options.
     """
 
     name: str
@@ -130,6 +135,7 @@ class Sink:
     partition_by: tuple[str, ...]
     durable: bool
     span: Span
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

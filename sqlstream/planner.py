@@ -234,7 +234,8 @@ class Planner:
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
         return plan.Sink(name, resolved.spec.name, fmt, path, resolved.spark, partition_by,
-                         resolved.spec.durable, span)
+                         resolved.spec.durable, span,
+                         resolved.spec.sink_settings(resolved, self._resolve_path))
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
         name = resolved.get("query_name") or default
@@ -266,6 +267,8 @@ class Planner:
             if self.enforce:
                 return
             mode, reason = "append", "not checked"
+        for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
+            self._record(finding)
         trigger = None
         if emit is not None and emit.trigger is not None:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)

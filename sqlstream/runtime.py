@@ -9,7 +9,9 @@ overridden by a ``SET`` of the same key (or ``--conf``):
 * ``spark.sql.session.timeZone`` = ``UTC`` (results do not depend on the machine's zone);
 * ``spark.ui.enabled`` = ``false`` and ``spark.sql.streaming.forceDeleteTempCheckpointLocation``
   = ``true`` (console and memory sinks leave no temporary checkpoints behind);
-* ``PYSPARK_PYTHON`` = this interpreter, so Python workers import the same packages.
+* ``PYSPARK_PYTHON`` = this interpreter, so Python workers import the same packages;
+* ``spark.jars.packages`` = Spark's Kafka (and Avro) package when the plan needs it
+  (:mod:`sqlstream.packages`), unless the user configured jars.
 
 Beyond one machine: ``master`` may be a standalone cluster (``spark://host:port``; YARN and
 Kubernetes take ``spark-submit``), and ``remote`` a Spark Connect server (``sc://host:port``,
@@ -71,7 +73,8 @@ CONNECT_UNSUPPORTED = {
 }
 """Binding calls Spark Connect cannot run as sqlstream means them, and why (``SS405``)."""
 
-_STATIC = ("spark.ui.", "spark.driver.", "spark.executor.", "spark.master", "spark.app.")
+_STATIC = ("spark.ui.", "spark.driver.", "spark.executor.", "spark.master", "spark.app.",
+           "spark.jars")
 
 
 def _endpoints(url: str) -> list[tuple[str, int]]:
@@ -185,6 +188,12 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
             if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
                 active.conf.set(key, value)
         return active, False
+    from sqlstream.packages import StartupOutput, packages_for, resolution_error
+
+    packages = packages_for(plan, {**conf, **dict(plan.settings)})
+    if packages:
+        report(f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
+               "override with --packages or SET 'spark.jars.packages' = …)")
     builder = SparkSession.builder.appName(f"sqlstream:{plan.name}")
     if master or SUBMIT_GATEWAY not in os.environ:
         builder = builder.master(master or "local[*]")  # under spark-submit: its --master
@@ -195,7 +204,18 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     for key, value in plan.settings:
         if not key.lower().startswith("sqlstream."):
             builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    if packages:
+        builder = builder.config("spark.jars.packages", packages)
+    wanted = packages or conf.get("spark.jars.packages") or plan.setting("spark.jars.packages")
+    if not wanted:
+        spark = builder.getOrCreate()
+    else:
+        output = StartupOutput()
+        try:
+            with output:
+                spark = builder.getOrCreate()
+        except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
+            raise resolution_error(wanted, error, output.unresolved) from None
     spark.sparkContext.setLogLevel("FATAL")
     return spark, True
 

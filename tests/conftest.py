@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kafka_broker import kafka_broker, spark_jars  # noqa: F401  (the broker fixture)
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 UPDATE_GOLDEN = os.environ.get("SQLSTREAM_UPDATE_GOLDEN") == "1"
@@ -15,7 +17,8 @@ UPDATE_GOLDEN = os.environ.get("SQLSTREAM_UPDATE_GOLDEN") == "1"
 
 @pytest.fixture(scope="session")
 def spark():
-    """The one SparkSession of the run: local[2], 2 shuffle partitions, no UI, UTC."""
+    """The one SparkSession of the run: local[2], 2 shuffle partitions, no UI, UTC, with
+    Spark's Kafka and Avro packages as local jars (``tests/kafka_broker.spark_jars``)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
@@ -26,6 +29,7 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .config("spark.jars", ",".join(spark_jars()))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

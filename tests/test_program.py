@@ -168,7 +168,7 @@ def _resolve(text_options: dict[str, str], role: str):
 
 
 def test_connector_modules_decide_format_and_path():
-    assert sorted(CONNECTORS) == ["console", "files", "memory", "noop", "rate",
+    assert sorted(CONNECTORS) == ["console", "files", "kafka", "memory", "noop", "rate",
                                   "rate_micro_batch", "socket", "table"]
     files = _resolve({"connector": "files", "format": "CSV", "path": "in"}, "source")
     assert files.source_target(lambda path: "/base/" + path) == ("csv", "/base/in")

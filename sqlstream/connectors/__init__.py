@@ -52,7 +52,6 @@ def _discover() -> dict[str, Connector]:
 
 CONNECTORS: dict[str, Connector] = _discover()
 NOT_YET = {
-    "kafka": "the kafka connector is not supported yet",
     "foreach_batch": "the foreach_batch connector is not supported yet",
 }
 
@@ -117,5 +116,6 @@ def resolve_options(
                 hint=f"add {snake_case(required)} = … to the WITH list",
             )
     spec.validate(compiler, source)
-    return ResolvedOptions(spec, compiler, spark, by_key,
-                           spec.ignored_options(compiler, options, source, role))
+    resolved = ResolvedOptions(spec, compiler, spark, by_key,
+                               spec.ignored_options(compiler, options, source, role))
+    return spec.finish(resolved, role, span)

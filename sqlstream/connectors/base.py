@@ -74,6 +74,8 @@ class Connector:
         bounded_source: the connector can also back a ``CREATE TABLE`` (``spark.read``).
         continuous_source: Spark's continuous processing reads it (``rate``, ``kafka``).
         continuous_sink: a continuous query may write it (not ``files``: a V1 sink).
+        own_options: options the connector reads itself (consumed like the compiler's,
+            e.g. ``kafka``'s ``bootstrap_servers``, renamed by :meth:`finish`).
     """
 
     name: str = ""
@@ -89,6 +91,7 @@ class Connector:
     bounded_source: bool = False
     continuous_source: bool = False
     continuous_sink: bool = True
+    own_options: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"
@@ -112,7 +115,46 @@ class Connector:
         """Options Spark accepts but ignores in ``role``: SS352 warnings (base: none)."""
         return ()
 
+    def finish(self, resolved: ResolvedOptions, role: str, span) -> ResolvedOptions:
+        """The options of a ``WITH`` list once checked, as ``role`` uses them: a connector
+        may rename its own options to Spark's and keep settings for its lowering.
+        Base: unchanged.
+
+        Raises:
+            SqlStreamError: an option combination the connector refuses.
+        """
+        return resolved
+
+    def check_sink(self, resolved: ResolvedOptions, columns: tuple[tuple[str, str], ...] | None,
+                   output_mode: str, source: Source) -> tuple[OptionError, ...]:
+        """Findings about a query written into this sink, once its columns (``(name,
+        type)`` pairs, ``None`` when known only at run time) and output mode are known
+        (``kafka``: a ``value`` column Spark can write, key columns that exist). Base: none."""
+        return ()
+
     # ---- the planner's decisions
+    def declared(self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath) -> Connector:
+        """The connector as ``statement`` (``CREATE STREAM`` / ``CREATE TABLE``) reads it: a
+        connector whose schema depends on its options (``kafka``'s raw or Avro value) returns
+        a copy with that ``fixed_schema`` / ``metadata``. Base: ``self``.
+
+        Raises:
+            SqlStreamError: declared columns the options contradict.
+        """
+        return self
+
+    def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
+        """The planned read of ``statement`` with what the connector adds (options,
+        ``settings`` its lowering reads). Base: unchanged."""
+        return relation
+
+    def sink_settings(self, resolved: ResolvedOptions, resolve_path: ResolvePath
+                      ) -> tuple[tuple[str, str], ...]:
+        """The settings a sink's lowering reads (:attr:`plan.Sink.settings`). Base: those
+        :meth:`finish` kept."""
+        return resolved.settings
+
+
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath
                       ) -> tuple[str | None, str | None]:
         """``(format, path)`` of a read: the ``format(…)`` value (``None``: no format
@@ -212,6 +254,8 @@ class ResolvedOptions:
         spark: ``(name, value)`` pairs for ``.option(name, value)``, in the order written.
         options: the original options by lower-case key, for positions in messages.
         warnings: options Spark will ignore (code SS352, severity warning).
+        settings: ``(name, value)`` pairs the connector's lowering reads (not Spark
+            options; see :meth:`Connector.finish`).
     """
 
     spec: Connector
@@ -219,6 +263,7 @@ class ResolvedOptions:
     spark: tuple[tuple[str, str], ...]
     options: dict[str, ast.Option]
     warnings: tuple[OptionError, ...] = ()
+    settings: tuple[tuple[str, str], ...] = ()
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """The text of compiler option ``key``, or ``default``."""
@@ -245,17 +290,18 @@ def split_options(connector: Connector, options: tuple[ast.Option, ...], source:
     for spark_name in connector.spark_options:
         known[spark_name.lower()] = spark_name
         known[snake_case(spark_name)] = spark_name
+    own = {o.lower() for o in connector.own_options}
     compiler: dict[str, ast.Option] = {}
     spark: list[tuple[str, str]] = []
     for option in options:
         key = option.key.lower()
-        if key in COMPILER_OPTIONS:
+        if key in COMPILER_OPTIONS or key in own:
             compiler[key] = option
         elif key in known:
             _check_number(connector, known[key], option, source)
             spark.append((known[key], option.text))
         elif "." not in key and (close := difflib.get_close_matches(
-                key, list(known) + sorted(COMPILER_OPTIONS), n=1, cutoff=0.8)):
+                key, list(known) + sorted(own | COMPILER_OPTIONS), n=1, cutoff=0.8)):
             suggestion = known.get(close[0], close[0])
             raise OptionError(
                 f"unknown option '{option.key}' for connector '{connector.name}'; did you mean "

@@ -1,0 +1,490 @@
+"""``connector = 'kafka'``: Apache Kafka topics as a stream (or table) and as a sink.
+
+Source: Spark's Kafka source (``readStream.format('kafka')``, package
+``spark-sql-kafka-0-10``; see :mod:`sqlstream.packages`) reads records with the fixed
+columns ``key``, ``value`` (binary), ``topic``, ``partition``, ``offset``, ``timestamp``,
+``timestampType`` (and ``headers`` with ``includeHeaders``). The declared columns are decoded
+from ``value`` by ``format``:
+
+* ``json`` (the default when columns are declared): ``from_json(CAST(value AS STRING), ddl)``;
+* ``csv``: ``from_csv(CAST(value AS STRING), ddl)``;
+* ``avro``: ``from_avro(value, schema)`` with ``avro_schema`` (inline JSON or an ``.avsc``
+  path); the declared columns must be fields of the schema with the types Spark maps them
+  to (checked when compiling); without declared columns the stream has every field;
+* ``raw`` (the default without columns): Kafka's own columns, ``key`` / ``value`` as
+  ``BINARY`` or, if declared so, ``STRING``.
+
+Decoding fails the query on a record that does not parse (``mode`` ``FAILFAST``): a
+value is never silently turned into NULLs. ``METADATA FROM 'key'`` (``topic``,
+``partition``, ``offset``, ``timestamp``, ``timestampType``, ``headers``) exposes Kafka's
+columns beside the decoded ones, through a struct ``__kafka`` the decoding keeps.
+
+Sink: Spark's Kafka sink (``writeStream.format('kafka')``) writes a ``value`` column
+(string or binary), optional ``key``, ``headers``, ``partition``. A query with a ``value``
+column is written as it is; otherwise its columns are encoded into ``value`` by ``format``
+(``json``: ``to_json(struct(…))``, ``avro``: ``to_avro(struct(…)[, avro_schema])``,
+``csv``: ``to_csv``). The key is the query's ``key`` column or ``key_columns`` (one column
+as text, several as a JSON object). Every output mode works (Spark's Kafka sink is
+at-least-once).
+
+Options: ``bootstrap_servers`` (Spark's ``kafka.bootstrap.servers``), ``topic`` (a
+source's ``subscribe``, a sink's ``topic``), ``topic_pattern`` (``subscribePattern``),
+``starting_offsets`` (``startingOffsets``), Spark's other Kafka options in camelCase or
+snake_case, and every ``kafka.*`` consumer/producer property passed through.
+
+Sources: Spark "Structured Streaming + Kafka Integration Guide"; "Apache Avro Data Source
+Guide" (``from_avro``, ``to_avro``, supported types); Spark SQL functions ``from_json``,
+``from_csv``, ``to_json``, ``to_csv``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+
+from sqlstream import ast
+from sqlstream import plan as p
+from sqlstream.calls import Chain, Step
+from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
+
+KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
+                 ("partition", "INT"), ("offset", "BIGINT"), ("timestamp", "TIMESTAMP"),
+                 ("timestampType", "INT"))
+HEADERS_TYPE = "ARRAY<STRUCT<`key`: STRING, `value`: BINARY>>"
+VALUE_FORMATS = ("json", "csv", "avro", "raw")
+SOURCE_OPTIONS = (
+    "assign", "subscribe", "subscribePattern", "startingOffsets", "endingOffsets",
+    "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingTimestamp",
+    "endingTimestamp", "startingOffsetsByTimestampStrategy", "failOnDataLoss",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions",
+    "maxRecordsPerPartition", "groupIdPrefix", "includeHeaders",
+)
+# Options the connector reads itself (consumed, renamed to Spark's or used by the decoding).
+OWN_OPTIONS = ("bootstrap_servers", "topic", "topic_pattern", "avro_schema", "key_columns")
+FAILFAST = "map('mode', 'FAILFAST')"
+
+
+class KafkaError(SqlStreamError):
+    """A Kafka option, Avro schema or sink column that cannot work (SS210–SS212)."""
+
+    code = "SS210"
+
+
+def sql_string(text: str) -> str:
+    """A Spark SQL string literal (``'`` and ``\\`` escaped with a backslash)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class Kafka(Connector):
+    """Kafka topics: ``bootstrap_servers`` and ``topic`` (or ``topic_pattern``) required."""
+
+    name = "kafka"
+    source_format = "kafka"
+    sink_format = "kafka"
+    spark_options = SOURCE_OPTIONS
+    own_options = OWN_OPTIONS
+    number_options = {"maxOffsetsPerTrigger": (64, 1), "minOffsetsPerTrigger": (64, 1),
+                      "minPartitions": (32, 1), "maxRecordsPerPartition": (64, 1)}
+    metadata = {**{n: (f"`__kafka`.{_quote(n)}", t) for n, t in KAFKA_COLUMNS if n != "value"},
+                "headers": ("`__kafka`.`headers`", HEADERS_TYPE)}
+    durable = True
+    bounded_source = True
+    continuous_source = True
+
+    # ---- options
+    def finish(self, resolved: ResolvedOptions, role: str, span) -> ResolvedOptions:
+        """Rename the connector's options to Spark's and check them.
+
+        ``bootstrap_servers`` → ``kafka.bootstrap.servers``; ``topic`` → ``subscribe``
+        (source) or ``topic`` (sink); ``topic_pattern`` → ``subscribePattern``. The value
+        format, Avro schema and key columns go to ``settings`` (read by the lowering).
+
+        Raises:
+            KafkaError: ``SS210``: no bootstrap servers, no topic (or both ``topic`` and
+                ``topic_pattern``), ``topic_pattern`` on a sink, an unknown ``format``.
+        """
+        compiler, spark = resolved.compiler, list(resolved.spark)
+        given = {k.lower() for k, _ in spark}
+        servers = compiler.get("bootstrap_servers")
+        if servers is not None:
+            spark.insert(0, ("kafka.bootstrap.servers", servers.text))
+        elif "kafka.bootstrap.servers" not in given:
+            raise KafkaError("connector 'kafka' needs option 'bootstrap_servers'", span,
+                             hint="add bootstrap_servers = 'host:9092' (Spark's "
+                             "kafka.bootstrap.servers) to the WITH list")
+        topic, pattern = compiler.get("topic"), compiler.get("topic_pattern")
+        if role == "sink":
+            if pattern is not None:
+                raise KafkaError("a Kafka sink writes to one 'topic', not a 'topic_pattern'",
+                                 pattern.key_span, hint="write topic = '…'")
+            if topic is not None:
+                spark.insert(1, ("topic", topic.text))
+        else:
+            subscriptions = [k for k in ("assign", "subscribe", "subscribepattern") if k in given]
+            chosen = [o for o in (topic, pattern) if o is not None]
+            if len(chosen) + len(subscriptions) != 1:
+                where = chosen[1].key_span if len(chosen) > 1 else span
+                raise KafkaError(
+                    "connector 'kafka' reads one of 'topic', 'topic_pattern' (or Spark's "
+                    "'assign')" + (": give only one" if chosen or subscriptions else ""), where,
+                    hint="topic = 'a' or topic = 'a,b' (Spark's subscribe), or topic_pattern = "
+                    "'flights.*' (subscribePattern)")
+            if topic is not None:
+                spark.insert(1, ("subscribe", topic.text))
+            elif pattern is not None:
+                spark.insert(1, ("subscribePattern", pattern.text))
+        fmt = compiler.get("format")
+        if fmt is not None and fmt.text.lower() not in VALUE_FORMATS:
+            raise KafkaError(
+                f"unknown Kafka value format '{fmt.text}'{did_you_mean(fmt.text.lower(), VALUE_FORMATS)}",
+                fmt.value_span, hint=f"formats: {', '.join(VALUE_FORMATS)}")
+        avro = compiler.get("avro_schema")
+        if avro is not None and (fmt is None or fmt.text.lower() != "avro"):
+            raise KafkaError("option 'avro_schema' needs format = 'avro'", avro.key_span,
+                             hint="add format = 'avro', or remove avro_schema")
+        if role != "sink" and compiler.get("key_columns") is not None:
+            raise KafkaError("'key_columns' is an option of a Kafka sink",
+                             compiler["key_columns"].key_span, hint="remove it")
+        settings = [(k, compiler[k].text) for k in ("format", "key_columns") if k in compiler]
+        return replace(resolved, spark=tuple(spark), settings=tuple(settings))
+
+    # ---- sources
+    def declared(self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath) -> Connector:
+        """The connector as ``statement`` reads it: with ``format = 'raw'`` (the default
+        without declared columns) Kafka's fixed columns; with ``avro`` the fields of the
+        Avro schema, against which the declared columns are checked.
+
+        Raises:
+            KafkaError: ``SS210`` a raw stream declaring another column or type;
+                ``SS211`` an Avro schema that cannot be read or is not a record, a declared
+                column that is not one of its fields or has another type.
+        """
+        from sqlstream.schema import spark_type
+
+        physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
+        fmt = (resolved.get("format") or ("json" if physical else "raw")).lower()
+        if resolved.compiler.get("infer_schema") is not None:
+            raise KafkaError("connector 'kafka' cannot infer a schema",
+                             resolved.compiler["infer_schema"].key_span,
+                             hint="declare the columns; with format = 'avro' they can come "
+                             "from avro_schema")
+        if fmt in ("json", "csv") and not physical:
+            raise KafkaError(f"stream '{statement.name}' needs its columns to decode {fmt} values",
+                             statement.name.span,
+                             hint="declare them, e.g. (origin STRING, time_hour TIMESTAMP); "
+                             "or read the bytes with format = 'raw'")
+        spec = copy.copy(self)
+        spec.value_format = fmt
+        spec.avro_schema = None
+        if fmt == "raw":
+            spec.fixed_schema = KAFKA_COLUMNS
+            spec.metadata = {n: (_quote(n), t) for n, (_, t) in self.metadata.items()}
+            spec.metadata["headers"] = ("`headers`", HEADERS_TYPE)
+            fixed = dict((n.lower(), t) for n, t in KAFKA_COLUMNS)
+            for column in physical:
+                name = column.name.value.lower()
+                allowed = ("STRING", "BINARY") if name in ("key", "value") else (fixed.get(name),)
+                if name in fixed and column.type not in allowed:
+                    raise KafkaError(
+                        f"Kafka's column '{column.name}' is {' or '.join(allowed)}, not {column.type}",
+                        column.span, hint="declare key and value as STRING or BINARY; decode a "
+                        "payload with format = 'json', 'csv' or 'avro'")
+        elif fmt == "avro":
+            option = resolved.compiler.get("avro_schema")
+            if option is None:
+                raise KafkaError("format = 'avro' needs option 'avro_schema'",
+                                 resolved.compiler["format"].value_span,
+                                 hint="avro_schema = 'schemas/flight.avsc' or the schema's JSON")
+            spec.avro_schema = load_schema(option, resolve_path)
+            spec.fixed_schema = avro_columns(spec.avro_schema, option)
+            fields = dict((n.lower(), t) for n, t in spec.fixed_schema)
+            for column in physical:
+                name = column.name.value.lower()
+                if name not in fields:
+                    raise KafkaError(
+                        f"column '{column.name}' is not a field of the Avro schema"
+                        f"{did_you_mean(name, fields)} (its fields: "
+                        f"{', '.join(n for n, _ in spec.fixed_schema)})", column.name.span,
+                        code="SS211", hint="declare only fields of avro_schema, by name")
+                if fields[name] != spark_type(column.type):
+                    raise KafkaError(
+                        f"column '{column.name}' is declared {column.type} but the Avro schema "
+                        f"gives {fields[name]}", column.span, code="SS211",
+                        hint=f"declare {column.name.value} {fields[name]} (Spark's type for the "
+                        "Avro field), or cast it in a computed column")
+        return spec
+
+    def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
+        """Record the decoding in the relation's ``settings`` (value format, Avro schema,
+        whether metadata columns are used) and ask Spark for ``headers`` when they are."""
+        keys = {(c.key or c.name.value).lower() for c in statement.columns
+                if isinstance(c, ast.MetadataColumn)}
+        settings = dict(relation.settings)
+        settings["format"] = getattr(self, "value_format", "raw")
+        if getattr(self, "avro_schema", None) is not None:
+            settings["avro_schema"] = json.dumps(self.avro_schema, separators=(",", ":"))
+        if keys and settings["format"] != "raw":
+            settings["metadata"] = "true"
+        options = relation.options
+        if "headers" in keys and not any(k.lower() == "includeheaders" for k, _ in options):
+            options += (("includeHeaders", "true"),)
+        return replace(relation, options=options, settings=tuple(settings.items()))
+
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``('kafka', what it subscribes to)``: the topics (or pattern, or assignment) stand
+        for the input in the plan and the state signature (another topic on a restart is
+        another source); ``load()`` takes no path."""
+        topics = [v for k, v in resolved.spark if k in ("subscribe", "subscribePattern", "assign")]
+        return self.source_format, topics[0] if topics else None
+
+    def schema_arg(self, relation: p.SourceRelation):
+        """``None``: the Kafka source has a fixed schema (Spark refuses ``schema(…)``)."""
+        return None
+
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """``format('kafka').option(k, v)….load()`` (the topic is an option)."""
+        return (Step("format", ("kafka",)), *(Step("option", (k, v)) for k, v in relation.options),
+                Step("load"))
+
+    def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
+        """The common read sequence with the decoding of ``value`` after ``load()``::
+
+            df = df.selectExpr("from_json(CAST(value AS STRING), '<ddl>', …) AS `__value`",
+                               'struct(key, topic, …) AS `__kafka`')   # with metadata only
+            df = df.selectExpr('`__value`.*', '`__kafka`')
+        """
+        chains = list(super().read_chains(relation))
+        decode = self.decode_steps(relation)
+        what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+        chains[1:1] = [Chain("df", (step,), assign="df", **what) for step in decode]
+        return tuple(chains)
+
+    def decode_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """The ``selectExpr`` steps that decode ``value`` (none for a raw stream whose
+        declared types are Kafka's)."""
+        settings = dict(relation.settings)
+        fmt = settings.get("format", "raw")
+        if fmt == "raw":
+            declared = dict(relation.columns or ())
+            casts = [f"CAST({_quote(n)} AS {declared[n]}) AS {_quote(n)}"
+                     for n, t in KAFKA_COLUMNS if declared.get(n, t) != t]
+            if not casts:
+                return ()
+            kept = [_quote(n) for n, _ in KAFKA_COLUMNS if declared.get(n, _) == _]
+            if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+                kept.append("`headers`")
+            return (Step("selectExpr", tuple(casts + kept)),)
+        if fmt == "avro":
+            value = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, {FAILFAST})"
+        else:
+            value = (f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, "
+                     f"{FAILFAST})")
+        first, second = [f"{value} AS `__value`"], ["`__value`.*"]
+        if settings.get("metadata") == "true":
+            fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
+            if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+                fields.append("`headers`")
+            first.append(f"struct({', '.join(fields)}) AS `__kafka`")
+            second.append("`__kafka`")
+        return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
+
+    # ---- sinks
+    def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source
+                   ) -> tuple[SqlStreamError, ...]:
+        """Findings (``SS212``) about the columns a query writes to this sink: a ``value``,
+        ``key`` or ``headers`` column Spark cannot write, ``key_columns`` that are not
+        columns, no topic; positioned at the sink's ``connector`` (or ``key_columns``)
+        option. ``columns`` ``None`` (known only at run time): none."""
+        findings: list[SqlStreamError] = []
+        if columns is None:
+            return ()
+        span = resolved.options["connector"].value_span
+        types = {n.lower(): t for n, t in columns}
+        options = resolved.compiler
+        if "topic" not in options and "topic" not in {k.lower() for k, _ in resolved.spark} \
+                and "topic" not in types:
+            findings.append(KafkaError("a Kafka sink needs option 'topic' or a 'topic' column",
+                                       span, code="SS212", hint="add topic = '…' to the sink"))
+        fmt = options.get("format")
+        if fmt is not None and fmt.text.lower() == "raw" and "value" not in types:
+            findings.append(KafkaError(
+                "a raw Kafka sink writes the query's 'value' column, and the query has none",
+                fmt.value_span, code="SS212",
+                hint="add a column AS value (STRING or BINARY), or encode the row with "
+                "format = 'json' (the default), 'avro' or 'csv'"))
+        if "value" in types and types["value"] not in ("STRING", "BINARY", "UNKNOWN"):
+            findings.append(KafkaError(
+                f"the 'value' column written to Kafka is {types['value']}; Spark writes only "
+                "STRING or BINARY", span, code="SS212",
+                hint="CAST(… AS STRING) AS value, or rename the column so the row is encoded"))
+        if "headers" in types and types["headers"] not in (HEADERS_TYPE, "UNKNOWN"):
+            findings.append(KafkaError(
+                f"the 'headers' column written to Kafka is {types['headers']}, not {HEADERS_TYPE}",
+                span, code="SS212", hint="build it with array(named_struct('key', …, 'value', "
+                "CAST(… AS BINARY)))"))
+        key_columns = options.get("key_columns")
+        if key_columns is not None:
+            if "key" in types:
+                findings.append(KafkaError("the query has a 'key' column and the sink 'key_columns'",
+                                           key_columns.key_span, code="SS212",
+                                           hint="remove one of them"))
+            for name in _split(key_columns.text):
+                if name.lower() not in types:
+                    findings.append(KafkaError(
+                        f"key column '{name}' is not a column of the query"
+                        f"{did_you_mean(name.lower(), types)}", key_columns.value_span,
+                        code="SS212", hint=f"the query's columns: {', '.join(n for n, _ in columns)}"))
+        return tuple(findings)
+
+    def sink_settings(self, resolved: ResolvedOptions, resolve_path: ResolvePath
+                      ) -> tuple[tuple[str, str], ...]:
+        """The sink's settings, with ``avro_schema`` read and made compact JSON.
+
+        Raises:
+            KafkaError: ``SS211``: an Avro schema that cannot be read.
+        """
+        settings = dict(resolved.settings)
+        option = resolved.compiler.get("avro_schema")
+        if option is not None:
+            settings["avro_schema"] = json.dumps(load_schema(option, resolve_path),
+                                                 separators=(",", ":"))
+        return tuple(settings.items())
+
+    def encode_step(self, query: p.Query) -> Step | None:
+        """The ``selectExpr`` that turns the query's rows into Kafka's ``key`` / ``value`` /
+        ``headers`` columns, or ``None`` when the query already has a ``value`` column
+        (and no ``key_columns``)."""
+        settings = dict(query.sink.settings)
+        columns = [n for n, _ in query.columns or ()]
+        lower = {n.lower() for n in columns}
+        keys = _split(settings.get("key_columns", ""))
+        items: list[str] = []
+        if "value" in lower:
+            if not keys:
+                return None
+            items.append("`value`")
+        else:
+            payload = [n for n in columns if n.lower() not in ("key", "headers")]
+            row = f"struct({', '.join(_quote(n) for n in payload)})" if query.columns else "struct(*)"
+            fmt = settings.get("format", "json").lower()
+            if fmt == "avro":
+                schema = settings.get("avro_schema")
+                items.append(f"to_avro({row}{', ' + sql_string(schema) if schema else ''}) AS `value`")
+            elif fmt == "raw":
+                raise OptionError("a raw Kafka sink needs a 'value' column", query.span)
+            else:
+                items.append(f"to_{fmt}({row}) AS `value`")
+        if keys:
+            items.append(f"CAST({_quote(keys[0])} AS STRING) AS `key`" if len(keys) == 1 else
+                         f"to_json(struct({', '.join(_quote(k) for k in keys)})) AS `key`")
+        elif "key" in lower:
+            items.append("`key`")
+        items += [_quote(n) for n in columns if n.lower() in ("headers", "partition")]
+        if "topic" in lower and not any(k == "topic" for k, _ in query.sink.options):
+            items.append("`topic`")
+        return Step("selectExpr", tuple(items))
+
+    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
+        """The common write chain with :meth:`encode_step` after ``spark.sql(…)``."""
+        chain = super().write_chain(query, trigger)
+        step = self.encode_step(query)
+        if step is None:
+            return chain
+        return replace(chain, steps=(chain.steps[0], step, *chain.steps[1:]))
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+# ---- Avro schemas (Spark's SchemaConverters.toSqlType, "Supported types for Avro -> Spark SQL
+# conversion" in the Avro Data Source Guide)
+_AVRO_PRIMITIVES = {"boolean": "BOOLEAN", "int": "INT", "long": "BIGINT", "float": "FLOAT",
+                    "double": "DOUBLE", "bytes": "BINARY", "string": "STRING", "fixed": "BINARY",
+                    "enum": "STRING"}
+_AVRO_LOGICAL = {"date": "DATE", "timestamp-millis": "TIMESTAMP", "timestamp-micros": "TIMESTAMP",
+                 "local-timestamp-millis": "TIMESTAMP_NTZ", "local-timestamp-micros": "TIMESTAMP_NTZ"}
+
+
+def load_schema(option: ast.Option, resolve_path: ResolvePath) -> dict:
+    """The Avro schema of ``avro_schema``: inline JSON (text starting with ``{``) or the path
+    of an ``.avsc`` file (relative to the ``.ssql`` file's folder).
+
+    Raises:
+        KafkaError: ``SS211``: the file cannot be read, the text is not JSON, or the schema
+            is not an Avro ``record``.
+    """
+    text = option.text.strip()
+    if not text.startswith("{"):
+        path = resolve_path(text) or text
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+            raise KafkaError(f"cannot read the Avro schema file '{option.text}': "
+                             f"{getattr(error, 'strerror', None) or error}", option.value_span, code="SS211",
+                             hint="give the path of an .avsc file (relative to the .ssql file) "
+                             "or the schema's JSON") from None
+    try:
+        schema = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise KafkaError(f"the Avro schema is not JSON: {error}", option.value_span,
+                         code="SS211", hint="an Avro schema is a JSON object with type "
+                         "'record' and its fields") from None
+    if not isinstance(schema, dict) or schema.get("type") != "record" \
+            or not isinstance(schema.get("fields"), list):
+        raise KafkaError("the Avro schema is not a record with fields", option.value_span,
+                         code="SS211", hint='{"type": "record", "name": "flight", "fields": '
+                         '[{"name": "origin", "type": "string"}, …]}')
+    return schema
+
+
+def avro_columns(schema: dict, option: ast.Option) -> tuple[tuple[str, str], ...]:
+    """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it.
+
+    Raises:
+        KafkaError: ``SS211``: a field type Spark cannot decode (or sqlstream cannot type).
+    """
+    from sqlstream.schema import spark_type
+
+    columns = []
+    for field in schema["fields"]:
+        try:
+            columns.append((field["name"], spark_type(_avro_type(field["type"]))))
+        except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
+            raise KafkaError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
+                             f": type not understood ({error})", option.value_span, code="SS211",
+                             hint="use Avro's primitive, record, array, map, enum, fixed types and "
+                             "unions with null") from None
+    return tuple(columns)
+
+
+def _avro_type(avro) -> str:
+    if isinstance(avro, str):
+        if avro in _AVRO_PRIMITIVES:
+            return _AVRO_PRIMITIVES[avro]
+        raise ValueError(f"named type {avro!r}")
+    if isinstance(avro, list):
+        members = [m for m in avro if m != "null"]
+        if len(members) == 1:
+            return _avro_type(members[0])
+        return "STRUCT<" + ", ".join(f"member{i}: {_avro_type(m)}" for i, m in enumerate(members)) + ">"
+    kind, logical = avro["type"], avro.get("logicalType")
+    if logical == "decimal" and kind in ("bytes", "fixed"):
+        return f"DECIMAL({avro['precision']}, {avro.get('scale', 0)})"
+    if logical in _AVRO_LOGICAL and kind in ("int", "long"):
+        return _AVRO_LOGICAL[logical]
+    if kind == "record":
+        return "STRUCT<" + ", ".join(f"{_quote(f['name'])}: {_avro_type(f['type'])}"
+                                     for f in avro["fields"]) + ">"
+    if kind == "array":
+        return f"ARRAY<{_avro_type(avro['items'])}>"
+    if kind == "map":
+        return f"MAP<STRING, {_avro_type(avro['values'])}>"
+    return _avro_type(kind)
