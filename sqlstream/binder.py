@@ -29,6 +29,7 @@ from sqlstream import plan as p, restarts
 from sqlstream.calls import Block, Chain
 from sqlstream.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.program import lower, relation_block
+from sqlstream.runtime import is_connect, refuse_on_connect
 
 Report = Callable[[str], None]
 
@@ -224,7 +225,11 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         OptionError, QueryFailedError: see :func:`run_block`.
         IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
             on its checkpoint; no query was started.
+        SqlStreamError: (``SS405``) through Spark Connect, a call it cannot run
+            (:func:`sqlstream.runtime.refuse_on_connect`).
     """
+    if is_connect(spark):
+        refuse_on_connect(plan, report)
     env = _env(spark, sql_functions)
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None

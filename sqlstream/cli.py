@@ -303,6 +303,61 @@ def _exec_renderer(log_format: str, plan, say):
     return ProgressRenderer(say, "plain")
 
 
+def _remote_option(command):
+    """``--remote sc://host:port``: run through Spark Connect (not with ``--master``)."""
+
+    def check(ctx, param, value):
+        if value and not value.startswith("sc://"):
+            raise click.BadParameter(f"expected sc://host:port, got {value!r}", ctx, param)
+        return value
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("remote") and kwargs.get("master"):
+            raise click.UsageError("--master and --remote exclude each other")
+        return command(*args, **kwargs)
+
+    return click.option("--remote", metavar="sc://HOST:PORT", callback=check,
+                        help="Run through a Spark Connect server instead of a local "
+                        "driver (paths are resolved by the server).")(wrapper)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("query", required=False)
+@_common
+@click.option("--state-dir", type=click.Path(file_okay=False),
+              help="Root of checkpoint locations, as given to exec.")
+@click.option("--rows", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also show the first N rows of state of each store, by key.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: tables per query; json: a list of objects.")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@_remote_option
+@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
+              help="Spark configuration for the session (repeatable).")
+@_errors
+def state(file: str, query: str | None, variables: dict[str, str], state_dir: str | None,
+          rows: int, fmt: str, master: str | None, remote: str | None,
+          conf: dict[str, str]) -> None:
+    """Show the state QUERY (default: every stateful query of FILE) keeps in its
+    checkpoint: stateful operators, rows of state per partition, the latest committed batch
+    and its watermark, and with --rows N the first N rows (e.g. open windows and their
+    partial aggregates). Read-only (Spark's state data source); works while the pipeline
+    is stopped.
+    """
+    from sqlstream import state_reader
+
+    plan = sqlstream.compile_file(file, variables, state_dir).plan
+    queries = state_reader.select(plan, query)
+    with sqlstream.Session(master=master, remote=remote, conf=conf) as session:
+        states = state_reader.read(session.spark_for(plan), plan, queries, rows)
+    if fmt == "json":
+        click.echo(json.dumps([s.to_dict() for s in states], indent=2))
+    else:
+        click.echo(state_reader.render(states), nl=False)
+
+
 @main.command(name="exec")
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
@@ -310,7 +365,9 @@ def _exec_renderer(log_format: str, plan, say):
               help="Root of checkpoint locations (default: .sqlstream/checkpoints beside FILE).")
 @click.option("--available-now", is_flag=True,
               help="Run every query with trigger(availableNow=True): process what is there, stop.")
-@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]; "
+              "spark://host:port for a standalone cluster).")
+@_remote_option
 @click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
               help="Spark configuration for the session (repeatable).")
 @click.option("--packages", metavar="COORDS", help="Spark packages (group:artifact:version,…) "
@@ -329,9 +386,8 @@ def _exec_renderer(log_format: str, plan, say):
               "is printed and the new state signature recorded.")
 @_errors
 def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, conf: dict[str, str], packages: str | None, log_format: str,
-          timeout: float | None,
-          allow_incompatible_restart: bool) -> None:
+          master: str | None, remote: str | None, conf: dict[str, str], packages: str | None,
+          log_format: str, timeout: float | None, allow_incompatible_restart: bool) -> None:
     """Run every query of FILE on Spark and wait for them, showing their progress.
 
     Exits 0 when all queries finished (e.g. EMIT … ONCE), or after stopping them cleanly on
@@ -359,7 +415,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
         for warning in plan.warnings:
             renderer(Notice(warning.render()))
         with _redacted_output(plan.source), sqlstream.Session(
-                master=master, conf=conf, listeners=[renderer], jvm_output=jvm_line) as session:
+                master=master, remote=remote, conf=conf, listeners=[renderer],
+                jvm_output=jvm_line) as session:
             session.run(pipeline, available_now, timeout=timeout,
                         allow_incompatible_restart=allow_incompatible_restart)
 

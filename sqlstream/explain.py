@@ -91,7 +91,7 @@ def render(plan: p.Plan) -> str:
 
 
 def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
-    """``spark = SparkSession.builder.appName(…).master(…).config(k, v)….getOrCreate()``
+    """``spark = SparkSession.builder.appName(…)[.master(…)].config(k, v)….getOrCreate()``
     with the configuration ``sqlstream exec`` gives a new session
     (:func:`sqlstream.runtime.create_session`)."""
     from sqlstream.packages import packages_for
@@ -102,8 +102,10 @@ def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
     if packages:
         settings["spark.jars.packages"] = packages
     settings.update((k, v) for k, v in plan.settings if not k.lower().startswith("sqlstream."))
+    # no master: spark-submit's --master applies, and `python job.py` runs on local[*]
+    # (the default of the spark-submit PySpark launches)
     steps = [Step("builder", call=False), Step("appName", (f"sqlstream:{plan.name}",)),
-             Step("master", (master or "local[*]",)),
+             *([Step("master", (master,))] if master else []),
              *(Step("config", (k, v)) for k, v in settings.items()), Step("getOrCreate")]
     return Chain("SparkSession", tuple(steps), assign="spark")
 
@@ -159,7 +161,8 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
 
     Args:
         plan: the compiled pipeline.
-        master: the Spark master (``local[*]`` when ``None``), as ``exec --master``.
+        master: the Spark master, as ``exec --master``; ``None``: no ``.master(…)`` call, so
+            that ``spark-submit --master …`` decides (``python job.py``: ``local[*]``).
         conf: Spark configuration for the session, as ``exec --conf``.
         available_now: every query with ``trigger(availableNow=True)``.
 

@@ -20,6 +20,12 @@ that are not log output ("WARNING: Using incubator modules …") are filtered ou
 JVM runs in a process group of its own, so a signal sent to the process group of
 ``sqlstream exec`` (Ctrl-C in a terminal, ``timeout -s INT``, a supervisor's SIGTERM) reaches
 only the Python driver, which stops the queries itself (:mod:`sqlstream.runner`).
+Beyond one machine: ``master`` may be a standalone cluster (``spark://host:port``; YARN and
+Kubernetes take ``spark-submit``), and ``remote`` a Spark Connect server (``sc://host:port``,
+Spark guide *Spark Connect Overview*). Both are probed with a TCP connection first
+(:func:`check_reachable`, ``SS530``: Spark itself would retry for minutes). Through Spark
+Connect the settings Spark reads only at start (``spark.ui.*``, ``spark.driver.*``) are the
+server's, and :func:`refuse_on_connect` refuses what cannot run there (``SS405``).
 
 Starting and waiting for queries is :mod:`sqlstream.session`'s job.
 """
@@ -29,12 +35,15 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 
 from sqlstream import plan as p
+from sqlstream.errors import SqlStreamError
+from sqlstream.program import lower
 
 Report = Callable[[str], None]
 
@@ -110,20 +119,132 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
     return {k: v for k, v in defaults.items() if k.lower() not in given}
 
 
+CONNECT_PORT = 15002
+"""Spark Connect's default port (``spark.connect.grpc.binding.port``)."""
+
+STANDALONE_PORT = 7077
+"""A standalone master's default port."""
+
+SUBMIT_GATEWAY = "PYSPARK_GATEWAY_PORT"
+"""Set by ``spark-submit`` for the Python driver it starts: then ``exec`` without
+``--master`` takes spark-submit's ``--master`` (YARN, Kubernetes, …)."""
+
+PROBE_SECONDS = 5.0
+"""How long :func:`check_reachable` waits for a TCP connection (s)."""
+
+CONNECT_UNSUPPORTED = {
+    "foreachBatch": "its function runs in a Python process of the Spark Connect server, "
+                    "not in this process",
+    "foreach": "its writer runs in a Python process of the Spark Connect server, "
+               "not in this process",
+}
+"""Binding calls Spark Connect cannot run as sqlstream means them, and why (``SS405``)."""
+
+_STATIC = ("spark.ui.", "spark.driver.", "spark.executor.", "spark.master", "spark.app.",
+           "spark.jars")
+
+
+def _endpoints(url: str) -> list[tuple[str, int]]:
+    """``[(host, port)]`` of a ``spark://h1:p1,h2:p2`` or ``sc://host:port/;params`` URL;
+    ``[]`` for any other master (``local[*]``, ``yarn``, ``k8s://…``: not probed)."""
+    if url.startswith("sc://"):
+        match = re.match(r"sc://(\[[^\]]+\]|[^:/;]+)(?::(\d+))?", url)
+        return [(match.group(1).strip("[]"), int(match.group(2) or CONNECT_PORT))] if match else []
+    if url.startswith("spark://"):
+        found = []
+        for part in url[len("spark://"):].split(","):
+            host, _, port = part.strip().rstrip("/").rpartition(":")
+            if host and port.isdigit():
+                found.append((host, int(port)))
+            elif part.strip():
+                found.append((part.strip().rstrip("/"), STANDALONE_PORT))
+        return found
+    return []
+
+
+def check_reachable(url: str | None, timeout: float = PROBE_SECONDS) -> None:
+    """Open (and close) a TCP connection to the standalone master(s) or Spark Connect server
+    of ``url``; other URLs (``local[…]``, ``yarn``, ``k8s://…``) and ``None`` pass.
+
+    Raises:
+        SqlStreamError: (``SS530``) no endpoint of ``url`` accepts a connection within
+            ``timeout`` seconds.
+    """
+    endpoints = _endpoints(url or "")
+    errors = []
+    for host, port in endpoints:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as error:
+            errors.append(f"{host}:{port}: {error.strerror or error}")
+    if endpoints:
+        what = "Spark Connect server" if url.startswith("sc://") else "Spark standalone master"
+        raise SqlStreamError(
+            f"cannot reach the {what} at {url} ({'; '.join(errors)})", code="SS530",
+            hint="start it, or correct the URL (Spark Connect's default port is 15002, a "
+                 "standalone master's 7077)")
+
+
+def refuse_on_connect(plan: p.Plan, report: Report) -> None:
+    """Check that every binding call of ``plan`` means the same through Spark Connect;
+    report (through ``report``) that a console sink prints on the server.
+
+    Source: Spark guide *Spark Connect Overview* (what is supported) and PySpark
+    ``DataStreamWriter.foreachBatch`` (on Connect, the function is serialized and run on
+    the server).
+
+    Raises:
+        SqlStreamError: (``SS405``) a call of :data:`CONNECT_UNSUPPORTED`, at its statement.
+    """
+    for block in lower(plan).blocks:
+        for chain in block.chains:
+            for step in chain.steps:
+                if step.name in CONNECT_UNSUPPORTED:
+                    raise SqlStreamError(
+                        f"query '{block.name}' uses {step.name}, which Spark Connect cannot "
+                        f"run here: {CONNECT_UNSUPPORTED[step.name]}", chain.span, plan.source,
+                        code="SS405",
+                        hint="run with --master (this process is then the driver), or submit "
+                             "the pipeline with spark-submit (see README, Beyond one machine)")
+    for query in plan.queries:
+        if query.sink.connector == "console":
+            report(f"query '{query.name}': Spark Connect prints console output on the "
+                   "server, not here")
+
+
+def is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (``pyspark.sql.connect``)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], report: Report,
-                   jvm_output: Report | None = None):
+                   remote: str | None = None, jvm_output: Report | None = None):
     """Get or create the SparkSession for ``plan``.
 
-    A new session gets ``master`` (default ``local[*]``), the defaults of
-    :func:`session_defaults`, ``conf`` and the plan's ``spark.*`` settings as the
-    configuration of its SparkContext (so static settings work), in a JVM started by
-    :func:`launch_jvm` (``jvm_output`` as there). An active session in this process is
-    reused (``master`` is then ignored) and gets the runtime settings only.
+    A new session gets ``master`` (default ``local[*]``, or under ``spark-submit`` its
+    ``--master``), the defaults of :func:`session_defaults`, ``conf`` and the plan's
+    ``spark.*`` settings as the configuration of its SparkContext (so static settings
+    work), in a JVM started by :func:`launch_jvm` (``jvm_output`` as there). An active
+    session in this process is reused (``master`` is then ignored) and gets the runtime
+    settings only.
+
+    With ``remote`` (``sc://host:port``; not with ``master``), a Spark Connect session
+    (``SparkSession.builder.remote``): the same settings except those Spark reads only at
+    start (``spark.ui.*``, ``spark.driver.*``, …), which are the server's.
 
     Returns:
         ``(spark, created)``: the session and whether this call created it.
+
+    Raises:
+        SqlStreamError: (``SS530``) the standalone master or Spark Connect server does not
+            accept a connection; (``SS531``) ``remote`` without the Spark Connect client
+            libraries; (``SS510``) a Spark package the plan needs cannot be resolved.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if remote:
+        return _connect_session(plan, remote, conf, report), True
+    check_reachable(master)
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -143,7 +264,9 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     if packages:
         report(f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
                "override with --packages or SET 'spark.jars.packages' = …)")
-    spark_conf = SparkConf().setAppName(f"sqlstream:{plan.name}").setMaster(master or "local[*]")
+    spark_conf = SparkConf().setAppName(f"sqlstream:{plan.name}")
+    if master or SUBMIT_GATEWAY not in os.environ:
+        spark_conf.setMaster(master or "local[*]")  # under spark-submit: its --master
     settings = {**defaults, **conf, **{k: v for k, v in plan.settings
                                        if not k.lower().startswith("sqlstream.")}}
     if packages:
@@ -171,3 +294,35 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel("FATAL")
     return spark, True
+
+
+def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Report):
+    """A new Spark Connect session at ``remote`` for ``plan`` (see :func:`create_session`)."""
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies("pyspark.sql.connect.session")
+    except ImportError as error:
+        raise SqlStreamError(
+            f"--remote needs the Spark Connect client libraries: {error}", code="SS531",
+            hint="pip install 'sqlstream[connect]' (PySpark's connect extra: grpcio, "
+                 "grpcio-status, googleapis-common-protos, pyarrow, pandas, zstandard)") from None
+    check_reachable(remote)
+    from pyspark.sql import SparkSession
+
+    defaults = session_defaults(plan, None, conf)
+    for key, value in defaults.items():
+        if not key.startswith(_STATIC):
+            report(f"default: {key}={value} (override with SET '{key}' = …)")
+    settings = {**defaults, **conf}
+    settings.update((k, v) for k, v in plan.settings if not k.lower().startswith("sqlstream."))
+    builder = SparkSession.builder.remote(remote)
+    for key, value in settings.items():
+        if key.startswith(_STATIC):
+            if key not in defaults:
+                report(f"not sent to the Spark Connect server: {key}={value} (Spark reads "
+                       "it only at start: the server's setting applies)")
+        else:
+            builder = builder.config(key, value)
+    report(f"Spark Connect server: {remote} (paths are resolved by the server)")
+    return builder.create()

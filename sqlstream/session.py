@@ -39,8 +39,12 @@ class Session:
         spark: the SparkSession to use; ``None``: get or create one on first start with
             ``runtime.create_session`` (``exec``'s defaults, ``master``, ``conf`` and the
             pipeline's ``SET`` settings), stopped again by :meth:`close` if it was created.
-        master: the Spark master URL for a created session (default ``local[*]``); ignored
-            when ``spark`` is given or a session is already active.
+        master: the Spark master URL for a created session (default ``local[*]``;
+            ``spark://host:port`` for a standalone cluster); ignored when ``spark`` is given
+            or a session is already active.
+        remote: instead of ``master``, a Spark Connect server URL (``sc://host:port``):
+            the created session is a Spark Connect session (Spark guide *Spark Connect
+            Overview*).
         conf: Spark configuration for the session, ``{key: value}`` strings; ignored when
             ``spark`` is given.
         listeners: receive every event (:mod:`sqlstream.events`): callables or objects with
@@ -57,11 +61,14 @@ class Session:
 
     def __init__(self, spark: SparkSession | None = None, *, master: str | None = None,
                  conf: Mapping[str, str] | None = None, listeners: Iterable[ListenerLike] = (),
-                 state_dir: str | None = None,
+                 state_dir: str | None = None, remote: str | None = None,
                  jvm_output: Callable[[str], None] | None = None) -> None:
+        if master and remote:
+            raise ValueError("give master or remote, not both")
         self.spark = spark
         self.jvm_output = jvm_output
         self.master = master
+        self.remote = remote
         self.conf = dict(conf or {})
         self.listeners = tuple(listeners)
         self.state_dir = state_dir
@@ -104,7 +111,8 @@ class Session:
 
             self.spark, self._created = create_session(
                 plan, self.master, self.conf,
-                lambda line: self._emit(Notice(plan.source.redact(line))), self.jvm_output)
+                lambda line: self._emit(Notice(plan.source.redact(line))), self.remote,
+                self.jvm_output)
         return self.spark
 
     def _emit(self, event: Event) -> None:
