@@ -151,7 +151,9 @@ class KafkaBroker:
         ]))
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         formatted = subprocess.run(
-            self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)),
+            # --cluster-id=…: a base64 id may start with '-', which argparse takes for an option
+            self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
+                       "--config", str(properties)),
             capture_output=True, text=True)
         if formatted.returncode != 0:
             raise RuntimeError(f"kafka.tools.StorageTool format failed:\n{formatted.stdout}{formatted.stderr}")

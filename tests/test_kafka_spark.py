@@ -86,7 +86,7 @@ def _consume(broker, topic: str, count: int) -> list:
 def _run(spark, text: str, variables: dict, path: str | None = None) -> None:
     pipeline = sqlstream.compile(text, variables=variables, path=path)
     for query in pipeline.start(spark, available_now=True):
-        query.awaitTermination(120)
+        query.awaitTermination(900)
         assert query.exception() is None, query.exception()
 
 
