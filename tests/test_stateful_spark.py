@@ -56,7 +56,7 @@ def flights() -> list[dict]:
             for row in csv.DictReader(handle):
                 rows.append({"tailnum": None if row["tailnum"] == "NA" else row["tailnum"],
                              "departed": row["dep_time"] != "NA", "carrier": row["carrier"],
-                             "flight": row["flight"], "origin": row["origin"],
+                             "flight": row["flight"], "origin": row["origin"], "dest": row["dest"],
                              "dep_delay": _number(row["dep_delay"]),
                              "distance": float(row["distance"]),
                              "time_hour": _time(row["time_hour"])})
@@ -140,31 +140,41 @@ def _written(spark, path) -> list[tuple]:
 
 
 def _sessions(rows, gap, aggregate) -> list[tuple]:
-    """Session windows per tail number: a row at ``t`` covers ``[t, t + gap(row))``; a row
-    that starts at or before the open session's end joins it (Spark merges overlapping and
-    touching ranges). Returns ``(tailnum, start, end, *aggregate(rows))``."""
-    by_tail = defaultdict(list)
+    """Session windows per route of the departed flights: a row at ``t`` covers ``[t, t +
+    gap(row))``; a row that starts at or before the open session's end joins it (Spark
+    merges overlapping and touching ranges). Returns ``(origin, dest, start, end,
+    *aggregate(rows))``."""
+    by_route = defaultdict(list)
     for row in rows:
-        if row["tailnum"] is not None and row["departed"]:
-            by_tail[row["tailnum"]].append(row)
+        if row["departed"]:
+            by_route[(row["origin"], row["dest"])].append(row)
     sessions = []
-    for tail, events in by_tail.items():
+    for route, events in by_route.items():
         events.sort(key=lambda r: r["time_hour"])
         current: list[dict] = []
         end = None
         for row in events:
             if current and row["time_hour"] > end:
-                sessions.append((tail, current[0]["time_hour"], end, *aggregate(current)))
+                sessions.append((*route, current[0]["time_hour"], end, *aggregate(current)))
                 current = []
             end = max(end, row["time_hour"] + gap(row)) if current else row["time_hour"] + gap(row)
             current.append(row)
-        sessions.append((tail, current[0]["time_hour"], end, *aggregate(current)))
+        sessions.append((*route, current[0]["time_hour"], end, *aggregate(current)))
     return sessions
 
 
+def _delays(rows) -> list[float]:
+    return [r["dep_delay"] for r in rows if r["dep_delay"] is not None]
+
+
 def _worst(rows):
-    delays = [r["dep_delay"] for r in rows if r["dep_delay"] is not None]
+    delays = _delays(rows)
     return (len(rows), max(delays) if delays else None)
+
+
+def _average(rows):
+    delays = _delays(rows)
+    return (len(rows), sum(delays) / len(delays) if delays else None)
 
 
 @pytest.fixture(scope="module")
@@ -175,25 +185,25 @@ def sessions_run(runs):
 def test_static_gap_sessions_equal_the_gap_logic(spark, work, flights, sessions_run):
     _, queries = sessions_run
     closed = _watermark(queries["sessions"])
-    expected = [s for s in _sessions(flights, lambda r: 3 * HOUR, _worst) if s[2] <= closed]
-    assert len(expected) > 1000
+    expected = [s for s in _sessions(flights, lambda r: 2 * HOUR, _worst) if s[3] <= closed]
+    assert len(expected) > 1000 and max(s[4] for s in expected) > 10  # sessions of many flights
     assert _written(spark, work / "out" / "sessions") == sorted(expected)
 
 
 def test_dynamic_gap_sessions_equal_the_gap_logic(spark, work, flights, sessions_run):
     _, queries = sessions_run
-    closed = _watermark(queries["trips"])
+    closed = _watermark(queries["service"])
 
     def gap(row):
-        return 8 * HOUR if row["distance"] >= 1500 else 3 * HOUR
+        return 4 * HOUR if row["distance"] >= 1500 else 2 * HOUR
 
-    def miles(rows):
-        return (len(rows), sum(r["distance"] for r in rows))
-
-    expected = [s for s in _sessions(flights, gap, miles) if s[2] <= closed]
-    static = {s[:3] for s in _sessions(flights, lambda r: 3 * HOUR, miles) if s[2] <= closed}
-    assert len({s[:3] for s in expected} - static) > 100  # the gap changes sessions
-    assert _written(spark, work / "out" / "trips") == sorted(expected)
+    expected = [s for s in _sessions(flights, gap, _average) if s[3] <= closed]
+    static = {s[:4] for s in _sessions(flights, lambda r: 2 * HOUR, _average) if s[3] <= closed}
+    assert len({s[:4] for s in expected} - static) > 50  # the gap changes sessions
+    written = _written(spark, work / "out" / "service")
+    assert [s[:5] for s in written] == [s[:5] for s in sorted(expected)]
+    for row, want in zip(written, sorted(expected)):  # averages, to rounding
+        assert (row[5] is None and want[5] is None) or abs(row[5] - want[5]) < 1e-9
 
 
 def test_sessions_ran_on_rocksdb_with_changelog_checkpointing(work, sessions_run):
