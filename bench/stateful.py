@@ -16,7 +16,7 @@ run once untimed first (JVM warm-up). Reports the median wall and CPU seconds (s
 this process), the ratio sqlstream / hand-written (goal <= 1.05), and checks that each
 sink's rows are the same (``exceptAll`` both ways). Usage::
 
-    .venv/bin/python bench/stateful.py [--rounds 3] [--days 31] [--jobs join,dedup]
+    .venv/bin/python bench/stateful.py [--rounds 3] [--days 31] [--jobs join,dedup] [--warmup-days N]
 """
 
 from __future__ import annotations
@@ -47,10 +47,9 @@ def _stamp(day: str, hours: float = 0) -> float:
     return datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() + hours * 3600
 
 
-def prepare(days: int) -> Path:
-    """``OUT/data``: ``flights/`` and ``weather/`` (the first ``days`` day files) and
+def prepare(days: int, root: Path) -> Path:
+    """``root``: ``flights/`` and ``weather/`` (the first ``days`` day files) and
     ``twice/flights/`` (each flight file and its copy twelve hours later), mtimes set."""
-    root = OUT / "data"
     for stream in ("flights", "weather"):
         (root / stream).mkdir(parents=True)
         for src in sorted((DATA / stream).glob("*.csv"))[:days]:
@@ -144,12 +143,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--days", type=int, default=31, help="day files per stream (default 31)")
     parser.add_argument("--jobs", default="join,dedup")
+    parser.add_argument("--warmup-days", type=int, default=None,
+                        help="days of the untimed warm-up run of both jobs (default: --days)")
     args = parser.parse_args(argv)
     say(f"stateful benchmarks, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
         f"{os.cpu_count()} cores, load {load()}")
     if OUT.exists():
         shutil.rmtree(OUT)
-    data = prepare(args.days)
+    data = prepare(args.days, OUT / "data")
+    warm = data if args.warmup_days is None else prepare(args.warmup_days, OUT / "warmup-data")
     spark = make_session()
     modes, problems = [], []
     try:
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             mode = Mode(name)
             started = time.perf_counter()
             for impl, job in (("sqlstream", sqlstream_job), ("handwritten", handwritten_job)):
-                job(spark, data, OUT / name / "warmup" / impl)
+                job(spark, warm, OUT / name / "warmup" / impl)
             say(f"\n== {name}: warm-up (both, untimed) {time.perf_counter() - started:.1f} s ==")
             for rnd in range(1, args.rounds + 1):
                 for impl, job in round_order([("sqlstream", sqlstream_job),
