@@ -168,11 +168,11 @@ def test_exec_log_format_json_ends_with_the_termination_event(tmp_path):
          "--log-format", "json"],
         capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert done.returncode == 0, done.stderr
-    records = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    records = [json.loads(line) for line in done.stderr.splitlines()]  # every line is JSON
     kinds = [r["event"] for r in records]
     assert kinds[0] == Notice.kind and kinds.count(QueryStarted.kind) == 1
-    assert kinds[-1] == QueryTerminated.kind, kinds
-    after_start = kinds[kinds.index(QueryStarted.kind) + 1:-1]
+    assert kinds[-2:] == [QueryTerminated.kind, "query_summary"], kinds  # then exec's summary
+    after_start = kinds[kinds.index(QueryStarted.kind) + 1:-2]
     assert after_start and set(after_start) == {BatchProgress.kind}
     assert sum(r["num_input_rows"] for r in records if r["event"] == BatchProgress.kind) == _data_rows(folder)
 
