@@ -39,6 +39,7 @@ Sources: Spark "Data Source Option" pages for CSV and JSON (``mode``,
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from sqlstream import ast, plan
@@ -146,8 +147,9 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
         raise OptionError(f"on_error = '{value}' reads one UTF-8 line per record: not with "
                           "multiLine or another encoding", option.value_span, source,
                           code="SS251", hint="use on_error = 'fail', or one record per line")
-    columns = tuple((c.name.value, c.type) for c in statement.columns
-                    if isinstance(c, ast.ColumnDef))
+    columns = (schema_columns(relation.schema) if relation.schema else
+               tuple((c.name.value, c.type) for c in statement.columns
+                     if isinstance(c, ast.ColumnDef)))
     if not columns:
         raise OptionError(f"on_error = '{value}' decodes into the declared columns: declare them",
                           option.value_span, source, code="SS251",
@@ -155,7 +157,7 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     known = {o.lower() for o in FORMAT_OPTIONS[fmt]} - _NOT_PARSER
     parser = tuple((k, v) for k, v in relation.options if k.lower() in known)
     reader = tuple((k, v) for k, v in relation.options
-                   if k.lower() not in known and k.lower() not in ("header",))
+                   if k.lower() not in known and k.lower() not in _NOT_PARSER - {"linesep"})
     header = fmt == "csv" and spark.get("header", ("", "false"))[1].lower() == "true"
     decoding = plan.Decoding(value, fmt, columns, parser, reader, header,
                              f"__{relation.name}_decoded" if value == "dead_letter" else None)
@@ -175,6 +177,40 @@ def check_sink_options(resolved: ResolvedOptions, source: Source) -> None:
             raise OptionError(f"'{option.key}' is an option of a source (CREATE STREAM or TABLE), "
                               "not of a sink", option.key_span, source, code="SS251",
                               hint="put it on the stream whose records are decoded")
+
+
+def schema_columns(ddl: str) -> tuple[tuple[str, str], ...]:
+    """``(name, type)`` pairs of a DDL schema string such as ``"`a` INT, `b` DECIMAL(10, 2),
+    `c` STRUCT<x: INT, y: STRING>"`` (names in backquotes, ````` doubled; the commas
+    inside parentheses and angle brackets are not separators). The columns a CSV source
+    reads, in file order: with ``header = true`` every header column (the declared ones
+    bound to it by name), so a line is decoded as the file has it."""
+    items, depth, quoted, start = [], 0, False, 0
+    for i, char in enumerate(ddl):
+        if char == "`":
+            quoted = not quoted
+        elif not quoted and char in "(<":
+            depth += 1
+        elif not quoted and char in ")>":
+            depth -= 1
+        elif not quoted and depth == 0 and char == ",":
+            items.append(ddl[start:i])
+            start = i + 1
+    items.append(ddl[start:])
+    columns = []
+    for item in (i.strip() for i in items if i.strip()):
+        if item.startswith("`"):
+            end = 1
+            while True:
+                end = item.index("`", end)
+                if item[end + 1:end + 2] != "`":
+                    break
+                end += 2
+            name, kind = item[1:end].replace("``", "`"), item[end + 1:].strip()
+        else:
+            name, kind = item.split(None, 1)
+        columns.append((name, kind))
+    return tuple(columns)
 
 
 def _options_map(options: tuple[tuple[str, str], ...]) -> str:
@@ -238,9 +274,9 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         f"{function}(value, {literal(strings)}, "
         f"{_options_map((*permissive, ('columnNameOfCorruptRecord', CORRUPT)))}) AS {quote(STRINGS)}",
         f"{function}(value, {literal(typed)}, {_options_map(permissive)}) AS {quote(TYPED)}"))]
-    if d.header:
+    if d.header:  # names Spark gives an empty or repeated header name (_c3) are not in it
         same = " AND ".join(f"lower({quote(STRINGS)}.{quote(n)}) <=> {literal(n.lower())}"
-                            for n, _ in d.columns)
+                            for n, _ in d.columns if not re.fullmatch(r"_c\d+", n))
         steps.append(Step("where", (f"NOT ({same})",)))
     steps.append(Step("selectExpr", (
         quote(RAW), "_metadata", *(f"{quote(TYPED)}.{quote(n)} AS {quote(n)}" for n, _ in d.columns),

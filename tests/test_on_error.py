@@ -211,3 +211,18 @@ def test_fail_by_default_names_the_file(spark, tmp_path):
         sqlstream.Session(spark).run(pipeline, available_now=True)
     message = failed.value.message
     assert "2013-01-02.csv" in message and "abc" in message, message
+
+
+def test_decoding_reads_the_columns_of_the_schema_in_file_order():
+    """The decoding parses a line into the columns of the read's schema (with header
+    binding, every header column in file order), not only the declared ones."""
+    from sqlstream.malformed import schema_columns
+
+    assert schema_columns("`a` INT, `b c` DECIMAL(10, 2), `x``y` STRUCT<p: INT, q: MAP<STRING, INT>>") \
+        == (("a", "INT"), ("b c", "DECIMAL(10, 2)"), ("x`y", "STRUCT<p: INT, q: MAP<STRING, INT>>"))
+    text = ("CREATE STREAM s (a INT, b DOUBLE) WITH (connector = 'files', path = 'in', "
+            "format = 'csv', header = true, enforceSchema = false, on_error = 'drop');\n"
+            "SELECT * FROM s;\n")
+    relation = sqlstream.compile(text).plan.relations[0]
+    assert relation.decoding.columns == (("a", "INT"), ("b", "DOUBLE"))
+    assert relation.decoding.reader_options == ()  # enforceSchema is the CSV reader's
