@@ -409,7 +409,7 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     def jvm_line(line: str) -> None:
         say(json.dumps({"event": "jvm_output", "line": line}) if log_format == "json" else line)
 
-    with StopSignals(), _exec_renderer(log_format, plan, say) as renderer:
+    with StopSignals(restore=False), _exec_renderer(log_format, plan, say) as renderer:
         renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
                         f"{len(plan.queries)} queries"))
         for warning in plan.warnings:

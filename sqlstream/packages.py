@@ -31,6 +31,8 @@ import os
 import re
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -160,44 +162,38 @@ def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str 
 
 
 class StartupOutput:
-    """The JVM's standard error while a session resolves packages and starts.
+    """The JVM's standard error lines while a session resolves packages and starts.
 
-    ``with StartupOutput() as output: spark = builder.getOrCreate()``: file descriptor 2 is
-    a pipe while the JVM is launched (it inherits it for its lifetime); a thread copies
-    what comes through to the real standard error, except Ivy's resolution report (the
-    lines from ``:: loading settings ::`` to its ``:: retrieving ::`` summary) and, after a
-    failed start, the JVM's stack trace: ``output.unresolved`` then holds Ivy's
-    "unresolved dependency" lines for the message. From the end of the ``with`` on,
-    everything is copied as it is.
+    ``output = StartupOutput(write)``; ``output.line`` is given to
+    :func:`sqlstream.runtime.launch_jvm` as the receiver of the JVM's stderr lines, and
+    ``with output:`` surrounds the start. Inside the block every line goes on to ``write``
+    except Ivy's resolution report (the lines from ``:: loading settings ::`` to its
+    ``:: retrieving ::`` summary) and, after a failed start, the JVM's stack trace;
+    ``output.unresolved`` then holds Ivy's "unresolved dependency" lines for the message.
+    From the end of the block on, every line goes to ``write`` as it is.
+
+    Args:
+        write: receives each line passed on (no newline), on the JVM's stderr thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self.write = write
         self.unresolved: list[str] = []
         self._held: list[str] = []
         self._starting = True
         self._in_report = False
+        self._lock = threading.Lock()
+
+    def line(self, text: str) -> None:
+        """Take one stderr line of the JVM (no newline)."""
+        with self._lock:
+            if self._starting:
+                self._startup_line(text)
+            else:
+                self.write(text)
 
     def __enter__(self) -> StartupOutput:
-        import sys
-        import threading
-
-        sys.stderr.flush()
-        self._saved = os.dup(2)
-        read, write = os.pipe()
-        os.dup2(write, 2)
-        os.close(write)
-        self._reader = os.fdopen(read, "r", errors="replace")
-        self._lock = threading.Lock()
-        threading.Thread(target=self._copy, name="sqlstream-jvm-stderr", daemon=True).start()
         return self
-
-    def _copy(self) -> None:
-        for line in self._reader:
-            with self._lock:
-                if self._starting:
-                    self._startup_line(line)
-                else:
-                    os.write(self._saved, line.encode(errors="replace"))
 
     def _startup_line(self, line: str) -> None:
         text = line.strip()
@@ -212,14 +208,11 @@ class StartupOutput:
         self._held.append(line)
 
     def __exit__(self, *exc) -> None:
-        import sys
-
-        sys.stderr.flush()
         with self._lock:
             self._starting = False
-            for line in self._held:
-                os.write(self._saved, line.encode(errors="replace"))
-            os.dup2(self._saved, 2)
+            held, self._held = self._held, []
+        for line in held:
+            self.write(line)
 
 
 def resolution_error(packages: str, error: BaseException, unresolved: list[str] = ()) -> PackageError:

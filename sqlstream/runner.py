@@ -127,14 +127,17 @@ class StopSignals:
     queries stop: it is reported and otherwise ignored, so no py4j call is cut in the
     middle. :func:`run` enters one itself unless one is already entered (``sqlstream exec``
     enters one before the JVM starts, so a signal during start-up also ends the run cleanly).
-    The previous handlers are restored on exit.
+    The previous handlers are restored on exit; with ``restore=False`` (``exec``, whose
+    process ends next) the signals are ignored from then on instead, so a late second
+    signal cannot end the exit in a ``KeyboardInterrupt``.
 
     Python's ``signal.signal``; a handler only records and puts on a ``queue.SimpleQueue``
     (whose ``put`` is reentrant: documented as safe in signal handlers).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, restore: bool = True) -> None:
         self.received: list[str] = []
+        self.restore = restore
         self._inboxes: list[queue.SimpleQueue] = []
         self._previous: dict = {}
 
@@ -160,7 +163,7 @@ class StopSignals:
     def __exit__(self, *exc) -> None:
         _ACTIVE_SIGNALS.remove(self)
         for number, handler in self._previous.items():
-            signal.signal(number, handler)
+            signal.signal(number, handler if self.restore else signal.SIG_IGN)
         self._previous.clear()
 
 

@@ -36,7 +36,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -96,12 +95,20 @@ def launch_jvm(conf, jvm_output: Report | None = None):
     """
     from pyspark.java_gateway import launch_gateway
 
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE,
-                                                 "start_new_session": True})
-    proc = getattr(gateway, "proc", None)  # None: a JVM started by spark-submit, not by us
-    if proc is not None and proc.stderr is not None:
-        threading.Thread(target=_copy_stderr, args=(proc.stderr, jvm_output or _to_stderr),
-                         name="sqlstream-jvm-stderr", daemon=True).start()
+    # The pipe and its reader exist before the JVM does: a JVM that exits during start-up
+    # (Ivy cannot resolve a package) still has every line read, before the error is raised.
+    read, write = os.pipe()
+    reader = threading.Thread(target=_copy_stderr,
+                              args=(os.fdopen(read, "rb"), jvm_output or _to_stderr),
+                              name="sqlstream-jvm-stderr", daemon=True)
+    reader.start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write, "start_new_session": True})
+    except BaseException:
+        os.close(write)
+        reader.join(timeout=5)  # the JVM is gone: its pipe ends once read
+        raise
+    os.close(write)  # the JVM holds its own copy (none under spark-submit: the reader ends)
     return gateway
 
 
@@ -283,10 +290,10 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
         if not wanted:
             SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
         else:  # Ivy resolves the packages while the JVM starts: hide its report
-            output = StartupOutput()
+            output = StartupOutput(jvm_output or _to_stderr)
             try:
                 with output:
-                    SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
+                    SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, output.line))
             except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
                 raise resolution_error(wanted, error, output.unresolved) from None
         if main:  # SparkContext replaced it with one that cancels all jobs and raises

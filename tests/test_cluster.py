@@ -10,6 +10,7 @@ master or server (SS530), ``--master`` with ``--remote``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,8 +64,12 @@ def _output(directory) -> dict:
 
 
 def _final_watermark(stderr: str) -> str:
+    """The final watermark of exec's summary line (``… final watermark 2013-01-04 03:00:00,
+    …``), as Spark spells it (``2013-01-04T03:00:00.000Z``)."""
     (line,) = [ln for ln in stderr.splitlines() if "final watermark" in ln]
-    return line.rsplit(" ", 1)[-1]
+    day, time_of_day = re.search(r"final watermark (\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)",
+                                 line).groups()
+    return f"{day}T{time_of_day}.000Z"
 
 
 @pytest.mark.spark

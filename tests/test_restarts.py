@@ -437,14 +437,18 @@ def test_refused_join_and_distinct_changes_start_no_query(spark, joined, case):
 @pytest.mark.spark
 def test_another_state_store_provider_is_refused(spark, hourly):
     key = "spark.sql.streaming.stateStore.providerClass"
-    rocks = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    package = "org.apache.spark.sql.execution.streaming.state."
+    (signature,) = hourly.rglob("state_signature.json")
+    recorded = json.loads(signature.read_text())["spark"]["state_store_provider"]
+    other = package + ("HDFSBackedStateStoreProvider" if "RocksDB" in recorded
+                       else "RocksDBStateStoreProvider")
     before, files = spark.conf.get(key), _files(hourly)
     try:
         with pytest.raises(IncompatibleRestartError) as caught:
-            _start(spark, hourly, f"SET '{key}' = '{rocks}';\n" + _text())
+            _start(spark, hourly, f"SET '{key}' = '{other}';\n" + _text())
     finally:
         spark.conf.set(key, before)
-    assert f"state store provider: {before} → {rocks}" in caught.value.message
+    assert f"state store provider: {recorded} → {other}" in caught.value.message
     assert _files(hourly) == files
 
 
