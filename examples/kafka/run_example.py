@@ -1,6 +1,7 @@
 """Kafka example: start a local broker, feed it flights at a chosen rate, run a pipeline.
 
     python examples/kafka/run_example.py [--days 3] [--rate 500] [--servers HOST:PORT]
+        [--postgres postgresql://USER@HOST:PORT/DB]   (password: PGPASSWORD)
 
 1. Starts a single-node Apache Kafka broker on 127.0.0.1 (KRaft mode, from Kafka's Maven
    Central jars: ``tests/kafka_broker.py``, the same code as the tests' fixture; needs
@@ -13,6 +14,10 @@
 4. Prints the hourly windows written to ``out/hourly`` and the late flights read back from
    the topic ``late_flights``.
 
+With ``--postgres URL`` it runs ``hourly_delays_postgres.ssql`` instead: the hourly windows
+are upserted (``EMIT CHANGES``) into the table ``hourly_delays`` of that database, one
+transaction per micro-batch, and the table is printed at the end.
+
 Needs the dev extra (``pip install -e '.[dev]'``: confluent-kafka).
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import shutil
 import sys
 import threading
@@ -86,6 +92,31 @@ def late_flights(servers: str) -> list[dict]:
     return found
 
 
+def run_postgres(servers: str, days: int, rate: float, url: str) -> None:
+    """Feed the topic and upsert the hourly windows into PostgreSQL at ``url``."""
+    import psycopg
+
+    done = threading.Event()
+    pipeline = sqlstream.compile_file(str(HERE / "hourly_delays_postgres.ssql"),
+                                      {"servers": servers, "pg": url})
+    with sqlstream.Session(master="local[2]", listeners=[sqlstream.TextRenderer()]) as session:
+        queries = session.start(pipeline)
+        threading.Thread(target=feed, args=(servers, days, rate, done), daemon=True).start()
+        done.wait()
+        time.sleep(10)
+        for query in queries:
+            query.processAllAvailable()
+            query.stop()
+    with psycopg.connect(url, password=os.environ.get("PGPASSWORD")) as connection:
+        rows = connection.execute("SELECT window_start, origin, flights, avg_dep_delay "
+                                  "FROM hourly_delays ORDER BY avg_dep_delay DESC NULLS LAST "
+                                  "LIMIT 10").fetchall()
+        (count,) = connection.execute("SELECT count(*) FROM hourly_delays").fetchone()
+    print(f"\n{count} hourly windows in table hourly_delays; the worst ten:")
+    for row in rows:
+        print("  ", row)
+
+
 def run(servers: str, days: int, rate: float) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -119,16 +150,26 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=3, help="days of flights to feed (default 3)")
     parser.add_argument("--rate", type=float, default=500.0, help="records a second (default 500)")
     parser.add_argument("--servers", help="a running broker's bootstrap servers (default: start one)")
+    parser.add_argument("--postgres", metavar="URL",
+                        help="upsert the hourly windows into this PostgreSQL database "
+                        "(postgresql://user@host:port/db; password from PGPASSWORD)")
     args = parser.parse_args()
+
+    def go(servers: str) -> None:
+        if args.postgres:
+            run_postgres(servers, args.days, args.rate, args.postgres)
+        else:
+            run(servers, args.days, args.rate)
+
     if args.servers:
-        run(args.servers, args.days, args.rate)
+        go(args.servers)
         return
     # A new broker has new offsets: start over (the checkpoints hold the old broker's offsets).
     for old in (HERE / "out", HERE / ".sqlstream"):
         shutil.rmtree(old, ignore_errors=True)
     with KafkaBroker() as broker:
         print(f"broker: Apache Kafka on {broker.bootstrap_servers} (log: {broker.log_file})", flush=True)
-        run(broker.bootstrap_servers, args.days, args.rate)
+        go(broker.bootstrap_servers)
 
 
 if __name__ == "__main__":
