@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import sys
 from pathlib import Path
 
@@ -35,6 +36,23 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@contextmanager
+def settings_kept(spark, pipeline):
+    """A pipeline's ``SET``s apply to the shared session (``spark.conf.set``): while the
+    block runs they stay, afterwards what was there before is put back (unset when it was
+    unset), so the next test runs with the fixture's settings."""
+    keys = {k for k, _ in pipeline.plan.settings if not k.lower().startswith("sqlstream.")}
+    before = {k: spark.conf.get(k, None) for k in keys}
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def check_golden(path: Path, actual: str) -> None:

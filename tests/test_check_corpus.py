@@ -31,7 +31,6 @@ import dataclasses
 import os
 import re
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -42,7 +41,7 @@ import sqlstream
 from sqlstream.codes import CODES
 from sqlstream.schema import UNKNOWN, spark_type
 from sqlstream.errors import OptionError, QueryFailedError
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, settings_kept
 
 CORPUS = FIXTURES / "check"
 CHECK_VARIABLES = {"data": "/data", "out": "/out"}
@@ -428,25 +427,9 @@ def test_on_spark(spark, program: Program, corpus_data, tmp_path, agreement):
     path = str(tmp_path / program.path.name)
     errors = [f for f in sqlstream.check(program.text, variables, path) if f.severity == "error"]
     pipeline = sqlstream.compile(program.text, variables, path, checks=program.spark == "runs")
-    with _session_settings_kept(spark, pipeline):
+    with settings_kept(spark, pipeline):
         outcome = _run(spark, pipeline)
         _verify(spark, program, pipeline, outcome, agreement, errors)
-
-
-@contextmanager
-def _session_settings_kept(spark, pipeline):
-    """The program's ``SET``s apply to the shared session (``spark.conf.set``): put back
-    what was there before, so that the next program runs with the fixture's settings."""
-    keys = {k for k, _ in pipeline.plan.settings if not k.lower().startswith("sqlstream.")}
-    before = {k: spark.conf.get(k, None) for k in keys}
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
 
 
 def _verify(spark, program: Program, pipeline, outcome: Outcome, agreement, errors) -> None:

@@ -23,14 +23,13 @@ import json
 import os
 import shutil
 from collections import Counter, defaultdict
-from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 import sqlstream
 from sqlstream import settings
-from tests.conftest import ROOT
+from tests.conftest import ROOT, settings_kept
 
 pytestmark = pytest.mark.spark
 
@@ -90,18 +89,6 @@ def _example(work, name: str, *replacements: tuple[str, str], as_name: str | Non
     return sqlstream.compile_file(path)
 
 
-@contextmanager
-def _settings_kept(spark, pipeline):
-    """The pipeline's ``SET``s apply to the shared session: put back what was there."""
-    keys = {k for k, _ in pipeline.plan.settings if not k.lower().startswith("sqlstream.")}
-    before = {k: spark.conf.get(k, None) for k in keys}
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
-
-
 @pytest.fixture(scope="module")
 def runs(spark, work) -> dict:
     """Every example run to its end (``availableNow``), all at once (they overlap on the
@@ -117,7 +104,7 @@ def runs(spark, work) -> dict:
             as_name=f"two_feeds_{policy}")
     started = {}
     for name, pipeline in pipelines.items():
-        with _settings_kept(spark, pipeline):
+        with settings_kept(spark, pipeline):
             started[name] = {q.name: q for q in pipeline.start(spark, available_now=True)}
     for queries in started.values():
         for query in queries.values():
