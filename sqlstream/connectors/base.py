@@ -28,6 +28,7 @@ Sinks*; PySpark ``DataStreamReader`` and ``DataStreamWriter``.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,8 +50,10 @@ DURABLE = "durable"
 ResolvePath = Callable[[str | None], str | None]
 
 
+@functools.lru_cache(maxsize=4096)
 def snake_case(name: str) -> str:
-    """``maxFilesPerTrigger`` → ``max_files_per_trigger``."""
+    """``maxFilesPerTrigger`` → ``max_files_per_trigger`` (cached: every statement's
+    options are matched against every Spark option name of its connector)."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
