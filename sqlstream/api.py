@@ -125,9 +125,11 @@ def compile(  # noqa: A001 - the API's name in the spec
 
 
 def _compile(text, variables, path, state_dir, checks) -> Pipeline:
+    from sqlstream.dialect import check_sqlglot_build
     from sqlstream.parser import parse
     from sqlstream.planner import build_plan
 
+    check_sqlglot_build()  # SS003 once, not at every query
     script = parse(text, variables, path)
     return Pipeline(build_plan(script, path, state_dir, enforce=checks))
 

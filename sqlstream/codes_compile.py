@@ -24,6 +24,11 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      or it is not UTF-8: the message gives the byte offset of the first byte that is not,
      and the caret points at it. A leading byte-order mark is accepted. Fix: save the file
      as UTF-8."""),
+    ("SS003", "error", "sqlglot's compiled build (`sqlglotc`, `sqlglot[c]`) is installed", """
+     sqlstream's SQL dialect extends sqlglot's Spark parser and generator in Python, and
+     the mypyc-compiled build of sqlglot refuses subclasses written in Python (sqlglot
+     issue 7923). Anti-pattern: ``pip install 'sqlglot[c]'`` in sqlstream's environment.
+     Fix: ``pip uninstall sqlglotc``; sqlglot itself stays installed."""),
     # ---- syntax ----------------------------------------------------------------------------
     ("SS101", "error", "the statement grammar does not accept the text", """
      The statement envelope (LANGUAGE.md §2: ``CREATE STREAM``, ``CREATE SINK``, ``INSERT

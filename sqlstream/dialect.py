@@ -34,6 +34,7 @@ the offsets of their whole text. :func:`node_offsets` turns any node into
 
 from __future__ import annotations
 
+import functools
 import re
 
 import typing as t
@@ -45,22 +46,15 @@ from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
-from sqlstream.errors import SqlSyntaxError
+from sqlstream.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.literals import literal_problem, split_interval_offsets
 from sqlstream.expressions import (
     TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
 )
 
-__all__ = [
-    "SqlStream",
-    "Watermark",
-    "WindowTVF",
-    "node_offsets",
-    "parse_expression",
-    "parse_query",
-    "to_spark_sql",
-    "watermark_of",
-]
+__all__ = ["SqlStream", "Watermark", "WindowTVF", "check_sqlglot_build", "node_offsets",
+           "parse_expression", "parse_query", "to_spark_sql", "watermark_of"]
+
 
 def _is_var_text(token: Token | None, *texts: str) -> bool:
     return (
@@ -469,6 +463,29 @@ def _check_literals(sql: str, tree: exp.Expr) -> None:
             raise error
 
 
+@functools.lru_cache(maxsize=1)
+def _build_problem() -> str | None:
+    try:  # mypyc: "interpreted classes cannot inherit from compiled"
+        _DIALECT.parser(), _DIALECT.generator()
+    except TypeError as error:
+        return str(error)
+    return None
+
+
+def check_sqlglot_build() -> None:
+    """Refuse sqlglot's compiled build (``sqlglotc``, ``sqlglot[c]``): its mypyc classes
+    cannot be instantiated through the Python subclasses of :class:`SqlStream` (sqlglot
+    issue 7923, kept so by its maintainers), so every query would fail.
+
+    Raises:
+        SqlStreamError: ``SS003`` when ``sqlglotc`` is installed (probed once per process).
+    """
+    if (problem := _build_problem()) is not None:
+        raise SqlStreamError("sqlglot's compiled build (the sqlglotc package) is installed; sqlstream "
+                             f"extends sqlglot's parser and needs its Python build ({problem})",
+                             code="SS003", hint="pip uninstall sqlglotc (sqlglot itself stays)")
+
+
 def parse_query(sql: str) -> exp.Expression:
     """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
 
@@ -484,6 +501,7 @@ def parse_query(sql: str) -> exp.Expression:
             also a typed literal Spark's parser refuses (``INTERVAL 'abc' HOUR``,
             ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.literals`).
     """
+    check_sqlglot_build()
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
     except _PARSE_ERRORS as error:
@@ -511,6 +529,7 @@ def parse_expression(sql: str) -> exp.Expression:
     Raises:
         SqlSyntaxError: as :func:`parse_query`, also when text is left after the expression.
     """
+    check_sqlglot_build()
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]
     except _PARSE_ERRORS as error:
