@@ -46,7 +46,7 @@ from dataclasses import replace
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import DECODED, Connector, Payload, ResolvedOptions, ResolvePath
 from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
 
 KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
@@ -294,6 +294,45 @@ class Kafka(Connector):
             second.append("`__kafka`")
         return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
 
+    def payload(self, relation: p.SourceRelation) -> Payload | None:
+        """``value`` as :mod:`sqlstream.malformed` decodes it (``on_error = 'drop'`` /
+        ``'dead_letter'``): for ``json`` / ``csv`` the text ``CAST(value AS STRING)``, kept
+        as it is in a dead letter; for ``avro`` the bytes, decoded with ``from_avro(value,
+        schema, map('mode', 'PERMISSIVE'))`` and kept in a dead letter as base64. Kafka's
+        columns are kept beside it (``__kafka``, as the metadata columns read them) and a
+        dead letter's position is its ``topic``, ``partition``, ``offset`` (the fields of
+        Kafka Connect's dead-letter headers and of ksqlDB's processing log). ``None`` for
+        ``raw`` (Kafka's own typed columns: nothing to decode).
+
+        Spark's ``PERMISSIVE`` Avro decoding gives a struct whose fields are all null for
+        bytes it cannot decode (Spark 4.1, ``AvroDataToCatalyst``), the same struct a
+        record of only nulls decodes to; such a record is told apart by its bytes, which
+        start with the union branch of ``null`` of every field (see :func:`null_record`).
+        Spark reads one record from the bytes and ignores any after it.
+        """
+        settings = dict(relation.settings)
+        fmt = settings.get("format", "raw")
+        if fmt == "raw":
+            return None
+        fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
+        if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+            fields.append("`headers`")
+        kept, names = [f"struct({', '.join(fields)}) AS `__kafka`"], ["`__kafka`"]
+        position = tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS
+                         if n in ("topic", "partition", "offset"))
+        if fmt != "avro":
+            text = "CAST(`value` AS STRING)"
+            return Payload(fmt, text, text, None, tuple(kept), tuple(names), position)
+        schema = json.loads(settings["avro_schema"])
+        columns = avro_columns(schema, None)
+        typed = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', 'PERMISSIVE'))"
+        nulls = " AND ".join(f"{_quote(DECODED)}.{_quote(n)} IS NULL" for n, _ in columns)
+        prefix = null_record(schema)
+        failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
+            f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))" if prefix is not None else ")")
+        return Payload("avro", "`value`", "base64(`value`)", columns, ("`value`", *kept),
+                       ("`value`", *names), position, typed, failed)
+
     # ---- sinks
     def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source
                    ) -> tuple[SqlStreamError, ...]:
@@ -445,8 +484,30 @@ def load_schema(option: ast.Option, resolve_path: ResolvePath) -> dict:
     return schema
 
 
-def avro_columns(schema: dict, option: ast.Option) -> tuple[tuple[str, str], ...]:
-    """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it.
+def null_record(schema: dict) -> bytes | None:
+    """The Avro binary encoding of a record of ``schema`` whose fields are all null: for
+    each field the zig-zag varint of the index of ``null`` in its union (nothing for a
+    ``null`` field); ``None`` when a field cannot be null (Avro specification, *Binary
+    Encoding*: a union is written as the branch index, then the value)."""
+    out = bytearray()
+    for field in schema["fields"]:
+        kind = field["type"]
+        if kind == "null":
+            continue
+        if not isinstance(kind, list) or "null" not in kind:
+            return None
+        index = kind.index("null") * 2  # zig-zag of a non-negative int
+        while index > 0x7F:
+            out.append((index & 0x7F) | 0x80)
+            index >>= 7
+        out.append(index)
+    return bytes(out)
+
+
+def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, str], ...]:
+    """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it
+    (``option``: the ``avro_schema`` option the error points at; ``None`` for a schema
+    already checked).
 
     Raises:
         KafkaError: ``SS211``: a field type Spark cannot decode (or sqlstream cannot type).
@@ -459,7 +520,7 @@ def avro_columns(schema: dict, option: ast.Option) -> tuple[tuple[str, str], ...
             columns.append((field["name"], spark_type(_avro_type(field["type"]))))
         except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
             raise KafkaError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
-                             f": type not understood ({error})", option.value_span, code="SS211",
+                             f": type not understood ({error})", option.value_span if option else None, code="SS211",
                              hint="use Avro's primitive, record, array, map, enum, fixed types and "
                              "unions with null") from None
     return tuple(columns)
