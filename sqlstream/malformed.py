@@ -354,14 +354,18 @@ def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,
     into ``sink``: append mode, stateless, ``trigger`` of the first query reading the
     source (so that ``EMIT … ONCE`` pipelines still end), columns
     :data:`DEAD_LETTER_COLUMNS` for a files source; for a connector's payload (Kafka)
-    its position columns (``topic``, ``partition``, ``offset``) in place of ``file``."""
+    its position columns (``topic``, ``partition``, ``offset``) in place of ``file``, or
+    the sink's own record shape (:meth:`~sqlstream.connectors.base.Connector.dead_letter_row`:
+    a Kafka sink gets the record's value and key, the rest as headers)."""
     payload = connector(relation.connector).payload(relation)
     position = FILE_POSITION if payload is None else payload.position
-    columns = (*DEAD_LETTER_COLUMNS[:3], *((n, t) for n, t, _ in position), DEAD_LETTER_COLUMNS[-1])
-    where = ", ".join(f"{sql} AS {quote(n)}" for n, _, sql in position)
-    sql = (f"SELECT {quote(RAW)} AS `raw`, {quote(ERROR)} AS `reason`, "
-           f"{literal(relation.name)} AS `source`, {where}, "
-           f"current_timestamp() AS `time` FROM {quote(relation.decoding.decoded_view)} "
+    fields = (("reason", "STRING", quote(ERROR)), ("source", "STRING", literal(relation.name)),
+              *position, ("time", "TIMESTAMP", "current_timestamp()"))
+    row = None if payload is None or payload.record is None else \
+        connector(sink.connector).dead_letter_row(fields, payload.record)
+    items, columns = row or ((f"{quote(RAW)} AS `raw`", *(f"{e} AS {quote(n)}" for n, _, e in fields)),
+                             (("raw", "STRING"), *((n, t) for n, t, _ in fields)))
+    sql = (f"SELECT {', '.join(items)} FROM {quote(relation.decoding.decoded_view)} "
            f"WHERE {quote(ERROR)} IS NOT NULL")
     state = plan.StateSignature(
         sources=(plan.SourceIdentity(relation.name.lower(), relation.connector, relation.path),),

@@ -15,7 +15,6 @@ malformed records of each micro-batch.
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
@@ -88,6 +87,25 @@ def _produce(broker, topic: str, values: list, partitions: int = 1) -> list[tupl
         producer.produce(topic, key=str(i % 7).encode(), value=value, on_delivery=done)
     assert producer.flush(30) == 0
     return [where[i] for i in range(len(values))]
+
+
+def _consume(broker, topic: str, count: int) -> list:
+    """The records of ``topic`` (at least ``count``; then until 2 s without one)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": uuid.uuid4().hex,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    records, idle = [], 0
+    while (len(records) < count or idle < 2) and idle < 30:
+        message = consumer.poll(1.0)
+        if message is None:
+            idle += 1
+            continue
+        assert message.error() is None, message.error()
+        records.append(message)
+    consumer.close()
+    return records
 
 
 def _mix(good: list, bad: list, every: int = 211) -> tuple[list, list[int]]:
@@ -206,7 +224,7 @@ CREATE STREAM flights_avro (origin STRING, dep_delay DOUBLE, time_hour TIMESTAMP
 WITH (connector = 'kafka', bootstrap_servers = '${{servers}}', topic = '${{avro}}',
       format = 'avro', avro_schema = 'flight.avsc', starting_offsets = 'earliest',
       on_error = 'dead_letter', dead_letter = 'avro_dead');
-CREATE SINK avro_dead WITH (connector = 'files', path = 'out/avro_dead', format = 'json');
+CREATE SINK avro_dead WITH (connector = 'kafka', bootstrap_servers = '${{servers}}', topic = '${{dlq}}');
 CREATE SINK kafka_err_avro WITH (connector = 'memory');
 INSERT INTO kafka_err_avro
 SELECT origin, dep_delay, CAST(time_hour AS STRING) AS th FROM flights_avro EMIT ONCE;
@@ -229,7 +247,7 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
         return out.getvalue()
 
     tag = uuid.uuid4().hex[:8]
-    topics = {k: f"err-{k}-{tag}" for k in ("json", "csv", "avro", "nullable")}
+    topics = {k: f"err-{k}-{tag}" for k in ("json", "csv", "avro", "nullable", "dlq")}
     rows = _rows(DAYS[0]) + _rows(DAYS[1])
     json_values, json_bad = _mix([_json(r) for r in rows], [v for v, _ in BAD_JSON])
     json_where = _produce(kafka_broker, topics["json"], json_values, partitions=2)
@@ -247,6 +265,7 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
                        for o, d in [("EWR", 1.5), (None, None), ("JFK", None), (None, 2.0)]]
     nullable_values += [b"\x02", b"\x02\x08EWR", b"zz"]  # a cut string, a cut record, not Avro
     _produce(kafka_broker, topics["nullable"], nullable_values)
+    kafka_broker.create_topic(topics["dlq"])
     shutil.copy(AVSC, tmp_path / "flight.avsc")
     (tmp_path / "delay.avsc").write_text(json.dumps(NULLABLE))
     (tmp_path / "p.ssql").write_text(PIPELINE)
@@ -279,14 +298,19 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
     got = sorted((tuple(r) for r in spark.table("kafka_err_csv").collect()), key=repr)
     assert got == sorted((_plain(r) for r in csv_rows), key=repr)
 
-    # Avro: good records, and the bytes that are not records as base64 dead letters.
+    # Avro: the good records; the bytes that are not records go to a Kafka dead-letter
+    # topic as they were read (value and key), with the reason and position as headers.
     got = sorted((tuple(r) for r in spark.table("kafka_err_avro").collect()), key=repr)
     assert got == sorted(((_plain(r)[2], r["dep_delay"], _plain(r)[5]) for r in avro_rows), key=repr)
-    avro_dead = spark.read.json(str(tmp_path / "out" / "avro_dead")).collect()
-    assert sorted((base64.b64decode(d["raw"]), d["reason"], d["partition"], d["offset"])
-                  for d in avro_dead) == sorted(
-        (avro_values[i], "malformed: not an Avro record of the schema", *avro_where[i])
-        for i in avro_bad)
+    letters = _consume(kafka_broker, topics["dlq"], len(bad_avro))
+    got = sorted((m.value(), m.key(), {k: v.decode() for k, v in m.headers()}) for m in letters)
+    assert [(v, k, {n: h[n] for n in h if n != "sqlstream.error.time"}) for v, k, h in got] == sorted(
+        (avro_values[i], str(i % 7).encode(), {
+            "sqlstream.error.reason": "malformed: not an Avro record of the schema",
+            "sqlstream.error.source": "flights_avro", "sqlstream.error.topic": topics["avro"],
+            "sqlstream.error.partition": str(avro_where[i][0]),
+            "sqlstream.error.offset": str(avro_where[i][1])}) for i in avro_bad)
+    assert all(h["sqlstream.error.time"].startswith("20") for _, _, h in got)
 
     # A schema whose fields may all be null: a record of nulls is a good row; the oracle
     # is fastavro reading each value.

@@ -213,6 +213,15 @@ class Connector:
         carry typed records and cannot be malformed)."""
         return None
 
+    def dead_letter_row(self, fields: tuple[tuple[str, str, str], ...], record: tuple[str, str]
+                        ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None:
+        """As a dead-letter sink of a source whose records have a value and key
+        (``record``: their SQL, :attr:`Payload.record`): the ``selectExpr`` items and
+        ``(name, type)`` columns of a dead letter, given its ``fields`` ``(name, type,
+        SQL)`` (reason, source, position, time). Base: ``None``, a row of those columns
+        beside ``raw`` (:mod:`sqlstream.malformed`)."""
+        return None
+
     def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
         """The chains of a source read registered as a temporary view (the common sequence)::
 
@@ -298,6 +307,8 @@ class Payload:
         typed: ``avro``: the SQL decoding ``value`` into a struct of ``columns`` without
             failing (Spark's ``PERMISSIVE`` mode); ``failed``: the SQL condition, over the
             kept items and :data:`DECODED` (that struct), of a record it could not decode.
+        record: the SQL of the record's own value and key (over the kept columns), for a
+            sink that writes dead letters as records (:meth:`Connector.dead_letter_row`).
     """
 
     format: str
@@ -309,6 +320,7 @@ class Payload:
     position: tuple[tuple[str, str, str], ...]
     typed: str | None = None
     failed: str | None = None
+    record: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -317,12 +317,13 @@ class Kafka(Connector):
         fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
         if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
             fields.append("`headers`")
-        kept, names = [f"struct({', '.join(fields)}) AS `__kafka`"], ["`__kafka`"]
+        kept = ("`value`", f"struct({', '.join(fields)}) AS `__kafka`")
+        names, record = ("`value`", "`__kafka`"), ("`value`", "`__kafka`.`key`")
         position = tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS
                          if n in ("topic", "partition", "offset"))
         if fmt != "avro":
             text = "CAST(`value` AS STRING)"
-            return Payload(fmt, text, text, None, tuple(kept), tuple(names), position)
+            return Payload(fmt, text, text, None, kept, names, position, record=record)
         schema = json.loads(settings["avro_schema"])
         columns = avro_columns(schema, None)
         typed = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', 'PERMISSIVE'))"
@@ -330,8 +331,18 @@ class Kafka(Connector):
         prefix = null_record(schema)
         failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
             f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))" if prefix is not None else ")")
-        return Payload("avro", "`value`", "base64(`value`)", columns, ("`value`", *kept),
-                       ("`value`", *names), position, typed, failed)
+        return Payload("avro", "`value`", "base64(`value`)", columns, kept, names, position,
+                       typed, failed, record)
+
+    def dead_letter_row(self, fields, record):
+        """A dead letter of a Kafka source written to a Kafka sink is the record as it was
+        read — its ``value`` and ``key`` bytes — with the reason, source, topic, partition,
+        offset and time as headers ``sqlstream.error.<name>`` (UTF-8 text), as Kafka
+        Connect's dead-letter queue keeps a record with ``__connect.errors.*`` headers."""
+        headers = ", ".join(f"named_struct('key', 'sqlstream.error.{n}', 'value', "
+                            f"CAST(CAST({sql} AS STRING) AS BINARY))" for n, _, sql in fields)
+        return ((f"{record[0]} AS `value`", f"{record[1]} AS `key`", f"array({headers}) AS `headers`"),
+                (("value", "BINARY"), ("key", "BINARY"), ("headers", HEADERS_TYPE)))
 
     # ---- sinks
     def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source
