@@ -197,12 +197,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``drop`` drops it and counts it in the progress events, ``dead_letter`` writes it to a
      dead-letter sink. Anti-pattern: ``on_error = 'skip'``. Fix: one of the three."""),
     ("SS251", "error", "`on_error` on a source that does not decode records (not csv or json "
-     "files), or `drop`/`dead_letter` with `multiLine` or a non-UTF-8 `encoding`", """
-     Only CSV and JSON files are decoded by sqlstream into the declared columns; Parquet
-     and ORC carry their types and text has one string column. ``drop`` and
-     ``dead_letter`` read the files line by line (``format('text')``, then
-     ``from_csv``/``from_json``), so a record must be one UTF-8 line. Anti-pattern:
-     ``on_error = 'drop'`` on a parquet source. Fix: remove the option, or use ``fail``."""),
+     "files, not a json/csv/avro Kafka value), or `drop`/`dead_letter` with `multiLine` or a "
+     "non-UTF-8 `encoding`", """
+     Only CSV and JSON files and JSON, CSV or Avro Kafka values are decoded by sqlstream
+     into the declared columns; Parquet and ORC carry their types, text has one string
+     column, a raw Kafka stream has Kafka's own columns. ``drop`` and ``dead_letter`` read
+     files line by line (``format('text')``, then ``from_csv``/``from_json``), so a record
+     must be one UTF-8 line. Anti-pattern: ``on_error = 'drop'`` on a parquet source or a
+     ``format = 'raw'`` Kafka stream. Fix: remove the option, or use ``fail``."""),
     ("SS252", "error", "`dead_letter` / `dead_letter_path` without `on_error = 'dead_letter'`, "
      "both given, or neither given with it", """
      The dead letters of a source go either to the files at ``dead_letter_path`` (a JSON

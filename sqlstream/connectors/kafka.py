@@ -14,8 +14,9 @@ from ``value`` by ``format``:
 * ``raw`` (the default without columns): Kafka's own columns, ``key`` / ``value`` as
   ``BINARY`` or, if declared so, ``STRING``.
 
-Decoding fails the query on a record that does not parse (``mode`` ``FAILFAST``): a
-value is never silently turned into NULLs. ``METADATA FROM 'key'`` (``topic``,
+Decoding fails the query on a record that does not parse (``mode`` ``FAILFAST``; with
+``on_error = 'drop'`` / ``'dead_letter'``, :mod:`sqlstream.malformed` decodes through
+:meth:`Kafka.payload`): a value is never silently NULLs. ``METADATA FROM 'key'`` (``topic``,
 ``partition``, ``offset``, ``timestamp``, ``timestampType``, ``headers``) exposes Kafka's
 columns beside the decoded ones, through a struct ``__kafka`` the decoding keeps.
 
@@ -287,40 +288,29 @@ class Kafka(Connector):
                      f"{FAILFAST})")
         first, second = [f"{value} AS `__value`"], ["`__value`.*"]
         if settings.get("metadata") == "true":
-            fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
-            if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
-                fields.append("`headers`")
-            first.append(f"struct({', '.join(fields)}) AS `__kafka`")
+            first.append(_kafka_struct(relation))
             second.append("`__kafka`")
         return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
 
     def payload(self, relation: p.SourceRelation) -> Payload | None:
         """``value`` as :mod:`sqlstream.malformed` decodes it (``on_error = 'drop'`` /
-        ``'dead_letter'``): for ``json`` / ``csv`` the text ``CAST(value AS STRING)``, kept
-        as it is in a dead letter; for ``avro`` the bytes, decoded with ``from_avro(value,
-        schema, map('mode', 'PERMISSIVE'))`` and kept in a dead letter as base64. Kafka's
-        columns are kept beside it (``__kafka``, as the metadata columns read them) and a
-        dead letter's position is its ``topic``, ``partition``, ``offset`` (the fields of
-        Kafka Connect's dead-letter headers and of ksqlDB's processing log). ``None`` for
+        ``'dead_letter'``): ``json`` / ``csv``: the text ``CAST(value AS STRING)``, kept as
+        it is in a dead letter; ``avro``: the bytes, decoded by ``from_avro(value, schema,
+        map('mode', 'PERMISSIVE'))``, kept as base64. Kafka's columns are kept beside it
+        (``__kafka``) and a dead letter's position is ``topic``, ``partition``, ``offset``
+        (as Kafka Connect's dead-letter headers and ksqlDB's processing log). ``None`` for
         ``raw`` (Kafka's own typed columns: nothing to decode).
 
-        Spark's ``PERMISSIVE`` Avro decoding gives a struct whose fields are all null for
-        bytes it cannot decode (Spark 4.1, ``AvroDataToCatalyst``), the same struct a
-        record of only nulls decodes to; such a record is told apart by its bytes, which
-        start with the union branch of ``null`` of every field (see :func:`null_record`).
-        Spark reads one record from the bytes and ignores any after it.
+        Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls for bytes it cannot
+        decode (Spark 4.1, ``AvroDataToCatalyst``), as for a record of nulls; that one is
+        told apart by its bytes (:func:`null_record`). Spark ignores bytes after a record.
         """
         settings = dict(relation.settings)
-        fmt = settings.get("format", "raw")
-        if fmt == "raw":
+        if (fmt := settings.get("format", "raw")) == "raw":
             return None
-        fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
-        if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
-            fields.append("`headers`")
-        kept = ("`value`", f"struct({', '.join(fields)}) AS `__kafka`")
-        names, record = ("`value`", "`__kafka`"), ("`value`", "`__kafka`.`key`")
-        position = tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS
-                         if n in ("topic", "partition", "offset"))
+        kept, names = ("`value`", _kafka_struct(relation)), ("`value`", "`__kafka`")
+        record = ("`value`", "`__kafka`.`key`")
+        position = tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5])
         if fmt != "avro":
             text = "CAST(`value` AS STRING)"
             return Payload(fmt, text, text, None, kept, names, position, record=record)
@@ -335,10 +325,9 @@ class Kafka(Connector):
                        typed, failed, record)
 
     def dead_letter_row(self, fields, record):
-        """A dead letter of a Kafka source written to a Kafka sink is the record as it was
-        read — its ``value`` and ``key`` bytes — with the reason, source, topic, partition,
-        offset and time as headers ``sqlstream.error.<name>`` (UTF-8 text), as Kafka
-        Connect's dead-letter queue keeps a record with ``__connect.errors.*`` headers."""
+        """A Kafka source's dead letter in a Kafka sink: the record as read (``value``,
+        ``key``), the reason, source, topic, partition, offset and time as UTF-8 headers
+        ``sqlstream.error.<name>`` (as Kafka Connect's DLQ, ``__connect.errors.*``)."""
         headers = ", ".join(f"named_struct('key', 'sqlstream.error.{n}', 'value', "
                             f"CAST(CAST({sql} AS STRING) AS BINARY))" for n, _, sql in fields)
         return ((f"{record[0]} AS `value`", f"{record[1]} AS `key`", f"array({headers}) AS `headers`"),
@@ -449,6 +438,14 @@ class Kafka(Connector):
         return replace(chain, steps=(chain.steps[0], step, *chain.steps[1:]))
 
 
+def _kafka_struct(relation: p.SourceRelation) -> str:
+    """``struct(`key`, `topic`, …) AS `__kafka``` (with ``headers`` when Spark reads them)."""
+    fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
+    if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+        fields.append("`headers`")
+    return f"struct({', '.join(fields)}) AS `__kafka`"
+
+
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -496,10 +493,9 @@ def load_schema(option: ast.Option, resolve_path: ResolvePath) -> dict:
 
 
 def null_record(schema: dict) -> bytes | None:
-    """The Avro binary encoding of a record of ``schema`` whose fields are all null: for
-    each field the zig-zag varint of the index of ``null`` in its union (nothing for a
-    ``null`` field); ``None`` when a field cannot be null (Avro specification, *Binary
-    Encoding*: a union is written as the branch index, then the value)."""
+    """The Avro binary encoding of a record of ``schema`` with only nulls (per field the
+    zig-zag varint of ``null``'s union branch; Avro specification, *Binary Encoding*), or
+    ``None`` when a field cannot be null."""
     out = bytearray()
     for field in schema["fields"]:
         kind = field["type"]
