@@ -227,6 +227,16 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      A table is read once when the pipeline starts (``spark.read``); its dead letters would
      need a batch write outside any streaming query and its exactly-once log. Fix: use
      ``fail`` or ``drop`` on tables, or declare the input as a stream."""),
+    ("SS256", "warning", "dead letters of a Kafka stream read from the end of the topic "
+     "(`starting_offsets = 'latest'`, Spark's default)", """
+     The dead letters of a source are written by a query of their own, beside the queries
+     that read the source (Spark has no side outputs). On a new checkpoint each of them
+     starts reading where ``startingOffsets`` says when it starts; with ``latest`` that is
+     the end of the topic at slightly different moments, so a malformed record produced in
+     between is dropped by a query reading the stream but never seen by the dead-letter
+     query (later restarts resume from each checkpoint: nothing is lost then). Anti-pattern:
+     ``on_error = 'dead_letter'`` without ``starting_offsets``. Fix: ``starting_offsets =
+     'earliest'`` or given offsets."""),
     ("SS360", "warning", "a `rate` source read with `EMIT … ONCE` (or `exec --available-now`): "
      "no rows on a new checkpoint", """
      Spark's ``rate`` source has no ``Trigger.AvailableNow`` support of its own: Spark

@@ -84,8 +84,9 @@ def on_error_of(resolved: ResolvedOptions) -> str:
 
 
 def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOptions,
-                source: Source) -> plan.SourceRelation:
-    """Apply ``on_error`` to the read of ``statement`` (a ``CREATE STREAM`` or ``TABLE``).
+                source: Source, record=None) -> plan.SourceRelation:
+    """Apply ``on_error`` to the read of ``statement`` (a ``CREATE STREAM`` or ``TABLE``);
+    ``record`` (``finding -> None``) takes the warnings (``SS256``).
 
     Returns:
         ``relation`` with ``mode = 'FAILFAST'`` added to its Spark options (``fail`` on csv
@@ -98,9 +99,14 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     Raises:
         OptionError: ``SS250`` a bad value; ``SS251`` not a csv/json files source nor a
             connector payload (a json/csv/avro Kafka value), or ``drop``/``dead_letter``
-            with ``multiLine``, an encoding, no declared columns; ``SS252`` a dead-letter destination missing, doubled or without
-            ``dead_letter``; ``SS253`` with ``mode`` / ``columnNameOfCorruptRecord``;
+            with ``multiLine``, an encoding, no declared columns; ``SS252`` a dead-letter
+            destination missing, doubled or without ``dead_letter``; ``SS253`` with ``mode`` / ``columnNameOfCorruptRecord``;
             ``SS255`` ``dead_letter`` on a table.
+
+    Warns:
+        ``SS256``: dead letters of a Kafka stream read from the end of the topic
+        (:attr:`~sqlstream.connectors.base.Payload.start_caveat`), at ``starting_offsets``
+        or ``on_error``.
     """
     compiler = resolved.compiler
     option = compiler.get("on_error")
@@ -141,6 +147,12 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
         if value == "fail":  # the connector's decoding fails the query on a bad record
             return relation
         columns = payload.columns or schema_columns(relation.schema or "")
+        if view and payload.start_caveat and record is not None:
+            given = next((o for k, o in resolved.options.items()
+                          if k.replace("_", "") == "startingoffsets"), None)
+            record(OptionError(payload.start_caveat, (given or option).value_span, source,
+                               code="SS256", hint="read the topic from a known point: "
+                               "starting_offsets = 'earliest' or given offsets"))
         return replace(relation, decoding=plan.Decoding(value, fmt, columns, (), (), False, view))
     spark = {k.lower(): (k, v) for k, v in relation.options}
     conflict = next((spark[k][0] for k in ("mode", "columnnameofcorruptrecord") if k in spark), None)

@@ -190,6 +190,20 @@ def test_bad_kafka_on_error_options_are_positioned_findings(options, code, at):
     assert "kafka raw" in findings[0].message if code == "SS251" else True
 
 
+@pytest.mark.parametrize("options, at", [
+    ("on_error = 'dead_letter', dead_letter_path = 'd'", "'dead_letter'"),
+    ("starting_offsets = 'latest', on_error = 'dead_letter', dead_letter_path = 'd'", "'latest'"),
+    ("starting_offsets = 'earliest', on_error = 'dead_letter', dead_letter_path = 'd'", None),
+    ("on_error = 'drop'", None),
+])
+def test_dead_letters_read_from_the_end_of_the_topic_are_a_warning(options, at):
+    text = STREAM.format(columns="a INT", options=options)
+    findings = sqlstream.check(text)
+    assert [(f.code, f.severity) for f in findings] == ([("SS256", "warning")] if at else [])
+    if at:
+        assert text[findings[0].span.start:].startswith(at)
+
+
 def test_dead_letters_of_a_kafka_table_are_refused():
     text = ("CREATE TABLE t (a INT) WITH (connector = 'kafka', bootstrap_servers = 'b:9092', "
             "topic = 't', on_error = 'dead_letter', dead_letter_path = 'x');\n")

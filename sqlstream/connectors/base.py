@@ -309,6 +309,8 @@ class Payload:
             kept items and :data:`DECODED` (that struct), of a record it could not decode.
         record: the SQL of the record's own value and key (over the kept columns), for a
             sink that writes dead letters as records (:meth:`Connector.dead_letter_row`).
+        start_caveat: why, on a new checkpoint, the dead-letter query may not read the
+            records the other queries read (warning ``SS256``), or ``None``.
     """
 
     format: str
@@ -321,6 +323,7 @@ class Payload:
     typed: str | None = None
     failed: str | None = None
     record: tuple[str, str] | None = None
+    start_caveat: str | None = None
 
 
 @dataclass(frozen=True)

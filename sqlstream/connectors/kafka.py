@@ -65,6 +65,9 @@ SOURCE_OPTIONS = (
 # Options the connector reads itself (consumed, renamed to Spark's or used by the decoding).
 OWN_OPTIONS = ("bootstrap_servers", "topic", "topic_pattern", "avro_schema", "key_columns")
 FAILFAST = "map('mode', 'FAILFAST')"
+LATEST = ("with starting_offsets = 'latest' (Spark's default) each query of a new checkpoint starts "
+          "at the end of the topic: a malformed record arriving between the starts of a query "
+          "reading the stream and of its dead-letter query gets no dead letter")
 
 
 class KafkaError(SqlStreamError):
@@ -293,36 +296,33 @@ class Kafka(Connector):
         return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
 
     def payload(self, relation: p.SourceRelation) -> Payload | None:
-        """``value`` as :mod:`sqlstream.malformed` decodes it (``on_error = 'drop'`` /
-        ``'dead_letter'``): ``json`` / ``csv``: the text ``CAST(value AS STRING)``, kept as
-        it is in a dead letter; ``avro``: the bytes, decoded by ``from_avro(value, schema,
-        map('mode', 'PERMISSIVE'))``, kept as base64. Kafka's columns are kept beside it
-        (``__kafka``) and a dead letter's position is ``topic``, ``partition``, ``offset``
-        (as Kafka Connect's dead-letter headers and ksqlDB's processing log). ``None`` for
-        ``raw`` (Kafka's own typed columns: nothing to decode).
-
-        Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls for bytes it cannot
-        decode (Spark 4.1, ``AvroDataToCatalyst``), as for a record of nulls; that one is
-        told apart by its bytes (:func:`null_record`). Spark ignores bytes after a record.
-        """
+        """``value`` as :mod:`sqlstream.malformed` decodes it (``on_error``): ``json`` /
+        ``csv``: the text ``CAST(value AS STRING)``, so kept in a dead letter; ``avro``: the
+        bytes, by ``from_avro(value, schema, map('mode', 'PERMISSIVE'))``, kept as base64.
+        Kafka's columns are kept beside it (``__kafka``); a dead letter's position is
+        ``topic``, ``partition``, ``offset`` (as in Kafka Connect's dead-letter headers).
+        ``None`` for ``raw``. Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls
+        for bytes it cannot decode (Spark 4.1), as for a record of nulls, told apart by its
+        bytes (:func:`null_record`); Spark ignores bytes after a record."""
         settings = dict(relation.settings)
         if (fmt := settings.get("format", "raw")) == "raw":
             return None
-        kept, names = ("`value`", _kafka_struct(relation)), ("`value`", "`__kafka`")
-        record = ("`value`", "`__kafka`.`key`")
-        position = tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5])
+        spark = {k.lower(): v.strip().lower() for k, v in relation.options}
+        latest = spark.get("startingoffsets", "latest") == "latest" and not (
+            {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys())
+        common = dict(kept=("`value`", _kafka_struct(relation)), kept_names=("`value`", "`__kafka`"),
+                      position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
+                      record=("`value`", "`__kafka`.`key`"), start_caveat=LATEST if latest else None)
         if fmt != "avro":
-            text = "CAST(`value` AS STRING)"
-            return Payload(fmt, text, text, None, kept, names, position, record=record)
+            return Payload(fmt, "CAST(`value` AS STRING)", "CAST(`value` AS STRING)", None, **common)
         schema = json.loads(settings["avro_schema"])
         columns = avro_columns(schema, None)
-        typed = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', 'PERMISSIVE'))"
         nulls = " AND ".join(f"{_quote(DECODED)}.{_quote(n)} IS NULL" for n, _ in columns)
         prefix = null_record(schema)
         failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
             f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))" if prefix is not None else ")")
-        return Payload("avro", "`value`", "base64(`value`)", columns, kept, names, position,
-                       typed, failed, record)
+        typed = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', 'PERMISSIVE'))"
+        return Payload("avro", "`value`", "base64(`value`)", columns, typed=typed, failed=failed, **common)
 
     def dead_letter_row(self, fields, record):
         """A Kafka source's dead letter in a Kafka sink: the record as read (``value``,
@@ -527,7 +527,7 @@ def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, st
             columns.append((field["name"], spark_type(_avro_type(field["type"]))))
         except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
             raise KafkaError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
-                             f": type not understood ({error})", option.value_span if option else None, code="SS211",
+                             f": type not understood ({error})", option and option.value_span, code="SS211",
                              hint="use Avro's primitive, record, array, map, enum, fixed types and "
                              "unions with null") from None
     return tuple(columns)
