@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream.connectors import connector
 from sqlstream.events import BatchProgress
 from tests.conftest import FIXTURES, ROOT
 
