@@ -1,12 +1,14 @@
 """Malformed records: ``on_error = 'fail' | 'drop' | 'dead_letter'`` of a source (LANGUAGE.md §2.2).
 
-A record of a CSV or JSON source that cannot be decoded into the declared columns — a line
-that does not parse, a short or long CSV row, a value of the wrong type (``'abc'`` in a
-``DOUBLE`` column), an unparseable timestamp — is never silently turned into NULLs:
+A record of a CSV or JSON files source, or a JSON, CSV or Avro Kafka value, that cannot be
+decoded into the declared columns — a line that does not parse, a short or long CSV row, a
+value of the wrong type (``'abc'`` in a ``DOUBLE`` column), an unparseable timestamp, bytes
+that are not an Avro record of the schema, a null Kafka value — is never silently NULLs:
 
 * ``fail`` (the default, as Flink's ``json.ignore-parse-errors = false``): Spark's
   ``mode = 'FAILFAST'``; the query stops with Spark's ``FAILED_READ_FILE`` error, which
-  names the file, and its cause (the value).
+  names the file, and its cause (the value); Kafka values are decoded in ``FAILFAST``
+  by :mod:`sqlstream.connectors.kafka` itself.
 * ``drop`` and ``dead_letter``: every line is read as text (``readStream.format('text')``)
   and parsed twice with Spark's own parser — ``from_csv`` / ``from_json`` into the declared
   columns as strings (plus Spark's corrupt-record column) and as their types. A line that
@@ -18,23 +20,32 @@ that does not parse, a short or long CSV row, a value of the wrong type (``'abc'
   counted per micro-batch with ``DataFrame.observe`` (metric ``malformed:<source>`` in
   Spark's ``StreamingQueryProgress.observedMetrics``, :class:`sqlstream.events.BatchProgress`
   ``malformed_records``) and filtered out before the declared projection and watermark.
+* Kafka values (the connector's :meth:`~sqlstream.connectors.base.Connector.payload`):
+  the same two parses of ``CAST(value AS STRING)`` for JSON and CSV; Avro is decoded once
+  with ``from_avro(value, schema, map('mode', 'PERMISSIVE'))``, which gives a struct of
+  nulls for bytes it cannot decode (told apart from a record of nulls by its bytes).
+  Kafka's columns are kept (``__kafka``) for ``METADATA FROM`` and the dead letters.
 * ``dead_letter``: the decoded lines are also a temporary view ``__<source>_decoded`` read
   by one more streaming query, ``<source>_dead_letters`` (or the named sink's query), that
-  writes each malformed record once — ``raw`` (the line as read), ``reason``, ``source``,
-  ``file`` (``_metadata.file_path``), ``time`` (the micro-batch's ``current_timestamp()``)
-  — into a JSON files sink at ``dead_letter_path`` or into the sink named by
-  ``dead_letter``. One query per source, not per query that reads it: with two queries over
+  writes each malformed record once — ``raw`` (the line as read; a Kafka value as a
+  string, Avro bytes as base64), ``reason``, ``source``, ``file`` (``_metadata.file_path``;
+  for Kafka ``topic``, ``partition``, ``offset`` instead), ``time`` (the micro-batch's
+  ``current_timestamp()``) — into a JSON files sink at ``dead_letter_path`` or into the
+  sink named by ``dead_letter`` (a Kafka sink takes a Kafka record as read, its value and
+  key, with the rest as ``sqlstream.error.*`` headers). One query per source, not per query that reads it: with two queries over
   a source each record is still written once. Its checkpoint and the file sink's
   ``_spark_metadata`` log make it exactly-once like any files sink; it reads the same files
   with the same classification, so every record is either a good row of the source's
-  queries or a dead letter, never both. It is not the same micro-batch as the queries that
+  queries or a dead letter, never both (a Kafka stream read from ``latest`` only from its
+  first offsets on: warning ``SS256``). It is not the same micro-batch as the queries that
   read the source: a streaming query's micro-batch exposes only its own sink's rows (Spark
   has no side outputs), and a ``foreachBatch`` writing both would take the place of the
   user's sink.
 
 Sources: Spark "Data Source Option" pages for CSV and JSON (``mode``,
 ``columnNameOfCorruptRecord``), ``from_csv`` / ``from_json``, ``DataFrame.observe``,
-*File metadata column*; Structured Streaming guide, *Fault Tolerance Semantics*.
+*File metadata column*; "Apache Avro Data Source Guide" (``from_avro`` options, ``mode``);
+Structured Streaming guide, *Fault Tolerance Semantics*; Kafka Connect, *Dead Letter Queue*.
 """
 
 from __future__ import annotations

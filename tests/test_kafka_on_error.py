@@ -26,6 +26,7 @@ import pytest
 
 import sqlstream
 from sqlstream.events import BatchProgress
+from sqlstream.progress import batch_line
 from tests.conftest import FIXTURES, ROOT
 
 DAYS = sorted((ROOT / "examples" / "flights" / "data" / "flights").glob("*.csv"))[:3]
@@ -343,6 +344,9 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
     for e in progress:
         for source, n in e.malformed_records.items():
             counted[(e.name, source)] += n
+    for e in progress:  # and the plain progress line says so
+        for source, n in e.malformed_records.items():
+            assert (f"{n:,} malformed records ({source})" in batch_line(e)) == (n > 0)
     assert counted == {("kafka_err_rows", "flights"): len(BAD_JSON),
                        ("kafka_err_late", "flights"): len(BAD_JSON),
                        ("kafka_err_csv", "lines"): len(BAD_CSV),
