@@ -90,14 +90,14 @@ def _produce(broker, topic: str, values: list, partitions: int = 1) -> list[tupl
 
 
 def _consume(broker, topic: str, count: int) -> list:
-    """The records of ``topic`` (at least ``count``; then until 2 s without one)."""
+    """The records of ``topic`` (at least ``count``; then until 1 s without one)."""
     from confluent_kafka import Consumer
 
     consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": uuid.uuid4().hex,
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([topic])
     records, idle = [], 0
-    while (len(records) < count or idle < 2) and idle < 30:
+    while (len(records) < count or idle < 1) and idle < 30:
         message = consumer.poll(1.0)
         if message is None:
             idle += 1
