@@ -32,8 +32,8 @@ that are not an Avro record of the schema, a null Kafka value — is never silen
   for Kafka ``topic``, ``partition``, ``offset`` instead), ``time`` (the micro-batch's
   ``current_timestamp()``) — into a JSON files sink at ``dead_letter_path`` or into the
   sink named by ``dead_letter`` (a Kafka sink takes a Kafka record as read, its value and
-  key, with the rest as ``sqlstream.error.*`` headers). One query per source, not per query that reads it: with two queries over
-  a source each record is still written once. Its checkpoint and the file sink's
+  key, with the rest as ``sqlstream.error.*`` headers). One query per source, not per
+  query that reads it: with two queries over a source each record is still written once. Its checkpoint and the file sink's
   ``_spark_metadata`` log make it exactly-once like any files sink; it reads the same files
   with the same classification, so every record is either a good row of the source's
   queries or a dead letter, never both (a Kafka stream read from ``latest`` only from its
@@ -111,8 +111,8 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
         OptionError: ``SS250`` a bad value; ``SS251`` not a csv/json files source nor a
             connector payload (a json/csv/avro Kafka value), or ``drop``/``dead_letter``
             with ``multiLine``, an encoding, no declared columns; ``SS252`` a dead-letter
-            destination missing, doubled or without ``dead_letter``; ``SS253`` with ``mode`` / ``columnNameOfCorruptRecord``;
-            ``SS255`` ``dead_letter`` on a table.
+            destination missing, doubled or without ``dead_letter``; ``SS253`` with
+            ``mode`` / ``columnNameOfCorruptRecord``; ``SS255`` ``dead_letter`` on a table.
 
     Warns:
         ``SS256``: dead letters of a Kafka stream read from the end of the topic
@@ -292,7 +292,7 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
 
         df = (spark.readStream.format('kafka').option(…)….load())
         df = df.selectExpr('CAST(`value` AS STRING) AS `__sqlstream_raw`',  # avro: base64(value)
-                           'struct(`key`, `topic`, …) AS `__kafka`',
+                           '`value`', 'struct(`key`, `topic`, …) AS `__kafka`',
                            "from_json(CAST(`value` AS STRING), …) AS `__sqlstream_s`",
                            "from_json(CAST(`value` AS STRING), …) AS `__sqlstream_t`")
                            # avro: from_avro(`value`, schema, map('mode', 'PERMISSIVE'))
