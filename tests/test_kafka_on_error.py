@@ -5,7 +5,8 @@ Without Spark: the compiled calls and the option rules. On Spark and a real brok
 (``tests/kafka_broker.py``): two days of real flights produced as JSON values into a topic of
 two partitions with crafted bad values mixed in (not JSON, cut JSON, a wrong type, a bad
 timestamp, a null value), read by two queries with ``on_error = 'dead_letter'``; one day as
-CSV values with bad lines and ``drop``; one day as Avro with bytes that are not Avro records
+CSV values with bad lines and ``drop``, joined with a Kafka table of the airlines with a
+short and a long row and ``drop``; one day as Avro with bytes that are not Avro records
 and dead letters into a named sink; and Avro records of a schema whose fields may all be
 null. The good rows equal a plain-Python decoding of only the good records (their partition
 and offset as the producer was told), the dead letters are exactly the bad records (raw
@@ -234,6 +235,13 @@ CREATE SINK kafka_err_csv WITH (connector = 'memory');
 INSERT INTO kafka_err_csv
 SELECT carrier, flight, origin, dest, dep_delay, CAST(time_hour AS STRING) AS th FROM lines EMIT ONCE;
 
+CREATE TABLE airlines (carrier STRING, name STRING)
+WITH (connector = 'kafka', bootstrap_servers = '${{servers}}', topic = '${{airlines}}', format = 'csv',
+      on_error = 'drop');
+CREATE SINK kafka_err_joined WITH (connector = 'memory');
+INSERT INTO kafka_err_joined
+SELECT l.flight, a.name FROM lines AS l JOIN airlines AS a ON l.carrier = a.carrier EMIT ONCE;
+
 CREATE STREAM flights_avro (origin STRING, dep_delay DOUBLE, time_hour TIMESTAMP)
 WITH (connector = 'kafka', bootstrap_servers = '${{servers}}', topic = '${{avro}}',
       format = 'avro', avro_schema = 'flight.avsc', starting_offsets = 'earliest',
@@ -261,7 +269,7 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
         return out.getvalue()
 
     tag = uuid.uuid4().hex[:8]
-    topics = {k: f"err-{k}-{tag}" for k in ("json", "csv", "avro", "nullable", "dlq")}
+    topics = {k: f"err-{k}-{tag}" for k in ("json", "csv", "avro", "nullable", "dlq", "airlines")}
     rows = _rows(DAYS[0]) + _rows(DAYS[1])
     json_values, json_bad = _mix([_json(r) for r in rows], [v for v, _ in BAD_JSON])
     json_where = _produce(kafka_broker, topics["json"], json_values, partitions=2)
@@ -280,6 +288,10 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
     nullable_values += [b"\x02", b"\x02\x08EWR", b"zz"]  # a cut string, a cut record, not Avro
     _produce(kafka_broker, topics["nullable"], nullable_values)
     kafka_broker.create_topic(topics["dlq"])
+    airlines = (ROOT / "examples" / "flights" / "data" / "airlines.csv").read_text().splitlines()[1:]
+    # A short and a long row of real carriers: were they kept, the join would repeat UA and AA.
+    _produce(kafka_broker, topics["airlines"], [a.encode() for a in airlines]
+             + [b"UA", b"AA,American Airlines Inc.,extra"])
     shutil.copy(AVSC, tmp_path / "flight.avsc")
     (tmp_path / "delay.avsc").write_text(json.dumps(NULLABLE))
     (tmp_path / "p.ssql").write_text(PIPELINE)
@@ -311,6 +323,11 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
     # CSV values with drop: the good lines only.
     got = sorted((tuple(r) for r in spark.table("kafka_err_csv").collect()), key=repr)
     assert got == sorted((_plain(r) for r in csv_rows), key=repr)
+
+    # A Kafka table with drop: the short and long rows are not in it (read once, uncounted).
+    names = dict(next(csv.reader([a])) for a in airlines)
+    got = sorted((tuple(r) for r in spark.table("kafka_err_joined").collect()), key=repr)
+    assert got == sorted(((r["flight"], names[r["carrier"]]) for r in csv_rows), key=repr)
 
     # Avro: the good records; the bytes that are not records go to a Kafka dead-letter
     # topic as they were read (value and key), with the reason and position as headers.
@@ -350,5 +367,6 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
     assert counted == {("kafka_err_rows", "flights"): len(BAD_JSON),
                        ("kafka_err_late", "flights"): len(BAD_JSON),
                        ("kafka_err_csv", "lines"): len(BAD_CSV),
+                       ("kafka_err_joined", "lines"): len(BAD_CSV),
                        ("kafka_err_avro", "flights_avro"): len(bad_avro),
                        ("kafka_err_nullable", "delays"): len(nullable_values) - 4}
