@@ -202,12 +202,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``drop`` drops it and counts it in the progress events, ``dead_letter`` writes it to a
      dead-letter sink. Anti-pattern: ``on_error = 'skip'``. Fix: one of the three."""),
     ("SS251", "error", "`on_error` on a source that does not decode records (not csv or json "
-     "files), or `drop`/`dead_letter` with `multiLine` or a non-UTF-8 `encoding`", """
-     Only CSV and JSON files are decoded by sqlstream into the declared columns; Parquet
-     and ORC carry their types and text has one string column. ``drop`` and
-     ``dead_letter`` read the files line by line (``format('text')``, then
-     ``from_csv``/``from_json``), so a record must be one UTF-8 line. Anti-pattern:
-     ``on_error = 'drop'`` on a parquet source. Fix: remove the option, or use ``fail``."""),
+     "files, not a json/csv/avro Kafka value), or `drop`/`dead_letter` with `multiLine` or a "
+     "non-UTF-8 `encoding`", """
+     Only CSV and JSON files and JSON, CSV or Avro Kafka values are decoded by sqlstream
+     into the declared columns; Parquet and ORC carry their types, text has one string
+     column, a raw Kafka stream has Kafka's own columns. ``drop`` and ``dead_letter`` read
+     files line by line (``format('text')``, then ``from_csv``/``from_json``), so a record
+     must be one UTF-8 line. Anti-pattern: ``on_error = 'drop'`` on a parquet source or a
+     ``format = 'raw'`` Kafka stream. Fix: remove the option, or use ``fail``."""),
     ("SS252", "error", "`dead_letter` / `dead_letter_path` without `on_error = 'dead_letter'`, "
      "both given, or neither given with it", """
      The dead letters of a source go either to the files at ``dead_letter_path`` (a JSON
@@ -230,6 +232,16 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      A table is read once when the pipeline starts (``spark.read``); its dead letters would
      need a batch write outside any streaming query and its exactly-once log. Fix: use
      ``fail`` or ``drop`` on tables, or declare the input as a stream."""),
+    ("SS256", "warning", "dead letters of a Kafka stream read from the end of the topic "
+     "(`starting_offsets = 'latest'`, Spark's default)", """
+     The dead letters of a source are written by a query of their own, beside the queries
+     that read the source (Spark has no side outputs). On a new checkpoint each of them
+     starts reading where ``startingOffsets`` says when it starts; with ``latest`` that is
+     the end of the topic at slightly different moments, so a malformed record produced in
+     between is dropped by a query reading the stream but never seen by the dead-letter
+     query (later restarts resume from each checkpoint: nothing is lost then). Anti-pattern:
+     ``on_error = 'dead_letter'`` without ``starting_offsets``. Fix: ``starting_offsets =
+     'earliest'`` or given offsets."""),
     ("SS360", "warning", "a `rate` source read with `EMIT … ONCE` (or `exec --available-now`): "
      "no rows on a new checkpoint", """
      Spark's ``rate`` source has no ``Trigger.AvailableNow`` support of its own: Spark

@@ -28,14 +28,15 @@ class Watermark:
 
 @dataclass(frozen=True)
 class Decoding:
-    """How a CSV or JSON source with ``on_error = 'drop'`` or ``'dead_letter'`` decodes its
-    records (LANGUAGE.md §2.2; :mod:`sqlstream.malformed` lowers it): each line is read as
-    text and parsed twice, into the declared columns as strings and as their types; a
-    record is malformed when it does not parse or a value that is there does not convert.
+    """How a CSV or JSON source (files, or Kafka values, also Avro) with ``on_error =
+    'drop'`` or ``'dead_letter'`` decodes its records (LANGUAGE.md §2.2;
+    :mod:`sqlstream.malformed` lowers it): each line is read as text and parsed twice, into
+    the declared columns as strings and as their types (Avro: decoded once); a record is
+    malformed when it does not parse or a value that is there does not convert.
 
     Attributes:
         on_error: ``drop`` or ``dead_letter``.
-        format: ``csv`` or ``json``.
+        format: ``csv``, ``json`` or (Kafka) ``avro``.
         columns: the declared (physical) columns, ``(name, Spark type)``, in order.
         parser_options: ``(name, value)`` options of ``from_csv`` / ``from_json``.
         reader_options: ``(name, value)`` options of the ``text`` read (file source ones).

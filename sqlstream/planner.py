@@ -154,7 +154,7 @@ class Planner:
         self.catalog.declare(statement.name)
         resolved = self._options(statement.options, role, statement.name, statement.span)
         relation = self.declarations.relation(statement, resolved, bounded)
-        relation = malformed.plan_source(relation, statement, resolved, self.source)
+        relation = malformed.plan_source(relation, statement, resolved, self.source, self._record)
         if relation.decoding is not None and relation.decoding.decoded_view:
             self.dead_letters.append((relation, resolved))
         self.relations.append(relation)

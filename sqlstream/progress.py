@@ -298,9 +298,11 @@ def batch_line(event: BatchProgress) -> str:
     if event.state_operators and event.watermark is not None:
         state += f", {cells['late rows']} late rows dropped"
     mark = f", watermark {cells['watermark']}" if event.watermark is not None else ""
+    bad = "".join(f", {n:,} malformed records ({source})"  # on_error (sqlstream.malformed)
+                  for source, n in sorted(event.malformed_records.items()) if n)
     return (f"query {event.name} batch {event.batch_id}: {cells['input rows']} input rows "
             f"({cells['input rows/s']} in, {cells['processed rows/s']} processed), "
-            f"{cells['duration']}{mark}{state}; sink {cells['sink']}")
+            f"{cells['duration']}{mark}{state}{bad}; sink {cells['sink']}")
 
 
 def summary_line(summary: QuerySummary) -> str:

@@ -73,7 +73,7 @@ def test_lookup_and_records():
     assert {c.severity for c in CODES.values()} == {"error", "warning"}
     warnings = {c for c in CODES if CODES[c].severity == "warning"}
     assert {"SS350", "SS351", "SS352", "SS360"} <= warnings == {
-        c for c in CODES if c.startswith(("SS35", "SS36"))} | {"SS243"}
+        c for c in CODES if c.startswith(("SS35", "SS36"))} | {"SS243", "SS256"}
     with pytest.raises(KeyError, match="SS999"):
         code("SS999")
     for bad in (("S301", "error", "t", "d"), ("SS301", "fatal", "t", "d"),

@@ -47,6 +47,9 @@ COMPILER_OPTIONS = {
 ALL_MODES = frozenset({"append", "update", "complete"})
 DURABLE = "durable"
 
+# The column holding a record's payload decoded into its declared types (sqlstream.malformed).
+DECODED = "__sqlstream_t"
+
 ResolvePath = Callable[[str | None], str | None]
 
 
@@ -205,6 +208,23 @@ class Connector:
         """The ``schema(…)`` argument: the declared DDL string, or ``None`` (no call)."""
         return relation.schema or None
 
+    def payload(self, relation: p.SourceRelation) -> Payload | None:
+        """How ``on_error = 'drop'`` / ``'dead_letter'`` (:mod:`sqlstream.malformed`) finds
+        the payload of each record this connector reads: ``kafka``'s ``value`` decoded as
+        JSON, CSV or Avro. Base: ``None`` (``files`` sources are read by
+        :mod:`sqlstream.malformed` itself, one text line per record; other connectors
+        carry typed records and cannot be malformed)."""
+        return None
+
+    def dead_letter_row(self, fields: tuple[tuple[str, str, str], ...], record: tuple[str, str]
+                        ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None:
+        """As a dead-letter sink of a source whose records have a value and key
+        (``record``: their SQL, :attr:`Payload.record`): the ``selectExpr`` items and
+        ``(name, type)`` columns of a dead letter, given its ``fields`` ``(name, type,
+        SQL)`` (reason, source, position, time). Base: ``None``, a row of those columns
+        beside ``raw`` (:mod:`sqlstream.malformed`)."""
+        return None
+
     def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
         """The chains of a source read registered as a temporary view (the common sequence)::
 
@@ -267,6 +287,46 @@ class Connector:
         steps += [Step("queryName", (query.name,)), self.start_step(sink)]
         return Chain("spark", tuple(steps), label=f"Spark refused to start query '{query.name}'",
                      span=query.span)
+
+
+@dataclass(frozen=True)
+class Payload:
+    """The payload of a connector's records as :mod:`sqlstream.malformed` decodes it
+    (:meth:`Connector.payload`), all as Spark SQL over the columns Spark's reader gives.
+
+    Attributes:
+        format: the payload's format: ``json``, ``csv`` (parsed twice, as strings and as
+            the declared types) or ``avro`` (decoded once, ``typed``).
+        text: the payload as the parser reads it (``CAST(`value` AS STRING)``).
+        raw: the payload as a dead letter keeps it (a string; ``base64(`value`)`` for
+            binary Avro).
+        columns: ``(name, Spark type)`` of the decoded payload, in order (``None``: the
+            declared columns, the relation's ``schema``).
+        kept: ``selectExpr`` items kept beside the payload (the record's position and
+            metadata, e.g. ``struct(`topic`, …) AS `__kafka```), and ``kept_names`` the
+            columns they make.
+        position: ``(name, type, SQL)`` of the dead-letter columns that say where a
+            record was read (``kafka``: ``topic``, ``partition``, ``offset``).
+        typed: ``avro``: the SQL decoding ``value`` into a struct of ``columns`` without
+            failing (Spark's ``PERMISSIVE`` mode); ``failed``: the SQL condition, over the
+            kept items and :data:`DECODED` (that struct), of a record it could not decode.
+        record: the SQL of the record's own value and key (over the kept columns), for a
+            sink that writes dead letters as records (:meth:`Connector.dead_letter_row`).
+        start_caveat: why, on a new checkpoint, the dead-letter query may not read the
+            records the other queries read (warning ``SS256``), or ``None``.
+    """
+
+    format: str
+    text: str
+    raw: str
+    columns: tuple[tuple[str, str], ...] | None
+    kept: tuple[str, ...]
+    kept_names: tuple[str, ...]
+    position: tuple[tuple[str, str, str], ...]
+    typed: str | None = None
+    failed: str | None = None
+    record: tuple[str, str] | None = None
+    start_caveat: str | None = None
 
 
 @dataclass(frozen=True)

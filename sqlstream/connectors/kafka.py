@@ -14,8 +14,9 @@ from ``value`` by ``format``:
 * ``raw`` (the default without columns): Kafka's own columns, ``key`` / ``value`` as
   ``BINARY`` or, if declared so, ``STRING``.
 
-Decoding fails the query on a record that does not parse (``mode`` ``FAILFAST``): a
-value is never silently turned into NULLs. ``METADATA FROM 'key'`` (``topic``,
+Decoding fails the query on a record that does not parse (``mode`` ``FAILFAST``; with
+``on_error = 'drop'`` / ``'dead_letter'``, :mod:`sqlstream.malformed` decodes through
+:meth:`Kafka.payload`): a value is never silently NULLs. ``METADATA FROM 'key'`` (``topic``,
 ``partition``, ``offset``, ``timestamp``, ``timestampType``, ``headers``) exposes Kafka's
 columns beside the decoded ones, through a struct ``__kafka`` the decoding keeps.
 
@@ -46,7 +47,7 @@ from dataclasses import replace
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import DECODED, Connector, Payload, ResolvedOptions, ResolvePath
 from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
 
 KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
@@ -64,6 +65,9 @@ SOURCE_OPTIONS = (
 # Options the connector reads itself (consumed, renamed to Spark's or used by the decoding).
 OWN_OPTIONS = ("bootstrap_servers", "topic", "topic_pattern", "avro_schema", "key_columns")
 FAILFAST = "map('mode', 'FAILFAST')"
+LATEST = ("with starting_offsets = 'latest' (Spark's default) each query of a new checkpoint starts "
+          "at the end of the topic: a malformed record arriving between the starts of a query "
+          "reading the stream and of its dead-letter query gets no dead letter")
 
 
 class KafkaError(SqlStreamError):
@@ -287,12 +291,47 @@ class Kafka(Connector):
                      f"{FAILFAST})")
         first, second = [f"{value} AS `__value`"], ["`__value`.*"]
         if settings.get("metadata") == "true":
-            fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
-            if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
-                fields.append("`headers`")
-            first.append(f"struct({', '.join(fields)}) AS `__kafka`")
+            first.append(_kafka_struct(relation))
             second.append("`__kafka`")
         return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
+
+    def payload(self, relation: p.SourceRelation) -> Payload | None:
+        """``value`` as :mod:`sqlstream.malformed` decodes it (``on_error``): ``json`` /
+        ``csv``: the text ``CAST(value AS STRING)``, so kept in a dead letter; ``avro``: the
+        bytes, by ``from_avro(value, schema, map('mode', 'PERMISSIVE'))``, kept as base64.
+        Kafka's columns are kept beside it (``__kafka``); a dead letter's position is
+        ``topic``, ``partition``, ``offset`` (as in Kafka Connect's dead-letter headers).
+        ``None`` for ``raw``. Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls
+        for bytes it cannot decode (Spark 4.1), as for a record of nulls, told apart by its
+        bytes (:func:`null_record`); Spark ignores bytes after a record."""
+        settings = dict(relation.settings)
+        if (fmt := settings.get("format", "raw")) == "raw":
+            return None
+        spark = {k.lower(): v.strip().lower() for k, v in relation.options}
+        latest = spark.get("startingoffsets", "latest") == "latest" and not (
+            {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys())
+        common = dict(kept=("`value`", _kafka_struct(relation)), kept_names=("`value`", "`__kafka`"),
+                      position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
+                      record=("`value`", "`__kafka`.`key`"), start_caveat=LATEST if latest else None)
+        if fmt != "avro":
+            return Payload(fmt, "CAST(`value` AS STRING)", "CAST(`value` AS STRING)", None, **common)
+        schema = json.loads(settings["avro_schema"])
+        columns = avro_columns(schema, None)
+        nulls = " AND ".join(f"{_quote(DECODED)}.{_quote(n)} IS NULL" for n, _ in columns)
+        prefix = null_record(schema)
+        failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
+            f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))" if prefix is not None else ")")
+        typed = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', 'PERMISSIVE'))"
+        return Payload("avro", "`value`", "base64(`value`)", columns, typed=typed, failed=failed, **common)
+
+    def dead_letter_row(self, fields, record):
+        """A Kafka source's dead letter in a Kafka sink: the record as read (``value``,
+        ``key``), the reason, source, topic, partition, offset and time as UTF-8 headers
+        ``sqlstream.error.<name>`` (as Kafka Connect's DLQ, ``__connect.errors.*``)."""
+        headers = ", ".join(f"named_struct('key', 'sqlstream.error.{n}', 'value', "
+                            f"CAST(CAST({sql} AS STRING) AS BINARY))" for n, _, sql in fields)
+        return ((f"{record[0]} AS `value`", f"{record[1]} AS `key`", f"array({headers}) AS `headers`"),
+                (("value", "BINARY"), ("key", "BINARY"), ("headers", HEADERS_TYPE)))
 
     # ---- sinks
     def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source
@@ -399,6 +438,14 @@ class Kafka(Connector):
         return replace(chain, steps=(chain.steps[0], step, *chain.steps[1:]))
 
 
+def _kafka_struct(relation: p.SourceRelation) -> str:
+    """``struct(`key`, `topic`, …) AS `__kafka``` (with ``headers`` when Spark reads them)."""
+    fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
+    if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+        fields.append("`headers`")
+    return f"struct({', '.join(fields)}) AS `__kafka`"
+
+
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -445,8 +492,29 @@ def load_schema(option: ast.Option, resolve_path: ResolvePath) -> dict:
     return schema
 
 
-def avro_columns(schema: dict, option: ast.Option) -> tuple[tuple[str, str], ...]:
-    """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it.
+def null_record(schema: dict) -> bytes | None:
+    """The Avro binary encoding of a record of ``schema`` with only nulls (per field the
+    zig-zag varint of ``null``'s union branch; Avro specification, *Binary Encoding*), or
+    ``None`` when a field cannot be null."""
+    out = bytearray()
+    for field in schema["fields"]:
+        kind = field["type"]
+        if kind == "null":
+            continue
+        if not isinstance(kind, list) or "null" not in kind:
+            return None
+        index = kind.index("null") * 2  # zig-zag of a non-negative int
+        while index > 0x7F:
+            out.append((index & 0x7F) | 0x80)
+            index >>= 7
+        out.append(index)
+    return bytes(out)
+
+
+def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, str], ...]:
+    """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it
+    (``option``: the ``avro_schema`` option the error points at; ``None`` for a schema
+    already checked).
 
     Raises:
         KafkaError: ``SS211``: a field type Spark cannot decode (or sqlstream cannot type).
@@ -459,7 +527,7 @@ def avro_columns(schema: dict, option: ast.Option) -> tuple[tuple[str, str], ...
             columns.append((field["name"], spark_type(_avro_type(field["type"]))))
         except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
             raise KafkaError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
-                             f": type not understood ({error})", option.value_span, code="SS211",
+                             f": type not understood ({error})", option and option.value_span, code="SS211",
                              hint="use Avro's primitive, record, array, map, enum, fixed types and "
                              "unions with null") from None
     return tuple(columns)
