@@ -9,7 +9,9 @@ common path:
 * option rules: :meth:`Connector.validate` (e.g. ``files``' unknown format) and
   :meth:`Connector.ignored_options` (SS352 warnings);
 * the planner's decisions: :meth:`Connector.source_target` / :meth:`Connector.sink_target`
-  (the format and path of a read or a write);
+  (the format and path of a read or a write), :meth:`Connector.declared` and
+  :meth:`Connector.bind_columns` (what a declared source reads: ``kafka``'s fixed or Avro
+  columns, ``files``' CSV columns bound to the header by name);
 * lowering to binding calls (:mod:`sqlstream.calls`): :meth:`Connector.read_steps` (after
   ``spark.readStream`` / ``spark.read``), :meth:`Connector.format_steps` and
   :meth:`Connector.start_step` (the ``writeStream`` ends). The sequence around them —
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
 from sqlstream.source import Source
 
 # Options read by the compiler, never passed to Spark as they are.
@@ -47,6 +49,7 @@ ALL_MODES = frozenset({"append", "update", "complete"})
 DURABLE = "durable"
 
 ResolvePath = Callable[[str | None], str | None]
+Report = Callable[[SqlStreamError], None]
 
 
 def snake_case(name: str) -> str:
@@ -152,6 +155,27 @@ class Connector:
             SqlStreamError: declared columns the options contradict.
         """
         return self
+
+    def bind_columns(self, resolved: ResolvedOptions, columns: list[ast.ColumnDef],
+                     path: str | None, report: Report
+                     ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
+        """How a source with declared ``columns`` (no fixed schema) reads them.
+
+        Args:
+            resolved: the source's options (after :meth:`finish`).
+            columns: the declared physical columns, in declared order.
+            path: the ``load()`` path (:meth:`source_target`, resolved), or ``None``.
+            report: receives findings that do not stop the plan (``files``' CSV header
+                checks, ``SS242`` / ``SS243``).
+
+        Returns:
+            ``(schema, read_as, options)``: the ``(name, type)`` pairs of the
+            ``schema(…)`` call, in the order the source reads them; by declared name, the
+            column each declared one is read from when that is another (the projection
+            renames it); the Spark options of the read. Base: the declared columns as
+            declared, ``{}``, the options written (``resolved.spark``).
+        """
+        return tuple((c.name.value, c.type) for c in columns), {}, resolved.spark
 
     def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
         """The planned read of ``statement`` with what the connector adds (options,
