@@ -24,8 +24,8 @@ Beyond one machine: ``master`` may be a standalone cluster (``spark://host:port`
 Kubernetes take ``spark-submit``), and ``remote`` a Spark Connect server (``sc://host:port``,
 Spark guide *Spark Connect Overview*). Both are probed with a TCP connection first
 (:func:`check_reachable`, ``SS530``: Spark itself would retry for minutes). Through Spark
-Connect the settings Spark reads only at start (``spark.ui.*``, ``spark.driver.*``) are the
-server's, and :func:`refuse_on_connect` refuses what cannot run there (``SS405``).
+Connect the settings Spark reads only at start (:data:`sqlstream.settings.STATIC_SETTINGS`:
+``spark.ui.*``, ``spark.driver.*``, …) are the server's, and :func:`refuse_on_connect` refuses what cannot run there (``SS405``).
 
 Starting and waiting for queries is :mod:`sqlstream.session`'s job.
 """
@@ -43,6 +43,7 @@ from collections.abc import Callable
 from sqlstream import plan as p
 from sqlstream.errors import SqlStreamError
 from sqlstream.program import lower
+from sqlstream.settings import is_static
 
 Report = Callable[[str], None]
 
@@ -147,8 +148,21 @@ CONNECT_UNSUPPORTED = {
 }
 """Binding calls Spark Connect cannot run as sqlstream means them, and why (``SS405``)."""
 
-_STATIC = ("spark.ui.", "spark.driver.", "spark.executor.", "spark.master", "spark.app.",
-           "spark.jars")
+
+def _runtime_settings(settings: dict[str, str], defaults: dict[str, str], report: Report,
+                      where: str, whose: str) -> dict[str, str]:
+    """The ``settings`` a session that already runs (or Spark Connect's server) can take:
+    those Spark does not read only at start (:func:`sqlstream.settings.is_static`). Each
+    static one that is not one of ``defaults`` is reported: ``not <where>: key=value
+    (… <whose> setting applies)``."""
+    kept = {}
+    for key, value in settings.items():
+        if not is_static(key):
+            kept[key] = value
+        elif key not in defaults:
+            report(f"not {where}: {key}={value} (Spark reads it only at start: {whose} "
+                   "setting applies)")
+    return kept
 
 
 def _endpoints(url: str) -> list[tuple[str, int]]:
@@ -233,12 +247,14 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     ``--master``), the defaults of :func:`session_defaults`, ``conf`` and the plan's
     ``spark.*`` settings as the configuration of its SparkContext (so static settings
     work), in a JVM started by :func:`launch_jvm` (``jvm_output`` as there). An active
-    session in this process is reused (``master`` is then ignored) and gets the runtime
-    settings only.
+    session in this process is reused (``master`` is then ignored) and gets the defaults
+    and ``conf`` that are not static (:data:`sqlstream.settings.STATIC_SETTINGS`; a static
+    one given in ``conf`` is reported as not applied).
 
     With ``remote`` (``sc://host:port``; not with ``master``), a Spark Connect session
     (``SparkSession.builder.remote``): the same settings except those Spark reads only at
-    start (``spark.ui.*``, ``spark.driver.*``, …), which are the server's.
+    start (:data:`sqlstream.settings.STATIC_SETTINGS`), which are the server's (each one
+    given is reported).
 
     Returns:
         ``(spark, created)``: the session and whether this call created it.
@@ -258,10 +274,11 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     defaults = session_defaults(plan, master, conf)
     for key, value in defaults.items():
         report(f"default: {key}={value} (override with SET '{key}' = …)")
-    if active is not None:
-        for key, value in {**defaults, **conf}.items():
-            if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
-                active.conf.set(key, value)
+    if active is not None:  # Spark refuses static settings on a live session
+        kept = _runtime_settings({**defaults, **conf}, defaults, report,
+                                 "applied to the running session", "the session's")
+        for key, value in kept.items():
+            active.conf.set(key, value)
         return active, False
     from pyspark import SparkConf, SparkContext
 
@@ -319,17 +336,13 @@ def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Re
 
     defaults = session_defaults(plan, None, conf)
     for key, value in defaults.items():
-        if not key.startswith(_STATIC):
+        if not is_static(key):
             report(f"default: {key}={value} (override with SET '{key}' = …)")
     settings = {**defaults, **conf}
     settings.update((k, v) for k, v in plan.settings if not k.lower().startswith("sqlstream."))
     builder = SparkSession.builder.remote(remote)
-    for key, value in settings.items():
-        if key.startswith(_STATIC):
-            if key not in defaults:
-                report(f"not sent to the Spark Connect server: {key}={value} (Spark reads "
-                       "it only at start: the server's setting applies)")
-        else:
-            builder = builder.config(key, value)
+    for key, value in _runtime_settings(settings, defaults, report,
+                                        "sent to the Spark Connect server", "the server's").items():
+        builder = builder.config(key, value)
     report(f"Spark Connect server: {remote} (paths are resolved by the server)")
     return builder.create()
