@@ -216,8 +216,8 @@ def test_exec_ends_with_an_error_when_the_jvm_dies(tmp_path):
 def test_static_settings_are_not_set_on_a_running_session(spark):
     """Spark refuses ``spark.conf.set`` of a setting it reads only at start on a running
     session (``CANNOT_MODIFY_CONFIG``): a file's ``SET`` of one runs there (the setting is
-    the session builder's), and a static ``conf`` given to a running session is reported as
-    not applied instead of failing."""
+    the session builder's), and a static ``conf`` or ``SET`` given to a running session is
+    reported as not applied instead of failing."""
     from pyspark.errors import PySparkException
 
     from sqlstream.binder import run_block
@@ -236,9 +236,11 @@ def test_static_settings_are_not_set_on_a_running_session(spark):
     said = []
     kept = {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
             "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true"}
-    session, created = create_session(pipeline.plan, None, {**kept, "spark.driver.memory": "3g"},
+    session, created = create_session(pipeline.plan, None, {**kept, "spark.executor.memory": "1g"},
                                       said.append)
     assert session is spark and not created
-    assert ("not applied to the running session: spark.driver.memory=3g (Spark reads it only "
-            "at start: the session's setting applies)") in said
+    assert [line for line in said if line.startswith("not applied")] == [
+        f"not applied to the running session: {setting} (Spark reads it only at start: the "
+        "session's setting applies)" for setting in ("spark.executor.memory=1g",
+                                                     "spark.driver.memory=3g")]
     assert {k: spark.conf.get(k) for k in kept} == kept
