@@ -43,6 +43,7 @@ import threading
 from collections.abc import Callable
 
 from sqlstream import plan as p
+from sqlstream.connectors import connector
 from sqlstream.errors import SqlStreamError
 from sqlstream.program import lower
 from sqlstream.settings import is_static
@@ -285,7 +286,7 @@ def refuse_on_connect(plan: p.Plan, report: Report) -> None:
                         hint="run with --master (this process is then the driver), or submit "
                              "the pipeline with spark-submit (see README, Beyond one machine)")
     for query in plan.queries:
-        if query.sink.connector == "console":
+        if connector(query.sink.connector).prints_rows:
             report(f"query '{query.name}': Spark Connect prints console output on the "
                    "server, not here")
 

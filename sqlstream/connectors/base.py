@@ -83,6 +83,9 @@ class Connector:
         passes_options: an option the connector does not know goes to Spark unchanged
             (``False``: it is an error, for sinks whose ``.option()`` Spark ignores, such
             as ``foreachBatch``).
+        prints_rows: as a sink it prints each micro-batch on the driver's stdout
+            (``console``): ``exec`` then shows no live progress table on that terminal,
+            and through Spark Connect the rows are printed on the server.
         empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
             ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
             support of its own; warning ``SS360``).
@@ -104,6 +107,7 @@ class Connector:
     own_options: tuple[str, ...] = ()
     passes_options: bool = True
     empty_available_now: bool = False
+    prints_rows: bool = False
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"
