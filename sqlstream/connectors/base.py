@@ -83,6 +83,12 @@ class Connector:
         passes_options: an option the connector does not know goes to Spark unchanged
             (``False``: it is an error, for sinks whose ``.option()`` Spark ignores, such
             as ``foreachBatch``).
+        path_target: the target of a read or a write is a file system path or URI
+            (``files``): a restart record keeps a local one absolute.
+        file_sink: as a sink it is Spark's file sink, whose log of written batches is in
+            its output (``files``, ``table``): a restart may not switch to it from another
+            sink nor change its output (Spark guide, *Recovery Semantics after Changes in a
+            Streaming Query*).
         prints_rows: as a sink it prints each micro-batch on the driver's stdout
             (``console``): ``exec`` then shows no live progress table on that terminal,
             and through Spark Connect the rows are printed on the server.
@@ -107,6 +113,8 @@ class Connector:
     own_options: tuple[str, ...] = ()
     passes_options: bool = True
     empty_available_now: bool = False
+    path_target: bool = False
+    file_sink: bool = False
     prints_rows: bool = False
 
     def __repr__(self) -> str:

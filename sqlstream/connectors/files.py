@@ -79,6 +79,8 @@ class Files(Connector):
     durable = True
     bounded_source = True
     continuous_sink = False
+    path_target = True
+    file_sink = True
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
