@@ -295,7 +295,10 @@ def _exec_renderer(log_format: str, plan, say):
 
     if log_format == "json":
         return ProgressRenderer(say, "json")
-    console_on_tty = sys.stdout.isatty() and any(q.sink.connector == "console" for q in plan.queries)
+    from sqlstream.connectors import connector
+
+    console_on_tty = sys.stdout.isatty() and any(connector(q.sink.connector).prints_rows
+                                                 for q in plan.queries)
     if sys.stderr.isatty() and not console_on_tty:
         from rich.console import Console
 

@@ -22,11 +22,11 @@ import csv
 import fnmatch
 import glob
 import gzip
-import io
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlstream.errors import did_you_mean
+from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
 
 # Compressions Python reads without an extra library (Spark picks the codec by extension).
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open}
@@ -180,3 +180,54 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
         read_as.append(read_names[hits[0]])
     return Binding(tuple(zip(read_names, types)), tuple(read_as), tuple(problems),
                    exact=read_names == list(names))
+
+
+def declared_columns(columns: list, path: str | None, options: tuple[tuple[str, str], ...],
+                     report: Callable[[SqlStreamError], None]
+                     ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
+    """How a CSV source reads its declared columns (LANGUAGE.md §2.2): ``(schema, read_as,
+    options)`` as :meth:`sqlstream.connectors.base.Connector.bind_columns` returns them.
+
+    With ``header = true``: the schema of every header column in file order and, by
+    declared name, the column each declared one is read from (the projection selects
+    them), plus ``enforceSchema = false`` when the schema names are the header's (Spark
+    then checks each file's header, so a later file with other columns fails instead of
+    giving wrong values). A declared column not in the header is ``SS242``. When no header
+    can be read (no files yet, a remote path): the declared schema with ``enforceSchema =
+    false``, so Spark fails a file whose header does not name the declared columns in
+    order instead of reading it by position. With ``header = false``: the declared schema,
+    and ``SS243`` when the files have another number of fields. An ``enforceSchema`` the
+    user set is kept.
+
+    Args:
+        columns: the declared :class:`~sqlstream.ast.ColumnDef` s, in declared order.
+        path: the ``load()`` path (``None``: no header is read).
+        options: the source's Spark options, ``(name, value)`` as written.
+        report: receives ``SS242`` / ``SS243`` (they do not stop the plan).
+    """
+    declared = tuple((c.name.value, c.type) for c in columns)
+    spark = {k.lower(): str(v) for k, v in options}
+    found = first_record(path, spark) if path else "the source has no path"
+    check = () if "enforceschema" in spark else (("enforceSchema", "false"),)
+    if spark.get("header", "false").lower() != "true":
+        if isinstance(found, Header) and len(found.names) != len(columns):
+            report(SemanticError(
+                f"{len(columns)} columns are declared and {os.path.basename(found.file)} has "
+                f"{len(found.names)}: without a header, CSV columns are read by position",
+                columns[0].span, code="SS243",
+                hint="declare every column of the files, in file order"))
+        return declared, {}, options
+    if not isinstance(found, Header):  # no files yet: Spark checks every header
+        return declared, {}, options + check
+    binding = bind(list(declared), found)
+    for index, message in binding.problems:
+        report(UnknownNameError(
+            message, columns[index].name.span, code="SS242",
+            hint="with header = true, declared columns are matched by name: use the "
+            "header's spelling"))
+    if binding.problems:
+        return declared, {}, options
+    read_as = {name: read for (name, _), read in zip(declared, binding.read_as)}
+    if [n for n, _ in binding.schema] == list(read_as) and read_as == {n: n for n in read_as}:
+        read_as = {}  # every column declared, in file order: no projection needed
+    return binding.schema, read_as, options + (check if binding.exact else ())

@@ -10,14 +10,12 @@ statements see.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from sqlglot import exp
 
 from sqlstream import ast, plan
 from sqlstream.connectors import ResolvedOptions
-from sqlstream.csv_header import Header, bind, first_record
 from sqlstream.dialect import node_offsets, parse_expression
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.literals import duration_problem
@@ -117,13 +115,12 @@ class SourceDeclaration:
         computed_types = {c.name.value.lower(): UNKNOWN for c in computed}
         computed_types.update({n.lower(): t for n, t in columns or () if n.lower() in computed_types})
         watermark = self._watermark(statement, types, computed_types)
-        schema = None
-        if spec.fixed_schema is None and physical:
-            schema = ", ".join(f"{quote(c.name.value)} {c.type}" for c in physical)
         fmt, path = resolved.source_target(self._resolve_path)
-        options, read_as = resolved.spark, {}
-        if spec.name == "files" and fmt == "csv" and physical:
-            schema, read_as, options = self._csv_columns(resolved, physical, path, schema)
+        schema, options, read_as = None, resolved.spark, {}
+        if spec.fixed_schema is None and physical:
+            read, read_as, options = spec.bind_columns(
+                resolved, physical, path, lambda error: self._record(error, None))
+            schema = ", ".join(f"{quote(n)} {t}" for n, t in read)
         projection: tuple[str, ...] = ()
         if metadata or computed or (spec.fixed_schema is not None and physical) or read_as:
             items = []
@@ -149,50 +146,6 @@ class SourceDeclaration:
             watermark_first=bool(projection and watermark and not metadata
                                  and watermark.column.lower() in types),
         ), statement)
-
-    def _csv_columns(self, resolved: ResolvedOptions, physical: list, path: str | None,
-                     schema: str) -> tuple[str, dict[str, str], tuple[tuple[str, str], ...]]:
-        """``(schema, read_as, options)`` of a CSV source with declared columns
-        (LANGUAGE.md §2.2, :mod:`sqlstream.csv_header`).
-
-        With ``header = true``: the schema of every header column in file order and, by
-        declared name, the column each declared one is read from (the projection selects
-        them), plus ``enforceSchema = false`` when the schema names are the header's (Spark
-        then checks each file's header, so a later file with other columns fails instead
-        of giving wrong values). A declared column not in the header is ``SS242``. When no
-        header can be read (no files yet, a remote path): the declared schema with
-        ``enforceSchema = false``, so Spark fails a file whose header does not name the
-        declared columns in order instead of reading it by position. With ``header = false``: the
-        declared schema, and ``SS243`` when the files have another number of fields.
-        An ``enforceSchema`` the user set is kept.
-        """
-        options = resolved.spark
-        spark = {k.lower(): str(v) for k, v in options}
-        found = first_record(path, spark) if path else "the source has no path"
-        check = () if "enforceschema" in spark else (("enforceSchema", "false"),)
-        if spark.get("header", "false").lower() != "true":
-            if isinstance(found, Header) and len(found.names) != len(physical):
-                self._record(SemanticError(
-                    f"{len(physical)} columns are declared and {os.path.basename(found.file)} has "
-                    f"{len(found.names)}: without a header, CSV columns are read by position",
-                    physical[0].span, code="SS243",
-                    hint="declare every column of the files, in file order"), None)
-            return schema, {}, options
-        if not isinstance(found, Header):  # no files yet: Spark checks every header
-            return schema, {}, options + check
-        binding = bind([(c.name.value, c.type) for c in physical], found)
-        for index, message in binding.problems:
-            self._record(UnknownNameError(
-                message, physical[index].name.span, code="SS242",
-                hint="with header = true, declared columns are matched by name: use the "
-                "header's spelling"), None)
-        if binding.problems:
-            return schema, {}, options
-        read_as = {c.name.value: read for c, read in zip(physical, binding.read_as)}
-        if [n for n, _ in binding.schema] == list(read_as) and read_as == {n: n for n in read_as}:
-            read_as = {}  # every column declared, in file order: no projection needed
-        return (", ".join(f"{quote(n)} {t}" for n, t in binding.schema), read_as,
-                options + (check if binding.exact else ()))
 
     def _columns(self, statement, fixed) -> Schema | None:
         """The columns a stream or table shows to queries, in order: the fixed connector

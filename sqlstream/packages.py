@@ -21,7 +21,8 @@ resolves and runs with pyspark 4.1.4). :func:`package_version` finds it:
 5. no ``mvn``: pyspark's own version, unprobed.
 
 When nothing resolves (offline, no cache), :class:`PackageError` (``SS510``) names the
-package; so does a session whose Ivy resolution fails (:func:`resolution_error`).
+package; so does a session whose Ivy resolution fails (:func:`resolution_error`, raised by
+:func:`sqlstream.runtime.launch_jvm`, whose filter of the JVM's output hides Ivy's report).
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
-from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -159,60 +158,6 @@ def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str 
         return None
     version, _ = package_version(KAFKA, probe=probe)
     return ",".join(f"{a}:{version}" for a in artifacts)
-
-
-class StartupOutput:
-    """The JVM's standard error lines while a session resolves packages and starts.
-
-    ``output = StartupOutput(write)``; ``output.line`` is given to
-    :func:`sqlstream.runtime.launch_jvm` as the receiver of the JVM's stderr lines, and
-    ``with output:`` surrounds the start. Inside the block every line goes on to ``write``
-    except Ivy's resolution report (the lines from ``:: loading settings ::`` to its
-    ``:: retrieving ::`` summary) and, after a failed start, the JVM's stack trace;
-    ``output.unresolved`` then holds Ivy's "unresolved dependency" lines for the message.
-    From the end of the block on, every line goes to ``write`` as it is.
-
-    Args:
-        write: receives each line passed on (no newline), on the JVM's stderr thread.
-    """
-
-    def __init__(self, write: Callable[[str], None]) -> None:
-        self.write = write
-        self.unresolved: list[str] = []
-        self._held: list[str] = []
-        self._starting = True
-        self._in_report = False
-        self._lock = threading.Lock()
-
-    def line(self, text: str) -> None:
-        """Take one stderr line of the JVM (no newline)."""
-        with self._lock:
-            if self._starting:
-                self._startup_line(text)
-            else:
-                self.write(text)
-
-    def __enter__(self) -> StartupOutput:
-        return self
-
-    def _startup_line(self, line: str) -> None:
-        text = line.strip()
-        if "unresolved dependency" in text or "not found" in text:
-            self.unresolved += re.findall(r"[\w.\-]+#[\w.\-]+;[\w.\-]+: [\w ]+", text)
-        if text.startswith(":: loading settings ::") or text.startswith("Ivy Default Cache"):
-            self._in_report = True
-        if self._in_report or text.startswith("at ") or text.startswith("Exception in thread"):
-            if text.startswith(":: retrieving ::") or "artifacts copied" in text:
-                self._in_report = "artifacts copied" not in text
-            return
-        self._held.append(line)
-
-    def __exit__(self, *exc) -> None:
-        with self._lock:
-            self._starting = False
-            held, self._held = self._held, []
-        for line in held:
-            self.write(line)
 
 
 def resolution_error(packages: str, error: BaseException, unresolved: list[str] = ()) -> PackageError:

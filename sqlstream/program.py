@@ -12,11 +12,11 @@ from __future__ import annotations
 from sqlstream import malformed, plan as p
 from sqlstream.calls import Block, Chain, Program, Step
 from sqlstream.connectors import connector
-from sqlstream.settings import STATE_STORES, watermark_policy
+from sqlstream.settings import STATE_STORES, is_static, watermark_policy
 from sqlstream.spark_types import UNKNOWN
 
-SETTING_HINT = ("static settings (spark.jars.packages, spark.sql.extensions, …) must be given "
-                "when the session is created: use sqlstream exec, or configure the session")
+SETTING_HINT = ("a setting Spark reads only at start (spark.serializer, …) is given when the "
+                "session is created: sqlstream exec --conf KEY=VALUE, or the session builder")
 
 
 def trigger_step(trigger: p.Trigger | None) -> Step | None:
@@ -40,20 +40,15 @@ def columns_comment(columns: tuple[tuple[str, str], ...] | None) -> tuple[str, .
     return ("columns: " + ", ".join(f"{n} {'?' if t == UNKNOWN else t}" for n, t in columns),)
 
 
-# Static settings read by the compiler too, given to the session builder only (a live
-# session refuses them: CANNOT_MODIFY_STATIC_CONFIG); shown as comments.
-STATIC_SETTINGS = {"spark.sql.warehouse.dir"}
-
-
 def settings_block(plan: p.Plan) -> Block | None:
     """``spark.conf.set(key, value)`` for every ``SET`` whose key is not ``sqlstream.*``
-    or one of :data:`STATIC_SETTINGS` (those are shown as comments); ``None`` without
-    settings. PySpark ``RuntimeConfig.set``."""
+    nor static (:data:`sqlstream.settings.STATIC_SETTINGS`: given to the session builder
+    only, shown as comments); ``None`` without settings. PySpark ``RuntimeConfig.set``."""
     if not plan.settings:
         return None
     items: list[str | Chain] = ["SETTINGS"]
     for key, value in plan.settings:
-        if key.lower() in STATIC_SETTINGS:
+        if is_static(key):
             items.append(f"{key} = {value} (static: given to the session builder)")
         elif not key.lower().startswith("sqlstream."):
             items.append(Chain("spark", (Step("conf", call=False), Step("set", (key, value))),

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sqlstream import plan as p
+from sqlstream.connectors import CONNECTORS, Connector
 from sqlstream.errors import IncompatibleRestartError
 from sqlstream.source import Source
 
@@ -92,6 +93,12 @@ class Change:
         return f"{self.what}: {self.old} → {self.new} ({self.why})"
 
 
+def _connector(name: str) -> Connector:
+    """The connector called ``name``; the base :class:`Connector` (no ``path_target``, no
+    ``file_sink``) for one a recorded signature names and this version lacks."""
+    return CONNECTORS.get(name) or Connector()
+
+
 def _local(path: str | None) -> str | None:
     """An absolute local path for ``path`` (a path or ``file:`` URI), else ``None``."""
     if not path:
@@ -121,10 +128,10 @@ def record(state: p.StateSignature, spark_settings: Mapping[str, str | None],
     """
     data = dataclasses.asdict(state)
     for read in data["sources"]:
-        if read["connector"] == "files":
+        if _connector(read["connector"]).path_target:
             read["target"] = _local(read["target"]) or read["target"]
     connector, fmt, path = state.sink
-    if connector == "files":
+    if _connector(connector).path_target:
         path = _local(path) or path
     data["sink"] = {"connector": connector, "format": fmt, "path": path}
     data["spark"] = {key: spark_settings.get(key) for key in SPARK_SETTINGS}
@@ -206,12 +213,12 @@ def _sink(old: dict, new: dict) -> list[Change]:
     show = lambda s: " ".join(str(v) for v in s.values() if v)  # noqa: E731
     if old == new:
         return []
-    if new["connector"] in ("files", "table") and old["connector"] != new["connector"]:
+    if _connector(new["connector"]).file_sink and old["connector"] != new["connector"]:
         return [Change("sink", show(old), show(new), False,
                        "a file sink's log of written batches would not hold the earlier ones; "
                        "a change to a file sink is not allowed")]
-    if old["connector"] == new["connector"] and new["connector"] in ("files", "table"):
-        return [Change("sink " + ("directory" if new["connector"] == "files" else "table"),
+    if old["connector"] == new["connector"] and _connector(new["connector"]).file_sink:
+        return [Change("sink " + ("directory" if _connector(new["connector"]).path_target else "table"),
                        show(old), show(new), False,
                        "its log of written batches is in the old output: the output would "
                        "split; changes to the output directory of a file sink are not allowed")]

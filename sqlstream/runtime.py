@@ -16,16 +16,18 @@ overridden by a ``SET`` of the same key (or ``--conf``):
 The JVM a created session launches is quiet and shielded (:func:`launch_jvm`): Spark logs
 only fatal messages (``log4j2.properties`` beside this module, which also silences the
 "Setting default log level" banner of PySpark's shell mode); the JVM's own stderr lines
-that are not log output ("WARNING: Using incubator modules …") are filtered out; and the
-JVM runs in a process group of its own, so a signal sent to the process group of
+that are not log output ("WARNING: Using incubator modules …") and Ivy's report while
+``spark-submit`` resolves ``spark.jars.packages`` are filtered out (:class:`JvmStderr`);
+and the JVM runs in a process group of its own, so a signal sent to the process group of
 ``sqlstream exec`` (Ctrl-C in a terminal, ``timeout -s INT``, a supervisor's SIGTERM) reaches
 only the Python driver, which stops the queries itself (:mod:`sqlstream.runner`).
 Beyond one machine: ``master`` may be a standalone cluster (``spark://host:port``; YARN and
 Kubernetes take ``spark-submit``), and ``remote`` a Spark Connect server (``sc://host:port``,
 Spark guide *Spark Connect Overview*). Both are probed with a TCP connection first
 (:func:`check_reachable`, ``SS530``: Spark itself would retry for minutes). Through Spark
-Connect the settings Spark reads only at start (``spark.ui.*``, ``spark.driver.*``) are the
-server's, and :func:`refuse_on_connect` refuses what cannot run there (``SS405``).
+Connect the settings Spark reads only at start (:data:`sqlstream.settings.STATIC_SETTINGS`:
+``spark.ui.*``, ``spark.driver.*``, …) are the server's, and :func:`refuse_on_connect`
+refuses what cannot run there (``SS405``).
 
 Starting and waiting for queries is :mod:`sqlstream.session`'s job.
 """
@@ -41,8 +43,10 @@ import threading
 from collections.abc import Callable
 
 from sqlstream import plan as p
+from sqlstream.connectors import connector
 from sqlstream.errors import SqlStreamError
 from sqlstream.program import lower
+from sqlstream.settings import is_static
 
 Report = Callable[[str], None]
 
@@ -54,16 +58,59 @@ JVM_NOISE = re.compile(
     r"|To adjust logging level use sc\.setLogLevel|Using Spark's default log4j profile"
     r"|NativeCodeLoader|resolves to a loopback address|Set SPARK_LOCAL_IP if you need")
 """Lines of the JVM's stderr that say nothing about the pipeline (printed by the JVM
-itself before logging starts, or Spark's start-up notes): dropped by :func:`launch_jvm`."""
+itself before logging starts, or Spark's start-up notes): dropped by :class:`JvmStderr`."""
+
+IVY_REPORT = (":: loading settings ::", "Ivy Default Cache")
+"""How the report of Ivy begins, printed by ``spark-submit`` while it resolves
+``spark.jars.packages`` (before the JVM's gateway starts); it ends with the summary line
+``… artifacts copied, … already retrieved …``, or with the JVM when nothing resolves."""
+
+UNRESOLVED = re.compile(r"[\w.\-]+#[\w.\-]+;[\w.\-]+: [\w ]+")
+"""Ivy's reason for a package it cannot resolve
+(``org.apache.spark#spark-sql-kafka-0-10_2.13;4.1.99: not found``)."""
 
 
-def _copy_stderr(stream, write: Report) -> None:
-    """Copy the JVM's stderr, line by line, to ``write``, without :data:`JVM_NOISE`."""
+class JvmStderr:
+    """The one filter of the JVM's stderr lines (:func:`launch_jvm`).
+
+    Dropped: :data:`JVM_NOISE`; Ivy's resolution report (from a line starting with one of
+    :data:`IVY_REPORT` to its end); while the JVM starts (``starting``), the stack trace
+    of a start that fails (``Exception in thread …``, ``at …``). Ivy's reasons for
+    packages it cannot resolve (:data:`UNRESOLVED`) seen while the JVM starts are kept in
+    ``unresolved`` for the ``SS510`` message (:func:`sqlstream.packages.resolution_error`).
+    Every other line goes on to ``write``.
+
+    Args:
+        write: receives each line passed on (no newline), on the JVM's stderr thread.
+    """
+
+    def __init__(self, write: Report) -> None:
+        self.write = write
+        self.unresolved: list[str] = []
+        self.starting = True
+        self._in_report = False
+
+    def line(self, line: str) -> None:
+        """Take one stderr line of the JVM (no newline)."""
+        if not line or JVM_NOISE.search(line):
+            return
+        text = line.strip()
+        if self.starting and ("unresolved dependency" in text or "not found" in text):
+            self.unresolved += UNRESOLVED.findall(text)
+        if text.startswith(IVY_REPORT):
+            self._in_report = True
+        if self._in_report:
+            self._in_report = "artifacts copied" not in text
+            return
+        if not (self.starting and text.startswith(("at ", "Exception in thread"))):
+            self.write(line)
+
+
+def _copy_stderr(stream, take: Report) -> None:
+    """Give the JVM's stderr, line by line (decoded, no newline), to ``take``."""
     try:
         for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            if line and not JVM_NOISE.search(line):
-                write(line)
+            take(raw.decode("utf-8", "replace").rstrip("\r\n"))
     except (OSError, ValueError):  # the pipe closed under us: the JVM is gone
         pass
 
@@ -78,37 +125,48 @@ def launch_jvm(conf, jvm_output: Report | None = None):
     PySpark's ``launch_gateway(conf, popen_kwargs)`` (``pyspark.java_gateway``: "intended
     for … customizing how pyspark interacts with the py4j JVM (e.g., capturing
     stdout/stderr)") starts ``spark-submit`` with ``conf``; here with its stderr piped
-    through a thread that drops :data:`JVM_NOISE` and gives every other line to
-    ``jvm_output``, and in a new session (``start_new_session``): the JVM is in a process
-    group of its own and receives no signal sent to sqlstream's group (PySpark already
-    makes it ignore SIGINT). The JVM still exits when this process does (PySpark's gateway
-    server exits at the end of its stdin).
+    through a thread and :class:`JvmStderr` (no start-up noise, no Ivy report), and in a
+    new session (``start_new_session``): the JVM is in a process group of its own and
+    receives no signal sent to sqlstream's group (PySpark already makes it ignore SIGINT).
+    The JVM still exits when this process does (PySpark's gateway server exits at the end
+    of its stdin).
 
     Args:
         conf: the ``pyspark.SparkConf`` of the context (master, app name, settings).
-        jvm_output: receives each remaining stderr line of the JVM (no newline), on the
-            copying thread; default: this process's ``sys.stderr``. Console sinks write
-            to stdout, which is not touched.
+        jvm_output: receives each stderr line of the JVM that :class:`JvmStderr` passes on
+            (no newline), on the copying thread; default: this process's ``sys.stderr``.
+            Console sinks write to stdout, which is not touched.
 
     Returns:
         The py4j gateway (``gateway.proc`` is the JVM's ``Popen``).
+
+    Raises:
+        PackageError: (``SS510``) with ``spark.jars.packages`` in ``conf``, the JVM exited
+            before its gateway started (``spark-submit`` resolves the packages first): the
+            message names them and Ivy's reason.
     """
     from pyspark.java_gateway import launch_gateway
 
     # The pipe and its reader exist before the JVM does: a JVM that exits during start-up
     # (Ivy cannot resolve a package) still has every line read, before the error is raised.
     read, write = os.pipe()
-    reader = threading.Thread(target=_copy_stderr,
-                              args=(os.fdopen(read, "rb"), jvm_output or _to_stderr),
+    output = JvmStderr(jvm_output or _to_stderr)
+    reader = threading.Thread(target=_copy_stderr, args=(os.fdopen(read, "rb"), output.line),
                               name="sqlstream-jvm-stderr", daemon=True)
     reader.start()
     try:
         gateway = launch_gateway(conf, popen_kwargs={"stderr": write, "start_new_session": True})
-    except BaseException:
+    except BaseException as error:
         os.close(write)
         reader.join(timeout=5)  # the JVM is gone: its pipe ends once read
+        packages = conf.get("spark.jars.packages")
+        if packages and isinstance(error, Exception):  # PySpark's JAVA_GATEWAY_EXITED
+            from sqlstream.packages import resolution_error
+
+            raise resolution_error(packages, error, output.unresolved) from None
         raise
     os.close(write)  # the JVM holds its own copy (none under spark-submit: the reader ends)
+    output.starting = False
     return gateway
 
 
@@ -147,8 +205,21 @@ CONNECT_UNSUPPORTED = {
 }
 """Binding calls Spark Connect cannot run as sqlstream means them, and why (``SS405``)."""
 
-_STATIC = ("spark.ui.", "spark.driver.", "spark.executor.", "spark.master", "spark.app.",
-           "spark.jars")
+
+def _runtime_settings(settings: dict[str, str], defaults: dict[str, str], report: Report,
+                      where: str, whose: str) -> dict[str, str]:
+    """The ``settings`` a session that already runs (or Spark Connect's server) can take:
+    those Spark does not read only at start (:func:`sqlstream.settings.is_static`). Each
+    static one that is not one of ``defaults`` is reported: ``not <where>: key=value
+    (… <whose> setting applies)``."""
+    kept = {}
+    for key, value in settings.items():
+        if not is_static(key):
+            kept[key] = value
+        elif key not in defaults:
+            report(f"not {where}: {key}={value} (Spark reads it only at start: {whose} "
+                   "setting applies)")
+    return kept
 
 
 def _endpoints(url: str) -> list[tuple[str, int]]:
@@ -215,7 +286,7 @@ def refuse_on_connect(plan: p.Plan, report: Report) -> None:
                         hint="run with --master (this process is then the driver), or submit "
                              "the pipeline with spark-submit (see README, Beyond one machine)")
     for query in plan.queries:
-        if query.sink.connector == "console":
+        if connector(query.sink.connector).prints_rows:
             report(f"query '{query.name}': Spark Connect prints console output on the "
                    "server, not here")
 
@@ -233,12 +304,14 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     ``--master``), the defaults of :func:`session_defaults`, ``conf`` and the plan's
     ``spark.*`` settings as the configuration of its SparkContext (so static settings
     work), in a JVM started by :func:`launch_jvm` (``jvm_output`` as there). An active
-    session in this process is reused (``master`` is then ignored) and gets the runtime
-    settings only.
+    session in this process is reused (``master`` is then ignored) and gets the defaults
+    and ``conf`` that are not static (:data:`sqlstream.settings.STATIC_SETTINGS`); each
+    static one given in ``conf`` or a ``SET`` is reported as not applied.
 
     With ``remote`` (``sc://host:port``; not with ``master``), a Spark Connect session
     (``SparkSession.builder.remote``): the same settings except those Spark reads only at
-    start (``spark.ui.*``, ``spark.driver.*``, …), which are the server's.
+    start (:data:`sqlstream.settings.STATIC_SETTINGS`), which are the server's (each one
+    given is reported).
 
     Returns:
         ``(spark, created)``: the session and whether this call created it.
@@ -258,14 +331,16 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     defaults = session_defaults(plan, master, conf)
     for key, value in defaults.items():
         report(f"default: {key}={value} (override with SET '{key}' = …)")
-    if active is not None:
-        for key, value in {**defaults, **conf}.items():
-            if not key.startswith("spark.ui."):  # static: Spark refuses them on a live session
-                active.conf.set(key, value)
+    if active is not None:  # Spark refuses static settings on a live session
+        static = {k: v for k, v in plan.settings if is_static(k)}  # reported, never set
+        kept = _runtime_settings({**defaults, **conf, **static}, defaults, report,
+                                 "applied to the running session", "the session's")
+        for key, value in kept.items():
+            active.conf.set(key, value)
         return active, False
     from pyspark import SparkConf, SparkContext
 
-    from sqlstream.packages import StartupOutput, packages_for, resolution_error
+    from sqlstream.packages import packages_for
 
     packages = packages_for(plan, {**conf, **dict(plan.settings)})
     if packages:
@@ -286,16 +361,7 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - PySpark's own test
         main = threading.current_thread() is threading.main_thread()
         handler = signal.getsignal(signal.SIGINT) if main else None
-        wanted = settings.get("spark.jars.packages")
-        if not wanted:
-            SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
-        else:  # Ivy resolves the packages while the JVM starts: hide its report
-            output = StartupOutput(jvm_output or _to_stderr)
-            try:
-                with output:
-                    SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, output.line))
-            except Exception as error:  # PySparkRuntimeError JAVA_GATEWAY_EXITED: Ivy failed
-                raise resolution_error(wanted, error, output.unresolved) from None
+        SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
         if main:  # SparkContext replaced it with one that cancels all jobs and raises
             signal.signal(signal.SIGINT, handler)  # KeyboardInterrupt, mid-py4j call
     spark = SparkSession.builder.getOrCreate()
@@ -319,17 +385,13 @@ def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Re
 
     defaults = session_defaults(plan, None, conf)
     for key, value in defaults.items():
-        if not key.startswith(_STATIC):
+        if not is_static(key):
             report(f"default: {key}={value} (override with SET '{key}' = …)")
     settings = {**defaults, **conf}
     settings.update((k, v) for k, v in plan.settings if not k.lower().startswith("sqlstream."))
     builder = SparkSession.builder.remote(remote)
-    for key, value in settings.items():
-        if key.startswith(_STATIC):
-            if key not in defaults:
-                report(f"not sent to the Spark Connect server: {key}={value} (Spark reads "
-                       "it only at start: the server's setting applies)")
-        else:
-            builder = builder.config(key, value)
+    for key, value in _runtime_settings(settings, defaults, report,
+                                        "sent to the Spark Connect server", "the server's").items():
+        builder = builder.config(key, value)
     report(f"Spark Connect server: {remote} (paths are resolved by the server)")
     return builder.create()

@@ -3,7 +3,8 @@ expanded before anything runs.
 
 A ``SET 'key' = 'value'`` becomes zero or more ``(key, value)`` pairs of the plan
 (:func:`expand`); every ``spark.*`` pair is applied to the session with
-``spark.conf.set`` (:func:`sqlstream.program.settings_block`), which ``translate`` prints.
+``spark.conf.set`` (:func:`sqlstream.program.settings_block`), which ``translate`` prints,
+except the static ones (:data:`STATIC_SETTINGS`), which only a session being created takes.
 
 * ``sqlstream.state_dir``: the root of default checkpoint locations (LANGUAGE.md §5).
 * ``sqlstream.state_store``: the state store provider of every stateful query
@@ -36,10 +37,35 @@ from sqlstream import ast
 from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
 
 __all__ = ["CHANGELOG_CHECKPOINTING", "COMPILER_SETTINGS", "PROVIDER_CLASS", "STATE_STORES",
-           "WATERMARK_POLICY", "expand", "problem", "state_store", "watermark_policy"]
+           "STATIC_SETTINGS", "WATERMARK_POLICY", "expand", "is_static", "problem", "state_store",
+           "watermark_policy"]
 
 COMPILER_SETTINGS = {"sqlstream.state_dir", "sqlstream.state_store"}
 """The ``sqlstream.*`` keys; any other is ``SS202``."""
+
+STATIC_SETTINGS = (
+    "spark.app.", "spark.driver.", "spark.executor.", "spark.jars", "spark.master", "spark.ui.",
+    "spark.sql.warehouse.dir", "spark.sql.extensions", "spark.sql.catalogImplementation",
+)
+"""Spark settings that take effect only when the SparkContext / session starts (key
+prefixes, compared in lower case; :func:`is_static`).
+
+Spark's *Configuration* page: deploy-related properties (``spark.driver.memory``,
+``spark.executor.instances``) "may not be affected when setting programmatically through
+SparkConf in runtime", and *Static SQL Configuration* (``spark.sql.warehouse.dir``,
+``spark.sql.extensions``, ``spark.sql.catalogImplementation``) are "cross-session,
+immutable" settings given "by setting SparkConf that are used to create SparkSession".
+A running session refuses ``spark.conf.set`` of them (``CANNOT_MODIFY_CONFIG``,
+``CANNOT_MODIFY_STATIC_CONFIG``; ``spark.master`` and ``spark.app.*`` it accepts and
+ignores). So a ``SET`` of one is given to the session builder only (``translate`` shows it
+as a comment, :func:`sqlstream.program.settings_block`), and a Spark Connect session or
+one already running keeps its own (:func:`sqlstream.runtime.create_session`)."""
+
+
+def is_static(key: str) -> bool:
+    """Whether Spark reads setting ``key`` only at start (:data:`STATIC_SETTINGS`)."""
+    return key.lower().startswith(tuple(s.lower() for s in STATIC_SETTINGS))
+
 
 PROVIDER_CLASS = "spark.sql.streaming.stateStore.providerClass"
 CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"

@@ -1,4 +1,5 @@
-"""Lifecycle pieces without a JVM: stop signals, --timeout, rate with EMIT ONCE (SS360).
+"""Lifecycle pieces without a JVM: stop signals, --timeout, rate with EMIT ONCE (SS360),
+the filter of the JVM's stderr.
 
 The same behaviour through a real ``sqlstream exec`` process is in tests/test_exec_process.py.
 """
@@ -13,6 +14,8 @@ from click.testing import CliRunner
 import sqlstream
 from sqlstream.cli import main
 from sqlstream.runner import StopSignals, empty_available_now
+from sqlstream.runtime import JvmStderr
+from tests.conftest import FIXTURES
 
 RATE = "CREATE STREAM ticks WITH (connector = '{connector}', {option} = 5);\n" \
        "CREATE SINK o WITH (connector = 'noop');\n" \
@@ -60,3 +63,26 @@ def test_rate_with_emit_once_is_a_positioned_warning():
     (warning,) = empty_available_now(plan)
     assert warning.code == "SS360" and warning.span.line == 3
     assert "--available-now" in warning.render()
+
+
+def test_jvm_stderr_drops_start_up_noise_and_the_ivy_report():
+    """:class:`sqlstream.runtime.JvmStderr` over the stderr of a real ``spark-submit`` that
+    resolved ``spark.jars.packages`` (recorded from ``sqlstream exec`` with pyspark 4.1,
+    home and venv paths shortened: tests/fixtures/jvm/ivy_resolved.txt) passes none of it
+    on; once the JVM started, its own lines (a stack trace too) pass. The failed
+    resolution (SS510 with Ivy's reason, no stack trace) is
+    tests/test_kafka_spark.py::test_exec_names_a_package_that_does_not_resolve."""
+    passed = []
+    output = JvmStderr(passed.append)
+    recorded = (FIXTURES / "jvm" / "ivy_resolved.txt").read_text(encoding="utf-8").splitlines()
+    assert any(line.startswith(":: resolution report ::") for line in recorded)
+    for line in recorded:
+        output.line(line)
+    output.line("\tat org.apache.spark.deploy.SparkSubmit.main(SparkSubmit.scala)")  # starting
+    assert passed == [] and output.unresolved == []
+    output.starting = False
+    after = ["Exception in thread \"shutdown\" java.lang.IllegalStateException: stopped",
+             "\tat org.apache.spark.SparkContext.stop(SparkContext.scala:2300)"]
+    for line in after:
+        output.line(line)
+    assert passed == after

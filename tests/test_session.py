@@ -17,6 +17,7 @@ from sqlstream.events import (
     Stopping, TextRenderer,
 )
 from sqlstream.errors import QueryFailedError
+from tests.conftest import settings_kept
 from tests.test_pipelines import FLIGHT_COLUMNS, _days
 
 pytestmark = pytest.mark.spark
@@ -210,3 +211,36 @@ def test_exec_ends_with_an_error_when_the_jvm_dies(tmp_path):
     assert proc.wait(timeout=120) == 1, "".join(seen) + err
     assert f"{pipeline}: SS501 the Spark JVM exited (code -9) while the queries were running" in err
     assert "Traceback" not in err
+
+
+def test_static_settings_are_not_set_on_a_running_session(spark):
+    """Spark refuses ``spark.conf.set`` of a setting it reads only at start on a running
+    session (``CANNOT_MODIFY_CONFIG``): a file's ``SET`` of one runs there (the setting is
+    the session builder's), and a static ``conf`` or ``SET`` given to a running session is
+    reported as not applied instead of failing."""
+    from pyspark.errors import PySparkException
+
+    from sqlstream.binder import run_block
+    from sqlstream.program import lower
+    from sqlstream.runtime import create_session
+
+    with pytest.raises(PySparkException, match="CANNOT_MODIFY_CONFIG"):
+        spark.conf.set("spark.driver.memory", "3g")
+    pipeline = sqlstream.compile("SET 'spark.driver.memory' = '3g';\n"
+                                 "SET 'spark.sql.shuffle.partitions' = '2';\n"
+                                 "CREATE STREAM r WITH (connector = 'rate');\nSELECT * FROM r;\n")
+    settings = next(b for b in lower(pipeline.plan).blocks if b.kind == "settings")
+    with settings_kept(spark, pipeline):
+        run_block(spark, pipeline.plan, settings)
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    said = []
+    kept = {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
+            "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true"}
+    session, created = create_session(pipeline.plan, None, {**kept, "spark.executor.memory": "1g"},
+                                      said.append)
+    assert session is spark and not created
+    assert [line for line in said if line.startswith("not applied")] == [
+        f"not applied to the running session: {setting} (Spark reads it only at start: the "
+        "session's setting applies)" for setting in ("spark.executor.memory=1g",
+                                                     "spark.driver.memory=3g")]
+    assert {k: spark.conf.get(k) for k in kept} == kept

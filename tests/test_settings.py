@@ -126,3 +126,34 @@ def test_a_changed_watermark_policy_is_an_allowed_restart_change_spark_ignores()
     assert not restarts.diff(old, restarts.record(query.state, {**spark, "watermark_policy": "MIN"}))
     recorded_before = {**old, "spark": spark}  # a record written before the policy was kept
     assert not restarts.diff(recorded_before, restarts.record(query.state, {**spark, "watermark_policy": "max"}))
+
+
+STATIC_SET = """SET 'spark.driver.memory' = '3g';
+SET 'spark.jars.packages' = 'a:b:1';
+SET 'spark.sql.warehouse.dir' = '/tmp/wh';
+SET 'Spark.UI.Enabled' = 'false';
+SET 'spark.sql.shuffle.partitions' = '3';
+CREATE STREAM r WITH (connector = 'rate');
+SELECT * FROM r;
+"""
+
+
+def test_static_settings_go_to_the_session_builder_only():
+    """A ``SET`` of a setting Spark reads only at start (``settings.STATIC_SETTINGS``: a
+    running session refuses ``spark.conf.set`` of it) is a comment in ``translate`` and a
+    ``.config`` of the builder in ``--to pyspark``; a runtime SQL setting is set both ways."""
+    assert [k for k in ("spark.driver.memory", "spark.executor.cores", "spark.jars",
+                        "spark.UI.enabled", "spark.sql.warehouse.dir", "spark.master")
+            if not settings.is_static(k)] == []
+    assert not [k for k in ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone",
+                            "spark.hadoop.fs.defaultFS", "sqlstream.state_dir")
+                if settings.is_static(k)]
+    printed = sqlstream.translate(STATIC_SET)
+    for key, value in [("spark.driver.memory", "3g"), ("spark.jars.packages", "a:b:1"),
+                       ("spark.sql.warehouse.dir", "/tmp/wh"), ("Spark.UI.Enabled", "false")]:
+        assert f"-- {key} = {value} (static: given to the session builder)" in printed
+        assert f"spark.conf.set('{key}'" not in printed
+    assert "spark.conf.set('spark.sql.shuffle.partitions', '3')" in printed
+    script = sqlstream.compile(STATIC_SET).to_pyspark()
+    assert ".config('spark.driver.memory', '3g')" in script
+    assert ".config('spark.sql.shuffle.partitions', '3')" in script

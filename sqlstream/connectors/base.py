@@ -9,7 +9,9 @@ common path:
 * option rules: :meth:`Connector.validate` (e.g. ``files``' unknown format) and
   :meth:`Connector.ignored_options` (SS352 warnings);
 * the planner's decisions: :meth:`Connector.source_target` / :meth:`Connector.sink_target`
-  (the format and path of a read or a write);
+  (the format and path of a read or a write), :meth:`Connector.declared` and
+  :meth:`Connector.bind_columns` (what a declared source reads: ``kafka``'s fixed or Avro
+  columns, ``files``' CSV columns bound to the header by name);
 * lowering to binding calls (:mod:`sqlstream.calls`): :meth:`Connector.read_steps` (after
   ``spark.readStream`` / ``spark.read``), :meth:`Connector.format_steps` and
   :meth:`Connector.start_step` (the ``writeStream`` ends). The sequence around them —
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
 from sqlstream.source import Source
 
 # Options read by the compiler, never passed to Spark as they are.
@@ -51,6 +53,7 @@ DURABLE = "durable"
 DECODED = "__sqlstream_t"
 
 ResolvePath = Callable[[str | None], str | None]
+Report = Callable[[SqlStreamError], None]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -86,6 +89,15 @@ class Connector:
         passes_options: an option the connector does not know goes to Spark unchanged
             (``False``: it is an error, for sinks whose ``.option()`` Spark ignores, such
             as ``foreachBatch``).
+        path_target: the target of a read or a write is a file system path or URI
+            (``files``): a restart record keeps a local one absolute.
+        file_sink: as a sink it is Spark's file sink, whose log of written batches is in
+            its output (``files``, ``table``): a restart may not switch to it from another
+            sink nor change its output (Spark guide, *Recovery Semantics after Changes in a
+            Streaming Query*).
+        prints_rows: as a sink it prints each micro-batch on the driver's stdout
+            (``console``): ``exec`` then shows no live progress table on that terminal,
+            and through Spark Connect the rows are printed on the server.
         empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
             ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
             support of its own; warning ``SS360``).
@@ -107,6 +119,9 @@ class Connector:
     own_options: tuple[str, ...] = ()
     passes_options: bool = True
     empty_available_now: bool = False
+    path_target: bool = False
+    file_sink: bool = False
+    prints_rows: bool = False
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"
@@ -158,6 +173,27 @@ class Connector:
             SqlStreamError: declared columns the options contradict.
         """
         return self
+
+    def bind_columns(self, resolved: ResolvedOptions, columns: list[ast.ColumnDef],
+                     path: str | None, report: Report
+                     ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
+        """How a source with declared ``columns`` (no fixed schema) reads them.
+
+        Args:
+            resolved: the source's options (after :meth:`finish`).
+            columns: the declared physical columns, in declared order.
+            path: the ``load()`` path (:meth:`source_target`, resolved), or ``None``.
+            report: receives findings that do not stop the plan (``files``' CSV header
+                checks, ``SS242`` / ``SS243``).
+
+        Returns:
+            ``(schema, read_as, options)``: the ``(name, type)`` pairs of the
+            ``schema(…)`` call, in the order the source reads them; by declared name, the
+            column each declared one is read from when that is another (the projection
+            renames it); the Spark options of the read. Base: the declared columns as
+            declared, ``{}``, the options written (``resolved.spark``).
+        """
+        return tuple((c.name.value, c.type) for c in columns), {}, resolved.spark
 
     def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
         """The planned read of ``statement`` with what the connector adds (options,

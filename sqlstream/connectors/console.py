@@ -14,3 +14,4 @@ class Console(Connector):
     sink_format = "console"
     spark_options = ("numRows", "truncate")
     number_options = {"numRows": (32, 0)}
+    prints_rows = True

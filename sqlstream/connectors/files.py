@@ -4,6 +4,7 @@ As a source, Spark's file source (``readStream.format(format)…load(path)``) re
 files of the folder in order of modification time; as a sink, the file sink
 (``writeStream.format(format)…start(path)``) writes append-only, exactly once, with its
 log under the checkpoint. A ``CREATE TABLE`` reads the files once (``spark.read``).
+Declared CSV columns are bound to the files' header by name (:mod:`sqlstream.csv_header`).
 
 Sources: Spark guide *Input Sources* (File source) and *Output Sinks* (File sink); the
 CSV/JSON/Parquet/ORC/Text "Data Source Option" pages; ``_metadata`` (*File metadata
@@ -15,7 +16,8 @@ from __future__ import annotations
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath
+from sqlstream.csv_header import declared_columns
 from sqlstream.errors import OptionError, did_you_mean
 from sqlstream.source import Source
 
@@ -77,6 +79,8 @@ class Files(Connector):
     durable = True
     bounded_source = True
     continuous_sink = False
+    path_target = True
+    file_sink = True
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
@@ -123,6 +127,15 @@ class Files(Connector):
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(format in lower case, path resolved against the file's folder)``."""
         return self.source_target(resolved, resolve_path)
+
+    def bind_columns(self, resolved: ResolvedOptions, columns: list[ast.ColumnDef],
+                     path: str | None, report: Report):
+        """CSV: the declared columns bound to the files' header by name
+        (:func:`sqlstream.csv_header.declared_columns`, ``SS242`` / ``SS243``); other
+        formats read the declared columns as declared."""
+        if resolved.get("format").lower() == "csv":
+            return declared_columns(columns, path, resolved.spark, report)
+        return super().bind_columns(resolved, columns, path, report)
 
     def schema_arg(self, relation: p.SourceRelation):
         """The declared DDL string; with ``infer_schema``, the schema of a batch read of the

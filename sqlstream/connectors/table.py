@@ -38,6 +38,7 @@ class Table(Connector):
     sink_modes = frozenset({"append", "complete"})
     durable = True
     bounded_source = True
+    file_sink = True
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, table name)``: no ``format`` call; the name goes to ``table(…)``."""
