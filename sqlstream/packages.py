@@ -36,10 +36,11 @@ from importlib import metadata
 from pathlib import Path
 
 from sqlstream import plan as p
+from sqlstream.connectors import connector
+from sqlstream.connectors.base import SPARK_AVRO, SPARK_KAFKA
 from sqlstream.errors import SqlStreamError
 
-KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13"
-AVRO = "org.apache.spark:spark-avro_2.13"
+KAFKA, AVRO = SPARK_KAFKA, SPARK_AVRO
 OVERRIDE = "SQLSTREAM_SPARK_PACKAGE_VERSION"
 USER_KEYS = ("spark.jars.packages", "spark.jars")
 # 3.x: the 2.8 that Maven picks by default also fetches test-jar dependencies, which Spark's
@@ -54,18 +55,20 @@ class PackageError(SqlStreamError):
 
 
 def needed(plan: p.Plan) -> tuple[str, ...]:
-    """The artifacts (``group:artifact``, no version) ``plan`` needs, in a fixed order:
-    :data:`KAFKA` when a source or sink is ``kafka``, :data:`AVRO` when a Kafka value is Avro."""
-    kafka = avro = False
-    for relation in plan.relations:
-        if isinstance(relation, p.SourceRelation) and relation.connector == "kafka":
-            kafka = True
-            avro |= dict(relation.settings).get("format") == "avro"
-    for query in plan.queries:
-        if query.sink.connector == "kafka":
-            kafka = True
-            avro |= dict(query.sink.settings).get("format", "").lower() == "avro"
-    return tuple(a for a, use in ((KAFKA, kafka), (AVRO, avro)) if use)
+    """The artifacts (``group:artifact``, no version) ``plan`` needs, in the order its
+    sources and sinks name them: each one's connector's
+    :attr:`~sqlstream.connectors.base.Connector.spark_packages`, and its
+    ``format_packages`` of the value ``format`` (:data:`KAFKA`, and :data:`AVRO` for an
+    Avro value)."""
+    uses = [(r.connector, r.settings) for r in plan.relations if isinstance(r, p.SourceRelation)]
+    uses += [(q.sink.connector, q.sink.settings) for q in plan.queries]
+    found: dict[str, None] = {}
+    for name, settings in uses:
+        spec = connector(name)
+        found.update(dict.fromkeys(spec.spark_packages))
+        found.update(dict.fromkeys(spec.format_packages.get(
+            str(dict(settings).get("format") or "").lower(), ())))
+    return tuple(found)
 
 
 def spark_version() -> str:

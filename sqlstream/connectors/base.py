@@ -52,6 +52,9 @@ DURABLE = "durable"
 # The column holding a record's payload decoded into its declared types (sqlstream.malformed).
 DECODED = "__sqlstream_t"
 
+SPARK_KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13"  # Spark's external modules
+SPARK_AVRO = "org.apache.spark:spark-avro_2.13"
+
 ResolvePath = Callable[[str | None], str | None]
 Report = Callable[[SqlStreamError], None]
 
@@ -98,6 +101,10 @@ class Connector:
         prints_rows: as a sink it prints each micro-batch on the driver's stdout
             (``console``): ``exec`` then shows no live progress table on that terminal,
             and through Spark Connect the rows are printed on the server.
+        spark_packages: the Spark packages (``group:artifact``, no version; Maven Central)
+            it needs beyond pyspark's own jars, and ``format_packages`` those a value
+            ``format`` needs (``kafka``: ``spark-sql-kafka``, and ``spark-avro`` for Avro;
+            :mod:`sqlstream.packages` adds the version).
         empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
             ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
             support of its own; warning ``SS360``).
@@ -122,6 +129,8 @@ class Connector:
     path_target: bool = False
     file_sink: bool = False
     prints_rows: bool = False
+    spark_packages: tuple[str, ...] = ()
+    format_packages: dict[str, tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"

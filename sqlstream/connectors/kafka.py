@@ -33,9 +33,8 @@ source's ``subscribe``, a sink's ``topic``), ``topic_pattern`` (``subscribePatte
 ``starting_offsets`` (``startingOffsets``), Spark's other Kafka options in camelCase or
 snake_case, and every ``kafka.*`` consumer/producer property passed through.
 
-Sources: Spark "Structured Streaming + Kafka Integration Guide"; "Apache Avro Data Source
-Guide" (``from_avro``, ``to_avro``, supported types); Spark SQL functions ``from_json``,
-``from_csv``, ``to_json``, ``to_csv``.
+Sources: Spark "Structured Streaming + Kafka Integration Guide"; "Apache Avro Data Source Guide"
+(``from_avro``, ``to_avro``, types); Spark SQL ``from_json``, ``from_csv``, ``to_json``, ``to_csv``.
 """
 
 from __future__ import annotations
@@ -47,7 +46,9 @@ from dataclasses import replace
 from sqlstream import ast
 from sqlstream import plan as p
 from sqlstream.calls import Chain, Step
-from sqlstream.connectors.base import DECODED, Connector, Payload, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import (
+    DECODED, SPARK_AVRO, SPARK_KAFKA, Connector, Payload, ResolvedOptions, ResolvePath,
+)
 from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
 
 KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
@@ -98,6 +99,7 @@ class Kafka(Connector):
     metadata = {**{n: (f"`__kafka`.{_quote(n)}", t) for n, t in KAFKA_COLUMNS if n != "value"},
                 "headers": ("`__kafka`.`headers`", HEADERS_TYPE)}
     durable = True
+    spark_packages, format_packages = (SPARK_KAFKA,), {"avro": (SPARK_AVRO,)}
     bounded_source = True
     continuous_source = True
 
