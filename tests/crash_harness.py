@@ -32,7 +32,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -354,3 +354,57 @@ def late_row(value: bytes) -> tuple:
     hour = datetime.fromisoformat(r["time_hour"].replace("Z", "+00:00")).astimezone(timezone.utc)
     return (r["year"], r["month"], r["day"], r["flight"], r["carrier"], r["origin"],
             r["dep_delay"], hour.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+LATE_READ = ("year", "month", "day", "flight", "carrier", "origin", "dep_delay",
+             "date_format(time_hour, 'yyyy-MM-dd HH:mm:ss')")
+HOURLY_READ = ("date_format(window_start, 'yyyy-MM-dd HH:mm:ss')", "origin", "flights",
+               "round(total_delay, 6)")
+
+
+def table_rows(spark, location: Path, name: str = "crash_late_flights"
+               ) -> tuple[list[tuple], list[Path]]:
+    """The table sink at ``location`` as a Spark user of another session reads it:
+    ``CREATE TABLE name USING parquet LOCATION …`` (an external table over its files;
+    dropped again afterwards, the files stay), then ``spark.read.table(name)``. Returns its
+    rows as rows of :func:`expected_late`, sorted, and the files Spark reads for it
+    (``DataFrame.inputFiles``), sorted: with the log in the location, the ones
+    :func:`committed_files` lists."""
+    from urllib.parse import unquote, urlparse
+
+    spark.sql(f"CREATE TABLE {name} USING parquet LOCATION '{location}'")
+    try:
+        table = spark.read.table(name)
+        files = sorted(Path(unquote(urlparse(f).path)) for f in table.inputFiles())
+        return sorted(map(tuple, table.selectExpr(*LATE_READ).collect())), files
+    finally:
+        spark.sql(f"DROP TABLE {name}")
+
+
+def kafka_report(work: Path, records: list[tuple[bytes, bytes]], expected: list[tuple],
+                 replayed: list[int], query: str = "late_kafka") -> dict:
+    """What the Kafka sink of the stateless filter holds against ``expected``
+    (:func:`expected_late`, rows unique): ``records``; ``missing`` and ``wrong`` (oracle
+    rows not in the topic, records that are no oracle row); ``duplicates`` (records beyond
+    one per row); ``outside_replays`` (rows with more extra copies than the kills that
+    interrupted the micro-batch of their input file: ``replayed`` is
+    ``Report.replayed[query]``, a row's ``year-month-day`` its day file); ``dedup_by_key``
+    (one record per Kafka key, the last, equals ``expected``)."""
+    copies = Counter(late_row(value) for _, value in records)
+    replays = Counter(name for batch in replayed for name in batch_files(work, query, batch))
+    outside = [row for row, n in copies.items()
+               if n - 1 > replays[f"{row[0]}-{row[1]:02}-{row[2]:02}.csv"]]
+    by_key = {key: late_row(value) for key, value in records}
+    return {"records": len(records), "missing": len(set(expected) - set(copies)),
+            "wrong": len(set(copies) - set(expected)),
+            "duplicates": len(records) - len(copies), "outside_replays": len(outside),
+            "replayed_batches": sorted(set(replayed)),
+            "dedup_by_key": sorted(by_key.values()) == sorted(expected)}
+
+
+def postgres_hourly(server, table: str) -> list[tuple]:
+    """The upserted hourly table as rows of :func:`expected_hourly` (``final=False``),
+    sorted by ``repr``."""
+    rows = server.rows("SELECT to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+                       f" origin, flights, total_delay FROM {table}")
+    return sorted(((s, o, n, None if t is None else round(t, 6)) for s, o, n, t in rows), key=repr)
