@@ -2,8 +2,8 @@
 
 :func:`run_until_done` runs ``sqlstream exec`` on a pipeline in its own process group
 (the Python driver and the JVM it launches), kills the whole group with ``SIGKILL`` at
-seeded random points of the stream (each once the stateless query has committed a drawn
-number of micro-batches, then up to ``max_delay`` seconds more), restarts it after each
+seeded random points of the stream (each once every query has committed a drawn number
+of micro-batches, then up to ``max_delay`` seconds more), restarts it after each
 kill, and lets the last run finish. :data:`PIPELINE` is the flights stream (one day file
 per micro-batch by default) into two parquet sinks: a stateless filter and an hourly
 windowed aggregation (append mode, each window once); :func:`prepare` adds the same
@@ -27,6 +27,7 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -95,8 +96,8 @@ EMIT CHANGES ONCE;
 
 @dataclass
 class Report:
-    """What a harness run did: ``kills`` (where each run was killed: the stateless query's
-    committed micro-batches it waited for, then seconds), ``runs`` (processes started),
+    """What a harness run did: ``kills`` (where each run was killed: the micro-batches
+    every query had committed when it waited no more, then seconds), ``runs`` (processes started),
     ``seconds`` (wall time), ``replayed`` (per query, the id of each micro-batch that was
     planned but not committed when a kill landed — the next run runs it again — once per
     kill)."""
@@ -174,9 +175,8 @@ def _started(log: Path, queries: int) -> bool:
 
 
 def kill_points(seed: int, kills: int, batches: int) -> list[int]:
-    """The seeded kill points: ``kills`` distinct counts of committed micro-batches of the
-    stateless query, in ``0 … batches - 2`` (so every kill falls while input remains),
-    ascending.
+    """The seeded kill points: ``kills`` distinct counts of committed micro-batches, in
+    ``0 … batches - 2`` (so every kill falls while input remains), ascending.
 
     Raises:
         ValueError: more kills than ``batches - 1``.
@@ -195,10 +195,11 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
     Each run is started in a new session (process group), with ``args`` after the file
     (``--var``, ``--conf``) and ``env`` added to the environment. Kill points come from
     ``random.Random(seed)``: :func:`kill_points` draws ``kills`` distinct numbers of
-    committed micro-batches of the stateless query ``late`` out of ``batches`` (default:
-    the number of input files; ``maxFilesPerTrigger = 1``); run *i* waits until every
-    query has started and ``late`` has committed that many, then ``uniform(0,
-    max_delay)`` seconds more — into the batch in flight, most often — and kills the
+    committed micro-batches out of ``batches`` (default: the number of input files;
+    ``maxFilesPerTrigger = 1``); run *i* waits until every query has started and has
+    committed that many (the slowest, a stateful one most often, sets the pace: each
+    query's stream is cut at points spread over it), then ``uniform(0, max_delay)``
+    seconds more — into the batches in flight, most often — and kills the
     group (driver and JVM) with ``SIGKILL``. A run that ends by itself (the stream was
     done before its kill point) ends the harness, with fewer kills in the report than
     asked. Before each restart, the
@@ -210,7 +211,7 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
     """
     rng = random.Random(seed)
     points = kill_points(seed, kills, batches or len(list((work / "in").glob("*.csv"))))
-    queries = (work / "p.ssql").read_text().count("INSERT INTO")
+    queries = re.findall(r"INSERT INTO (\w+)", (work / "p.ssql").read_text())
     report = Report()
     begin = time.monotonic()
     env = dict(os.environ, **(env or {}), PYTHONUNBUFFERED="1",
@@ -225,7 +226,8 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
         if len(report.kills) < kills:
             point, delay = points[len(report.kills)], rng.uniform(0, max_delay)
             while process.poll() is None and not (
-                    _started(log, queries) and committed_batches(work) >= point):
+                    _started(log, len(queries))
+                    and min(committed_batches(work, q) for q in queries) >= point):
                 assert time.monotonic() < deadline, f"run {report.runs} made no progress: {log}"
                 time.sleep(0.05)
             time.sleep(delay)

@@ -4,7 +4,7 @@
 four sinks — a stateless filter and an hourly windowed aggregation as parquet files
 sinks, the same filter into a ``table`` sink (``toTable``) and a ``kafka`` topic on a
 real broker — and is killed with SIGKILL (the driver and its JVM) at 6 seeded random points
-of the stream (once the filter has committed a drawn number of micro-batches, 0–8, each
+of the stream (once every query has committed a drawn number of micro-batches, 0–8, each
 once, then up to 2 s into the next), restarted after each kill, then left to finish: one
 ``exec`` process per run, every sink a query of it. Against the batch oracle computed in
 plain Python over the input files:
