@@ -7,7 +7,7 @@ the database ``sqlstream_test`` and stops the server (``-m fast``) after the run
 PostgreSQL refuses to run as root: when the tests run as root (as CI does), the server
 runs as the ``postgres`` user of the package (``runuser -u postgres``), in a folder it
 owns. Without the package, the tests that use it are skipped with the reason (CI
-installs it: ``.ci/run``).
+installs it: ``.ci/run``). :func:`running_server` is the same outside pytest.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -70,12 +72,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def postgres():
-    """A :class:`Server` on 127.0.0.1, for the whole test run."""
+@contextmanager
+def running_server() -> Iterator[Server]:
+    """Start a server as the module docstring says, yield it as a :class:`Server`, stop it
+    and delete its folder afterwards (what the ``postgres`` fixture and
+    ``bench/crash_recovery.py`` use).
+
+    Raises:
+        RuntimeError: PostgreSQL is not installed, or it did not start (its log's end).
+    """
     bin_dir = _bin_dir()
     if bin_dir is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+        raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
     as_user: list[str] = []
     folder = tempfile.mkdtemp(prefix="sqlstream-pg-")
     if os.geteuid() == 0:
@@ -100,7 +108,7 @@ def postgres():
         run(f"{bin_dir}/pg_ctl", "-D", data, "-o", options, "-l", log, "-w", "-t", "60", "start")
     except subprocess.CalledProcessError:
         with open(log, encoding="utf-8", errors="replace") as text:
-            pytest.fail("PostgreSQL did not start:\n" + text.read()[-2000:])
+            raise RuntimeError("PostgreSQL did not start:\n" + text.read()[-2000:]) from None
     server = Server("127.0.0.1", port, "postgres", PASSWORD, "sqlstream_test")
     try:
         with server.connect("postgres") as conn:
@@ -110,3 +118,12 @@ def postgres():
         subprocess.run([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"],
                        capture_output=True, timeout=120)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A :class:`Server` on 127.0.0.1, for the whole test run (skipped without PostgreSQL)."""
+    if _bin_dir() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with running_server() as server:
+        yield server
