@@ -5,7 +5,8 @@
 A table sink is written at a known location, ``.option('path', location)``: the ``path``
 option, else ``<warehouse>/<table>`` where the warehouse is ``SET
 'spark.sql.warehouse.dir'`` if the file sets it, else ``.sqlstream/warehouse`` in the
-`.ssql` file's folder (never the working directory, Spark's default). ``toTable`` creates
+`.ssql` file's folder (not the working directory, Spark's default; Spark's catalog may
+still create an empty ``spark-warehouse`` folder there). ``toTable`` creates
 the table there if the catalog does not have it (an external table) and appends to it
 otherwise, so a restart on the same checkpoint — in a new session, whose default
 in-memory catalog has forgotten the table — appends to the same files. ``format`` (e.g.
