@@ -42,6 +42,10 @@ _HINTS = {
 
 def finding(code: str, message: str, node: exp.Expr | None, kind=UnknownNameError,
              hint: str | None = None) -> SqlStreamError:
+    """A finding of ``kind`` (an :class:`~sqlstream.errors.SqlStreamError` subclass) with
+    ``code``, ``message`` and a hint (``hint``, else the code's usual one), carrying the
+    offsets of ``node`` within the query text (``offset_start``/``offset_end``, end
+    exclusive; ``None`` without a node or positions)."""
     error = kind(message, code=code, hint=hint or _HINTS.get(code))
     offsets = node_offsets(node) if node is not None else None
     error.offset_start, error.offset_end = offsets or (None, None)
@@ -121,6 +125,12 @@ def _lambda_variable(column: exp.Column) -> bool:
 
 
 def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs, findings: list) -> None:
+    """Append to ``findings`` the unknown (``SS205``) and ambiguous (``SS207``) columns of
+    each SELECT scope of a qualified tree, as Spark's ``UNRESOLVED_COLUMN`` /
+    ``AMBIGUOUS_REFERENCE``. ``schemas``: lower-case relation → lower-case column names
+    (relations not in it have unknown columns: never a finding); ``case``: lower-case
+    name → the spelling to show; ``where_refs``: ``id(SELECT)`` → the unqualified WHERE
+    columns named like one of its select aliases (Spark does not see aliases there)."""
     for scope in scopes:
         select = scope.expression
         if not isinstance(select, exp.Select):
