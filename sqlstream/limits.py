@@ -13,6 +13,7 @@ parse, 400 do not; 150 nested subqueries parse, 200 do not; a schema of 300 nest
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 import threading
@@ -105,6 +106,13 @@ def nesting_error(what: str, span: Span | None, limit: int = MAX_NESTING) -> Nes
 _lock = threading.Lock()
 _active = 0
 _saved_limit = 0
+_saved_thresholds = (0, 0, 0)
+# While compiling, the oldest generation of the garbage collector is not collected: the
+# compiler's trees stay alive to the end, so each full collection scans a heap that only
+# grows and finds little (measured: 6–11 % of the compile time of 1,000–10,000 statements;
+# the same peak memory). Young garbage (copies of trees) is still collected. Python
+# ``gc.set_threshold``: a third threshold this high postpones full collections.
+_NO_FULL_COLLECTION = 10**9
 
 
 def _start(target: Callable[[], None]) -> threading.Thread | None:
@@ -129,13 +137,14 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
     """Call ``function(*args, **kwargs)`` in a thread with a :data:`STACK_BYTES` stack and a
     recursion limit of at least :data:`RECURSION_LIMIT`; return what it returns.
 
-    The recursion limit is the interpreter's (shared by every thread): it is raised while
-    at least one such call runs and restored after the last one.
+    The recursion limit and the garbage collector's thresholds are the interpreter's
+    (shared by every thread): while at least one such call runs, the limit is raised and
+    full collections are postponed; both are restored after the last one.
 
     Raises:
         BaseException: whatever ``function`` raised, re-raised in the caller's thread.
     """
-    global _active, _saved_limit
+    global _active, _saved_limit, _saved_thresholds
     outcome: dict[str, object] = {}
     go = threading.Event()
 
@@ -151,8 +160,9 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
         return function(*args, **kwargs)
     with _lock:
         if _active == 0:
-            _saved_limit = sys.getrecursionlimit()
+            _saved_limit, _saved_thresholds = sys.getrecursionlimit(), gc.get_threshold()
             sys.setrecursionlimit(max(_saved_limit, RECURSION_LIMIT))
+            gc.set_threshold(*_saved_thresholds[:2], _NO_FULL_COLLECTION)
         _active += 1
     go.set()
     try:
@@ -162,6 +172,7 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
             _active -= 1
             if _active == 0:
                 sys.setrecursionlimit(_saved_limit)
+                gc.set_threshold(*_saved_thresholds)
     if "error" in outcome:
         error = outcome["error"]
         raise error.with_traceback(error.__traceback__)  # type: ignore[union-attr]

@@ -58,6 +58,18 @@ def nested_type(kind: str, n: int) -> str:
             "WITH (connector = 'files', path = 'in', format = 'json');\nSELECT b FROM s;\n")
 
 
+def test_the_compile_thread_restores_the_interpreters_limits():
+    import gc
+    import sys
+
+    from sqlstream.limits import RECURSION_LIMIT, run_deep
+
+    before = sys.getrecursionlimit(), gc.get_threshold()
+    during = run_deep(lambda: (sys.getrecursionlimit(), gc.get_threshold()))
+    assert during[0] >= RECURSION_LIMIT and during[1][:2] == before[1][:2] and during[1][2] > 10**6
+    assert (sys.getrecursionlimit(), gc.get_threshold()) == before
+
+
 def test_parentheses_up_to_the_limit_compile():
     assert codes(parens(MAX_NESTING)) == []
     assert codes(HEAD.replace("WATERMARK", "c AS " + "(" * 500 + "a" + ")" * 500 + ", WATERMARK")
