@@ -155,6 +155,10 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
             case.setdefault(node.meta[_NAME].lower(), node.meta[_NAME])
     case.update({c: c for c in ("window_start", "window_end", "window_time")})
     mapping = _mapping(tuple(sorted(known.items())))
+    if _qualify_plain(tree, known, sql):  # qualify would only name each column's relation
+        Annotator(mapping, expression_metadata=EXPRESSION_METADATA).annotate(tree)
+        check_types(tree, findings)
+        return _output(tree, case), _dedupe(findings)
     # Only qualify's OptimizeError is expected: `JOIN … USING (c)` with c not a column of
     # both sides, `x.*` of an unknown relation (both Spark errors too: _optimizer_finding).
     # Nothing else was raised by the fast tests, nor by `sqlstream check` over every fixture
@@ -181,6 +185,48 @@ def _mapping(known: tuple[tuple[str, Schema], ...]) -> MappingSchema:
     """sqlglot's schema of ``(relation, columns)`` pairs, built once per distinct set of
     relations (a file's queries read the same few; qualify and annotate only read it)."""
     return MappingSchema({n: {c: data_type(t) for c, t in s} for n, s in known}, dialect="spark")
+
+
+_PLAIN_SELECT = {"expressions", "from_", "where"}
+
+
+def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None) -> bool:
+    """Qualify ``SELECT <scalar expressions> FROM <relation> [WHERE …]`` here, when every
+    column names (unqualified or by the relation's name) exactly one column of the one
+    relation, which ``known`` holds, and nothing else needs sqlglot's ``qualify``: no
+    join, subquery, CTE, star, struct field, lambda, window, aggregate, grouping, order.
+    Each column then gets its relation and no check can find an unknown, ambiguous or
+    ungrouped column. ``False`` (tree untouched) for anything else; the equivalence with
+    the full path is tested over every query of the tests and examples
+    (``tests/test_schema_fast_path.py``)."""
+    if type(tree) is not exp.Select or any(v for k, v in tree.args.items() if k not in _PLAIN_SELECT):
+        return False
+    source = tree.args.get("from_")
+    table = source.this if source is not None else None
+    if type(table) is not exp.Table or any(v for k, v in table.args.items() if k not in ("this", "alias")):
+        return False
+    alias = table.args.get("alias")
+    if alias is not None and any(v for k, v in alias.args.items() if k != "this"):
+        return False
+    names: dict[str, int] = {}
+    for column, _ in known.get(table.name.lower()) or ():
+        names[column.lower()] = names.get(column.lower(), 0) + 1
+    qualifier, columns = table.alias_or_name, []
+    for node in tree.walk():
+        if node is tree or node is source or node is table or node is alias or (
+                type(node) is exp.Identifier and node.parent in (table, alias)):
+            continue
+        if isinstance(node, _NOT_SIMPLE) or aggregate_call(node, sql) or (
+                isinstance(node, exp.Anonymous) and node.name.lower() in WINDOW_FUNCTIONS):
+            return False
+        if isinstance(node, exp.Column):
+            if (node.table and node.table.lower() != qualifier.lower()) or node.args.get("db") \
+                    or type(node.this) is not exp.Identifier or names.get(node.name.lower()) != 1:
+                return False
+            columns.append(node)
+    for column in columns:
+        column.set("table", exp.to_identifier(qualifier))
+    return bool(names)
 
 
 def _optimizer_finding(message: str, expression: exp.Expr) -> list[SqlStreamError]:

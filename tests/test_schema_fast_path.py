@@ -4,10 +4,14 @@ the same offsets; expressions outside its reach take the full path."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from sqlglot import exp
 
 from sqlstream import schema as S
+from sqlstream.api import check_plan
 from sqlstream.dialect import parse_expression
 
 ROW = (("a", "INT"), ("b", "STRING"), ("ts", "TIMESTAMP"), ("d", "DECIMAL(10, 2)"),
@@ -55,3 +59,72 @@ def test_findings_of_the_fast_path_are_the_users():
     assert [f.code for f in findings] == ["SS208"]
     kind, findings = S.expression_type("no_such_function(a)", ROW)
     assert [f.code for f in findings] == ["SS206"]
+
+
+# ---- queries: SELECT … FROM one relation [WHERE …] without qualify ------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+PROGRAMS = sorted(p for folder in ("tests/fixtures", "examples") for p in (REPO / folder).rglob("*.ssql"))
+
+
+def _outcome(path: Path):
+    text = path.read_text(encoding="utf-8")
+    names = set(re.findall(r"\$\{([\w.-]+)\}", text))  # each ${name} a folder under tmp
+    findings, plan = check_plan(text, {n: f"/tmp/sqlstream-vars/{n}" for n in names}, str(path))
+    shown = [(f.code, str(f)) for f in findings]
+    if plan is None:
+        return shown, None
+    return shown, ([(q.name, q.sql, q.columns, q.output_mode) for q in plan.queries],
+                   [(getattr(r, "name", None), getattr(r, "columns", None)) for r in plan.relations])
+
+
+def test_plain_queries_get_what_qualify_gives(monkeypatch):
+    """Every program of the tests and examples (the check corpus included) compiles to the
+    same findings, query SQL, columns and output modes with and without the plain-query
+    path of :func:`sqlstream.schema._analyze`, and that path is taken many times."""
+    taken = []
+    plain = S._qualify_plain
+
+    def counting(*args):
+        result = plain(*args)
+        taken.append(result)
+        return result
+
+    fast = {}
+    monkeypatch.setattr(S, "_qualify_plain", counting)
+    for path in PROGRAMS:
+        fast[path] = _outcome(path)
+    monkeypatch.setattr(S, "_qualify_plain", lambda *args: False)
+    for path in PROGRAMS:
+        assert _outcome(path) == fast[path], path.relative_to(REPO)
+    assert len(PROGRAMS) > 250 and sum(taken) >= 60, (len(PROGRAMS), sum(taken), len(taken))
+
+
+ROW_STREAM = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, A2 DOUBLE, `x y` INT, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
+        "WITH (connector = 'files', path = '/tmp/in', format = 'json');\nCREATE SINK o WITH (connector = 'console');\n")
+PLAIN_OR_NOT = ["SELECT b AS a FROM s WHERE a > 1", "SELECT a AS b, b FROM s", "SELECT s.a, S.b FROM s", "SELECT t.a FROM s t",
+      "SELECT T.a FROM s AS t WHERE t.b = 'x'", "SELECT A, B FROM s", "SELECT `a`, `x y` FROM s", "SELECT a2, A2 FROM s",
+      "SELECT a + 1, upper(b), ts FROM s", "SELECT a AS x FROM s WHERE x > 1", "SELECT nosuch FROM s",
+      "SELECT a FROM s WHERE nosuch(a)", "SELECT ts + 1 FROM s", "SELECT CAST(a AS STRING) || b AS c FROM s",
+      "SELECT a, a FROM s", "SELECT a AS `A`, b AS B FROM s", "SELECT current_timestamp(), a FROM s",
+      "SELECT try_sum(a) FROM s", "SELECT every(a > 1) FROM s", "SELECT a FROM s WHERE b IN ('x', 'y')",
+      "SELECT CASE WHEN a > 1 THEN b END AS c FROM s", "SELECT b, ts FROM s WHERE ts > TIMESTAMP '2024-01-01 00:00:00'",
+      "SELECT 1 AS one, a FROM s", "SELECT a FROM s WHERE a > 1 AND b LIKE 'x%'", "SELECT s.* FROM s", "SELECT * FROM s",
+      "SELECT a, count(*) OVER (PARTITION BY b) FROM s", "SELECT window(ts, '1 hour'), a FROM s",
+      "SELECT a FROM STREAM s", "SELECT a FROM s WATERMARK ts DELAY OF INTERVAL 1 MINUTE"]
+
+
+@pytest.mark.parametrize("query", PLAIN_OR_NOT)
+def test_one_query_with_and_without_the_plain_path(query, monkeypatch):
+    """Aliases shadowing columns, qualifiers in any case, quoted names, unknown names and
+    functions, type errors: the same findings and columns either way."""
+    path = REPO / "tests" / "plain_query.ssql"  # not read: the text is given
+
+    def outcome():
+        findings, plan = check_plan(ROW_STREAM + f"INSERT INTO o {query};\n", path=str(path))
+        return ([str(f) for f in findings],
+                None if plan is None else [(q.sql, q.columns, q.output_mode) for q in plan.queries])
+
+    fast = outcome()
+    monkeypatch.setattr(S, "_qualify_plain", lambda *args: False)
+    assert outcome() == fast
