@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sqlstream.expressions import find_all
 from sqlstream.dialect import Watermark as WatermarkClause
 from sqlstream.spark_types import aggregate_call
 
@@ -123,16 +124,16 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> 
         catalog: relation name (lower case) → :class:`RelationInfo`; unknown names count as
             bounded relations without watermarks.
     """
-    ctes = {cte.alias_or_name.lower() for cte in expression.find_all(exp.CTE)}
+    ctes = {cte.alias_or_name.lower() for cte in find_all(expression, exp.CTE)}
     relations = frozenset(
-        table.name.lower() for table in expression.find_all(exp.Table)
+        table.name.lower() for table in find_all(expression, exp.Table)
         if table.name and table.name.lower() not in ctes
     )
     streaming = any(catalog.get(r, RelationInfo(False)).streaming for r in relations)
     watermarks: set[str] = set()
     for r in relations:
         watermarks |= catalog.get(r, RelationInfo(False)).watermarks
-    for clause in expression.find_all(WatermarkClause):
+    for clause in find_all(expression, WatermarkClause):
         watermarks.add(clause.this.alias_or_name.lower())
     cte_bodies = CteMap(expression)
     select = outer_select(expression)
@@ -222,13 +223,13 @@ def _inner_aggregations_watermarked(expression: exp.Expression, outer: exp.Selec
            for r in relations if r in catalog and catalog[r].streaming):
         return False
     ctes = CteMap(expression)
-    for select in expression.find_all(exp.Select):
+    for select in find_all(expression, exp.Select):
         if select is outer or not is_aggregate(select):
             continue
         names = names_under(select, ctes)
         if not any(catalog.get(n, RelationInfo(False)).streaming for n in names):
             continue
-        marks = {c.this.alias_or_name.lower() for c in select.find_all(WatermarkClause)}
+        marks = {c.this.alias_or_name.lower() for c in find_all(select, WatermarkClause)}
         for name in names:
             marks |= catalog.get(name, RelationInfo(False)).watermarks
         marks |= _visible_watermarks(select, catalog, ctes)
@@ -314,7 +315,7 @@ class CteMap(Mapping):
 
     def __init__(self, tree: exp.Expression | None = None,
                  bodies: Mapping[str, exp.Expression] | None = None) -> None:
-        found = tree.find_all(exp.CTE) if tree is not None else ()
+        found = find_all(tree, exp.CTE) if tree is not None else ()
         self._bodies = dict(bodies or {cte.alias_or_name.lower(): cte.this for cte in found})
         self._reads: dict[str, frozenset[str]] = {}
         self._direct: dict[str, list[str]] | None = None
@@ -335,7 +336,7 @@ class CteMap(Mapping):
         if name in self._reads:
             return self._reads[name]
         if self._direct is None:
-            self._direct = {n: [t.name.lower() for t in body.find_all(exp.Table) if t.name]
+            self._direct = {n: [t.name.lower() for t in find_all(body, exp.Table) if t.name]
                             for n, body in self._bodies.items()}
         direct = self._direct
         path: set[str] = set()
@@ -368,7 +369,7 @@ def names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set
     if not isinstance(ctes, CteMap):
         ctes = CteMap(bodies=ctes)
     names = set()
-    for table in node.find_all(exp.Table):
+    for table in find_all(node, exp.Table):
         name = table.name.lower()
         if name in ctes:
             names |= ctes.reads(name)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sqlstream.expressions import find_all
 from sqlstream.analysis import RelationInfo, from_relations, is_aggregate, reads_stream
 from sqlstream.operators import conjuncts
 from sqlstream.rewrite import REWRITTEN_FROM
@@ -112,9 +113,9 @@ def _reads_aggregate(select: exp.Select, infos: Mapping[str, RelationInfo]) -> b
 def _plain_input(select: exp.Select, ctes) -> bool:
     """A SELECT that can be a view of its own: no CTE of the enclosing query, no window
     function of its own."""
-    if any(t.name.lower() in ctes for t in select.find_all(exp.Table)):
+    if any(t.name.lower() in ctes for t in find_all(select, exp.Table)):
         return False
-    return not any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window))
+    return not any(w.find_ancestor(exp.Select) is select for w in find_all(select, exp.Window))
 
 
 def _distinct(select: exp.Select, infos, ctes) -> Deduplication | None:
@@ -139,7 +140,7 @@ def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str |
         return None, None
     found, why = None, None
     for conjunct in conjuncts(where.this):
-        if not any(c.name.lower() == rn for c in conjunct.find_all(exp.Column)):
+        if not any(c.name.lower() == rn for c in find_all(conjunct, exp.Column)):
             continue
         sides = (conjunct.this, conjunct.expression) if isinstance(conjunct, exp.Binary) else ()
         one = [s for s in sides if isinstance(s, exp.Literal) and s.name == "1"]
@@ -201,7 +202,7 @@ def _row_number(outer: exp.Select, infos, ctes) -> Deduplication | None:
         return None
     rows = _without(inner, alias)
     star_except = _star_except(outer, rn)
-    if (outer.is_star and not star_except) or any(c.name.lower() == rn for c in outer.find_all(exp.Column)
+    if (outer.is_star and not star_except) or any(c.name.lower() == rn for c in find_all(outer, exp.Column)
                             if not c.find_ancestor(exp.Where, exp.Star)):
         rows.append("expressions", exp.alias_(exp.Literal.number(1), alias.alias))
     time = order[0].this.name if order else None
@@ -249,8 +250,8 @@ def find_deduplication(tree: exp.Expression, infos: Mapping[str, RelationInfo]
         ``ROW_NUMBER`` pattern that cannot be one is marked ``meta[REFUSED]`` on its window
         and skipped (the checks report it, SS325); a tree over tables only has none.
     """
-    ctes = {cte.alias_or_name.lower(): cte.this for cte in tree.find_all(exp.CTE)}
-    for select in reversed(list(tree.find_all(exp.Select))):
+    ctes = {cte.alias_or_name.lower(): cte.this for cte in find_all(tree, exp.CTE)}
+    for select in reversed(list(find_all(tree, exp.Select))):
         found = _distinct(select, infos, ctes) or _row_number(select, infos, ctes)
         if found is not None:
             return found

@@ -49,7 +49,7 @@ from sqlglot.tokens import Token, TokenType
 from sqlstream.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.literals import literal_problem, split_interval_offsets
 from sqlstream.expressions import (
-    TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
+    TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF, find_all,
 )
 
 __all__ = ["SqlStream", "Watermark", "WindowTVF", "check_sqlglot_build", "node_offsets",
@@ -441,7 +441,7 @@ def _offsets_from_line_col(sql: str, line: int, col: int, highlight: str) -> tup
 
 
 def _check_leftovers(sql: str, tree: exp.Expr) -> None:
-    for alias in tree.find_all(exp.TableAlias):
+    for alias in find_all(tree, exp.TableAlias):
         watermark = alias.args.get("watermark")
         if watermark is not None:
             error = SqlSyntaxError("invalid SQL: WATERMARK is only allowed after a table or a "
@@ -454,7 +454,7 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
 def _check_literals(sql: str, tree: exp.Expr) -> None:
     """Refuse the typed literals Spark's parser refuses (``INVALID_INTERVAL_FORMAT``,
     ``INVALID_TYPED_LITERAL``), at the literal."""
-    for node in tree.find_all(exp.Interval, exp.Cast):
+    for node in find_all(tree, exp.Interval, exp.Cast):
         problem = literal_problem(node)
         if problem:
             error = SqlSyntaxError(problem, hint="for example INTERVAL '10' MINUTES, INTERVAL "

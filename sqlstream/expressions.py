@@ -5,9 +5,33 @@ window TVFs' parameters. :mod:`sqlstream.dialect` parses and prints them.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
+
 from sqlglot import exp
 
-__all__ = ["TVF_KINDS", "TVF_PARAMS", "TVF_SIGNATURES", "TVF_NAMED_PARAMS", "Watermark", "WindowTVF"]
+__all__ = ["TVF_KINDS", "TVF_PARAMS", "TVF_SIGNATURES", "TVF_NAMED_PARAMS", "Watermark", "WindowTVF",
+           "find_all"]
+
+
+def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
+    """The nodes of ``node``'s tree (``node`` included) that are instances of ``types``, in
+    sqlglot's ``Expression.find_all`` order (breadth first, arguments in order), without
+    its three nested generators per node: about twice as fast, and the compiler walks each
+    query some 60 times (``bench/README.md``, "Compile scaling")."""
+    queue = deque((node,))
+    pop, push = queue.popleft, queue.append
+    while queue:
+        current = pop()
+        if isinstance(current, types):
+            yield current
+        for value in current.args.values():
+            if type(value) is list:
+                for item in value:
+                    if hasattr(item, "parent"):
+                        push(item)
+            elif hasattr(value, "parent"):
+                push(value)
 
 TVF_KINDS = ("TUMBLE", "HOP", "SESSION")
 

@@ -57,7 +57,7 @@ from sqlstream import ast, plan
 from sqlstream.calls import Chain, Step
 from sqlstream.connectors import ResolvedOptions, connector
 from sqlstream.connectors.base import DECODED, Payload
-from sqlstream.connectors.files import FILE_SOURCE_OPTIONS, FORMAT_OPTIONS
+from sqlstream.connectors.files import FORMAT_OPTIONS
 from sqlstream.errors import OptionError, did_you_mean
 from sqlstream.schema import spark_type
 from sqlstream.source import Source

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sqlstream.expressions import find_all
 from sqlstream.analysis import (
     CteMap, RelationInfo, from_relations, function_name, grouping_key, is_aggregate, names_under, outer_select,
 )
@@ -195,7 +196,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         marks = set()
         for name in names_under(node, ctes):
             marks |= info(name).watermarks
-        marks |= {c.this.alias_or_name.lower() for c in node.find_all(WatermarkClause)}
+        marks |= {c.this.alias_or_name.lower() for c in find_all(node, WatermarkClause)}
         return marks
 
     def depth(node: exp.Expression | None) -> int:
@@ -227,7 +228,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
     set_operations: list[tuple[str, exp.Expression]] = []
     not_map_like: list[tuple[str, exp.Expression | None]] = []
 
-    for select in expression.find_all(exp.Select):
+    for select in find_all(expression, exp.Select):
         if offset is None and select.args.get("offset") is not None:
             offset = select.args["offset"]  # refused even on a static subquery
         if not streaming(select):
@@ -237,7 +238,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         sorts.extend((sort, depth(select) > 0) for sort in _sorts(select))
         if select.args.get("distinct") is not None and distinct is None:
             distinct = select.args["distinct"]
-        own = [n for n in select.find_all(exp.Window, exp.AggFunc, exp.Func)
+        own = [n for n in find_all(select, exp.Window, exp.AggFunc, exp.Func)
                if n.find_ancestor(exp.Select) is select]
         if window_function is None:
             window_function = next((n for n in own if isinstance(n, exp.Window)), None)
@@ -250,7 +251,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
                 not_map_like.append((f"{name or 'explode'}()", node))
             elif name in CURRENT_TIME:
                 not_map_like.append((f"{name}()", node))
-        for lateral in select.find_all(exp.Lateral):
+        for lateral in find_all(select, exp.Lateral):
             if lateral.find_ancestor(exp.Select) is select:
                 not_map_like.append(("LATERAL VIEW", lateral))
         group = select.args.get("group")
@@ -259,7 +260,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
             global_session = global_session or keys[0]
         joins.extend(_joins(select, streaming, watermarked))
 
-    for operation in expression.find_all(exp.SetOperation):
+    for operation in find_all(expression, exp.SetOperation):
         left, right = streaming(operation.left), streaming(operation.right)
         if not (left or right):
             continue
@@ -279,7 +280,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
     if isinstance(expression, exp.Subquery):
         sorts.extend((sort, depth(expression) > 0) for sort in _sorts(expression))
 
-    for relation in expression.find_all(exp.Table, exp.Subquery):
+    for relation in find_all(expression, exp.Table, exp.Subquery):
         clause = relation.args.get("watermark")
         if clause is None or not streaming(relation):
             continue
@@ -447,8 +448,8 @@ class _JoinCondition:
                 self.ranges.append((conjunct.this, conjunct.args["high"]))
 
     def _equality(self, a: exp.Expression, b: exp.Expression) -> None:
-        a_sides = {self.sides.of(c) for c in a.find_all(exp.Column)}
-        b_sides = {self.sides.of(c) for c in b.find_all(exp.Column)}
+        a_sides = {self.sides.of(c) for c in find_all(a, exp.Column)}
+        b_sides = {self.sides.of(c) for c in find_all(b, exp.Column)}
         if not a_sides or not b_sides:
             return  # a constant: a filter, not a join key
         if len(a_sides) == 1 and a_sides == b_sides and None not in a_sides:

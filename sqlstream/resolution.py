@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
+from sqlstream.expressions import find_all
 from sqlstream.dialect import node_offsets
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.naming import pretty
@@ -55,7 +56,7 @@ def finding(code: str, message: str, node: exp.Expr | None, kind=UnknownNameErro
 def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
     """Unknown functions: every call sqlglot does not know; with ``sql``, every call by name."""
     known = known_functions()
-    for node in tree.find_all(exp.Func):
+    for node in find_all(tree, exp.Func):
         meta = node._meta or {}
         if isinstance(node, exp.Anonymous):
             if isinstance(node.parent, exp.Dot) and node.arg_key == "expression":
@@ -136,13 +137,13 @@ def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs
         if not isinstance(select, exp.Select):
             continue
         sources = _Sources(scope, schemas)
-        pseudo = {n.name.lower() for n in select.find_all(exp.Anonymous) if n.name.lower() in WINDOW_FUNCTIONS}
+        pseudo = {n.name.lower() for n in find_all(select, exp.Anonymous) if n.name.lower() in WINDOW_FUNCTIONS}
         aliases = select.meta.get(ALIASES, [])
         from_where = {id(c) for c in where_refs.get(id(select), ())}
         columns_named = [case.get(c, c) for cols in sources.local.values() for c in cols or ()]
         where = " (a select alias is not visible in WHERE)"
         single = next(iter(sources.local)) if len(sources.local) == 1 else None
-        having = [c for c in select.args["having"].find_all(exp.Column)
+        having = [c for c in find_all(select.args["having"], exp.Column)
                   if not c.table and c.find_ancestor(exp.Select) is select and not _lambda_variable(c)
                   ] if select.args.get("having") else []  # sqlglot leaves them out of scope.columns
         for column in [*scope.columns, *where_refs.get(id(select), ()), *having]:
@@ -178,7 +179,7 @@ def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs
 def window_columns(scopes: list[Scope]) -> None:
     """``window`` / ``window.start`` next to ``GROUP BY window(…)`` → that call (for typing)."""
     for scope in scopes:
-        calls = {n.name.lower(): n for n in scope.expression.find_all(exp.Anonymous)
+        calls = {n.name.lower(): n for n in find_all(scope.expression, exp.Anonymous)
                  if n.name.lower() in WINDOW_FUNCTIONS}
         for column in scope.columns if calls else ():
             if not column.table and column.name.lower() in calls:

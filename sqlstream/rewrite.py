@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from sqlglot import exp, transforms
 
+from sqlstream.expressions import find_all
 from sqlstream.dialect import node_offsets
 from sqlstream.errors import SemanticError
 from sqlstream.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
@@ -38,7 +39,7 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
     Returns:
         The same tree, without ``stream`` args on tables.
     """
-    for table in expression.find_all(exp.Table):
+    for table in find_all(expression, exp.Table):
         table.args.pop("stream", None)
     return expression
 
@@ -78,7 +79,7 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
             ``VERSION AS OF``), or with a time naming a relation not on the left of the join;
             offsets within the query text.
     """
-    for table in list(expression.find_all(exp.Table)):
+    for table in list(find_all(expression, exp.Table)):
         version = table.args.get("version")
         if version is None:
             continue
@@ -100,7 +101,7 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
             j.this for j in select.args["joins"][:join.index])]
             for name in (relation.alias_or_name, relation.name if isinstance(relation, exp.Table)
                          else "") if name}
-        for column in version.expression.find_all(exp.Column):
+        for column in find_all(version.expression, exp.Column):
             if column.table and column.table.lower() not in left:
                 raise _lookup_error(f"the time of a lookup join must come from the left of the "
                                     f"join, not '{column.table}'", column,
@@ -126,7 +127,7 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
     Returns:
         The same tree, long chains balanced.
     """
-    roots = [node for node in expression.find_all(exp.And, exp.Or)
+    roots = [node for node in find_all(expression, exp.And, exp.Or)
              if type(node.parent) is not type(node)]
     for root in roots:
         chain = list(root.flatten(unnest=False))
@@ -160,12 +161,12 @@ def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: 
     def step(expression: exp.Expression) -> exp.Expression:
         if wanted is not None and not wanted(expression):
             return expression  # nothing for the transform to do: no walk over every SELECT
-        for select in reversed(list(expression.find_all(exp.Select))):
-            before = {id(w) for w in select.find_all(exp.Window)} if label else set()
+        for select in reversed(list(find_all(expression, exp.Select))):
+            before = {id(w) for w in find_all(select, exp.Window)} if label else set()
             parent, arg_key, index = select.parent, select.arg_key, select.index
             replacement = transform(select)  # may wrap ``select`` in a new query
             if label:
-                for window in replacement.find_all(exp.Window):
+                for window in find_all(replacement, exp.Window):
                     if id(window) not in before:
                         window.meta[REWRITTEN_FROM] = label
             if replacement is not select:
@@ -201,7 +202,7 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
     # The tree as Spark SQL parses back: columns, not bare identifiers; ``OVER``; sort keys.
     result.set("expressions", [exp.column(e.name) if isinstance(e, exp.Identifier) else e
                                for e in result.expressions])
-    for window in select.find_all(exp.Window):
+    for window in find_all(select, exp.Window):
         if window.args.get("over") is None and isinstance(window.this, exp.RowNumber):
             window.set("over", "OVER")
             order = window.args.get("order")
@@ -213,12 +214,12 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
 
 _distinct_on.__name__ = "eliminate_distinct_on"
 def _has(*kinds: type[exp.Expression]) -> Callable[[exp.Expression], bool]:
-    return lambda tree: next(tree.find_all(*kinds), None) is not None
+    return lambda tree: next(find_all(tree, *kinds), None) is not None
 
 
 def _selects_with(arg: str, sub: str | None = None) -> Callable[[exp.Expression], bool]:
     def wanted(tree: exp.Expression) -> bool:
-        for select in tree.find_all(exp.Select):
+        for select in find_all(tree, exp.Select):
             value = select.args.get(arg)
             if value is not None and (sub is None or value.args.get(sub)):
                 return True
@@ -307,7 +308,7 @@ def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
     """
     found = []
     index: dict[int, tuple[dict[int, int], dict[str, int]]] = {}
-    for table in expression.find_all(exp.Table):
+    for table in find_all(expression, exp.Table):
         if not isinstance(table.this, exp.Identifier):
             continue
         if not table.args.get("db") and _cte_in_scope(table, table.name.lower(), index):

@@ -40,6 +40,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
+from sqlstream.expressions import find_all
 from sqlstream.dialect import WindowTVF, parse_expression, parse_query
 from sqlstream.errors import SqlStreamError
 from sqlstream.naming import output_name
@@ -104,20 +105,20 @@ def _where_alias_refs(select: exp.Select) -> list[exp.Column]:
     aliases = {i.alias.lower() for i in select.expressions if isinstance(i, exp.Alias)}
     if where is None or not aliases:
         return []
-    return [c for c in where.find_all(exp.Column) if not c.table and c.name.lower() in aliases
+    return [c for c in find_all(where, exp.Column) if not c.table and c.name.lower() in aliases
             and c.find_ancestor(exp.Select) is select]
 
 
 def _prepare(tree: exp.Expr, findings: list) -> dict[int, list[exp.Column]]:
-    for table in tree.find_all(exp.Table):
+    for table in find_all(tree, exp.Table):
         table.args.pop("stream", None)
-    if any(True for _ in tree.find_all(WindowTVF)):  # a caller's bug, not the user's
+    if any(True for _ in find_all(tree, WindowTVF)):  # a caller's bug, not the user's
         raise ValueError("query_schema needs a rewritten tree (sqlstream.rewrite.rewrite): "
                          "window TVFs are lowered there, once")
-    for relation in [n for n in tree.find_all(exp.Table, exp.Subquery) if n.args.get("watermark")]:
+    for relation in [n for n in find_all(tree, exp.Table, exp.Subquery) if n.args.get("watermark")]:
         _replace_watermark(relation)
     where_refs = {}
-    for select in tree.find_all(exp.Select):
+    for select in find_all(tree, exp.Select):
         _check_positions(select, findings)
         where_refs[id(select)] = _where_alias_refs(select)
         select.meta[ALIASES] = [i.alias for i in select.expressions if isinstance(i, exp.Alias)]
@@ -145,12 +146,12 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     tree = expression.copy()
     findings: list[SqlStreamError] = []
     check_functions(tree, sql, findings)
-    names = {t.name.lower() for t in tree.find_all(exp.Table)}
+    names = {t.name.lower() for t in find_all(tree, exp.Table)}
     known = {name: catalog[name] for name in names if catalog.get(name)}
     case = {c.lower(): c for s in known.values() for c, _ in s}
-    group_all = any(g.args.get("all") for g in tree.find_all(exp.Group))  # dropped on the way
+    group_all = any(g.args.get("all") for g in find_all(tree, exp.Group))  # dropped on the way
     where_refs = _prepare(tree, findings)
-    for node in tree.find_all(exp.Expr):
+    for node in find_all(tree, exp.Expr):
         if _NAME in (node._meta or {}):
             case.setdefault(node.meta[_NAME].lower(), node.meta[_NAME])
     case.update({c: c for c in ("window_start", "window_end", "window_time")})
@@ -234,12 +235,12 @@ def _optimizer_finding(message: str, expression: exp.Expr) -> list[SqlStreamErro
     match = re.match(r"Cannot automatically join: (\w+)", message)
     if match:
         name = match.group(1)
-        node = next((i for j in expression.find_all(exp.Join) for i in j.args.get("using") or []
+        node = next((i for j in find_all(expression, exp.Join) for i in j.args.get("using") or []
                      if i.name.lower() == name.lower()), None)
         return [finding("SS205", f"USING column '{name}' is not a column of both sides of the join", node)]
     match = re.match(r"Unknown table: (\w+)", message)
     if match:
-        node = next((c for c in expression.find_all(exp.Column)
+        node = next((c for c in find_all(expression, exp.Column)
                      if c.is_star and c.table.lower() == match.group(1).lower()), None)
         if node is not None:
             return [finding("SS205", f"unknown relation '{node.table}' in {node.table}.*", node)]
@@ -353,7 +354,7 @@ def _simple_expression_type(expression: exp.Expr, schema: Schema,
     tree = exp.Select(expressions=[expression.copy()]).from_(ROW_TABLE.copy(), copy=False)
     findings: list[SqlStreamError] = []
     check_functions(tree, sql, findings)
-    for column in tree.find_all(exp.Column):
+    for column in find_all(tree, exp.Column):
         column.set("table", exp.to_identifier(ROW))
     Annotator(_mapping(((ROW, schema),)), expression_metadata=EXPRESSION_METADATA).annotate(tree)
     check_types(tree, findings)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
+from sqlstream.expressions import find_all
 from sqlstream import plan
 from sqlstream.analysis import CteMap, RelationInfo, grouping_key, is_aggregate, reads_stream
 from sqlstream.dialect import Watermark as WatermarkClause, to_spark_sql
@@ -54,7 +55,7 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
         return reads_stream(node, infos, ctes)
 
     found = []
-    for select in tree.find_all(exp.Select):
+    for select in find_all(tree, exp.Select):
         if not streaming(select):
             continue
         if is_aggregate(select):
@@ -81,7 +82,7 @@ def watermarks_of(tree: exp.Expression, relation: str | None) -> tuple[plan.Wate
     return tuple(
         plan.WatermarkDef(relation or "", clause.this.alias_or_name.lower(),
                           to_spark_sql(clause.expression))
-        for clause in tree.find_all(WatermarkClause))
+        for clause in find_all(tree, WatermarkClause))
 
 
 def source_identity(source: plan.SourceRelation) -> plan.SourceIdentity:

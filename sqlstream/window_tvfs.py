@@ -55,6 +55,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from sqlstream.expressions import find_all
 from sqlstream.dialect import SqlStream, WindowTVF, node_offsets
 from sqlstream.errors import SemanticError
 from sqlstream.literals import duration, duration_problem
@@ -105,7 +106,7 @@ def rewrite_window_tvfs(expression: exp.Expression) -> exp.Expression:
             slide or offset that is not a constant duration; a TVF outside FROM/JOIN.
     """
     by_select: dict[int, tuple[exp.Select, WindowTVF]] = {}
-    for tvf in sorted(expression.find_all(WindowTVF), key=lambda n: (node_offsets(n) or (0, 0))):
+    for tvf in sorted(find_all(expression, WindowTVF), key=lambda n: (node_offsets(n) or (0, 0))):
         select = _owning_select(tvf)
         if id(select) in by_select:
             raise _error(f"only one window TVF per SELECT is supported; found a second {tvf.kind}",
@@ -208,7 +209,7 @@ def check_window_durations(expression: exp.Expression) -> exp.Expression:
     Raises:
         SemanticError: at the duration.
     """
-    for call in expression.find_all(exp.Anonymous):
+    for call in find_all(expression, exp.Anonymous):
         uses = _WINDOW_ARGS.get(call.name.lower())
         if uses is None:
             continue
@@ -261,7 +262,7 @@ def _window_call(tvf: WindowTVF, qualifier: str | None) -> exp.Anonymous:
     if kind == "SESSION":
         gap = _dynamic_duration(tvf.args["gap"])
         if qualifier:
-            for column in gap.find_all(exp.Column):
+            for column in find_all(gap, exp.Column):
                 if not column.table:
                     qualify(column)
         return exp.Anonymous(this="session_window", expressions=[time_column, gap])
