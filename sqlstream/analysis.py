@@ -110,7 +110,7 @@ def is_aggregate(select: exp.Select) -> bool:
     if select.args.get("group"):
         return True
     for projection in select.expressions:
-        for node in projection.walk():
+        for node in find_all(projection, exp.Expr):
             if aggregate_call(node) and not node.find_ancestor(exp.Window, exp.Subquery):
                 return True
     return False

@@ -102,7 +102,7 @@ class Deduplication:
 def _reads_aggregate(select: exp.Select, infos: Mapping[str, RelationInfo]) -> bool:
     """An aggregation below ``select`` (Spark refuses ``dropDuplicates`` after one)."""
     for relation in from_relations(select):
-        for node in relation.walk():
+        for node in find_all(relation, exp.Expr):
             if isinstance(node, exp.Select) and is_aggregate(node):
                 return True
             if isinstance(node, exp.Table) and infos.get(node.name.lower(), RelationInfo(False)).aggregate:

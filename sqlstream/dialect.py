@@ -366,7 +366,7 @@ def node_offsets(node: exp.Expr) -> tuple[int, int] | None:
     if meta.get("start") is not None and meta.get("end") is not None:
         return meta["start"], meta["end"] + 1
     starts, ends = [], []
-    for child in node.walk():
+    for child in find_all(node, exp.Expr):
         child_meta = child._meta
         if child_meta and child_meta.get("start") is not None and child_meta.get("end") is not None:
             starts.append(child_meta["start"])

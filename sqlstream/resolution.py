@@ -238,7 +238,7 @@ def check_grouping(scopes: list[Scope], sql: str | None, findings: list) -> None
         keys = _grouping_keys(select)
         if keys is None:
             continue
-        aggregates = [n for item in select.expressions for n in item.walk()
+        aggregates = [n for item in select.expressions for n in find_all(item, exp.Expr)
                       if aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select]
         if not keys and not aggregates:
             continue
@@ -273,7 +273,7 @@ def _field_names(dtype: exp.DataType | None) -> list[str] | None:
 def check_types(tree: exp.Expr, findings: list) -> None:
     """Type errors Spark is certain to raise at analysis (each verified on Spark 4.1)."""
     numeric = (*INTEGRAL, *FRACTIONAL, "BOOLEAN")
-    for node in tree.walk():
+    for node in find_all(tree, exp.Expr):
         if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
             fields, base = _field_names(node.this.type), type_of(node.this)
             field = node.expression.name

@@ -213,7 +213,7 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
     for column, _ in known.get(table.name.lower()) or ():
         names[column.lower()] = names.get(column.lower(), 0) + 1
     qualifier, columns = table.alias_or_name, []
-    for node in tree.walk():
+    for node in find_all(tree, exp.Expr):
         if node is tree or node is source or node is table or node is alias or (
                 type(node) is exp.Identifier and node.parent in (table, alias)):
             continue
@@ -341,7 +341,7 @@ def _simple_expression_type(expression: exp.Expr, schema: Schema,
     for name, _ in schema:
         names[name.lower()] = names.get(name.lower(), 0) + 1
     columns = []
-    for node in expression.walk():
+    for node in find_all(expression, exp.Expr):
         if isinstance(node, _NOT_SIMPLE) or aggregate_call(node, sql):
             return None
         if isinstance(node, exp.Column):

@@ -61,7 +61,7 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
         if is_aggregate(select):
             group = select.args.get("group")
             aggregates = dict.fromkeys(
-                to_spark_sql(node) for item in select.expressions for node in item.walk()
+                to_spark_sql(node) for item in select.expressions for node in find_all(item, exp.Expr)
                 if aggregate_call(node) and not node.find_ancestor(exp.Window))
             keys = [grouping_key(select, key) for key in group.expressions] if group else ()
             found.append(plan.StatefulOperator("aggregation", _sql(keys) if group else (),
