@@ -23,7 +23,7 @@ from sqlstream.dialect import node_offsets
 from sqlstream.errors import SemanticError
 from sqlstream.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
-__all__ = ["LOOKUP", "REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
+__all__ = ["LOOKUP", "LOOKUP_TIME", "REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
            "drop_stream_markers",
            "duration_text",
            "eliminate_distinct_on", "eliminate_qualify", "lookup_joins", "relation_names", "rewrite",
@@ -45,6 +45,7 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
 
 
 LOOKUP = "sqlstream_lookup"  # meta key of a Join written as a lookup join: its AS OF time (SQL)
+LOOKUP_TIME = "sqlstream_lookup_time"  # the same time as a tree, for the schema's name checks
 _LOOKUP_KINDS = ("", "left")  # Flink's lookup joins: INNER and LEFT (OUTER) only
 
 
@@ -63,9 +64,10 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
     ``TIMESTAMP AS OF`` is time travel to a constant version of a table and is refused on
     a view or with a column, so the clause is never left in the SQL.
 
-    The join keeps the time expression in ``meta[LOOKUP]``: the rule SS336
-    (:mod:`sqlstream.checks`) refuses the lookup of a relation that reads a stream, which no
-    Spark join means.
+    The join keeps the time expression in ``meta[LOOKUP]`` (its SQL: the rule SS336 of
+    :mod:`sqlstream.checks` refuses the lookup of a relation that reads a stream, which no
+    Spark join means) and ``meta[LOOKUP_TIME]`` (its tree: :mod:`sqlstream.schema` checks its
+    columns as Spark would have, SS205 for an unknown one).
 
     Args:
         expression: a parsed query.
@@ -107,6 +109,7 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
                                     f"join, not '{column.table}'", column,
                                     "use the stream's time column, e.g. FOR SYSTEM_TIME AS OF s.ts")
         join.meta[LOOKUP] = version.expression.sql(dialect="spark")
+        join.meta[LOOKUP_TIME] = version.expression
         table.set("version", None)
     return expression
 

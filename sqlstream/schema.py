@@ -48,7 +48,7 @@ from sqlstream.resolution import (
     ALIASES, ROW, ROW_TABLE, check_columns, check_functions, check_grouping, check_types,
     finding, window_columns,
 )
-from sqlstream.rewrite import rewrite
+from sqlstream.rewrite import LOOKUP_TIME, rewrite
 from sqlstream.spark_types import (
     EXPRESSION_METADATA, UNKNOWN, WINDOW_FUNCTIONS, Annotator, aggregate_call, common_type,
     data_type, known_functions, spark_type, type_of,
@@ -151,6 +151,11 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     case = {c.lower(): c for s in known.values() for c, _ in s}
     group_all = any(g.args.get("all") for g in find_all(tree, exp.Group))  # dropped on the way
     where_refs = _prepare(tree, findings)
+    for join in find_all(tree, exp.Join):  # a lookup join's AS OF time: its columns are checked
+        time = (join._meta or {}).get(LOOKUP_TIME)  # as a predicate of the join (this copy only)
+        if time is not None:
+            known_time = exp.or_(exp.Is(this=time.copy(), expression=exp.Null()), exp.true())
+            join.set("on", exp.and_(join.args.get("on"), known_time))
     for node in find_all(tree, exp.Expr):
         if _NAME in (node._meta or {}):
             case.setdefault(node.meta[_NAME].lower(), node.meta[_NAME])
