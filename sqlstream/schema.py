@@ -194,6 +194,10 @@ def _mapping(known: tuple[tuple[str, Schema], ...]) -> MappingSchema:
 
 
 _PLAIN_SELECT = {"expressions", "from_", "where"}
+# Nodes that need sqlglot's qualify (scopes, struct fields, stars, lambdas) or the grouping
+# check: a query with one of them takes the full path of _analyze.
+_NOT_SIMPLE = (exp.Subquery, exp.Query, exp.Lambda, exp.Star, exp.Dot, exp.Window, exp.Table,
+               WindowTVF)
 
 
 def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None) -> bool:
@@ -202,9 +206,10 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
     relation, which ``known`` holds, and nothing else needs sqlglot's ``qualify``: no
     join, subquery, CTE, star, struct field, lambda, window, aggregate, grouping, order.
     Each column then gets its relation and no check can find an unknown, ambiguous or
-    ungrouped column. ``False`` (tree untouched) for anything else; the equivalence with
-    the full path is tested over every query of the tests and examples
-    (``tests/test_schema_fast_path.py``)."""
+    ungrouped column. This is also the path of a plain computed column
+    (:func:`expression_type`: one item over its row). ``False`` (tree untouched) for
+    anything else; the equivalence with the full path is tested over every query of the
+    tests and examples and over expressions (``tests/test_schema_fast_path.py``)."""
     if type(tree) is not exp.Select or any(v for k, v in tree.args.items() if k not in _PLAIN_SELECT):
         return False
     source = tree.args.get("from_")
@@ -321,46 +326,6 @@ def expression_type(sql_expression: exp.Expr | str, schema: Schema,
             sql_expression = parse_expression(sql)
         except SqlStreamError as error:
             return UNKNOWN, [error]
-    fast = _simple_expression_type(sql_expression, schema, sql)
-    if fast is not None:
-        return fast
     query = exp.Select(expressions=[sql_expression.copy()]).from_(ROW_TABLE.copy(), copy=False)
     result, findings = _analyze(query, {ROW: schema}, sql)
     return (result[0][1] if result else UNKNOWN), findings
-
-
-# Nodes that need sqlglot's qualify (scopes, struct fields, stars, lambdas) or the grouping
-# check: an expression with one of them takes the full path of _analyze.
-_NOT_SIMPLE = (exp.Subquery, exp.Query, exp.Lambda, exp.Star, exp.Dot, exp.Window, exp.Table,
-               WindowTVF)
-
-
-def _simple_expression_type(expression: exp.Expr, schema: Schema,
-                            sql: str | None) -> tuple[str, list[SqlStreamError]] | None:
-    """:func:`expression_type` of a plain scalar expression without qualify: every column
-    unqualified and (case-insensitively) one column of ``schema``, no subquery, star,
-    struct field, lambda, window or aggregate. Then qualify would only add the relation to
-    each column, and only the function and type checks can find anything. ``None`` for any
-    other expression (the full path decides; ``tests/test_schema.py`` checks both agree)."""
-    names: dict[str, int] = {}
-    for name, _ in schema:
-        names[name.lower()] = names.get(name.lower(), 0) + 1
-    columns = []
-    for node in find_all(expression, exp.Expr):
-        if isinstance(node, _NOT_SIMPLE) or aggregate_call(node, sql):
-            return None
-        if isinstance(node, exp.Column):
-            if node.table or names.get(node.name.lower()) != 1 or not node.this \
-                    or not isinstance(node.this, exp.Identifier):
-                return None
-            columns.append(node)
-        elif isinstance(node, exp.Anonymous) and node.name.lower() in WINDOW_FUNCTIONS:
-            return None
-    tree = exp.Select(expressions=[expression.copy()]).from_(ROW_TABLE.copy(), copy=False)
-    findings: list[SqlStreamError] = []
-    check_functions(tree, sql, findings)
-    for column in find_all(tree, exp.Column):
-        column.set("table", exp.to_identifier(ROW))
-    Annotator(_mapping(((ROW, schema),)), expression_metadata=EXPRESSION_METADATA).annotate(tree)
-    check_types(tree, findings)
-    return type_of(tree.selects[0]), _dedupe(findings)

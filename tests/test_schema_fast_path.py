@@ -1,6 +1,8 @@
-"""The fast path of :func:`sqlstream.schema.expression_type` (plain scalar expressions, no
-qualify) gives exactly what the full path gives: the same type and the same findings at
-the same offsets; expressions outside its reach take the full path."""
+"""The plain path of :mod:`sqlstream.schema` (``_qualify_plain``: columns qualified here,
+without sqlglot's ``qualify``) gives exactly what the full path gives — for computed
+columns (:func:`~sqlstream.schema.expression_type`) and for queries: the same types and
+the same findings at the same offsets; anything outside its reach takes the full path.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-from sqlglot import exp
 
 from sqlstream import schema as S
 from sqlstream.api import check_plan
@@ -31,10 +32,16 @@ FULL_ONLY = ["s.f", "sum(a)", "count(*)", "(SELECT 1)", "transform(arr, v -> v +
              "nosuch + 1", "row_number() OVER (ORDER BY a)", "window(ts, '1 hour')", "t.a"]
 
 
-def _full(tree, sql):
-    query = exp.Select(expressions=[tree.copy()]).from_(exp.Table(this=exp.to_identifier(S.ROW)))
-    result, findings = S._analyze(query, {S.ROW: ROW}, sql)
-    return (result[0][1] if result else S.UNKNOWN), _shape(findings)
+def _typed(sql, monkeypatch, plain=True):
+    """``expression_type`` of ``sql`` over ``ROW`` as ``(type, findings)``, and whether the
+    plain path was taken; ``plain=False`` turns that path off (the full path decides)."""
+    taken = []
+    original = S._qualify_plain
+    monkeypatch.setattr(S, "_qualify_plain", (lambda *args: taken.append(original(*args)) or taken[-1])
+                        if plain else (lambda *args: False))
+    kind, findings = S.expression_type(parse_expression(sql), ROW, sql)
+    monkeypatch.setattr(S, "_qualify_plain", original)
+    return (kind, _shape(findings)), any(taken)
 
 
 def _shape(findings):
@@ -42,16 +49,15 @@ def _shape(findings):
 
 
 @pytest.mark.parametrize("sql", SIMPLE)
-def test_fast_path_agrees_with_full_path(sql):
-    tree = parse_expression(sql)
-    fast = S._simple_expression_type(tree, ROW, sql)
-    assert fast is not None, "expected the fast path to apply"
-    assert (fast[0], _shape(fast[1])) == _full(tree, sql)
+def test_fast_path_agrees_with_full_path(sql, monkeypatch):
+    fast, taken = _typed(sql, monkeypatch)
+    assert taken, "expected the fast path to apply"
+    assert fast == _typed(sql, monkeypatch, plain=False)[0]
 
 
 @pytest.mark.parametrize("sql", FULL_ONLY)
-def test_other_expressions_take_the_full_path(sql):
-    assert S._simple_expression_type(parse_expression(sql), ROW, sql) is None
+def test_other_expressions_take_the_full_path(sql, monkeypatch):
+    assert not _typed(sql, monkeypatch)[1]
 
 
 def test_findings_of_the_fast_path_are_the_users():
