@@ -40,6 +40,17 @@ def _copy_days(work, days):
         os.utime(target / day.name, (stamp, stamp))
 
 
+# The flights stream over the day files _copy_days writes, one file per micro-batch.
+FLIGHTS_STREAM = """\
+CREATE STREAM flights (
+    year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE,
+    arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING,
+    distance DOUBLE, time_hour TIMESTAMP
+) WITH (connector = 'files', path = 'data/flights', format = 'csv', header = true,
+        nullValue = 'NA', maxFilesPerTrigger = 1);
+"""
+
+
 def _run(spark, pipeline_file):
     pipeline = sqlstream.compile_file(pipeline_file)
     (query,) = pipeline.start(spark)

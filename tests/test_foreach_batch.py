@@ -13,19 +13,12 @@ import pytest
 import sqlstream
 from sqlstream import Session
 from tests import foreach_batch_functions as functions
-from tests.test_flights_example import _copy_days
+from tests.test_flights_example import FLIGHTS_STREAM, _copy_days
 
 ROOT = Path(__file__).resolve().parent.parent
 DAYS = sorted((ROOT / "examples/flights/data/flights").glob("2013-02-0[1-3].csv"))
 
-PIPELINE = """\
-CREATE STREAM flights (
-    year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE,
-    arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING,
-    distance DOUBLE, time_hour TIMESTAMP
-) WITH (connector = 'files', path = 'data/flights', format = 'csv', header = true,
-        nullValue = 'NA', maxFilesPerTrigger = 1);
-
+PIPELINE = FLIGHTS_STREAM + """
 CREATE SINK late WITH (connector = 'foreach_batch', function = '{function}');
 
 INSERT INTO late SELECT carrier, flight, origin, dep_delay FROM flights WHERE dep_delay > 60;

@@ -12,19 +12,11 @@ import pytest
 
 import sqlstream
 from sqlstream import Session
-from tests.test_flights_example import _copy_days
+from tests.test_flights_example import FLIGHTS_STREAM, _copy_days
 
 ROOT = Path(__file__).resolve().parent.parent
 DAYS = sorted((ROOT / "examples/flights/data/flights").glob("2013-06-0[1-3].csv"))
 
-STREAM = """\
-CREATE STREAM flights (
-    year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE,
-    arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING,
-    distance DOUBLE, time_hour TIMESTAMP
-) WITH (connector = 'files', path = 'data/flights', format = 'csv', header = true,
-        nullValue = 'NA', maxFilesPerTrigger = 1);
-"""
 
 
 def _late(days, minutes: int = 60) -> list[tuple]:
@@ -44,7 +36,7 @@ def test_warehouse_default_setting_and_path_option(tmp_path):
              ("'db.t2'", "", "SET 'spark.sql.warehouse.dir' = '/data/wh';\n", "/data/wh/db.db/t2"),
              ("'t3'", ", path = 'tables/t3', format = 'delta'", "", tmp_path / "tables/t3")]
     for table, extra, setting, location in cases:
-        text = setting + STREAM + sink.format(table=table, extra=extra)
+        text = setting + FLIGHTS_STREAM + sink.format(table=table, extra=extra)
         translation = sqlstream.compile(text, path=str(tmp_path / "p.ssql")).translate()
         assert f".option('path', '{location}')" in translation
         assert "spark.conf.set('spark.sql.warehouse.dir'" not in translation  # static
@@ -55,7 +47,7 @@ def test_warehouse_default_setting_and_path_option(tmp_path):
 def test_table_sink_in_the_pipelines_warehouse_survives_a_forgotten_catalog(spark, tmp_path):
     _copy_days(tmp_path, DAYS[:2])
     path = tmp_path / "to_table.ssql"
-    path.write_text(STREAM + """
+    path.write_text(FLIGHTS_STREAM + """
 CREATE SINK late WITH (connector = 'table', table = 'late_flights_sink');
 INSERT INTO late SELECT carrier, flight, origin, dep_delay FROM flights WHERE dep_delay > 60;
 """)
