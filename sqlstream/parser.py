@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from lark import Lark, Token, Tree
+from lark.lexer import PatternStr
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from sqlstream import ast
@@ -42,14 +43,47 @@ def _grammar_text() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
+    """The LALR parser. Trees keep every token (``keep_all_tokens``): a node's span runs
+    from its first token to its last (:meth:`_Builder.span`), which costs nothing at parse
+    time, where Lark's ``propagate_positions`` was half of the grammar's time
+    (``bench/README.md``, "Compile scaling"). :func:`_kept` drops the keyword and
+    punctuation tokens when the builder reads a node's children."""
     return Lark(
         _grammar_text(),
         parser="lalr",
         lexer="contextual",
-        propagate_positions=True,
+        keep_all_tokens=True,
         maybe_placeholders=False,
         cache=True,  # LALR tables cached in the temp folder, keyed by the grammar's hash
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _punctuation() -> frozenset[str]:
+    """Terminals written as literal strings in the grammar ("CREATE"i, "(", …): the tokens
+    Lark drops from trees unless ``keep_all_tokens``. Every named terminal of the grammar
+    is a regular expression, so a string pattern marks one (tests/test_parser.py checks
+    the set against what Lark drops)."""
+    return frozenset(t.name for t in _lark().terminals if isinstance(t.pattern, PatternStr))
+
+
+def _kept(node: Tree) -> list[Tree | Token]:
+    """``node``'s children without keyword and punctuation tokens (:func:`_punctuation`):
+    the children Lark gives without ``keep_all_tokens``."""
+    punctuation = _punctuation()
+    return [c for c in node.children if type(c) is Tree or c.type not in punctuation]
+
+
+def _first_token(node: Tree | Token) -> Token:
+    while type(node) is Tree:
+        node = node.children[0]
+    return node
+
+
+def _last_token(node: Tree | Token) -> Token:
+    while type(node) is Tree:
+        node = node.children[-1]
+    return node
 
 
 def parse(
@@ -83,7 +117,7 @@ def parse(
         raise error.with_source(source_map.source) from None
     tree = _parse_reporting_all(source_map)
     builder = _Builder(source_map)
-    statements = tuple(builder.statement(child) for child in tree.children)
+    statements = tuple(builder.statement(child) for child in tree.children if type(child) is Tree)
     return ast.Script(statements, source_map)
 
 
@@ -213,13 +247,17 @@ class _Builder:
         self.source = source_map.source
 
     # -- helpers
+    @staticmethod
+    def offsets(node: Tree | Token) -> tuple[int, int]:
+        """``(start, end)`` of ``node`` in the substituted text: its first token's start and
+        its last token's end (every rule of the grammar matches at least one token)."""
+        return _first_token(node).start_pos, _last_token(node).end_pos
+
     def span(self, node: Tree | Token) -> Span:
-        if isinstance(node, Token):
-            return self.source_map.span(node.start_pos, node.end_pos)
-        return self.source_map.span(node.meta.start_pos, node.meta.end_pos)
+        return self.source_map.span(*self.offsets(node))
 
     def sql(self, node: Tree) -> ast.SqlText:
-        start, end = node.meta.start_pos, node.meta.end_pos
+        start, end = self.offsets(node)
         return ast.SqlText(self.source_map.text[start:end], start, self.span(node), self.source_map)
 
     def error(self, cls, message: str, node, hint: str | None = None):
@@ -314,27 +352,22 @@ class _Builder:
         for child in node.children:
             if not isinstance(child, Tree):
                 continue
+            parts = _kept(child)
             if child.data == "column_def":
-                columns.append(ast.ColumnDef(
-                    self.name(child.children[0]), self.type(child.children[1]), self.span(child)
-                ))
+                columns.append(ast.ColumnDef(self.name(parts[0]), self.type(parts[1]), self.span(child)))
             elif child.data == "metadata_column":
                 key = next((_unquote_string(str(t)) for t in child.children
                             if isinstance(t, Token) and t.type == "STRING"), None)
                 columns.append(ast.MetadataColumn(
-                    self.name(child.children[0]), self.type(child.children[1]), key, self.span(child)
+                    self.name(parts[0]), self.type(parts[1]), key, self.span(child)
                 ))
             elif child.data == "computed_column":
-                columns.append(ast.ComputedColumn(
-                    self.name(child.children[0]), self.sql(child.children[1]), self.span(child)
-                ))
+                columns.append(ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child)))
             elif child.data == "watermark_def":
                 if watermark is not None:
                     raise self.error(SemanticError, "a stream has at most one WATERMARK", child,
                                      hint="keep one WATERMARK FOR …; Spark keeps one per stream")
-                watermark = ast.WatermarkDef(
-                    self.name(child.children[0]), self.sql(child.children[1]), self.span(child)
-                )
+                watermark = ast.WatermarkDef(self.name(parts[0]), self.sql(parts[1]), self.span(child))
         return tuple(columns), watermark
 
     def type(self, node: Tree, depth: int = 1) -> str:
@@ -342,7 +375,7 @@ class _Builder:
             raise nesting_error("types", self.span(node)).with_source(self.source)
         type_name = node.children[0].children[0]
         upper = str(type_name).upper()
-        args = [c for c in node.children[1:] if isinstance(c, Tree | Token)]
+        args = _kept(node)[1:]
         if node.data == "nested_type":
             if upper not in _NESTED_TYPES:
                 raise self.error(
@@ -356,8 +389,9 @@ class _Builder:
                     if arg.data != "field":
                         raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
                                          hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
-                    field_name = self.name(arg.children[0]).value.replace("`", "``")
-                    fields.append(f"`{field_name}`: {self.type(arg.children[1], depth + 1)}")
+                    field_name, field_type = _kept(arg)[:2]
+                    field_name = self.name(field_name).value.replace("`", "``")
+                    fields.append(f"`{field_name}`: {self.type(field_type, depth + 1)}")
                 return f"STRUCT<{', '.join(fields)}>"
             if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
                 raise self.error(
@@ -395,8 +429,8 @@ class _Builder:
         return tuple(seen.values())
 
     def option(self, node: Tree) -> ast.Option:
-        key_node, value_node = node.children[0], node.children[1]
-        key_tokens = key_node.children
+        key_node, value_node = _kept(node)
+        key_tokens = _kept(key_node)
         if key_tokens[0].type == "STRING":
             key = _unquote_string(str(key_tokens[0]))
         else:
@@ -431,20 +465,20 @@ class _Builder:
             if child.data in ("changes", "final", "on_window_close", "complete"):
                 mode = {"changes": "update", "complete": "complete"}.get(child.data, "append")
             elif child.data == "every":
-                trigger = ast.Trigger("processing_time", self.interval(child.children[0]),
+                trigger = ast.Trigger("processing_time", self.interval(_kept(child)[0]),
                                       self.span(child))
             elif child.data in ("once", "available_now"):
                 trigger = ast.Trigger("available_now", None, self.span(child))
             elif child.data == "continuous":
-                interval = self.interval(child.children[0]) if child.children else "1 second"
+                interval = self.interval(_kept(child)[0]) if _kept(child) else "1 second"
                 trigger = ast.Trigger("continuous", interval, self.span(child))
         return ast.Emit(mode, trigger, self.span(node))
 
     def interval(self, node: Tree) -> str:
         """``INTERVAL '10' SECONDS`` / ``INTERVAL 10 SECOND`` / ``INTERVAL '10 seconds'`` → ``10 seconds``."""
-        value_token = node.children[0]
+        value_token, *rest = _kept(node)
         raw = _unquote_string(str(value_token)) if value_token.type == "STRING" else str(value_token)
-        unit = str(node.children[1]) if len(node.children) > 1 else None
+        unit = str(rest[0]) if rest else None
         match = _DURATION.match(raw)
         if match and unit is None:
             amount, unit = match.group(1), match.group(2)
@@ -455,7 +489,7 @@ class _Builder:
         canonical = _UNITS.get((unit or "").upper().rstrip("S")) if unit else None
         if amount is None or canonical is None:
             raise self.error(
-                SemanticError, f"cannot read interval {self.source_map.text[node.meta.start_pos:node.meta.end_pos]!r}",
+                SemanticError, f"cannot read interval {self.source_map.text[slice(*self.offsets(node))]!r}",
                 node, hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1' MINUTE",
             )
         if float(amount) == 1:

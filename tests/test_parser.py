@@ -146,3 +146,56 @@ def test_errors_are_positioned(text, error, message, column):
         parse(text, path="e.ssql")
     assert message in info.value.message
     assert info.value.span.column == column
+
+
+# ---- spans from tokens (keep_all_tokens) equal Lark's propagate_positions -------------------
+
+def test_punctuation_is_what_lark_drops():
+    """The tokens the builder skips are exactly those Lark itself drops from trees, and no
+    terminal is both dropped (written as a literal) and kept (used by name)."""
+    from lark import Lark
+
+    from sqlstream import parser
+
+    plain = Lark(parser._grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+    dropped = {s.name for r in plain.rules for s in r.expansion if s.is_term and s.filter_out}
+    named = {s.name for r in plain.rules for s in r.expansion if s.is_term and not s.filter_out}
+    assert dropped == parser._punctuation() and not dropped & named
+
+
+def test_spans_equal_lark_positions_over_every_program():
+    """Every node of every program of the tests and examples: the children the builder
+    reads and each node's (start, end) equal what Lark gives with ``propagate_positions``
+    and without ``keep_all_tokens`` (how spans were taken before)."""
+    from pathlib import Path
+
+    from lark import Lark, Token
+    from lark.exceptions import UnexpectedInput
+
+    from sqlstream import parser
+
+    positioned = Lark(parser._grammar_text(), parser="lalr", lexer="contextual",
+                      propagate_positions=True, maybe_placeholders=False)
+    repo = Path(__file__).resolve().parent.parent
+    programs = sorted(p for folder in ("tests/fixtures", "examples") for p in (repo / folder).rglob("*.ssql"))
+    compared = 0
+    for path in programs:
+        text = path.read_text("utf-8-sig")
+        try:
+            expected = positioned.parse(text)
+        except UnexpectedInput:  # a syntax-error fixture
+            continue
+        pairs = [(expected, parser._lark().parse(text))]
+        while pairs:
+            old, new = pairs.pop()
+            if isinstance(old, Token):
+                assert isinstance(new, Token) and (old.type, old.start_pos) == (new.type, new.start_pos)
+                continue
+            assert old.data == new.data, path
+            if old.data != "start":
+                assert (old.meta.start_pos, old.meta.end_pos) == parser._Builder.offsets(new), (path, old)
+                compared += 1
+            kept = parser._kept(new)
+            assert len(old.children) == len(kept), (path, old)
+            pairs += zip(old.children, kept)
+    assert len(programs) > 300 and compared > 5000
