@@ -218,8 +218,9 @@ def _grouping_keys(select: exp.Select) -> list[exp.Expr] | None:
 def _ungrouped(node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None) -> list[exp.Column]:
     """Columns of ``node`` outside aggregate functions and grouping expressions (Spark's
     ``CheckAnalysis.checkValidAggregateExpression``)."""
-    if any(node == key for key in keys) or aggregate_call(node, sql):
-        return []
+    if any(node == key for key in keys) or aggregate_call(node, sql) or (
+            isinstance(node, exp.Filter) and aggregate_call(node.this, sql)):
+        return []  # an aggregate's FILTER (WHERE …) reads each input row, as its arguments do
     if isinstance(node, (exp.Window, exp.Subquery, exp.Select, exp.Lambda)):
         return []  # window functions, subqueries and lambdas: not judged here
     if isinstance(node, exp.Column):
