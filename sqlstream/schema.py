@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from sqlstream.expressions import find_all
@@ -162,23 +162,22 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     case.update({c: c for c in ("window_start", "window_end", "window_time")})
     mapping = _mapping(tuple(sorted(known.items())))
     if _qualify_plain(tree, known, sql):  # qualify would only name each column's relation
-        Annotator(mapping, expression_metadata=EXPRESSION_METADATA).annotate(tree)
-        check_types(tree, findings)
-        return _output(tree, case), _dedupe(findings)
-    # Only qualify's OptimizeError is expected: `JOIN … USING (c)` with c not a column of
-    # both sides, `x.*` of an unknown relation (both Spark errors too: _optimizer_finding).
-    # Nothing else was raised by the fast tests, nor by `sqlstream check` over every fixture
-    # and example: any other exception is a bug and propagates to the CLI's handler.
-    try:
-        tree = qualify(tree, schema=mapping, dialect="spark", validate_qualify_columns=False,
-                       quote_identifiers=False, identify=False, allow_partial_qualification=True)
-    except OptimizeError as error:
-        findings += _optimizer_finding(str(error), expression)
-        return None, _dedupe(findings)
-    schemas = {n: [c.lower() for c, _ in s] for n, s in known.items()}
-    scopes = traverse_scope(tree)
-    check_columns(scopes, schemas, case, where_refs, findings)
-    window_columns(scopes)
+        scopes = [Scope(tree, sources={table.alias_or_name: table for table in find_all(tree, exp.Table)})]
+    else:
+        # Only qualify's OptimizeError is expected: `JOIN … USING (c)` with c not a column of
+        # both sides, `x.*` of an unknown relation (both Spark errors too: _optimizer_finding).
+        # Nothing else was raised by the fast tests, nor by `sqlstream check` over every
+        # fixture and example: any other exception is a bug and propagates to the CLI's handler.
+        try:
+            tree = qualify(tree, schema=mapping, dialect="spark", validate_qualify_columns=False,
+                           quote_identifiers=False, identify=False, allow_partial_qualification=True)
+        except OptimizeError as error:
+            findings += _optimizer_finding(str(error), expression)
+            return None, _dedupe(findings)
+        schemas = {n: [c.lower() for c, _ in s] for n, s in known.items()}
+        scopes = traverse_scope(tree)
+        check_columns(scopes, schemas, case, where_refs, findings)
+        window_columns(scopes)
     if not group_all and not any(f.code in ("SS205", "SS206", "SS207") for f in findings):
         check_grouping(scopes, sql, findings)
     Annotator(mapping, expression_metadata=EXPRESSION_METADATA).annotate(tree)
@@ -193,50 +192,71 @@ def _mapping(known: tuple[tuple[str, Schema], ...]) -> MappingSchema:
     return MappingSchema({n: {c: data_type(t) for c, t in s} for n, s in known}, dialect="spark")
 
 
-_PLAIN_SELECT = {"expressions", "from_", "where"}
-# Nodes that need sqlglot's qualify (scopes, struct fields, stars, lambdas) or the grouping
-# check: a query with one of them takes the full path of _analyze.
+_PLAIN_SELECT = {"expressions", "from_", "where", "group"}
+# Nodes that need sqlglot's qualify (scopes, struct fields, stars, lambdas, window
+# functions): a query with one of them takes the full path of _analyze.
 _NOT_SIMPLE = (exp.Subquery, exp.Query, exp.Lambda, exp.Star, exp.Dot, exp.Window, exp.Table,
                WindowTVF)
 
 
 def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None) -> bool:
-    """Qualify ``SELECT <scalar expressions> FROM <relation> [WHERE …]`` here, when every
-    column names (unqualified or by the relation's name) exactly one column of the one
-    relation, which ``known`` holds, and nothing else needs sqlglot's ``qualify``: no
-    join, subquery, CTE, star, struct field, lambda, window, aggregate, grouping, order.
-    Each column then gets its relation and no check can find an unknown, ambiguous or
-    ungrouped column. This is also the path of a plain computed column
+    """Qualify ``SELECT <expressions> FROM <relation> [WHERE …] [GROUP BY <expressions>]``
+    here, when every column names (unqualified or by the relation's name) exactly one
+    column of the one relation, which ``known`` holds, and nothing else needs sqlglot's
+    ``qualify``: no join, subquery, CTE, star (but ``COUNT(*)``), struct field, lambda,
+    window function, ``HAVING``, order, ordinal or select alias in ``GROUP BY``. Each
+    column then gets its relation, and ``window.start`` next to a ``window(…)`` call becomes
+    that call's field (as :func:`~sqlstream.resolution.window_columns` does after
+    qualify); no check can find an unknown or ambiguous column, and the grouping check runs
+    as on the full path. This is also the path of a plain computed column
     (:func:`expression_type`: one item over its row). ``False`` (tree untouched) for
     anything else; the equivalence with the full path is tested over every query of the
     tests and examples and over expressions (``tests/test_schema_fast_path.py``)."""
     if type(tree) is not exp.Select or any(v for k, v in tree.args.items() if k not in _PLAIN_SELECT):
         return False
-    source = tree.args.get("from_")
+    source, group = tree.args.get("from_"), tree.args.get("group")
     table = source.this if source is not None else None
     if type(table) is not exp.Table or any(v for k, v in table.args.items() if k not in ("this", "alias")):
         return False
     alias = table.args.get("alias")
     if alias is not None and any(v for k, v in alias.args.items() if k != "this"):
         return False
+    aliases = {i.alias.lower() for i in tree.expressions if isinstance(i, exp.Alias)}
+    if group is not None and (any(v for k, v in group.args.items() if k != "expressions") or any(
+            type(key) in (exp.Literal, exp.Tuple, exp.Paren) for key in group.expressions) or any(
+            c.name.lower() in aliases for c in find_all(group, exp.Column))):
+        return False  # ROLLUP, ALL, an ordinal, a select alias: qualify resolves them
     names: dict[str, int] = {}
     for column, _ in known.get(table.name.lower()) or ():
         names[column.lower()] = names.get(column.lower(), 0) + 1
-    qualifier, columns = table.alias_or_name, []
+    qualifier, columns, fields, calls = table.alias_or_name, [], [], {}
+    if qualifier.lower() in WINDOW_FUNCTIONS or names.keys() & WINDOW_FUNCTIONS:
+        return False
     for node in find_all(tree, exp.Expr):
         if node is tree or node is source or node is table or node is alias or (
                 type(node) is exp.Identifier and node.parent in (table, alias)):
             continue
-        if isinstance(node, _NOT_SIMPLE) or aggregate_call(node, sql) or (
-                isinstance(node, exp.Anonymous) and node.name.lower() in WINDOW_FUNCTIONS):
+        if type(node) is exp.Star and type(node.parent) is exp.Count:
+            continue
+        if isinstance(node, _NOT_SIMPLE):
             return False
-        if isinstance(node, exp.Column):
-            if (node.table and node.table.lower() != qualifier.lower()) or node.args.get("db") \
-                    or type(node.this) is not exp.Identifier or names.get(node.name.lower()) != 1:
+        if isinstance(node, exp.Anonymous) and node.name.lower() in WINDOW_FUNCTIONS:
+            calls.setdefault(node.name.lower(), node)
+        elif isinstance(node, exp.Column):
+            if node.args.get("db") or type(node.this) is not exp.Identifier:
                 return False
-            columns.append(node)
+            if node.table and node.table.lower() != qualifier.lower():
+                fields.append(node)  # `window.start`: a field of the window() call, or unknown
+            elif names.get(node.name.lower()) != 1:
+                return False
+            else:
+                columns.append(node)
+    if any(f.table.lower() not in calls for f in fields):
+        return False
     for column in columns:
         column.set("table", exp.to_identifier(qualifier))
+    for field in fields:
+        field.replace(exp.Dot(this=calls[field.table.lower()].copy(), expression=field.this))
     return bool(names)
 
 

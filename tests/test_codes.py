@@ -133,7 +133,7 @@ def _broken(*args, **kwargs):
 
 def test_unexpected_exception_in_schema_reaches_the_cli(monkeypatch):
     """Before, ``query_schema`` swallowed any exception and reported no findings."""
-    monkeypatch.setattr(sqlstream.schema, "traverse_scope", _broken)
+    monkeypatch.setattr(sqlstream.schema, "check_types", _broken)
     example = str(ROOT / "examples" / "flights" / "hourly_delays.ssql")
     result = CliRunner().invoke(main, ["check", example])
     assert result.exit_code == 1

@@ -27,9 +27,10 @@ SIMPLE = [
     "no_such_function(a)", "abs(d)", "a IN (1, 2, 3)", "b LIKE 'x%'", "a BETWEEN 1 AND 3",
     "NOT flag", "-a", "a % 7", "timestamp_seconds(big)", "unix_timestamp(ts)",
     "element_at(arr, 1)", "size(arr)", "m['k']", "arr[0]", "nvl(b, 'none')", "round(x, 2)",
+    "sum(a)", "count(*)", "window(ts, '1 hour')", "a + count(*)",
 ]
-FULL_ONLY = ["s.f", "sum(a)", "count(*)", "(SELECT 1)", "transform(arr, v -> v + 1)",
-             "nosuch + 1", "row_number() OVER (ORDER BY a)", "window(ts, '1 hour')", "t.a"]
+FULL_ONLY = ["s.f", "(SELECT 1)", "transform(arr, v -> v + 1)", "nosuch + 1",
+             "row_number() OVER (ORDER BY a)", "t.a", "count(s.*)"]
 
 
 def _typed(sql, monkeypatch, plain=True):
@@ -117,7 +118,20 @@ PLAIN_OR_NOT = ["SELECT b AS a FROM s WHERE a > 1", "SELECT a AS b, b FROM s", "
       "SELECT CASE WHEN a > 1 THEN b END AS c FROM s", "SELECT b, ts FROM s WHERE ts > TIMESTAMP '2024-01-01 00:00:00'",
       "SELECT 1 AS one, a FROM s", "SELECT a FROM s WHERE a > 1 AND b LIKE 'x%'", "SELECT s.* FROM s", "SELECT * FROM s",
       "SELECT a, count(*) OVER (PARTITION BY b) FROM s", "SELECT window(ts, '1 hour'), a FROM s",
-      "SELECT a FROM STREAM s", "SELECT a FROM s WATERMARK ts DELAY OF INTERVAL 1 MINUTE"]
+      "SELECT a FROM STREAM s", "SELECT a FROM s WATERMARK ts DELAY OF INTERVAL 1 MINUTE",
+      # aggregations (the plain path with the grouping check) and what takes the full path
+      "SELECT b, count(*) AS n, max(a) FROM s GROUP BY b", "SELECT b, a, count(*) FROM s GROUP BY b",
+      "SELECT count(*), sum(a) FROM s", "SELECT a, count(*) FROM s", "SELECT upper(b), count(DISTINCT a) FROM s GROUP BY upper(b)",
+      "SELECT window.start, window.end, b, count(*) FROM s GROUP BY window(ts, '10 minutes'), b",
+      "SELECT w.start FROM s GROUP BY window(ts, '1 hour')", "SELECT window.start, a FROM s GROUP BY window(ts, '1 hour')",
+      "SELECT window, count(*) FROM s GROUP BY window(ts, '1 hour')", "SELECT b AS k, count(*) FROM s GROUP BY k",
+      "SELECT b, count(*) FROM s GROUP BY 1", "SELECT b, count(*) FROM s GROUP BY ALL", "SELECT b, count(*) FROM s GROUP BY (b)",
+      "SELECT b, count(*) FROM s GROUP BY b HAVING count(*) > 1", "SELECT b, count(*) FROM s GROUP BY ROLLUP(b)",
+      "SELECT a AS b, count(*) FROM s GROUP BY b", "SELECT b, sum(a) FILTER (WHERE a > 1) FROM s GROUP BY b",
+      "SELECT session_window.start, count(*) FROM s GROUP BY session_window(ts, '5 minutes')",
+      "SELECT window_start, b, count(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, b",
+      "SELECT t.b, count(*) FROM s AS t GROUP BY t.b", "SELECT b, nosuch(a) FROM s GROUP BY b",
+      "SELECT ts + 1, count(*) FROM s GROUP BY ts", "SELECT b, try_sum(a), every(a > 1) FROM s GROUP BY b"]
 
 
 @pytest.mark.parametrize("query", PLAIN_OR_NOT)
