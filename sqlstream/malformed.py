@@ -64,7 +64,6 @@ from sqlstream.source import Source
 
 ON_ERROR = ("fail", "drop", "dead_letter")
 DEFAULT_ON_ERROR = "fail"
-DECODED_FORMATS = ("csv", "json")
 DEAD_LETTER_COLUMNS = (("raw", "STRING"), ("reason", "STRING"), ("source", "STRING"),
                        ("file", "STRING"), ("time", "TIMESTAMP"))
 METRIC_PREFIX = "malformed:"
@@ -139,9 +138,10 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
         raise OptionError(f"'{destinations[0].key}' is only read with on_error = 'dead_letter'",
                           destinations[0].key_span, source, code="SS252",
                           hint="add on_error = 'dead_letter', or remove it")
-    payload = connector(relation.connector).payload(relation)
+    source_connector = connector(relation.connector)
+    payload = source_connector.payload(relation)
     fmt = payload.format if payload is not None else (relation.format or "").lower()
-    decodes = payload is not None or (relation.connector == "files" and fmt in DECODED_FORMATS)
+    decodes = payload is not None or fmt in source_connector.line_formats
     if option is None and not decodes:
         return relation
     if not decodes:

@@ -108,6 +108,10 @@ class Connector:
         empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
             ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
             support of its own; warning ``SS360``).
+        line_formats: the ``format`` values whose records are lines of text that
+            :mod:`sqlstream.malformed` reads and decodes itself under ``on_error = 'drop'``
+            or ``'dead_letter'`` (``files``: csv and json); records of a
+            :meth:`payload` are decoded there too.
     """
 
     name: str = ""
@@ -131,6 +135,7 @@ class Connector:
     prints_rows: bool = False
     spark_packages: tuple[str, ...] = ()
     format_packages: dict[str, tuple[str, ...]] = {}
+    line_formats: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<connector {self.name}>"

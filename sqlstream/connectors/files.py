@@ -81,6 +81,7 @@ class Files(Connector):
     continuous_sink = False
     path_target = True
     file_sink = True
+    line_formats = ("csv", "json")
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
