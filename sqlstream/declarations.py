@@ -18,18 +18,13 @@ from sqlstream import ast, plan
 from sqlstream.connectors import ResolvedOptions
 from sqlstream.dialect import node_offsets, parse_expression
 from sqlstream.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
-from sqlstream.literals import duration_problem
+from sqlstream.literals import duration_problem, quote_identifier as quote
 from sqlstream.rewrite import duration_text
 from sqlstream.schema import UNKNOWN, Schema, expression_type, spark_type
 
 TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
 
 Record = Callable[[SqlStreamError, "ast.SqlText | None"], None]
-
-
-def quote(name: str) -> str:
-    """A Spark SQL identifier in backquotes (`` ` `` doubled inside)."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def parse_text(text: ast.SqlText) -> exp.Expression:

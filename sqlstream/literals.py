@@ -18,7 +18,21 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 __all__ = ["Duration", "date_problem", "duration", "duration_problem", "interval_value_problem",
-           "literal_problem", "split_interval_offsets", "timestamp_problem"]
+           "literal_problem", "quote_identifier", "split_interval_offsets", "string_literal",
+           "timestamp_problem"]
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a Spark SQL identifier in backquotes, a backquote inside doubled (Spark SQL
+    reference, *Identifiers*: delimited identifiers)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def string_literal(text: str) -> str:
+    """``text`` as a Spark SQL string literal: ``'`` and ``\\`` escaped with a backslash, as
+    Spark's default parser reads them (``spark.sql.parser.escapedStringLiterals = false``;
+    Spark SQL reference, *Literals*)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 _UNITS = {  # Spark's unit words (singular or plural): (months, days, microseconds) per unit
     "year": (12, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0), "day": (0, 1, 0),

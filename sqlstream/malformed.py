@@ -59,6 +59,7 @@ from sqlstream.connectors import ResolvedOptions, connector
 from sqlstream.connectors.base import DECODED, Payload
 from sqlstream.connectors.files import FORMAT_OPTIONS
 from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.literals import quote_identifier as quote, string_literal as literal
 from sqlstream.schema import spark_type
 from sqlstream.source import Source
 
@@ -75,16 +76,6 @@ FILE_POSITION = (("file", "STRING", "_metadata.file_path"),)
 _NOT_PARSER = {"header", "mode", "columnnameofcorruptrecord", "multiline", "encoding", "charset",
                "compression", "linesep", "enforceschema", "inferschema", "samplingratio",
                "wholetext"}
-
-
-def quote(name: str) -> str:
-    """A Spark SQL identifier in backquotes."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def literal(text: str) -> str:
-    """A Spark SQL string literal (backslash escapes, Spark's default parser)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def on_error_of(resolved: ResolvedOptions) -> str:

@@ -25,6 +25,7 @@ from sqlglot.optimizer.annotate_types import TypeAnnotator
 from sqlglot.optimizer.scope import Scope
 
 from sqlstream.dialect import SqlStream
+from sqlstream.literals import quote_identifier
 
 __all__ = ["EXPRESSION_METADATA", "FRACTIONAL", "FUNCTIONS", "INTEGRAL", "UNKNOWN", "WINDOW_BOUND",
            "WINDOW_FUNCTIONS", "Annotator", "aggregate_functions", "common_type", "data_type", "is_numeric",
@@ -107,7 +108,7 @@ def type_string(dtype: exp.DataType | None) -> str:
             field_type = type_string(field.args.get("kind")) if isinstance(field, exp.ColumnDef) else UNKNOWN
             if field_type == UNKNOWN:
                 return UNKNOWN
-            fields.append(f"`{field.name.replace('`', '``')}`: {field_type}")
+            fields.append(f"{quote_identifier(field.name)}: {field_type}")
         return f"STRUCT<{', '.join(fields)}>"
     return _SIMPLE.get(kind, UNKNOWN) if not args or kind in ("VARCHAR", "CHAR") else UNKNOWN
 

@@ -166,7 +166,7 @@ def test_fail_is_failfast_and_avro_drop_decodes_permissively():
 def test_null_record_is_the_avro_encoding_of_a_record_of_nulls():
     from fastavro import parse_schema, schemaless_writer
 
-    from sqlstream.connectors.kafka import null_record
+    from sqlstream.avro import null_record
 
     schema = {"type": "record", "name": "r", "fields": [
         {"name": "a", "type": ["null", "string"]}, {"name": "b", "type": ["int", "null"]},

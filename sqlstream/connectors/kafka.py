@@ -45,11 +45,13 @@ from dataclasses import replace
 
 from sqlstream import ast
 from sqlstream import plan as p
+from sqlstream.avro import avro_columns, load_schema, null_record
 from sqlstream.calls import Chain, Step
 from sqlstream.connectors.base import (
     DECODED, SPARK_AVRO, SPARK_KAFKA, Connector, Payload, ResolvedOptions, ResolvePath,
 )
 from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.literals import quote_identifier as _quote, string_literal as sql_string
 
 KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
                  ("partition", "INT"), ("offset", "BIGINT"), ("timestamp", "TIMESTAMP"),
@@ -72,18 +74,10 @@ LATEST = ("with starting_offsets = 'latest' (Spark's default) each query of a ne
 
 
 class KafkaError(SqlStreamError):
-    """A Kafka option, Avro schema or sink column that cannot work (SS210–SS212)."""
+    """A Kafka option or sink column that cannot work (SS210, SS212; an Avro schema that
+    cannot be read is :mod:`sqlstream.avro`'s SS211)."""
 
     code = "SS210"
-
-
-def sql_string(text: str) -> str:
-    """A Spark SQL string literal (``'`` and ``\\`` escaped with a backslash)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 class Kafka(Connector):
@@ -305,7 +299,7 @@ class Kafka(Connector):
         ``topic``, ``partition``, ``offset`` (as in Kafka Connect's dead-letter headers).
         ``None`` for ``raw``. Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls
         for bytes it cannot decode (Spark 4.1), as for a record of nulls, told apart by its
-        bytes (:func:`null_record`); Spark ignores bytes after a record."""
+        bytes (:func:`~sqlstream.avro.null_record`); Spark ignores bytes after a record."""
         settings = dict(relation.settings)
         if (fmt := settings.get("format", "raw")) == "raw":
             return None
@@ -450,111 +444,3 @@ def _kafka_struct(relation: p.SourceRelation) -> str:
 
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
-
-
-# ---- Avro schemas (Spark's SchemaConverters.toSqlType, "Supported types for Avro -> Spark SQL
-# conversion" in the Avro Data Source Guide)
-_AVRO_PRIMITIVES = {"boolean": "BOOLEAN", "int": "INT", "long": "BIGINT", "float": "FLOAT",
-                    "double": "DOUBLE", "bytes": "BINARY", "string": "STRING", "fixed": "BINARY",
-                    "enum": "STRING"}
-_AVRO_LOGICAL = {"date": "DATE", "timestamp-millis": "TIMESTAMP", "timestamp-micros": "TIMESTAMP",
-                 "local-timestamp-millis": "TIMESTAMP_NTZ", "local-timestamp-micros": "TIMESTAMP_NTZ"}
-
-
-def load_schema(option: ast.Option, resolve_path: ResolvePath) -> dict:
-    """The Avro schema of ``avro_schema``: inline JSON (text starting with ``{``) or the path
-    of an ``.avsc`` file (relative to the ``.ssql`` file's folder).
-
-    Raises:
-        KafkaError: ``SS211``: the file cannot be read, the text is not JSON, or the schema
-            is not an Avro ``record``.
-    """
-    text = option.text.strip()
-    if not text.startswith("{"):
-        path = resolve_path(text) or text
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, ValueError) as error:  # ValueError: a NUL in the path
-            raise KafkaError(f"cannot read the Avro schema file '{option.text}': "
-                             f"{getattr(error, 'strerror', None) or error}", option.value_span, code="SS211",
-                             hint="give the path of an .avsc file (relative to the .ssql file) "
-                             "or the schema's JSON") from None
-    try:
-        schema = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        raise KafkaError(f"the Avro schema is not JSON: {error}", option.value_span,
-                         code="SS211", hint="an Avro schema is a JSON object with type "
-                         "'record' and its fields") from None
-    if not isinstance(schema, dict) or schema.get("type") != "record" \
-            or not isinstance(schema.get("fields"), list):
-        raise KafkaError("the Avro schema is not a record with fields", option.value_span,
-                         code="SS211", hint='{"type": "record", "name": "flight", "fields": '
-                         '[{"name": "origin", "type": "string"}, …]}')
-    return schema
-
-
-def null_record(schema: dict) -> bytes | None:
-    """The Avro binary encoding of a record of ``schema`` with only nulls (per field the
-    zig-zag varint of ``null``'s union branch; Avro specification, *Binary Encoding*), or
-    ``None`` when a field cannot be null."""
-    out = bytearray()
-    for field in schema["fields"]:
-        kind = field["type"]
-        if kind == "null":
-            continue
-        if not isinstance(kind, list) or "null" not in kind:
-            return None
-        index = kind.index("null") * 2  # zig-zag of a non-negative int
-        while index > 0x7F:
-            out.append((index & 0x7F) | 0x80)
-            index >>= 7
-        out.append(index)
-    return bytes(out)
-
-
-def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, str], ...]:
-    """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it
-    (``option``: the ``avro_schema`` option the error points at; ``None`` for a schema
-    already checked).
-
-    Raises:
-        KafkaError: ``SS211``: a field type Spark cannot decode (or sqlstream cannot type).
-    """
-    from sqlstream.schema import spark_type
-
-    columns = []
-    for field in schema["fields"]:
-        try:
-            columns.append((field["name"], spark_type(_avro_type(field["type"]))))
-        except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
-            raise KafkaError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
-                             f": type not understood ({error})", option and option.value_span, code="SS211",
-                             hint="use Avro's primitive, record, array, map, enum, fixed types and "
-                             "unions with null") from None
-    return tuple(columns)
-
-
-def _avro_type(avro) -> str:
-    if isinstance(avro, str):
-        if avro in _AVRO_PRIMITIVES:
-            return _AVRO_PRIMITIVES[avro]
-        raise ValueError(f"named type {avro!r}")
-    if isinstance(avro, list):
-        members = [m for m in avro if m != "null"]
-        if len(members) == 1:
-            return _avro_type(members[0])
-        return "STRUCT<" + ", ".join(f"member{i}: {_avro_type(m)}" for i, m in enumerate(members)) + ">"
-    kind, logical = avro["type"], avro.get("logicalType")
-    if logical == "decimal" and kind in ("bytes", "fixed"):
-        return f"DECIMAL({avro['precision']}, {avro.get('scale', 0)})"
-    if logical in _AVRO_LOGICAL and kind in ("int", "long"):
-        return _AVRO_LOGICAL[logical]
-    if kind == "record":
-        return "STRUCT<" + ", ".join(f"{_quote(f['name'])}: {_avro_type(f['type'])}"
-                                     for f in avro["fields"]) + ">"
-    if kind == "array":
-        return f"ARRAY<{_avro_type(avro['items'])}>"
-    if kind == "map":
-        return f"MAP<STRING, {_avro_type(avro['values'])}>"
-    return _avro_type(kind)

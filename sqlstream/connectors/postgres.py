@@ -45,6 +45,7 @@ from sqlstream.calls import Step
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.errors import OptionError, did_you_mean
+from sqlstream.literals import quote_identifier
 from sqlstream.source import Source
 
 PROGRESS_TABLE = "sqlstream_batches"
@@ -247,7 +248,7 @@ def _read_expression(name: str, data_type) -> tuple[str, object]:
     """``(Spark SQL expression, Python conversion or None)`` that reads column ``name`` for
     COPY: timestamps as microseconds since the epoch (exact, whatever the driver's time
     zone), nested values as JSON text, year-month intervals as months."""
-    quoted = "`" + name.replace("`", "``") + "`"
+    quoted = quote_identifier(name)
     kind = type(data_type).__name__
     if kind == "TimestampType":
         return f"unix_micros({quoted})", lambda v: _EPOCH + dt.timedelta(microseconds=v)
