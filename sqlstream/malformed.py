@@ -8,7 +8,8 @@ that are not an Avro record of the schema, a null Kafka value — is never silen
 * ``fail`` (the default, as Flink's ``json.ignore-parse-errors = false``): Spark's
   ``mode = 'FAILFAST'``; the query stops with Spark's ``FAILED_READ_FILE`` error, which
   names the file, and its cause (the value); Kafka values are decoded in ``FAILFAST``
-  by :mod:`sqlstream.connectors.kafka` itself.
+  by :mod:`sqlstream.connectors.kafka` itself, where a null value (a tombstone) stops the
+  query too.
 * ``drop`` and ``dead_letter``: every line is read as text (``readStream.format('text')``)
   and parsed twice with Spark's own parser — ``from_csv`` / ``from_json`` into the declared
   columns as strings (plus Spark's corrupt-record column) and as their types. A line that

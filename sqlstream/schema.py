@@ -4,7 +4,9 @@
 that is printed and run: window TVFs are already Spark's ``window()`` /
 ``session_window()``) and a catalog of relation schemas. Name resolution is
 sqlglot's (``qualify``: stars, aliases, ``USING``, CTEs, subqueries, lateral column aliases,
-struct fields, lambdas); types come from sqlglot's ``TypeAnnotator`` driven by our own
+struct fields, lambdas), except for a query over one relation whose columns each name one
+of its columns, which is qualified here (:func:`_qualify_plain`, tested to agree); types
+come from sqlglot's ``TypeAnnotator`` driven by our own
 table of Spark typing rules (:mod:`sqlstream.spark_types`), each checked against Spark 4.1
 (``df.schema``). What is not in the table is ``UNKNOWN``: a type is never guessed,
 and ``UNKNOWN`` never causes a finding.

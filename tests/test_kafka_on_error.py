@@ -370,3 +370,28 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
                        ("kafka_err_joined", "lines"): len(BAD_CSV),
                        ("kafka_err_avro", "flights_avro"): len(bad_avro),
                        ("kafka_err_nullable", "delays"): len(nullable_values) - 4}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("bad, expected", [
+    (None, "a Kafka record with no value (a tombstone) in topic {topic}, partition 0, offset 3"),
+    (b"not json at all", "MALFORMED_RECORD_IN_PARSING"),
+], ids=["tombstone", "not_json"])
+def test_fail_stops_the_query_at_a_bad_value(spark, kafka_broker, tmp_path, bad, expected):
+    """``on_error = 'fail'`` (the default) on real Kafka values: a value that is not JSON
+    stops the query with Spark's FAILFAST error, and so does a tombstone, with its position
+    (before, Spark's decoding made it a row of NULLs). Nothing reaches the sink."""
+    topic = f"err-fail-{uuid.uuid4().hex[:8]}"
+    good = [_json(r) for r in _rows(DAYS[0])[:3]]
+    _produce(kafka_broker, topic, good + [bad] + good)
+    (tmp_path / "p.ssql").write_text(
+        f"CREATE STREAM flights ({COLUMNS}) WITH (connector = 'kafka', bootstrap_servers = "
+        f"'{kafka_broker.bootstrap_servers}', topic = '{topic}', format = 'json', "
+        "starting_offsets = 'earliest');\n"
+        "CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');\n"
+        "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n")
+    pipeline = sqlstream.compile_file(tmp_path / "p.ssql")
+    with pytest.raises(sqlstream.SqlStreamError) as failed:
+        sqlstream.Session(spark).run(pipeline, available_now=True)
+    assert expected.format(topic=topic) in failed.value.message, failed.value.message
+    assert not list((tmp_path / "out").glob("*.parquet"))

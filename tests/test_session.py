@@ -123,8 +123,11 @@ def test_run_with_timeout_stops_the_queries_cleanly(spark, tmp_path):
     assert Stopping("timeout (8 s)") in events
     assert result.name == "ticks_s3" and result.exception is None and events[-1] == result
     batches = [e for e in events if isinstance(e, BatchProgress)]
-    rows = spark.table("ticks_s3").count()
-    assert rows == sum(b.num_input_rows for b in batches) > 0
+    rows, reported = spark.table("ticks_s3").count(), sum(b.num_input_rows for b in batches)
+    # stop() may interrupt the micro-batch in flight after the memory sink took its rows and
+    # before Spark reported its progress (seen once under load: 144 rows, 142 reported):
+    # at most that one batch of 2 rows is in the sink without a progress event.
+    assert reported > 0 and rows - reported in (0, 2), (rows, reported)
     assert not [q for q in spark.streams.active if q.name == "ticks_s3"]
 
 

@@ -68,6 +68,9 @@ SOURCE_OPTIONS = (
 # Options the connector reads itself (consumed, renamed to Spark's or used by the decoding).
 OWN_OPTIONS = ("bootstrap_servers", "topic", "topic_pattern", "avro_schema", "key_columns")
 FAILFAST = "map('mode', 'FAILFAST')"
+TOMBSTONE_ERROR = ("raise_error(concat('a Kafka record with no value (a tombstone) in topic ', "
+                   "`topic`, ', partition ', `partition`, ', offset ', `offset`, ': on_error = "
+                   "fail stops the query, drop or dead_letter set such records aside'))")
 LATEST = ("with starting_offsets = 'latest' (Spark's default) each query of a new checkpoint starts "
           "at the end of the topic: a malformed record arriving between the starts of a query "
           "reading the stream and of its dead-letter query gets no dead letter")
@@ -267,7 +270,10 @@ class Kafka(Connector):
 
     def decode_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
         """The ``selectExpr`` steps that decode ``value`` (none for a raw stream whose
-        declared types are Kafka's)."""
+        declared types are Kafka's). Decoding is ``FAILFAST`` (``on_error = 'fail'``): a
+        value that does not decode fails the query, and so does a null value (a tombstone,
+        which Spark's decoding would make a row of NULLs): ``raise_error`` with its topic,
+        partition and offset (Spark SQL function reference, ``raise_error``)."""
         settings = dict(relation.settings)
         fmt = settings.get("format", "raw")
         if fmt == "raw":
@@ -285,6 +291,7 @@ class Kafka(Connector):
         else:
             value = (f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, "
                      f"{FAILFAST})")
+        value = f"CASE WHEN `value` IS NULL THEN {TOMBSTONE_ERROR} ELSE {value} END"
         first, second = [f"{value} AS `__value`"], ["`__value`.*"]
         if settings.get("metadata") == "true":
             first.append(_kafka_struct(relation))
