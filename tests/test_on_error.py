@@ -194,6 +194,16 @@ def test_dead_letters_and_drops_on_real_flights(spark, tmp_path):
     assert all(isinstance(e.to_dict()["malformed_records"], dict) for e in progress)
 
 
+def failure_of(spark, folder, text: str) -> str:
+    """The message of the SqlStreamError that running ``text`` (written as ``p.ssql`` in
+    ``folder``) with ``available_now`` raises."""
+    (folder / "p.ssql").write_text(text)
+    pipeline = sqlstream.compile_file(folder / "p.ssql")
+    with pytest.raises(sqlstream.SqlStreamError) as failed:
+        sqlstream.Session(spark).run(pipeline, available_now=True)
+    return failed.value.message
+
+
 @pytest.mark.spark
 def test_fail_by_default_names_the_file(spark, tmp_path):
     folder = tmp_path / "in"
@@ -201,15 +211,11 @@ def test_fail_by_default_names_the_file(spark, tmp_path):
     shutil.copy(DAYS[0], folder / DAYS[0].name)
     bad = folder / "2013-01-02.csv"
     bad.write_text(HEADER + "\n" + BAD_CSV[0][0] + "\n")
-    (tmp_path / "p.ssql").write_text(
+    message = failure_of(spark, tmp_path, (
         f"CREATE STREAM flights ({COLUMNS}) WITH (connector = 'files', path = 'in', "
         "format = 'csv', header = true, nullValue = 'NA');\n"
         "CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');\n"
-        "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n")
-    pipeline = sqlstream.compile_file(tmp_path / "p.ssql")
-    with pytest.raises(sqlstream.SqlStreamError) as failed:
-        sqlstream.Session(spark).run(pipeline, available_now=True)
-    message = failed.value.message
+        "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n"))
     assert "2013-01-02.csv" in message and "abc" in message, message
 
 
