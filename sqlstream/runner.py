@@ -42,6 +42,14 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("sqlstream")
 
 STOP_GRACE_SECONDS = 10.0
+# Spark error classes (in a failed query's message or its cause) that a user fixes in the
+# .ssql file, and how: the hint of the QueryFailedError. Spark's own advice names its
+# reader options ("try setting the option 'mode' as 'PERMISSIVE'"), which on_error replaces.
+FAILURE_HINTS = {
+    "MALFORMED_RECORD_IN_PARSING": "a record does not decode into the declared columns and "
+    "on_error = 'fail' (the default) stops the query: fix the record, or give the source "
+    "on_error = 'drop' or 'dead_letter' to count such records and set them aside",
+}
 """How long a run waits for the termination events of queries it stopped (s)."""
 
 _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it anyway)
@@ -287,8 +295,10 @@ class _Run:
         self.emit(terminated)
         if message is None:
             return None
+        trace = f"{message}\n{event.exception or ''}"  # Spark's error with its causes
+        hint = next((h for condition, h in FAILURE_HINTS.items() if condition in trace), None)
         error = QueryFailedError(f"query '{handle.name}' failed: {message}", query.span,
-                                 self.plan.source)
+                                 self.plan.source, hint=hint)
         failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
         self.emit(failed)
         return failed

@@ -374,22 +374,24 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("bad, expected", [
-    (None, "a Kafka record with no value (a tombstone) in topic {topic}, partition 0, offset 3"),
-    (b"not json at all", "MALFORMED_RECORD_IN_PARSING"),
+@pytest.mark.parametrize("bad, expected, hinted", [
+    (None, "a Kafka record with no value (a tombstone) in topic {topic}, partition 0, offset 3", False),
+    (b"not json at all", "MALFORMED_RECORD_IN_PARSING", True),
 ], ids=["tombstone", "not_json"])
-def test_fail_stops_the_query_at_a_bad_value(spark, kafka_broker, tmp_path, bad, expected):
+def test_fail_stops_the_query_at_a_bad_value(spark, kafka_broker, tmp_path, bad, expected, hinted):
     """``on_error = 'fail'`` (the default) on real Kafka values: a value that is not JSON
     stops the query with Spark's FAILFAST error, and so does a tombstone, with its position
-    (before, Spark's decoding made it a row of NULLs). Nothing reaches the sink."""
+    (before, Spark's decoding made it a row of NULLs; the message says what to do). The
+    error's hint names on_error instead of Spark's reader option. Nothing reaches the sink."""
     topic = f"err-fail-{uuid.uuid4().hex[:8]}"
     good = [_json(r) for r in _rows(DAYS[0])[:3]]
     _produce(kafka_broker, topic, good + [bad] + good)
-    message = failure_of(spark, tmp_path, (
+    error = failure_of(spark, tmp_path, (
         f"CREATE STREAM flights ({COLUMNS}) WITH (connector = 'kafka', bootstrap_servers = "
         f"'{kafka_broker.bootstrap_servers}', topic = '{topic}', format = 'json', "
         "starting_offsets = 'earliest');\n"
         "CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');\n"
         "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n"))
-    assert expected.format(topic=topic) in message, message
+    assert expected.format(topic=topic) in error.message, error.message
+    assert ("on_error = 'drop' or 'dead_letter'" in (error.hint or "")) == hinted
     assert not list((tmp_path / "out").glob("*.parquet"))

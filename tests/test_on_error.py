@@ -194,14 +194,14 @@ def test_dead_letters_and_drops_on_real_flights(spark, tmp_path):
     assert all(isinstance(e.to_dict()["malformed_records"], dict) for e in progress)
 
 
-def failure_of(spark, folder, text: str) -> str:
-    """The message of the SqlStreamError that running ``text`` (written as ``p.ssql`` in
-    ``folder``) with ``available_now`` raises."""
+def failure_of(spark, folder, text: str) -> sqlstream.SqlStreamError:
+    """The SqlStreamError that running ``text`` (written as ``p.ssql`` in ``folder``) with
+    ``available_now`` raises."""
     (folder / "p.ssql").write_text(text)
     pipeline = sqlstream.compile_file(folder / "p.ssql")
     with pytest.raises(sqlstream.SqlStreamError) as failed:
         sqlstream.Session(spark).run(pipeline, available_now=True)
-    return failed.value.message
+    return failed.value
 
 
 @pytest.mark.spark
@@ -211,12 +211,13 @@ def test_fail_by_default_names_the_file(spark, tmp_path):
     shutil.copy(DAYS[0], folder / DAYS[0].name)
     bad = folder / "2013-01-02.csv"
     bad.write_text(HEADER + "\n" + BAD_CSV[0][0] + "\n")
-    message = failure_of(spark, tmp_path, (
+    error = failure_of(spark, tmp_path, (
         f"CREATE STREAM flights ({COLUMNS}) WITH (connector = 'files', path = 'in', "
         "format = 'csv', header = true, nullValue = 'NA');\n"
         "CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');\n"
         "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n"))
-    assert "2013-01-02.csv" in message and "abc" in message, message
+    assert "2013-01-02.csv" in error.message and "abc" in error.message, error.message
+    assert "on_error = 'drop' or 'dead_letter'" in error.hint  # not Spark's "set mode"
 
 
 def test_decoding_reads_the_columns_of_the_schema_in_file_order():
