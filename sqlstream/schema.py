@@ -144,8 +144,8 @@ def _dedupe(findings: list) -> list:
     return sorted(result, key=lambda f: (getattr(f, "offset_start", None) or 0))
 
 
-def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None):
-    tree = expression.copy()
+def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None, copy: bool = True):
+    tree = expression.copy() if copy else expression  # the checks below change the tree
     findings: list[SqlStreamError] = []
     check_functions(tree, sql, findings)
     names = {t.name.lower() for t in find_all(tree, exp.Table)}
@@ -349,5 +349,5 @@ def expression_type(sql_expression: exp.Expr | str, schema: Schema,
         except SqlStreamError as error:
             return UNKNOWN, [error]
     query = exp.Select(expressions=[sql_expression.copy()]).from_(ROW_TABLE.copy(), copy=False)
-    result, findings = _analyze(query, {ROW: schema}, sql)
+    result, findings = _analyze(query, {ROW: schema}, sql, copy=False)  # built here: ours to change
     return (result[0][1] if result else UNKNOWN), findings
