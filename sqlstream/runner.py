@@ -47,8 +47,9 @@ STOP_GRACE_SECONDS = 10.0
 # reader options ("try setting the option 'mode' as 'PERMISSIVE'"), which on_error replaces.
 FAILURE_HINTS = {
     "MALFORMED_RECORD_IN_PARSING": "a record does not decode into the declared columns and "
-    "on_error = 'fail' (the default) stops the query: fix the record, or give the source "
-    "on_error = 'drop' or 'dead_letter' to count such records and set them aside",
+    "on_error = 'fail' (the default) stops the query: fix the record, or set on_error = "
+    "'drop' or 'dead_letter' on the source (in place of Spark's mode option, if set) to "
+    "count such records and set them aside",
 }
 """How long a run waits for the termination events of queries it stopped (s)."""
 

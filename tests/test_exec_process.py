@@ -132,5 +132,7 @@ def test_failing_query_stops_the_others_exits_1_with_position(tmp_path):
     error = err[err.index(f"{pipeline}:7:1: SS501"):]
     assert error.startswith(f"{pipeline}:7:1: SS501 query 'o' failed: ")
     assert 'not-a-number' in error.splitlines()[0]  # Spark's reason, one paragraph
-    assert error.splitlines()[1:] == ["  INSERT INTO o SELECT n FROM s EMIT ONCE;", "  " + "^" * 39]
+    assert error.splitlines()[1:3] == ["  INSERT INTO o SELECT n FROM s EMIT ONCE;", "  " + "^" * 39]
+    assert error.splitlines()[3].startswith("  hint: a record does not decode")  # sqlstream's advice
+    assert len(error.splitlines()) == 4
     assert not [n for n in NOISE if n in err], err

@@ -393,5 +393,5 @@ def test_fail_stops_the_query_at_a_bad_value(spark, kafka_broker, tmp_path, bad,
         "CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');\n"
         "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n"))
     assert expected.format(topic=topic) in error.message, error.message
-    assert ("on_error = 'drop' or 'dead_letter'" in (error.hint or "")) == hinted
+    assert ("on_error = 'drop' or 'dead_letter' on the source" in (error.hint or "")) == hinted
     assert not list((tmp_path / "out").glob("*.parquet"))

@@ -217,7 +217,7 @@ def test_fail_by_default_names_the_file(spark, tmp_path):
         "CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');\n"
         "INSERT INTO o SELECT * FROM flights EMIT ONCE;\n"))
     assert "2013-01-02.csv" in error.message and "abc" in error.message, error.message
-    assert "on_error = 'drop' or 'dead_letter'" in error.hint  # not Spark's "set mode"
+    assert "on_error = 'drop' or 'dead_letter' on the source" in error.hint  # not Spark's advice
 
 
 def test_decoding_reads_the_columns_of_the_schema_in_file_order():
