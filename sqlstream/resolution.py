@@ -215,10 +215,35 @@ def _grouping_keys(select: exp.Select) -> list[exp.Expr] | None:
     return keys
 
 
+def _same(a: exp.Expr, b: exp.Expr) -> bool:
+    """``a`` and ``b`` are the same expression as Spark resolves names: identifiers compare
+    by name, whatever their case or quotes (``spark.sql.caseSensitive`` is false by
+    default; sqlglot's ``==`` tells `` `b` `` from ``b``)."""
+    if a == b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, exp.Identifier):
+        return a.name.lower() == b.name.lower()
+    for key in a.args.keys() | b.args.keys():
+        x, y = a.args.get(key), b.args.get(key)
+        if isinstance(x, list) or isinstance(y, list):
+            x, y = x or [], y or []
+            if len(x) != len(y) or not all(_same(i, j) if isinstance(i, exp.Expr) and isinstance(j, exp.Expr)
+                                           else i == j for i, j in zip(x, y)):
+                return False
+        elif isinstance(x, exp.Expr) and isinstance(y, exp.Expr):
+            if not _same(x, y):
+                return False
+        elif x != y and (x or y):
+            return False
+    return True
+
+
 def _ungrouped(node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None) -> list[exp.Column]:
     """Columns of ``node`` outside aggregate functions and grouping expressions (Spark's
     ``CheckAnalysis.checkValidAggregateExpression``)."""
-    if any(node == key for key in keys) or aggregate_call(node, sql) or (
+    if any(_same(node, key) for key in keys) or aggregate_call(node, sql) or (
             isinstance(node, exp.Filter) and aggregate_call(node.this, sql)):
         return []  # an aggregate's FILTER (WHERE …) reads each input row, as its arguments do
     if isinstance(node, (exp.Window, exp.Subquery, exp.Select, exp.Lambda)):

@@ -131,7 +131,11 @@ PLAIN_OR_NOT = ["SELECT b AS a FROM s WHERE a > 1", "SELECT a AS b, b FROM s", "
       "SELECT session_window.start, count(*) FROM s GROUP BY session_window(ts, '5 minutes')",
       "SELECT window_start, b, count(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, b",
       "SELECT t.b, count(*) FROM s AS t GROUP BY t.b", "SELECT b, nosuch(a) FROM s GROUP BY b",
-      "SELECT ts + 1, count(*) FROM s GROUP BY ts", "SELECT b, try_sum(a), every(a > 1) FROM s GROUP BY b"]
+      "SELECT ts + 1, count(*) FROM s GROUP BY ts", "SELECT b, try_sum(a), every(a > 1) FROM s GROUP BY b",
+      # names as Spark resolves them: case and quotes do not matter (no SS209)
+      "SELECT b, count(*) FROM s GROUP BY B", "SELECT `B`, count(*) FROM s GROUP BY b",
+      "SELECT upper(b) AS ub, count(*) FROM s GROUP BY upper(`B`)", "SELECT b, A2, count(*) FROM s GROUP BY b, a2",
+      "SELECT WINDOW.start, count(*) FROM s GROUP BY window(ts, '1 hour')"]
 
 
 @pytest.mark.parametrize("query", PLAIN_OR_NOT)
