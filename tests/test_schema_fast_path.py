@@ -135,7 +135,12 @@ PLAIN_OR_NOT = ["SELECT b AS a FROM s WHERE a > 1", "SELECT a AS b, b FROM s", "
       # names as Spark resolves them: case and quotes do not matter (no SS209)
       "SELECT b, count(*) FROM s GROUP BY B", "SELECT `B`, count(*) FROM s GROUP BY b",
       "SELECT upper(b) AS ub, count(*) FROM s GROUP BY upper(`B`)", "SELECT b, A2, count(*) FROM s GROUP BY b, a2",
-      "SELECT WINDOW.start, count(*) FROM s GROUP BY window(ts, '1 hour')"]
+      "SELECT WINDOW.start, count(*) FROM s GROUP BY window(ts, '1 hour')", "SELECT `x y`, count(*) FROM s GROUP BY `X Y`",
+      "SELECT a + 1, count(*) FROM s GROUP BY a", "SELECT a, count(*) FROM s GROUP BY a + 1",
+      "SELECT window(ts, '1 hour'), count(*) FROM s GROUP BY window(ts, '1 hour')", "SELECT b, count(*) FROM s t GROUP BY s.b",
+      "SELECT window.start, window.end, max(a) FROM s GROUP BY window(ts, '1 hour'), window(ts, '2 hours')",
+      "SELECT b, CASE WHEN count(*) > 1 THEN 'many' END FROM s GROUP BY b", "SELECT a > 1, count(*) FROM s GROUP BY a > 1",
+      "SELECT b, count(*) OVER () FROM s GROUP BY b", "SELECT b, count(a) FILTER (WHERE b = 'x') FROM s GROUP BY b"]
 
 
 @pytest.mark.parametrize("query", PLAIN_OR_NOT)
