@@ -38,7 +38,6 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
-from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
@@ -165,7 +164,6 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     case.update({c: c for c in ("window_start", "window_end", "window_time")})
     mapping = _mapping(tuple(sorted(known.items())))
     if _qualify_plain(tree, known, sql):  # qualify would only name each column's relation
-        tree = normalize_identifiers(tree, dialect="spark")  # as qualify does first: `B` is b
         scopes = [Scope(tree, sources={table.alias_or_name: table for table in find_all(tree, exp.Table)})]
     else:
         # Only qualify's OptimizeError is expected: `JOIN … USING (c)` with c not a column of
@@ -257,6 +255,8 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
                 columns.append(node)
     if any(f.table.lower() not in calls for f in fields):
         return False
+    for node in (*columns, *fields):  # names in lower case, as qualify's normalize_identifiers
+        node.this.set("this", node.name.lower())  # makes them (Spark's are case-insensitive)
     for column in columns:
         column.set("table", exp.to_identifier(qualifier))
     for field in fields:
