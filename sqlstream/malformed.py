@@ -62,12 +62,11 @@ from sqlstream.connectors.files import FORMAT_OPTIONS
 from sqlstream.errors import OptionError, did_you_mean
 from sqlstream.literals import quote_identifier as quote, string_literal as literal
 from sqlstream.schema import spark_type
+from sqlstream.state import sink_identity, source_identity
 from sqlstream.source import Source
 
 ON_ERROR = ("fail", "drop", "dead_letter")
 DEFAULT_ON_ERROR = "fail"
-DEAD_LETTER_COLUMNS = (("raw", "STRING"), ("reason", "STRING"), ("source", "STRING"),
-                       ("file", "STRING"), ("time", "TIMESTAMP"))
 METRIC_PREFIX = "malformed:"
 
 RAW, STRINGS, TYPED, ERROR, CORRUPT = ("__sqlstream_raw", "__sqlstream_s", DECODED,
@@ -368,7 +367,7 @@ def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,
     """The query that writes the dead letters of ``relation`` (``on_error = 'dead_letter'``)
     into ``sink``: append mode, stateless, ``trigger`` of the first query reading the
     source (so that ``EMIT … ONCE`` pipelines still end), columns
-    :data:`DEAD_LETTER_COLUMNS` for a files source; for a connector's payload (Kafka)
+    ``raw, reason, source, file, time`` for a files source; for a connector's payload (Kafka)
     its position columns (``topic``, ``partition``, ``offset``) in place of ``file``, or
     the sink's own record shape (:meth:`~sqlstream.connectors.base.Connector.dead_letter_row`:
     a Kafka sink gets the record's value and key, the rest as headers)."""
@@ -382,9 +381,7 @@ def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,
                              (("raw", "STRING"), *((n, t) for n, t, _ in fields)))
     sql = (f"SELECT {', '.join(items)} FROM {quote(relation.decoding.decoded_view)} "
            f"WHERE {quote(ERROR)} IS NOT NULL")
-    state = plan.StateSignature(
-        sources=(plan.SourceIdentity(relation.name.lower(), relation.connector, relation.path),),
-        operators=(), watermarks=(), output_mode="append",
-        sink=(sink.connector, sink.format, sink.path))
+    state = plan.StateSignature(sources=(source_identity(relation),), operators=(), watermarks=(),
+                                output_mode="append", sink=sink_identity(sink))
     return plan.Query(name, sql, sink, "append", f"dead letters of {relation.name}", trigger,
                       checkpoint, relation.span, columns, state)

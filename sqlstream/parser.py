@@ -22,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from sqlstream import ast
 from sqlstream.errors import CompileError, ParseError, SemanticError, did_you_mean
 from sqlstream.limits import MAX_NESTING, NestingError, check_nesting, nesting_error
-from sqlstream.literals import duration_problem
+from sqlstream.literals import duration_problem, quote_identifier
 from sqlstream.source import Source, Span
 from sqlstream.variables import SourceMap, substitute
 
@@ -390,8 +390,8 @@ class _Builder:
                         raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
                                          hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
                     field_name, field_type = _kept(arg)[:2]
-                    field_name = self.name(field_name).value.replace("`", "``")
-                    fields.append(f"`{field_name}`: {self.type(field_type, depth + 1)}")
+                    fields.append(f"{quote_identifier(self.name(field_name).value)}: "
+                                  f"{self.type(field_type, depth + 1)}")
                 return f"STRUCT<{', '.join(fields)}>"
             if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
                 raise self.error(
@@ -470,7 +470,8 @@ class _Builder:
             elif child.data in ("once", "available_now"):
                 trigger = ast.Trigger("available_now", None, self.span(child))
             elif child.data == "continuous":
-                interval = self.interval(_kept(child)[0]) if _kept(child) else "1 second"
+                every = _kept(child)  # CONTINUOUS [EVERY interval]
+                interval = self.interval(every[0]) if every else "1 second"
                 trigger = ast.Trigger("continuous", interval, self.span(child))
         return ast.Emit(mode, trigger, self.span(node))
 

@@ -213,12 +213,13 @@ def _sink(old: dict, new: dict) -> list[Change]:
     show = lambda s: " ".join(str(v) for v in s.values() if v)  # noqa: E731
     if old == new:
         return []
-    if _connector(new["connector"]).file_sink and old["connector"] != new["connector"]:
+    sink = _connector(new["connector"])
+    if sink.file_sink and old["connector"] != new["connector"]:
         return [Change("sink", show(old), show(new), False,
                        "a file sink's log of written batches would not hold the earlier ones; "
                        "a change to a file sink is not allowed")]
-    if old["connector"] == new["connector"] and _connector(new["connector"]).file_sink:
-        return [Change("sink " + ("directory" if _connector(new["connector"]).path_target else "table"),
+    if old["connector"] == new["connector"] and sink.file_sink:
+        return [Change("sink " + ("directory" if sink.path_target else "table"),
                        show(old), show(new), False,
                        "its log of written batches is in the old output: the output would "
                        "split; changes to the output directory of a file sink are not allowed")]

@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("sqlstream")
 
 STOP_GRACE_SECONDS = 10.0
+"""How long a run waits for the termination events of queries it stopped (s)."""
+
 # Spark error classes (in a failed query's message or its cause) that a user fixes in the
 # .ssql file, and how: the hint of the QueryFailedError. Spark's own advice names its
 # reader options ("try setting the option 'mode' as 'PERMISSIVE'"), which on_error replaces.
@@ -51,7 +53,6 @@ FAILURE_HINTS = {
     "'drop' or 'dead_letter' on the source (in place of Spark's mode option, if set) to "
     "count such records and set them aside",
 }
-"""How long a run waits for the termination events of queries it stopped (s)."""
 
 _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it anyway)
 

@@ -164,7 +164,8 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
     case.update({c: c for c in ("window_start", "window_end", "window_time")})
     mapping = _mapping(tuple(sorted(known.items())))
     if _qualify_plain(tree, known, sql):  # qualify would only name each column's relation
-        scopes = [Scope(tree, sources={table.alias_or_name: table for table in find_all(tree, exp.Table)})]
+        table = tree.args["from_"].this  # the one relation
+        scopes = [Scope(tree, sources={table.alias_or_name: table})]
     else:
         # Only qualify's OptimizeError is expected: `JOIN … USING (c)` with c not a column of
         # both sides, `x.*` of an unknown relation (both Spark errors too: _optimizer_finding).

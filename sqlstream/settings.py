@@ -62,9 +62,12 @@ as a comment, :func:`sqlstream.program.settings_block`), and a Spark Connect ses
 one already running keeps its own (:func:`sqlstream.runtime.create_session`)."""
 
 
+_STATIC_PREFIXES = tuple(s.lower() for s in STATIC_SETTINGS)
+
+
 def is_static(key: str) -> bool:
     """Whether Spark reads setting ``key`` only at start (:data:`STATIC_SETTINGS`)."""
-    return key.lower().startswith(tuple(s.lower() for s in STATIC_SETTINGS))
+    return key.lower().startswith(_STATIC_PREFIXES)
 
 
 PROVIDER_CLASS = "spark.sql.streaming.stateStore.providerClass"

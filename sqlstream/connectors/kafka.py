@@ -283,11 +283,11 @@ class Kafka(Connector):
             if not casts:
                 return ()
             kept = [_quote(n) for n, _ in KAFKA_COLUMNS if declared.get(n, _) == _]
-            if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+            if _reads_headers(relation):
                 kept.append("`headers`")
             return (Step("selectExpr", tuple(casts + kept)),)
         if fmt == "avro":
-            value = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, {FAILFAST})"
+            value = _from_avro(settings, "FAILFAST")
         else:
             value = (f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, "
                      f"{FAILFAST})")
@@ -324,8 +324,8 @@ class Kafka(Connector):
         prefix = null_record(schema)
         failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
             f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))" if prefix is not None else ")")
-        typed = f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', 'PERMISSIVE'))"
-        return Payload("avro", "`value`", "base64(`value`)", columns, typed=typed, failed=failed, **common)
+        return Payload("avro", "`value`", "base64(`value`)", columns, typed=_from_avro(settings, "PERMISSIVE"),
+                       failed=failed, **common)
 
     def dead_letter_row(self, fields, record):
         """A Kafka source's dead letter in a Kafka sink: the record as read (``value``,
@@ -441,10 +441,20 @@ class Kafka(Connector):
         return replace(chain, steps=(chain.steps[0], step, *chain.steps[1:]))
 
 
+def _from_avro(settings: dict[str, str], mode: str) -> str:
+    """``from_avro(`value`, '<schema>', map('mode', '<mode>'))`` (``FAILFAST`` or ``PERMISSIVE``)."""
+    return f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', '{mode}'))"
+
+
+def _reads_headers(relation: p.SourceRelation) -> bool:
+    """Spark's reader gives the records' ``headers`` (``includeHeaders = true``)."""
+    return any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options)
+
+
 def _kafka_struct(relation: p.SourceRelation) -> str:
     """``struct(`key`, `topic`, …) AS `__kafka``` (with ``headers`` when Spark reads them)."""
     fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
-    if any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options):
+    if _reads_headers(relation):
         fields.append("`headers`")
     return f"struct({', '.join(fields)}) AS `__kafka`"
 
