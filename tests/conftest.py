@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 import sys
 from pathlib import Path
@@ -14,6 +15,14 @@ from tests.kafka_broker import kafka_broker, spark_jars  # noqa: F401  (the brok
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 UPDATE_GOLDEN = os.environ.get("SQLSTREAM_UPDATE_GOLDEN") == "1"
+PROGRAMS = sorted(p for folder in ("tests/fixtures", "examples") for p in (ROOT / folder).rglob("*.ssql"))
+"""Every ``.ssql`` program of the tests and examples (the check corpus included)."""
+
+
+def program_variables(text: str) -> dict[str, str]:
+    """A value for each ``${name}`` in a program's ``text``: a folder under
+    ``/tmp/sqlstream-vars`` (never read by the tests that compile them)."""
+    return {n: f"/tmp/sqlstream-vars/{n}" for n in re.findall(r"\$\{([\w.-]+)\}", text)}
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ from sqlstream.dialect import (
     watermark_of,
 )
 from sqlstream.errors import SqlSyntaxError
+from tests.conftest import PROGRAMS, program_variables
 
 
 def roundtrip(sql: str) -> str:
@@ -356,22 +357,17 @@ def test_find_all_equals_sqlglots_over_every_query():
     """sqlstream's fast ``find_all`` yields what sqlglot's ``Expression.find_all`` yields, in
     the same order, for every query body of the tests and examples and the node types the
     compiler looks for (leaves included)."""
-    import re
-    from pathlib import Path
-
     from sqlstream.errors import SqlStreamError
     from sqlstream.expressions import find_all
     from sqlstream.parser import parse
 
-    repo = Path(__file__).resolve().parent.parent
     kinds = [(exp.Expr,), (exp.Table,), (exp.Column,), (exp.Identifier,), (exp.Literal, exp.Select),
              (exp.Join, exp.Subquery), (exp.Boolean,), (exp.Var, exp.Null), (exp.AggFunc,), (WindowTVF,)]
     queries = 0
-    for path in sorted(p for folder in ("tests/fixtures", "examples") for p in (repo / folder).rglob("*.ssql")):
+    for path in PROGRAMS:
         text = path.read_text("utf-8-sig")
-        names = set(re.findall(r"\$\{([\w.-]+)\}", text))  # each ${name} a folder
         try:
-            statements = parse(text, {n: f"/tmp/sqlstream-vars/{n}" for n in names}).statements
+            statements = parse(text, program_variables(text)).statements
         except SqlStreamError:
             continue
         for statement in statements:

@@ -7,6 +7,7 @@ import pytest
 from sqlstream import ast
 from sqlstream.errors import ParseError, SemanticError
 from sqlstream.parser import parse
+from tests.conftest import PROGRAMS, program_variables
 
 STREAM = """
 CREATE STREAM IF NOT EXISTS flights (
@@ -168,7 +169,6 @@ def test_spans_equal_lark_positions_over_every_program():
     reads and each node's (start, end) equal what Lark gives with ``propagate_positions``
     and without ``keep_all_tokens`` (how spans were taken before)."""
     import re
-    from pathlib import Path
 
     from lark import Lark, Token
     from lark.exceptions import UnexpectedInput
@@ -179,14 +179,11 @@ def test_spans_equal_lark_positions_over_every_program():
 
     positioned = Lark(parser._grammar_text(), parser="lalr", lexer="contextual",
                       propagate_positions=True, maybe_placeholders=False)
-    repo = Path(__file__).resolve().parent.parent
-    programs = sorted(p for folder in ("tests/fixtures", "examples") for p in (repo / folder).rglob("*.ssql"))
     compared = 0
-    for path in programs:
+    for path in PROGRAMS:
         text = path.read_text("utf-8-sig")
-        names = set(re.findall(r"\$\{([\w.-]+)\}", text))  # each ${name} a folder
         environ = {n: "secret" for n in re.findall(r"\$\{env:(\w+)\}", text)}
-        text = substitute(Source(text), {n: f"/tmp/sqlstream-vars/{n}" for n in names}, environ).text
+        text = substitute(Source(text), program_variables(text), environ).text
         try:
             expected = positioned.parse(text)
         except UnexpectedInput:  # a syntax-error fixture
@@ -204,4 +201,4 @@ def test_spans_equal_lark_positions_over_every_program():
             kept = parser._kept(new)
             assert len(old.children) == len(kept), (path, old)
             pairs += zip(old.children, kept)
-    assert len(programs) > 300 and compared > 5000
+    assert len(PROGRAMS) > 300 and compared > 5000

@@ -6,7 +6,6 @@ the same findings at the same offsets; anything outside its reach takes the full
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from sqlstream import schema as S
 from sqlstream.api import check_plan
 from sqlstream.dialect import parse_expression
+from tests.conftest import PROGRAMS, ROOT, program_variables
 
 ROW = (("a", "INT"), ("b", "STRING"), ("ts", "TIMESTAMP"), ("d", "DECIMAL(10, 2)"),
        ("x", "DOUBLE"), ("flag", "BOOLEAN"), ("day", "DATE"), ("big", "BIGINT"),
@@ -70,14 +70,11 @@ def test_findings_of_the_fast_path_are_the_users():
 
 # ---- queries: SELECT … FROM one relation [WHERE …] without qualify ------------------------
 
-REPO = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted(p for folder in ("tests/fixtures", "examples") for p in (REPO / folder).rglob("*.ssql"))
 
 
 def _outcome(path: Path):
     text = path.read_text(encoding="utf-8")
-    names = set(re.findall(r"\$\{([\w.-]+)\}", text))  # each ${name} a folder under tmp
-    findings, plan = check_plan(text, {n: f"/tmp/sqlstream-vars/{n}" for n in names}, str(path))
+    findings, plan = check_plan(text, program_variables(text), str(path))
     shown = [(f.code, str(f)) for f in findings]
     if plan is None:
         return shown, None
@@ -103,7 +100,7 @@ def test_plain_queries_get_what_qualify_gives(monkeypatch):
         fast[path] = _outcome(path)
     monkeypatch.setattr(S, "_qualify_plain", lambda *args: False)
     for path in PROGRAMS:
-        assert _outcome(path) == fast[path], path.relative_to(REPO)
+        assert _outcome(path) == fast[path], path.relative_to(ROOT)
     assert len(PROGRAMS) > 250 and sum(taken) >= 60, (len(PROGRAMS), sum(taken), len(taken))
 
 
@@ -147,7 +144,7 @@ PLAIN_OR_NOT = ["SELECT b AS a FROM s WHERE a > 1", "SELECT a AS b, b FROM s", "
 def test_one_query_with_and_without_the_plain_path(query, monkeypatch):
     """Aliases shadowing columns, qualifiers in any case, quoted names, unknown names and
     functions, type errors: the same findings and columns either way."""
-    path = REPO / "tests" / "plain_query.ssql"  # not read: the text is given
+    path = ROOT / "tests" / "plain_query.ssql"  # not read: the text is given
 
     def outcome():
         findings, plan = check_plan(ROW_STREAM + f"INSERT INTO o {query};\n", path=str(path))
