@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sqlstream.api import Pipeline, check, check_plan, compile, compile_file, read_file, translate
-from sqlstream.errors import IncompatibleRestartError, QueryFailedError, SqlStreamError
+from sqlstream.diagnostics.errors import IncompatibleRestartError, QueryFailedError, SqlStreamError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sqlstream.events import (
+    from sqlstream.runtime.events import (
         BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryEvent,
         QueryFailed, QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
     )
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # The run API is imported on first use (PEP 562), so that translate and check, which never
 # run anything, do not pay for it.
-_LAZY = {name: "sqlstream.events" for name in (
+_LAZY = {name: "sqlstream.runtime.events" for name in (
     "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
     "QueryEvent", "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping",
     "TextRenderer")} | {"Session": "sqlstream.session"}

@@ -1,7 +1,7 @@
 """The API's functions and the :class:`Pipeline` they return (re-exported by ``sqlstream``).
 
 ``compile``, ``translate``, ``check`` and :meth:`Pipeline.to_pyspark` never import pyspark
-nor start a JVM; :meth:`Pipeline.start` does (through :mod:`sqlstream.runner`).
+nor start a JVM; :meth:`Pipeline.start` does (through :mod:`sqlstream.runtime.runner`).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlstream.errors import SqlStreamError
-from sqlstream.plan import Plan
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir.plan import Plan
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-    from sqlstream.events import ListenerLike
+    from sqlstream.runtime.events import ListenerLike
 
 __all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate"]
 
@@ -28,15 +28,15 @@ class Pipeline:
     """A compiled `.ssql` file, ready to translate or start.
 
     Attributes:
-        plan: the :class:`~sqlstream.plan.Plan` (sources, views, queries).
+        plan: the :class:`~sqlstream.ir.plan.Plan` (sources, views, queries).
     """
 
     plan: Plan
 
     def translate(self) -> str:
         """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
-        from sqlstream.explain import render
-        from sqlstream.limits import run_deep
+        from sqlstream.lowering.printer import render
+        from sqlstream.frontend.limits import run_deep
 
         return run_deep(render, self.plan)
 
@@ -52,10 +52,10 @@ class Pipeline:
         Returns:
             Python source that does not import sqlstream: the session with ``exec``'s
             defaults, the settings, reads, views and queries, and a wait for the queries
-            (see :func:`sqlstream.explain.to_pyspark`). Secrets are redacted.
+            (see :func:`sqlstream.lowering.printer.to_pyspark`). Secrets are redacted.
         """
-        from sqlstream.explain import to_pyspark
-        from sqlstream.limits import run_deep
+        from sqlstream.lowering.printer import to_pyspark
+        from sqlstream.frontend.limits import run_deep
 
         return run_deep(to_pyspark, self.plan, master, conf, available_now)
 
@@ -63,16 +63,16 @@ class Pipeline:
               listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
               ) -> list[StreamingQuery]:
         """Define the pipeline's views in ``spark`` and start its queries (through
-        :func:`sqlstream.runner.start`, as :meth:`sqlstream.Session.start` does).
+        :func:`sqlstream.runtime.runner.start`, as :meth:`sqlstream.Session.start` does).
 
         Args:
             spark: an active SparkSession.
             available_now: override every trigger with ``availableNow=True``.
-            listeners: receive the events of these queries (:mod:`sqlstream.events`), from
+            listeners: receive the events of these queries (:mod:`sqlstream.runtime.events`), from
                 ``QueryStarted`` to ``QueryTerminated``, on a sqlstream thread; callables
                 or objects with ``on_event(event)``. None: no Spark listener is registered.
             allow_incompatible_restart: start despite changes Spark does not allow on a
-                query's checkpoint (:mod:`sqlstream.restarts`).
+                query's checkpoint (:mod:`sqlstream.runtime.restarts`).
 
         Returns:
             The started ``StreamingQuery`` objects, in file order.
@@ -82,7 +82,7 @@ class Pipeline:
                 the statement); ``IncompatibleRestartError`` (``SS401``): a query changed
                 in a way Spark does not allow on its checkpoint, nothing was started.
         """
-        from sqlstream.runner import start
+        from sqlstream.runtime.runner import start
 
         return start(spark, self.plan, available_now, listeners, allow_incompatible_restart)
 
@@ -113,21 +113,21 @@ def compile(  # noqa: A001 - the API's name in the spec
 
     Raises:
         SqlStreamError: the first problem in the file, with its position (``SS103``:
-            nesting deeper than :data:`sqlstream.limits.MAX_NESTING`).
+            nesting deeper than :data:`sqlstream.frontend.limits.MAX_NESTING`).
 
-    The compiler runs in a thread with a deep stack (:func:`sqlstream.limits.run_deep`):
-    nesting is bounded by :data:`~sqlstream.limits.MAX_NESTING`, not by Python's
+    The compiler runs in a thread with a deep stack (:func:`sqlstream.frontend.limits.run_deep`):
+    nesting is bounded by :data:`~sqlstream.frontend.limits.MAX_NESTING`, not by Python's
     recursion limit.
     """
-    from sqlstream.limits import run_deep
+    from sqlstream.frontend.limits import run_deep
 
     return run_deep(_compile, text, variables, path, state_dir, checks)
 
 
 def _compile(text, variables, path, state_dir, checks) -> Pipeline:
-    from sqlstream.dialect import check_sqlglot_build
-    from sqlstream.parser import parse
-    from sqlstream.planner import build_plan
+    from sqlstream.sql.parsing import check_sqlglot_build
+    from sqlstream.frontend.parser import parse
+    from sqlstream.planning.planner import build_plan
 
     check_sqlglot_build()  # SS003 once, not at every query
     script = parse(text, variables, path)
@@ -142,7 +142,7 @@ def read_file(path: str | Path) -> str:
             or it is not UTF-8 (positioned at the first byte that is not, whose offset the
             message gives).
     """
-    from sqlstream.source import Source
+    from sqlstream.diagnostics.source_text import Source
 
     try:
         data = Path(path).read_bytes()
@@ -190,7 +190,7 @@ def check_plan(text: str, variables: Mapping[str, object] | None = None, path: s
 
     Never raises for problems in the text (no JVM, no pyspark import).
     """
-    from sqlstream.errors import CompileError
+    from sqlstream.diagnostics.errors import CompileError
 
     try:
         plan = compile(text, variables, path).plan

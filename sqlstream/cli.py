@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 import sqlstream
-from sqlstream.errors import SqlStreamError
+from sqlstream.diagnostics.errors import SqlStreamError
 
 
 def _parse_pairs(ctx, param, values) -> dict[str, str]:
@@ -167,7 +167,7 @@ def _redacted_output(source):
     and by the Spark JVM started in the block, which inherits them for good (its log
     lines, uncaught exceptions, console sink rows; PySpark's own loggers) — passes through
     a pipe whose reader replaces the pipeline's secrets with ``***``
-    (:meth:`~sqlstream.source.Source.redact`) before it reaches the terminal. Nothing to do
+    (:meth:`~sqlstream.diagnostics.source_text.Source.redact`) before it reaches the terminal. Nothing to do
     when the pipeline has no secret. A line is held until its ``\\n`` or ``\\r`` (so a
     secret cannot be split between two writes), at most 64 KiB."""
     if not source.secrets:
@@ -218,8 +218,8 @@ def _physical_plans(plan) -> list[str]:
     SQL planned — nothing is started. Spark's notices go to stderr."""
     import io
 
-    from sqlstream.binder import define_relations
-    from sqlstream.runtime import create_session
+    from sqlstream.runtime.binder import define_relations
+    from sqlstream.runtime.spark_session import create_session
 
     def say(line: str) -> None:
         click.echo(plan.source.redact(line), err=True)
@@ -256,7 +256,7 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
     operators and their state keys, watermarks, sources and sink with options (secrets
     as ***). No JVM unless --physical.
     """
-    from sqlstream.explain_plan import describe, render
+    from sqlstream.lowering.explain import describe, render
 
     plan = sqlstream.compile_file(file, variables).plan
     described = describe(plan)
@@ -291,7 +291,7 @@ def _duration(ctx, param, value) -> float | None:
 def _exec_renderer(log_format: str, plan, say):
     """The progress renderer of ``exec``: JSON lines; a live table when stderr is a terminal
     (and no console sink writes to a terminal on stdout); plain lines otherwise."""
-    from sqlstream.progress import ProgressRenderer
+    from sqlstream.runtime.progress import ProgressRenderer
 
     if log_format == "json":
         return ProgressRenderer(say, "json")
@@ -349,7 +349,7 @@ def state(file: str, query: str | None, variables: dict[str, str], state_dir: st
     partial aggregates). Read-only (Spark's state data source); works while the pipeline
     is stopped.
     """
-    from sqlstream import state_reader
+    from sqlstream.runtime import state_reader
 
     plan = sqlstream.compile_file(file, variables, state_dir).plan
     queries = state_reader.select(plan, query)
@@ -398,8 +398,8 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     Spark's reason when a query fails (the others are stopped), or when a query changed in
     a way Spark does not allow on its checkpoint (nothing is started).
     """
-    from sqlstream.events import Notice
-    from sqlstream.runner import StopSignals
+    from sqlstream.runtime.events import Notice
+    from sqlstream.runtime.runner import StopSignals
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan

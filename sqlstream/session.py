@@ -9,8 +9,8 @@ listeners and the state directory — and the CLI is a thin layer over it::
         pipeline = session.compile_file("examples/flights/hourly_delays.ssql")
         session.run(pipeline, available_now=True)
 
-Queries are started and followed by :mod:`sqlstream.runner` (Spark's
-``StreamingQueryListener`` → :mod:`sqlstream.events`).
+Queries are started and followed by :mod:`sqlstream.runtime.runner` (Spark's
+``StreamingQueryListener`` → :mod:`sqlstream.runtime.events`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from sqlstream import api, runner
-from sqlstream import plan as p
+from sqlstream import api
+
+from sqlstream.runtime import runner
+from sqlstream.ir import plan as p
 from sqlstream.api import Pipeline
-from sqlstream.errors import SqlStreamError
-from sqlstream.events import Event, ListenerLike, Notice, QueryTerminated, deliver
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.runtime.events import Event, ListenerLike, Notice, QueryTerminated, deliver
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -47,7 +49,7 @@ class Session:
             Overview*).
         conf: Spark configuration for the session, ``{key: value}`` strings; ignored when
             ``spark`` is given.
-        listeners: receive every event (:mod:`sqlstream.events`): callables or objects with
+        listeners: receive every event (:mod:`sqlstream.runtime.events`): callables or objects with
             ``on_event(event)``.
         state_dir: root of default checkpoint locations for :meth:`compile` /
             :meth:`compile_file` (overrides ``SET 'sqlstream.state_dir'``).
@@ -105,9 +107,9 @@ class Session:
     def spark_for(self, plan: p.Plan) -> SparkSession:
         """The SparkSession to run ``plan`` in: the given one, or one got or created with
         ``runtime.create_session`` (each default it applies is reported as a
-        :class:`~sqlstream.events.Notice`)."""
+        :class:`~sqlstream.runtime.events.Notice`)."""
         if self.spark is None:
-            from sqlstream.runtime import create_session
+            from sqlstream.runtime.spark_session import create_session
 
             self.spark, self._created = create_session(
                 plan, self.master, self.conf,
@@ -124,17 +126,17 @@ class Session:
         """Start every query of ``pipeline`` and return without waiting.
 
         Settings, views and queries are bound by ``binder.start`` (see
-        :func:`sqlstream.runner.start`). With listeners, a
+        :func:`sqlstream.runtime.runner.start`). With listeners, a
         daemon thread of sqlstream delivers the events of these queries (from
-        :class:`~sqlstream.events.QueryStarted` to :class:`~sqlstream.events.QueryTerminated`
-        and, for a failure, :class:`~sqlstream.events.QueryFailed`) and removes the Spark
+        :class:`~sqlstream.runtime.events.QueryStarted` to :class:`~sqlstream.runtime.events.QueryTerminated`
+        and, for a failure, :class:`~sqlstream.runtime.events.QueryFailed`) and removes the Spark
         listener when all have terminated. A failing query does not stop the others.
 
         Args:
             pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
             available_now: run every query with ``trigger(availableNow=True)``.
             allow_incompatible_restart: start despite changes Spark does not allow on a
-                query's checkpoint (each reported as a :class:`~sqlstream.events.Notice`),
+                query's checkpoint (each reported as a :class:`~sqlstream.runtime.events.Notice`),
                 and record the new state signatures (``exec --allow-incompatible-restart``).
 
         Returns:
@@ -145,7 +147,7 @@ class Session:
                 (``SS501``), positioned at the statement; queries already started are
                 stopped first.
             IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not
-                allow between restarts on its checkpoint (:mod:`sqlstream.restarts`);
+                allow between restarts on its checkpoint (:mod:`sqlstream.runtime.restarts`);
                 nothing was started.
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
@@ -156,16 +158,16 @@ class Session:
             timeout: float | None = None, allow_incompatible_restart: bool = False,
             ) -> list[QueryTerminated]:
         """Start every query of ``pipeline`` in this session's SparkSession, wait until all
-        have terminated, and return — :func:`sqlstream.runner.run`, with this session's
+        have terminated, and return — :func:`sqlstream.runtime.runner.run`, with this session's
         listeners (called on the calling thread).
 
         Args:
             pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
             available_now, timeout, allow_incompatible_restart: as for
-                :func:`sqlstream.runner.run` (``timeout`` in seconds).
+                :func:`sqlstream.runtime.runner.run` (``timeout`` in seconds).
 
         Returns:
-            The :class:`~sqlstream.events.QueryTerminated` event of every query, in file order.
+            The :class:`~sqlstream.runtime.events.QueryTerminated` event of every query, in file order.
 
         Raises:
             QueryFailedError: a query failed (``SS501``, at its statement); the others are

@@ -52,8 +52,8 @@ def settings_kept(spark, pipeline):
     """A pipeline's ``SET``s apply to the shared session (``spark.conf.set``): while the
     block runs they stay, afterwards what was there before is put back (unset when it was
     unset), so the next test runs with the fixture's settings. Static settings are never
-    set on a running session (``sqlstream.settings.is_static``): nothing to put back."""
-    from sqlstream.settings import is_static
+    set on a running session (``sqlstream.planning.settings.is_static``): nothing to put back."""
+    from sqlstream.planning.settings import is_static
 
     keys = {k for k, _ in pipeline.plan.settings
             if not k.lower().startswith("sqlstream.") and not is_static(k)}

@@ -26,7 +26,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 import sqlstream
-from sqlstream.errors import SqlStreamError
+from sqlstream.diagnostics.errors import SqlStreamError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CORPUS = tuple(sorted(p.read_text(encoding="utf-8") for d in ("check", "translate", "errors")

@@ -66,7 +66,7 @@ def _artifact(jar: str) -> str:
 
 def spark_jars(folder: Path = SPARK_JARS) -> list[str]:
     """Spark's Kafka and Avro packages as local jars for ``spark.jars``: the artifacts
-    ``exec`` adds to ``spark.jars.packages`` (version: :func:`sqlstream.packages.package_version`),
+    ``exec`` adds to ``spark.jars.packages`` (version: :func:`sqlstream.lowering.packages.package_version`),
     resolved with Maven (``tests/kafka/spark-pom.xml``) into ``folder`` once, without the
     jars pyspark already ships (Scala, Hadoop client, compression codecs), as Spark's own
     package resolution leaves them out.
@@ -75,7 +75,7 @@ def spark_jars(folder: Path = SPARK_JARS) -> list[str]:
         RuntimeError: ``mvn`` is missing or failed.
     """
     if not (folder.is_dir() and any(folder.glob("spark-sql-kafka-*.jar"))):
-        from sqlstream.packages import package_version
+        from sqlstream.lowering.packages import package_version
 
         version, _ = package_version()
         if shutil.which("mvn") is None:

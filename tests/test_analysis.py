@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp, parse_one
 
-from sqlstream.analysis import _grouping_keys, grouping_key, is_aggregate
+from sqlstream.analysis.facts import _grouping_keys, grouping_key, is_aggregate
 
 
 def _select(sql: str) -> exp.Select:

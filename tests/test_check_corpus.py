@@ -1,5 +1,5 @@
-"""The check corpus: every streaming rule of :mod:`sqlstream.checks` and every schema finding
-of :mod:`sqlstream.schema` against Spark itself.
+"""The check corpus: every streaming rule of :mod:`sqlstream.analysis.checks` and every schema finding
+of :mod:`sqlstream.analysis.schema` against Spark itself.
 
 ``tests/fixtures/check/NNN_name.ssql`` are small complete pipelines. Each starts with::
 
@@ -38,9 +38,9 @@ from pathlib import Path
 import pytest
 
 import sqlstream
-from sqlstream.codes import CODES
-from sqlstream.schema import UNKNOWN, spark_type
-from sqlstream.errors import OptionError, QueryFailedError
+from sqlstream.diagnostics.codes import CODES
+from sqlstream.analysis.schema import UNKNOWN, spark_type
+from sqlstream.diagnostics.errors import OptionError, QueryFailedError
 from tests.conftest import FIXTURES, settings_kept
 
 CORPUS = FIXTURES / "check"
@@ -209,7 +209,7 @@ def _progressed(spark, query) -> bool:
 def _run(spark, pipeline, seconds: float = 6.0, at_least: float = 1.5) -> Outcome:
     from pyspark.errors import StreamingQueryException
 
-    from sqlstream.binder import spark_message
+    from sqlstream.runtime.binder import spark_message
 
     wall_clock = _wall_clock(pipeline)
     try:
@@ -245,8 +245,8 @@ def _run(spark, pipeline, seconds: float = 6.0, at_least: float = 1.5) -> Outcom
 
 def _batch(spark, pipeline):
     """The program's (only) query as a batch query over the same files: what the SQL means."""
-    from sqlstream import plan as p
-    from sqlstream.binder import bind_relation
+    from sqlstream.ir import plan as p
+    from sqlstream.runtime.binder import bind_relation
 
     for relation in pipeline.plan.relations:
         if isinstance(relation, p.SourceRelation) and not relation.bounded:
@@ -400,9 +400,9 @@ def _static_columns_agree(spark, pipeline) -> None:
 
     Compared with ``df.schema`` of every relation and query of a started pipeline (its
     temporary views are registered). Spark's type names are read with the same
-    :func:`~sqlstream.schema.spark_type` as declared types.
+    :func:`~sqlstream.analysis.schema.spark_type` as declared types.
     """
-    from sqlstream import plan as p
+    from sqlstream.ir import plan as p
 
     steps = [(r.name, r.columns, lambda r=r: spark.table(r.name)) for r in pipeline.plan.relations
              if isinstance(r, (p.SourceRelation, p.SqlView, p.Deduplicate))]

@@ -129,7 +129,7 @@ def test_unreachable_cluster_and_conflicting_options_are_reported(tmp_path):
 
 
 BATCHES = '''
-from sqlstream.calls import Step
+from sqlstream.ir.calls import Step
 from sqlstream.connectors.base import Connector
 
 
@@ -146,8 +146,8 @@ class Batches(Connector):
 
 def test_spark_connect_refuses_foreach_batch_and_notes_console(tmp_path, monkeypatch):
     import sqlstream.connectors as connectors
-    from sqlstream.errors import SqlStreamError
-    from sqlstream.runtime import refuse_on_connect
+    from sqlstream.diagnostics.errors import SqlStreamError
+    from sqlstream.runtime.spark_session import refuse_on_connect
 
     (tmp_path / "batches.py").write_text(BATCHES, encoding="utf-8")
     monkeypatch.setattr(connectors, "__path__", [*connectors.__path__, str(tmp_path)])

@@ -1,4 +1,4 @@
-"""The findings registry (:mod:`sqlstream.codes`): every code used is registered, every code
+"""The findings registry (:mod:`sqlstream.diagnostics.codes`): every code used is registered, every code
 registered is used, the README's table is generated from it; and an unexpected exception
 is a bug the CLI reports as one, never an empty list of findings."""
 
@@ -10,11 +10,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-import sqlstream.schema
-from sqlstream import codes
+import sqlstream.analysis.schema
+from sqlstream.diagnostics import codes
 from sqlstream.cli import main
-from sqlstream.codes import CODES, Code, code, markdown_table, replace_table
-from sqlstream.errors import OptionError, SqlStreamError
+from sqlstream.diagnostics.codes import CODES, Code, code, markdown_table, replace_table
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError
 from tests.conftest import FIXTURES, ROOT
 
 PACKAGE = ROOT / "sqlstream"
@@ -41,7 +41,7 @@ def test_readme_table_is_generated_from_the_registry():
 
 def test_every_code_used_in_the_package_is_registered():
     unknown = {name: files for name, files in _package_codes(_MENTION).items() if name not in CODES}
-    assert not unknown, f"register these codes in sqlstream/codes.py: {unknown}"
+    assert not unknown, f"register these codes in sqlstream/diagnostics/codes.py: {unknown}"
 
 
 def test_every_registered_code_is_used():
@@ -54,14 +54,14 @@ def test_codes_in_tests_and_docs_are_registered():
     texts += [p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "check").glob("*.ssql"))]
     texts += [p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "errors").glob("*.out"))]
     unknown = {name for text in texts for name in _MENTION.findall(text)} - set(CODES)
-    assert not unknown, f"not registered in sqlstream/codes.py: {sorted(unknown)}"
+    assert not unknown, f"not registered in sqlstream/diagnostics/codes.py: {sorted(unknown)}"
 
 
 def test_rule_findings_take_their_severity_from_the_registry():
     """A streaming rule states its code only; the severity is the registry's."""
-    from sqlstream.checks import Finding
+    from sqlstream.analysis.checks import Finding
 
-    text = (PACKAGE / "checks.py").read_text(encoding="utf-8")
+    text = (PACKAGE / "analysis" / "checks.py").read_text(encoding="utf-8")
     assert not re.findall(r'Finding\(\s*"SS\d{3}",\s*"(?:error|warning)"', text)
     assert Finding("SS350", "m", "h").severity == "warning"
     assert Finding("SS301", "m", "h").severity == "error"
@@ -133,7 +133,7 @@ def _broken(*args, **kwargs):
 
 def test_unexpected_exception_in_schema_reaches_the_cli(monkeypatch):
     """Before, ``query_schema`` swallowed any exception and reported no findings."""
-    monkeypatch.setattr(sqlstream.schema, "check_types", _broken)
+    monkeypatch.setattr(sqlstream.analysis.schema, "check_types", _broken)
     example = str(ROOT / "examples" / "flights" / "hourly_delays.ssql")
     result = CliRunner().invoke(main, ["check", example])
     assert result.exit_code == 1

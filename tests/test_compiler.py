@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from sqlstream import ast, plan
-from sqlstream.compiler import CompiledQuery
-from sqlstream.dialect import parse_query, to_spark_sql
-from sqlstream.errors import SqlStreamError
-from sqlstream.parser import parse
-from sqlstream.planner import Planner
+from sqlstream.frontend import ast
+
+from sqlstream.ir import plan
+from sqlstream.planning.compiler import CompiledQuery
+from sqlstream.sql.parsing import parse_query, to_spark_sql
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend.parser import parse
+from sqlstream.planning.planner import Planner
 from tests.conftest import ROOT
 from tests.test_check_corpus import CHECK_VARIABLES, PROGRAMS
 

@@ -1,4 +1,4 @@
-"""CSV columns bound by name (LANGUAGE.md §2.2, sqlstream/csv_header.py).
+"""CSV columns bound by name (LANGUAGE.md §2.2, sqlstream/connectors/formats/csv_header.py).
 
 Without Spark: what the compiler reads from the header, the schema and projection it
 plans, the findings (SS242 a declared column not in the header, SS243 a header-less file
@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream.csv_header import Header, bind, first_record
-from sqlstream.errors import SqlStreamError
+from sqlstream.connectors.formats.csv_header import Header, bind, first_record
+from sqlstream.diagnostics.errors import SqlStreamError
 from tests.conftest import ROOT
 
 DATA = ROOT / "examples" / "flights" / "data" / "flights"

@@ -1,4 +1,4 @@
-"""Deduplication (LANGUAGE.md §3.3): which queries :mod:`sqlstream.dedup` recognises, how the
+"""Deduplication (LANGUAGE.md §3.3): which queries :mod:`sqlstream.analysis.dedup` recognises, how the
 compiler splits them (input view, ``Deduplicate`` step, the query over it), what ``check``
 judges and what it refuses. No JVM: the Spark side is the check corpus (075–081, 204–215)
 and ``tests/test_dedup_spark.py``."""
@@ -9,11 +9,11 @@ import pytest
 from sqlglot import exp
 
 import sqlstream
-from sqlstream import plan as p
-from sqlstream.dedup import REFUSED, find_deduplication
-from sqlstream.dialect import parse_query, to_spark_sql
-from sqlstream.analysis import RelationInfo
-from sqlstream.rewrite import rewrite
+from sqlstream.ir import plan as p
+from sqlstream.analysis.dedup import REFUSED, find_deduplication
+from sqlstream.sql.parsing import parse_query, to_spark_sql
+from sqlstream.analysis.facts import RelationInfo
+from sqlstream.sql.rewrite import rewrite
 
 HEAD = """CREATE STREAM s (k STRING, v STRING, ts TIMESTAMP) WITH (connector = 'files', path = 's', format = 'json');
 CREATE STREAM w (k STRING, v STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)

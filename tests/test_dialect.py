@@ -1,4 +1,4 @@
-"""Unit tests for :mod:`sqlstream.dialect` (no Spark).
+"""Unit tests for :mod:`sqlstream.sql.dialect` (no Spark).
 
 The round-trip queries below were also run on Spark 4.1, original against regenerated
 text, on batch views (same rows, same column names) and on streaming views (analysis).
@@ -10,17 +10,11 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from sqlstream.dialect import (
-    SqlStream,
-    Watermark,
-    WindowTVF,
-    node_offsets,
-    parse_expression,
-    parse_query,
-    to_spark_sql,
-    watermark_of,
+from sqlstream.sql.dialect import SqlStream, Watermark, WindowTVF
+from sqlstream.sql.parsing import (
+    node_offsets, parse_expression, parse_query, to_spark_sql, watermark_of,
 )
-from sqlstream.errors import SqlSyntaxError
+from sqlstream.diagnostics.errors import SqlSyntaxError
 from tests.conftest import PROGRAMS, program_variables
 
 
@@ -357,9 +351,9 @@ def test_find_all_equals_sqlglots_over_every_query():
     """sqlstream's fast ``find_all`` yields what sqlglot's ``Expression.find_all`` yields, in
     the same order, for every query body of the tests and examples and the node types the
     compiler looks for (leaves included)."""
-    from sqlstream.errors import SqlStreamError
-    from sqlstream.expressions import find_all
-    from sqlstream.parser import parse
+    from sqlstream.diagnostics.errors import SqlStreamError
+    from sqlstream.sql.expressions import find_all
+    from sqlstream.frontend.parser import parse
 
     kinds = [(exp.Expr,), (exp.Table,), (exp.Column,), (exp.Identifier,), (exp.Literal, exp.Select),
              (exp.Join, exp.Subquery), (exp.Boolean,), (exp.Var, exp.Null), (exp.AggFunc,), (WindowTVF,)]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from sqlstream.errors import QueryFailedError
-from sqlstream.events import (
+from sqlstream.diagnostics.errors import QueryFailedError
+from sqlstream.runtime.events import (
     BatchProgress, EventTime, JsonLinesRenderer, Listener, Notice, QueryFailed, QueryStarted,
     QueryTerminated, SinkProgress, Stopping, TextRenderer, deliver,
 )
-from sqlstream.source import Source, Span
+from sqlstream.diagnostics.source_text import Source, Span
 
 SPAN = Span(40, 60, 3, 1, "p.ssql")
 IDS = {"name": "hourly", "id": "q-1", "run_id": "r-1"}

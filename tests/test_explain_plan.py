@@ -122,8 +122,8 @@ def test_physical_plan_of_the_example(runner, spark):
 
 
 def test_trigger_of_every_kind():
-    from sqlstream.explain_plan import trigger_of
-    from sqlstream.plan import Trigger
+    from sqlstream.lowering.explain import trigger_of
+    from sqlstream.ir.plan import Trigger
 
     assert trigger_of(None)["call"] is None
     every = trigger_of(Trigger("processing_time", "1 minute"))

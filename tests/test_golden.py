@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 import sqlstream
-from sqlstream.errors import SqlStreamError
+from sqlstream.diagnostics.errors import SqlStreamError
 from tests.conftest import FIXTURES, check_golden
 
 VARIABLES = {"dir": "/data", "threshold": 15}

@@ -1,5 +1,5 @@
 """The Kafka connector without a JVM: translations (golden files), what ``check`` knows,
-and the Spark package rule (:mod:`sqlstream.packages`).
+and the Spark package rule (:mod:`sqlstream.lowering.packages`).
 
 ``tests/fixtures/kafka/NAME.ssql`` is translated and compared with ``NAME.out``
 (``SQLSTREAM_UPDATE_GOLDEN=1`` rewrites them); the compile errors are golden files in
@@ -13,7 +13,7 @@ import json
 import pytest
 
 import sqlstream
-from sqlstream import packages
+from sqlstream.lowering import packages
 from sqlstream.connectors.kafka import KAFKA_COLUMNS
 from tests.conftest import FIXTURES, check_golden
 

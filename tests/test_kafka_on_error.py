@@ -1,5 +1,5 @@
 """Malformed Kafka values (``on_error`` on a Kafka source, LANGUAGE.md §2.2;
-``sqlstream/malformed.py`` with ``Kafka.payload`` in ``sqlstream/connectors/kafka.py``).
+``sqlstream/planning/malformed.py`` with ``Kafka.payload`` in ``sqlstream/connectors/kafka.py``).
 
 Without Spark: the compiled calls and the option rules. On Spark and a real broker
 (``tests/kafka_broker.py``): two days of real flights produced as JSON values into a topic of
@@ -26,8 +26,8 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream.events import BatchProgress
-from sqlstream.progress import batch_line
+from sqlstream.runtime.events import BatchProgress
+from sqlstream.runtime.progress import batch_line
 from tests.conftest import FIXTURES, ROOT
 from tests.test_on_error import failure_of
 
@@ -167,7 +167,7 @@ def test_fail_is_failfast_and_avro_drop_decodes_permissively():
 def test_null_record_is_the_avro_encoding_of_a_record_of_nulls():
     from fastavro import parse_schema, schemaless_writer
 
-    from sqlstream.avro import null_record
+    from sqlstream.connectors.formats.avro import null_record
 
     schema = {"type": "record", "name": "r", "fields": [
         {"name": "a", "type": ["null", "string"]}, {"name": "b", "type": ["int", "null"]},

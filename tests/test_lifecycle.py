@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.runner import StopSignals, empty_available_now
-from sqlstream.runtime import JvmStderr
+from sqlstream.runtime.runner import StopSignals, empty_available_now
+from sqlstream.runtime.spark_session import JvmStderr
 from tests.conftest import FIXTURES
 
 RATE = "CREATE STREAM ticks WITH (connector = '{connector}', {option} = 5);\n" \
@@ -66,7 +66,7 @@ def test_rate_with_emit_once_is_a_positioned_warning():
 
 
 def test_jvm_stderr_drops_start_up_noise_and_the_ivy_report():
-    """:class:`sqlstream.runtime.JvmStderr` over the stderr of a real ``spark-submit`` that
+    """:class:`sqlstream.runtime.spark_session.JvmStderr` over the stderr of a real ``spark-submit`` that
     resolved ``spark.jars.packages`` (recorded from ``sqlstream exec`` with pyspark 4.1,
     home and venv paths shortened: tests/fixtures/jvm/ivy_resolved.txt) passes none of it
     on; once the JVM started, its own lines (a stack trace too) pass. The failed

@@ -1,4 +1,4 @@
-"""Malformed records (``on_error``, LANGUAGE.md §2.2; ``sqlstream/malformed.py``).
+"""Malformed records (``on_error``, LANGUAGE.md §2.2; ``sqlstream/planning/malformed.py``).
 
 Without Spark: the option rules (SS250–SS255), positioned. On Spark: three days of real
 flights with crafted bad CSV lines mixed in, and JSON lines of a fourth day with bad
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import sqlstream
-from sqlstream.events import BatchProgress
+from sqlstream.runtime.events import BatchProgress
 from tests.conftest import ROOT
 
 DAYS = sorted((ROOT / "examples" / "flights" / "data" / "flights").glob("*.csv"))[:4]
@@ -223,7 +223,7 @@ def test_fail_by_default_names_the_file(spark, tmp_path):
 def test_decoding_reads_the_columns_of_the_schema_in_file_order():
     """The decoding parses a line into the columns of the read's schema (with header
     binding, every header column in file order), not only the declared ones."""
-    from sqlstream.malformed import schema_columns
+    from sqlstream.planning.malformed import schema_columns
 
     assert schema_columns("`a` INT, `b c` DECIMAL(10, 2), `x``y` STRUCT<p: INT, q: MAP<STRING, INT>>") \
         == (("a", "INT"), ("b c", "DECIMAL(10, 2)"), ("x`y", "STRUCT<p: INT, q: MAP<STRING, INT>>"))

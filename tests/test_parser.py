@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sqlstream import ast
-from sqlstream.errors import ParseError, SemanticError
-from sqlstream.parser import parse
+from sqlstream.frontend import ast
+from sqlstream.diagnostics.errors import ParseError, SemanticError
+from sqlstream.frontend.parser import parse
 from tests.conftest import PROGRAMS, program_variables
 
 STREAM = """
@@ -156,12 +156,12 @@ def test_punctuation_is_what_lark_drops():
     terminal is both dropped (written as a literal) and kept (used by name)."""
     from lark import Lark
 
-    from sqlstream import parser
+    from sqlstream.frontend import grammar
 
-    plain = Lark(parser._grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+    plain = Lark(grammar.grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False)
     dropped = {s.name for r in plain.rules for s in r.expansion if s.is_term and s.filter_out}
     named = {s.name for r in plain.rules for s in r.expansion if s.is_term and not s.filter_out}
-    assert dropped == parser._punctuation() and not dropped & named
+    assert dropped == grammar.punctuation() and not dropped & named
 
 
 def test_spans_equal_lark_positions_over_every_program():
@@ -173,11 +173,11 @@ def test_spans_equal_lark_positions_over_every_program():
     from lark import Lark, Token
     from lark.exceptions import UnexpectedInput
 
-    from sqlstream import parser
-    from sqlstream.source import Source
-    from sqlstream.variables import substitute
+    from sqlstream.frontend import builder, grammar
+    from sqlstream.diagnostics.source_text import Source
+    from sqlstream.frontend.variables import substitute
 
-    positioned = Lark(parser._grammar_text(), parser="lalr", lexer="contextual",
+    positioned = Lark(grammar.grammar_text(), parser="lalr", lexer="contextual",
                       propagate_positions=True, maybe_placeholders=False)
     compared = 0
     for path in PROGRAMS:
@@ -188,7 +188,7 @@ def test_spans_equal_lark_positions_over_every_program():
             expected = positioned.parse(text)
         except UnexpectedInput:  # a syntax-error fixture
             continue
-        pairs = [(expected, parser._lark().parse(text))]
+        pairs = [(expected, grammar.lark_parser().parse(text))]
         while pairs:
             old, new = pairs.pop()
             if isinstance(old, Token):
@@ -196,9 +196,9 @@ def test_spans_equal_lark_positions_over_every_program():
                 continue
             assert old.data == new.data, path
             if old.data != "start":
-                assert (old.meta.start_pos, old.meta.end_pos) == parser._Builder.offsets(new), (path, old)
+                assert (old.meta.start_pos, old.meta.end_pos) == builder.TreeBuilder.offsets(new), (path, old)
                 compared += 1
-            kept = parser._kept(new)
+            kept = grammar.kept_children(new)
             assert len(old.children) == len(kept), (path, old)
             pairs += zip(old.children, kept)
     assert len(PROGRAMS) > 300 and compared > 5000

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream.errors import QueryFailedError
+from sqlstream.diagnostics.errors import QueryFailedError
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.spark

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import sqlstream
-from sqlstream import plan as p
+from sqlstream.ir import plan as p
 from sqlstream.cli import main
 from sqlstream.connectors import CONNECTORS, resolve_options
 from tests.conftest import FIXTURES, ROOT
@@ -67,7 +67,7 @@ def _printed_calls(text: str) -> list[str]:
 def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case):
     from pyspark.sql import functions
 
-    from sqlstream import binder
+    from sqlstream.runtime import binder
 
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
     pipeline = _compile_in(tmp_path, case)
@@ -93,7 +93,7 @@ def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.stem)
 def test_binder_makes_the_printed_calls_without_spark(monkeypatch, case):
     """The same comparison with a stand-in session (no JVM): fast, and for every golden."""
-    from sqlstream import binder
+    from sqlstream.runtime import binder
 
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
     pipeline = sqlstream.compile(case.read_text(encoding="utf-8"), {"dir": "/data", "threshold": 15},
@@ -165,8 +165,8 @@ def test_translate_text_is_the_default(tmp_path):
 
 
 def _resolve(text_options: dict[str, str], role: str):
-    from sqlstream import ast
-    from sqlstream.source import Source
+    from sqlstream.frontend import ast
+    from sqlstream.diagnostics.source_text import Source
 
     source = Source("x")
     span = source.span(0, 1)

@@ -1,4 +1,4 @@
-"""Live progress (sqlstream/progress.py) on the events of real Spark runs.
+"""Live progress (sqlstream/runtime/progress.py) on the events of real Spark runs.
 
 One run in the shared session reads five files of flights, one per micro-batch: two days,
 then three files of rows of the first day again — late rows, older than the watermark,
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 import sqlstream
-from sqlstream.events import BatchProgress, QueryIdle, QueryStarted, QueryTerminated
-from sqlstream.progress import COLUMNS, ProgressRenderer, Tracker, show_time
+from sqlstream.runtime.events import BatchProgress, QueryIdle, QueryStarted, QueryTerminated
+from sqlstream.runtime.progress import COLUMNS, ProgressRenderer, Tracker, show_time
 
 FLIGHTS = Path(__file__).resolve().parent.parent / "examples" / "flights" / "data" / "flights"
 HEADER = ("year,month,day,dep_time,sched_dep_time,dep_delay,arr_delay,carrier,flight,tailnum,"

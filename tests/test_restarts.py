@@ -1,4 +1,4 @@
-"""Restart safety (``sqlstream.restarts``): the state signature recorded in a checkpoint and
+"""Restart safety (``sqlstream.runtime.restarts``): the state signature recorded in a checkpoint and
 the changes Spark's guide does not allow between restarts (*Recovery Semantics after
 Changes in a Streaming Query*).
 
@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream import restarts
-from sqlstream.errors import IncompatibleRestartError
+from sqlstream.runtime import restarts
+from sqlstream.diagnostics.errors import IncompatibleRestartError
 from tests.conftest import ROOT
 
 DAYS = sorted((ROOT / "examples" / "flights" / "data" / "flights").glob("*.csv"))

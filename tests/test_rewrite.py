@@ -1,9 +1,9 @@
-"""Golden tests for :mod:`sqlstream.rewrite` (no Spark).
+"""Golden tests for :mod:`sqlstream.sql.rewrite` (no Spark).
 
 Each ``tests/fixtures/rewrite/*.sql`` holds a query, a line ``-- expected:`` and the expected
 output: the Spark SQL of the rewrite, or ``ERROR <code> [start:end] '<text>': <message>``
 (offsets within the query text, end exclusive). Every rewrite shape was run on Spark 4.1
-(see the docstring of :mod:`sqlstream.rewrite`); these tests pin the generated text.
+(see the docstring of :mod:`sqlstream.sql.rewrite`); these tests pin the generated text.
 
 Regenerate after an intended change, then review the diff like code::
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from sqlglot import exp
 
-from sqlstream.dialect import parse_query, to_spark_sql
-from sqlstream.errors import SemanticError, SqlSyntaxError
-from sqlstream.rewrite import REWRITES, relation_names, rewrite
+from sqlstream.sql.parsing import parse_query, to_spark_sql
+from sqlstream.diagnostics.errors import SemanticError, SqlSyntaxError
+from sqlstream.sql.rewrite import REWRITES, relation_names, rewrite
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rewrite"
 MARKER = "-- expected:"
@@ -94,7 +94,7 @@ def test_no_tvf_leaves_query_unchanged() -> None:
 
 
 def test_no_window_tvf_nodes_survive() -> None:
-    from sqlstream.dialect import WindowTVF
+    from sqlstream.sql.dialect import WindowTVF
 
     for path in _cases():
         query = path.read_text().partition(f"\n{MARKER}\n")[0]

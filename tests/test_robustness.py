@@ -1,7 +1,7 @@
 """No input crashes or hangs the compiler (issue 12, items 1–3).
 
 * Deep nesting: parentheses, subqueries, nested types, chained CTEs and views, long
-  ``AND`` chains compile, or past :mod:`sqlstream.limits` give a positioned ``SS103`` —
+  ``AND`` chains compile, or past :mod:`sqlstream.frontend.limits` give a positioned ``SS103`` —
   never Python's ``RecursionError``; through the API and the CLI.
 * Encodings: a byte-order mark is accepted; a file that is not UTF-8 is ``SS002`` at the
   first bad byte, with its byte offset.
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.limits import MAX_NESTING, MAX_SUBQUERY_NESTING
+from sqlstream.frontend.limits import MAX_NESTING, MAX_SUBQUERY_NESTING
 from tests.fuzzing import assert_file_robust, assert_robust, byte_mutants, mutants, programs
 
 HEAD = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
@@ -62,7 +62,7 @@ def test_the_compile_thread_restores_the_interpreters_limits():
     import gc
     import sys
 
-    from sqlstream.limits import RECURSION_LIMIT, run_deep
+    from sqlstream.frontend.limits import RECURSION_LIMIT, run_deep
 
     before = sys.getrecursionlimit(), gc.get_threshold()
     during = run_deep(lambda: (sys.getrecursionlimit(), gc.get_threshold()))

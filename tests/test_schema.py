@@ -1,7 +1,7 @@
-"""Tests of :mod:`sqlstream.schema`: static output schemas and findings (no Spark).
+"""Tests of :mod:`sqlstream.analysis.schema`: static output schemas and findings (no Spark).
 
 The expected names and types below were produced by Spark 4.1.4 itself: each query was run
-(after :func:`sqlstream.rewrite.rewrite`, as the planner does) over temporary views with
+(after :func:`sqlstream.sql.rewrite.rewrite`, as the planner does) over temporary views with
 the schemas of :data:`CATALOG`, and ``df.schema`` compared with :func:`query_schema`;
 ``UNKNOWN`` marks what sqlstream deliberately does not type. To re-verify after a Spark
 or sqlglot upgrade, run each query on Spark and compare (``tools/gen_spark_functions.py``
@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from sqlstream.dialect import parse_query, to_spark_sql
-from sqlstream.rewrite import rewrite
-from sqlstream.errors import SemanticError, SqlSyntaxError, UnknownNameError
-from sqlstream.schema import UNKNOWN, expression_type, known_functions, query_schema
+from sqlstream.sql.parsing import parse_query, to_spark_sql
+from sqlstream.sql.rewrite import rewrite
+from sqlstream.diagnostics.errors import SemanticError, SqlSyntaxError, UnknownNameError
+from sqlstream.analysis.schema import UNKNOWN, expression_type, known_functions, query_schema
 
 CATALOG = {
     "flights": (("carrier", "STRING"), ("origin", "STRING"), ("dep_delay", "DOUBLE"),

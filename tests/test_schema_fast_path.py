@@ -1,6 +1,6 @@
-"""The plain path of :mod:`sqlstream.schema` (``_qualify_plain``: columns qualified here,
+"""The plain path of :mod:`sqlstream.analysis.schema` (``_qualify_plain``: columns qualified here,
 without sqlglot's ``qualify``) gives exactly what the full path gives — for computed
-columns (:func:`~sqlstream.schema.expression_type`) and for queries: the same types and
+columns (:func:`~sqlstream.analysis.schema.expression_type`) and for queries: the same types and
 the same findings at the same offsets; anything outside its reach takes the full path.
 """
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sqlstream import schema as S
+from sqlstream.analysis import schema as S
 from sqlstream.api import check_plan
-from sqlstream.dialect import parse_expression
+from sqlstream.sql.parsing import parse_expression
 from tests.conftest import PROGRAMS, ROOT, program_variables
 
 ROW = (("a", "INT"), ("b", "STRING"), ("ts", "TIMESTAMP"), ("d", "DECIMAL(10, 2)"),
@@ -85,7 +85,7 @@ def _outcome(path: Path):
 def test_plain_queries_get_what_qualify_gives(monkeypatch):
     """Every program of the tests and examples (the check corpus included) compiles to the
     same findings, query SQL, columns and output modes with and without the plain-query
-    path of :func:`sqlstream.schema._analyze`, and that path is taken many times."""
+    path of :func:`sqlstream.analysis.schema._analyze`, and that path is taken many times."""
     taken = []
     plain = S._qualify_plain
 

@@ -27,8 +27,8 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.events import JsonLinesRenderer, TextRenderer
-from sqlstream.explain import _secret_literal
+from sqlstream.runtime.events import JsonLinesRenderer, TextRenderer
+from sqlstream.lowering.printer import _secret_literal
 from tests.conftest import ROOT
 
 SP = "Hunter2 Sw0rdfish"  # in paths: a space (Hadoop writes %20)

@@ -12,11 +12,11 @@ import threading
 import pytest
 
 import sqlstream
-from sqlstream.events import (
+from sqlstream.runtime.events import (
     BatchProgress, JsonLinesRenderer, Notice, QueryFailed, QueryStarted, QueryTerminated,
     Stopping, TextRenderer,
 )
-from sqlstream.errors import QueryFailedError
+from sqlstream.diagnostics.errors import QueryFailedError
 from tests.conftest import settings_kept
 from tests.test_pipelines import FLIGHT_COLUMNS, _days
 
@@ -223,9 +223,9 @@ def test_static_settings_are_not_set_on_a_running_session(spark):
     reported as not applied instead of failing."""
     from pyspark.errors import PySparkException
 
-    from sqlstream.binder import run_block
-    from sqlstream.program import lower
-    from sqlstream.runtime import create_session
+    from sqlstream.runtime.binder import run_block
+    from sqlstream.lowering.lower import lower
+    from sqlstream.runtime.spark_session import create_session
 
     with pytest.raises(PySparkException, match="CANNOT_MODIFY_CONFIG"):
         spark.conf.set("spark.driver.memory", "3g")

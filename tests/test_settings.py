@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 import sqlstream
-from sqlstream import settings
-from sqlstream.errors import SqlStreamError
-from sqlstream.explain_plan import describe, render
+from sqlstream.planning import settings
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.lowering.explain import describe, render
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STREAMS = """
@@ -115,7 +115,7 @@ def test_state_store_of_settings():
 
 
 def test_a_changed_watermark_policy_is_an_allowed_restart_change_spark_ignores():
-    from sqlstream import restarts
+    from sqlstream.runtime import restarts
 
     (query,) = sqlstream.compile(STREAMS).plan.queries
     spark = {"state_store_provider": ROCKSDB, "shuffle_partitions": "2"}

@@ -37,6 +37,6 @@ def test_check_refuses_the_compiled_sqlglot_build_once(tmp_path):
 
 
 def test_the_python_build_passes_the_probe():
-    from sqlstream.dialect import check_sqlglot_build
+    from sqlstream.sql.parsing import check_sqlglot_build
 
     check_sqlglot_build()  # raises SS003 under sqlglotc

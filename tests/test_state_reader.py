@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import sqlstream
-from sqlstream import state_reader
+from sqlstream.runtime import state_reader
 from sqlstream.cli import main
-from sqlstream.errors import SqlStreamError
+from sqlstream.diagnostics.errors import SqlStreamError
 from tests.test_flights_example import DAYS, EXAMPLE, _copy_days, _run
 
 STATELESS = """

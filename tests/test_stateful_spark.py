@@ -28,7 +28,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import sqlstream
-from sqlstream import settings
+from sqlstream.planning import settings
 from tests.conftest import ROOT, settings_kept
 
 pytestmark = pytest.mark.spark

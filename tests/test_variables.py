@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sqlstream.errors import VariableError
-from sqlstream.source import Source
-from sqlstream.variables import substitute
+from sqlstream.diagnostics.errors import VariableError
+from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend.variables import substitute
 
 
 def test_substitutes_in_code_and_strings_but_not_comments():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Print the README's "Finding codes" table, generated from :mod:`sqlstream.codes`, or
+"""Print the README's "Finding codes" table, generated from :mod:`sqlstream.diagnostics.codes`, or
 rewrite it in place; with codes, print what each means::
 
     .venv/bin/python tools/gen_codes_table.py                     # print the table
@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sqlstream.codes import CODES, markdown_table, replace_table
+from sqlstream.diagnostics.codes import CODES, markdown_table, replace_table
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,21 +14,20 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from sqlstream import ast
+from sqlstream.frontend import ast
 from sqlstream.connectors.base import (
     ALL_MODES, COMPILER_OPTIONS, DURABLE, Connector, ResolvedOptions, snake_case, split_options,
 )
 from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA
-from sqlstream.errors import OptionError, did_you_mean
-from sqlstream.source import Source
+from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.diagnostics.source_text import Source
 
 __all__ = [
     "ALL_MODES", "COMPILER_OPTIONS", "CONNECTORS", "DURABLE", "FILE_FORMATS", "FILE_METADATA",
-    "NOT_YET", "Connector", "ConnectorSpec", "ResolvedOptions", "connector", "resolve_options",
+    "Connector", "ResolvedOptions", "connector", "resolve_options",
     "snake_case",
 ]
 
-ConnectorSpec = Connector  # the name the planner and checks knew it by
 
 
 
@@ -40,6 +39,8 @@ def _discover() -> dict[str, Connector]:
     """
     found: dict[str, Connector] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.ispkg:  # formats/: what connectors decode, no connector of its own
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Connector) and value is not Connector \
@@ -51,7 +52,6 @@ def _discover() -> dict[str, Connector]:
 
 
 CONNECTORS: dict[str, Connector] = _discover()
-NOT_YET: dict[str, str] = {}  # connector name -> why it is refused (none today)
 
 
 def connector(name: str) -> Connector:
@@ -91,9 +91,6 @@ def resolve_options(
             hint=f"add WITH (connector = '…'); connectors: {', '.join(sorted(CONNECTORS))}",
         )
     name = given.text.lower()
-    if name in NOT_YET:
-        raise OptionError(NOT_YET[name], given.value_span, source,
-                          hint=f"available connectors: {', '.join(sorted(CONNECTORS))}")
     spec = CONNECTORS.get(name)
     if spec is None:
         raise OptionError(

@@ -12,7 +12,7 @@ common path:
   (the format and path of a read or a write), :meth:`Connector.declared` and
   :meth:`Connector.bind_columns` (what a declared source reads: ``kafka``'s fixed or Avro
   columns, ``files``' CSV columns bound to the header by name);
-* lowering to binding calls (:mod:`sqlstream.calls`): :meth:`Connector.read_steps` (after
+* lowering to binding calls (:mod:`sqlstream.ir.calls`): :meth:`Connector.read_steps` (after
   ``spark.readStream`` / ``spark.read``), :meth:`Connector.format_steps` and
   :meth:`Connector.start_step` (the ``writeStream`` ends). The sequence around them —
   projection, watermark, temporary view; output mode, trigger, options, checkpoint,
@@ -35,11 +35,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlstream import ast
-from sqlstream import plan as p
-from sqlstream.calls import Chain, Step
-from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
-from sqlstream.source import Source
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.diagnostics.source_text import Source
 
 # Options read by the compiler, never passed to Spark as they are.
 COMPILER_OPTIONS = {
@@ -49,7 +49,7 @@ COMPILER_OPTIONS = {
 ALL_MODES = frozenset({"append", "update", "complete"})
 DURABLE = "durable"
 
-# The column holding a record's payload decoded into its declared types (sqlstream.malformed).
+# The column holding a record's payload decoded into its declared types (sqlstream.planning.malformed).
 DECODED = "__sqlstream_t"
 
 SPARK_KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13"  # Spark's external modules
@@ -104,12 +104,12 @@ class Connector:
         spark_packages: the Spark packages (``group:artifact``, no version; Maven Central)
             it needs beyond pyspark's own jars, and ``format_packages`` those a value
             ``format`` needs (``kafka``: ``spark-sql-kafka``, and ``spark-avro`` for Avro;
-            :mod:`sqlstream.packages` adds the version).
+            :mod:`sqlstream.lowering.packages` adds the version).
         empty_available_now: as a source under ``trigger(availableNow=True)`` (``EMIT …
             ONCE``) it yields no rows on a new checkpoint (``rate``: no AvailableNow
             support of its own; warning ``SS360``).
         line_formats: the ``format`` values whose records are lines of text that
-            :mod:`sqlstream.malformed` reads and decodes itself under ``on_error = 'drop'``
+            :mod:`sqlstream.planning.malformed` reads and decodes itself under ``on_error = 'drop'``
             or ``'dead_letter'`` (``files``: csv and json); records of a
             :meth:`payload` are decoded there too.
     """
@@ -259,10 +259,10 @@ class Connector:
         return relation.schema or None
 
     def payload(self, relation: p.SourceRelation) -> Payload | None:
-        """How ``on_error = 'drop'`` / ``'dead_letter'`` (:mod:`sqlstream.malformed`) finds
+        """How ``on_error = 'drop'`` / ``'dead_letter'`` (:mod:`sqlstream.planning.malformed`) finds
         the payload of each record this connector reads: ``kafka``'s ``value`` decoded as
         JSON, CSV or Avro. Base: ``None`` (``files`` sources are read by
-        :mod:`sqlstream.malformed` itself, one text line per record; other connectors
+        :mod:`sqlstream.planning.malformed` itself, one text line per record; other connectors
         carry typed records and cannot be malformed)."""
         return None
 
@@ -272,7 +272,7 @@ class Connector:
         (``record``: their SQL, :attr:`Payload.record`): the ``selectExpr`` items and
         ``(name, type)`` columns of a dead letter, given its ``fields`` ``(name, type,
         SQL)`` (reason, source, position, time). Base: ``None``, a row of those columns
-        beside ``raw`` (:mod:`sqlstream.malformed`)."""
+        beside ``raw`` (:mod:`sqlstream.planning.malformed`)."""
         return None
 
     def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
@@ -321,7 +321,7 @@ class Connector:
                 .option(k, v)… [.partitionBy(…)] [.option('checkpointLocation', dir)]
                 .queryName(name) <start_step>)
 
-        ``trigger`` is the lowered trigger (:func:`sqlstream.program.trigger_step`).
+        ``trigger`` is the lowered trigger (:func:`sqlstream.lowering.lower.trigger_step`).
         Spark guide: *Starting Streaming Queries*, *Output Modes*, *Triggers*.
         """
         sink = query.sink
@@ -341,7 +341,7 @@ class Connector:
 
 @dataclass(frozen=True)
 class Payload:
-    """The payload of a connector's records as :mod:`sqlstream.malformed` decodes it
+    """The payload of a connector's records as :mod:`sqlstream.planning.malformed` decodes it
     (:meth:`Connector.payload`), all as Spark SQL over the columns Spark's reader gives.
 
     Attributes:

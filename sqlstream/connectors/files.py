@@ -4,7 +4,7 @@ As a source, Spark's file source (``readStream.format(format)…load(path)``) re
 files of the folder in order of modification time; as a sink, the file sink
 (``writeStream.format(format)…start(path)``) writes append-only, exactly once, with its
 log under the checkpoint. A ``CREATE TABLE`` reads the files once (``spark.read``).
-Declared CSV columns are bound to the files' header by name (:mod:`sqlstream.csv_header`).
+Declared CSV columns are bound to the files' header by name (:mod:`sqlstream.connectors.formats.csv_header`).
 
 Sources: Spark guide *Input Sources* (File source) and *Output Sinks* (File sink); the
 CSV/JSON/Parquet/ORC/Text "Data Source Option" pages; ``_metadata`` (*File metadata
@@ -13,13 +13,13 @@ column*).
 
 from __future__ import annotations
 
-from sqlstream import ast
-from sqlstream import plan as p
-from sqlstream.calls import Chain, Step
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath
-from sqlstream.csv_header import declared_columns
-from sqlstream.errors import OptionError, did_you_mean
-from sqlstream.source import Source
+from sqlstream.connectors.formats.csv_header import declared_columns
+from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.diagnostics.source_text import Source
 
 FILE_SOURCE_OPTIONS = (
     "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "fileNameOnly", "maxFileAge",
@@ -132,7 +132,7 @@ class Files(Connector):
     def bind_columns(self, resolved: ResolvedOptions, columns: list[ast.ColumnDef],
                      path: str | None, report: Report):
         """CSV: the declared columns bound to the files' header by name
-        (:func:`sqlstream.csv_header.declared_columns`, ``SS242`` / ``SS243``); other
+        (:func:`sqlstream.connectors.formats.csv_header.declared_columns`, ``SS242`` / ``SS243``); other
         formats read the declared columns as declared."""
         if resolved.get("format").lower() == "csv":
             return declared_columns(columns, path, resolved.spark, report)

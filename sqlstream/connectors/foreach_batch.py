@@ -15,7 +15,7 @@ a missing module (``SS220``) or a signature that cannot take two positional argu
 The module is imported as Python imports it (``sys.path``); the pipeline file's folder is
 appended to ``sys.path`` first, so a module beside the `.ssql` file is found. Python
 workers that a function's UDFs start use the same interpreter (``PYSPARK_PYTHON``,
-:mod:`sqlstream.runtime`).
+:mod:`sqlstream.runtime.spark_session`).
 
 Sources: Spark guide *Output Sinks* (Foreach and ForeachBatch); PySpark
 ``DataStreamWriter.foreachBatch``; Python ``importlib.import_module``,
@@ -29,12 +29,12 @@ import inspect
 import os
 import sys
 
-from sqlstream import ast
-from sqlstream import plan as p
-from sqlstream.calls import Chain, Step
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
-from sqlstream.errors import OptionError
-from sqlstream.source import Source
+from sqlstream.diagnostics.errors import OptionError
+from sqlstream.diagnostics.source_text import Source
 
 
 def split_function(text: str) -> tuple[str, tuple[str, ...]] | None:

@@ -1,7 +1,7 @@
 """``connector = 'kafka'``: Apache Kafka topics as a stream (or table) and as a sink.
 
 Source: Spark's Kafka source (``readStream.format('kafka')``, package
-``spark-sql-kafka-0-10``; see :mod:`sqlstream.packages`) reads records with the fixed
+``spark-sql-kafka-0-10``; see :mod:`sqlstream.lowering.packages`) reads records with the fixed
 columns ``key``, ``value`` (binary), ``topic``, ``partition``, ``offset``, ``timestamp``,
 ``timestampType`` (and ``headers`` with ``includeHeaders``). The declared columns are decoded
 from ``value`` by ``format``:
@@ -15,7 +15,7 @@ from ``value`` by ``format``:
   ``BINARY`` or, if declared so, ``STRING``.
 
 Decoding fails the query on a record that does not parse (``mode`` ``FAILFAST``; with
-``on_error = 'drop'`` / ``'dead_letter'``, :mod:`sqlstream.malformed` decodes through
+``on_error = 'drop'`` / ``'dead_letter'``, :mod:`sqlstream.planning.malformed` decodes through
 :meth:`Kafka.payload`): a value is never silently NULLs. ``METADATA FROM 'key'`` (``topic``,
 ``partition``, ``offset``, ``timestamp``, ``timestampType``, ``headers``) exposes Kafka's
 columns beside the decoded ones, through a struct ``__kafka`` the decoding keeps.
@@ -43,15 +43,15 @@ import copy
 import json
 from dataclasses import replace
 
-from sqlstream import ast
-from sqlstream import plan as p
-from sqlstream.avro import avro_columns, load_schema, null_record
-from sqlstream.calls import Chain, Step
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.connectors.formats.avro import avro_columns, load_schema, null_record
+from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import (
     DECODED, SPARK_AVRO, SPARK_KAFKA, Connector, Payload, ResolvedOptions, ResolvePath,
 )
-from sqlstream.errors import OptionError, SqlStreamError, did_you_mean
-from sqlstream.literals import quote_identifier as _quote, string_literal as sql_string
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.frontend.literals import quote_identifier as _quote, string_literal as sql_string
 
 KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
                  ("partition", "INT"), ("offset", "BIGINT"), ("timestamp", "TIMESTAMP"),
@@ -78,7 +78,7 @@ LATEST = ("with starting_offsets = 'latest' (Spark's default) each query of a ne
 
 class KafkaError(SqlStreamError):
     """A Kafka option or sink column that cannot work (SS210, SS212; an Avro schema that
-    cannot be read is :mod:`sqlstream.avro`'s SS211)."""
+    cannot be read is :mod:`sqlstream.connectors.formats.avro`'s SS211)."""
 
     code = "SS210"
 
@@ -168,7 +168,7 @@ class Kafka(Connector):
                 ``SS211`` an Avro schema that cannot be read or is not a record, a declared
                 column that is not one of its fields or has another type.
         """
-        from sqlstream.schema import spark_type
+        from sqlstream.analysis.spark_types import spark_type
 
         physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
         fmt = (resolved.get("format") or ("json" if physical else "raw")).lower()
@@ -299,14 +299,14 @@ class Kafka(Connector):
         return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
 
     def payload(self, relation: p.SourceRelation) -> Payload | None:
-        """``value`` as :mod:`sqlstream.malformed` decodes it (``on_error``): ``json`` /
+        """``value`` as :mod:`sqlstream.planning.malformed` decodes it (``on_error``): ``json`` /
         ``csv``: the text ``CAST(value AS STRING)``, so kept in a dead letter; ``avro``: the
         bytes, by ``from_avro(value, schema, map('mode', 'PERMISSIVE'))``, kept as base64.
         Kafka's columns are kept beside it (``__kafka``); a dead letter's position is
         ``topic``, ``partition``, ``offset`` (as in Kafka Connect's dead-letter headers).
         ``None`` for ``raw``. Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls
         for bytes it cannot decode (Spark 4.1), as for a record of nulls, told apart by its
-        bytes (:func:`~sqlstream.avro.null_record`); Spark ignores bytes after a record."""
+        bytes (:func:`~sqlstream.connectors.formats.avro.null_record`); Spark ignores bytes after a record."""
         settings = dict(relation.settings)
         if (fmt := settings.get("format", "raw")) == "raw":
             return None

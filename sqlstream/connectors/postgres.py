@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlstream import ast
-from sqlstream import plan as p
-from sqlstream.calls import Step
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Step
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.foreach_batch import function_chain
-from sqlstream.errors import OptionError, did_you_mean
-from sqlstream.literals import quote_identifier
-from sqlstream.source import Source
+from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.frontend.literals import quote_identifier
+from sqlstream.diagnostics.source_text import Source
 
 PROGRESS_TABLE = "sqlstream_batches"
 MODES = ("append", "upsert")

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import os
 
-from sqlstream import plan as p
-from sqlstream.calls import Step
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Step
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 
 DEFAULT_WAREHOUSE = ".sqlstream/warehouse"

@@ -1,0 +1,12 @@
+"""Analysis: what a rewritten query means on Spark, found statically (no JVM).
+
+Enters: a rewritten sqlglot tree (:mod:`sqlstream.sql`) and the schemas of the relations it
+reads.
+Leaves: the query's output schema and column types (:mod:`~sqlstream.analysis.schema`,
+:mod:`~sqlstream.analysis.spark_types`), its facts — streaming or not, stateful operators
+and their keys, watermarks, deduplication, output mode
+(:mod:`~sqlstream.analysis.facts`, :mod:`~sqlstream.analysis.operators`,
+:mod:`~sqlstream.analysis.dedup`) — its state signature
+(:mod:`~sqlstream.analysis.state_signature`), and the findings of Spark's streaming rules
+(:mod:`~sqlstream.analysis.checks`).
+"""

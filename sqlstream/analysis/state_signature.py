@@ -1,0 +1,144 @@
+"""State signatures (:class:`~sqlstream.ir.plan.StateSignature`): what a streaming query keeps
+in Spark's state store, and what it reads and writes.
+
+A restart on an existing checkpoint location is safe only if the state signature is
+compatible with the one the checkpoint was written with (Spark guide, *Recovery Semantics
+after Changes in a Streaming Query*): the stateful operators (aggregations with their
+grouping keys and aggregate functions, deduplications with their keys, stream-stream joins
+with their type and keys), the watermarks, the output mode, the sources and the sink.
+:func:`state_signature` computes it from the rewritten query tree (the tree the checks
+judged and the SQL that runs was printed from) and the trees of the views it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlglot import exp
+
+from sqlstream.sql.expressions import find_all
+from sqlstream.ir import plan
+from sqlstream.analysis.facts import CteMap, RelationInfo, grouping_key, is_aggregate, reads_stream
+from sqlstream.sql.dialect import Watermark as WatermarkClause
+from sqlstream.sql.parsing import to_spark_sql
+from sqlstream.analysis.operators import conjuncts, join_kind
+from sqlstream.analysis.spark_types import aggregate_call
+
+
+def _sql(nodes) -> tuple[str, ...]:
+    return tuple(to_spark_sql(node) for node in nodes)
+
+
+def _join_keys(join: exp.Join) -> tuple[str, ...]:
+    using = join.args.get("using") or []
+    if using:
+        return tuple(f"USING {u.name}" for u in using)
+    return tuple(sorted(to_spark_sql(c) for c in conjuncts(join.args.get("on"))
+                        if isinstance(c, (exp.EQ, exp.NullSafeEQ))))
+
+
+def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
+                 relation: str | None = None) -> tuple[plan.StatefulOperator, ...]:
+    """The stateful operators in one rewritten query tree.
+
+    Args:
+        tree: a query after :func:`sqlstream.sql.rewrite.rewrite`.
+        infos: lower-case relation name → what is known of it (streaming or not).
+        relation: the view the tree defines, or ``None`` for a query.
+
+    Returns:
+        Aggregations and ``SELECT DISTINCT`` on streaming data, and joins of two streams,
+        in the order of the tree (outermost first).
+    """
+    ctes = CteMap(tree)
+
+    def streaming(node: exp.Expression) -> bool:
+        return reads_stream(node, infos, ctes)
+
+    found = []
+    for select in find_all(tree, exp.Select):
+        if not streaming(select):
+            continue
+        if is_aggregate(select):
+            group = select.args.get("group")
+            aggregates = dict.fromkeys(
+                to_spark_sql(node) for item in select.expressions for node in find_all(item, exp.Expr)
+                if aggregate_call(node) and not node.find_ancestor(exp.Window))
+            keys = [grouping_key(select, key) for key in group.expressions] if group else ()
+            found.append(plan.StatefulOperator("aggregation", _sql(keys) if group else (),
+                                               tuple(aggregates), relation=relation))
+        elif select.args.get("distinct") is not None:
+            found.append(plan.StatefulOperator("distinct", _sql(select.expressions), relation=relation))
+        source = select.args.get("from_")
+        left_streaming = source is not None and streaming(source)
+        for join in select.args.get("joins") or ():
+            if left_streaming and streaming(join.this):
+                found.append(plan.StatefulOperator("stream_stream_join", _join_keys(join),
+                                                   join_type=join_kind(join), relation=relation))
+    return tuple(found)
+
+
+def watermarks_of(tree: exp.Expression, relation: str | None) -> tuple[plan.WatermarkDef, ...]:
+    """The ``WATERMARK`` clauses of one query tree."""
+    return tuple(
+        plan.WatermarkDef(relation or "", clause.this.alias_or_name.lower(),
+                          to_spark_sql(clause.expression))
+        for clause in find_all(tree, WatermarkClause))
+
+
+def source_identity(source: plan.SourceRelation) -> plan.SourceIdentity:
+    """The identity of a source read (connector and path or table)."""
+    return plan.SourceIdentity(source.name.lower(), source.connector, source.path)
+
+
+def sink_identity(sink: plan.Sink) -> tuple[str, str | None, str | None]:
+    """``(connector, format, path or table)`` of a sink."""
+    return sink.connector, sink.format, sink.path
+
+
+def deduplications_of(steps, relation: str | None, columns) -> list[plan.StatefulOperator]:
+    """The :class:`~sqlstream.ir.plan.Deduplicate` steps among ``steps``: ``deduplicate`` or
+    ``deduplicate_within_watermark`` with their keys (every column of the input, from
+    ``columns``: relation name → ``(name, type)`` pairs, when the keys are all columns)."""
+    found = []
+    for step in steps:
+        if isinstance(step, plan.Deduplicate):
+            keys = step.keys or tuple(c for c, _ in columns.get(step.input.lower()) or ())
+            kind = "deduplicate_within_watermark" if step.within_watermark else "deduplicate"
+            found.append(plan.StatefulOperator(kind, keys, relation=relation))
+    return found
+
+
+def state_signature(tree: exp.Expression, reads, mode: str, sink: plan.Sink,
+                    infos: Mapping[str, RelationInfo], steps=()) -> plan.StateSignature:
+    """The state signature of a query.
+
+    Args:
+        tree: the query's rewritten tree (the one its SQL is printed from).
+        reads: the catalog relations it reads, views' relations included
+            (:meth:`sqlstream.planning.catalog.Catalog.closure`): each has ``name``, ``source``
+            (a :class:`~sqlstream.ir.plan.SourceRelation` or ``None``) and ``query`` (a
+            compiled view or ``None``).
+        mode: its output mode; ``sink`` where it writes.
+        infos: lower-case relation name → what is known of it (streaming or not).
+        steps: the query's own plan steps (its deduplications).
+
+    Returns:
+        The :class:`~sqlstream.ir.plan.StateSignature`.
+    """
+    columns = {r.name.lower(): r.columns for r in reads}
+    operators = deduplications_of(steps, None, columns) + list(operators_of(tree, infos))
+    watermarks = list(watermarks_of(tree, None))
+    sources = []
+    for relation in reads:
+        if relation.query is not None and relation.query.tree is not None:
+            operators += deduplications_of(relation.query.steps, relation.name.lower(), columns)
+            operators += operators_of(relation.query.tree, infos, relation.name.lower())
+            watermarks += watermarks_of(relation.query.tree, relation.name.lower())
+        if relation.source is not None and not relation.source.bounded:
+            sources.append(source_identity(relation.source))
+            if relation.source.watermark is not None:
+                w = relation.source.watermark
+                watermarks.append(plan.WatermarkDef(relation.name.lower(), w.column.lower(), w.delay))
+    return plan.StateSignature(tuple(sources), tuple(operators), tuple(watermarks), mode,
+                               sink_identity(sink))

@@ -1,0 +1,232 @@
+"""The AST of a `.ssql` file: frozen dataclasses, each with the :class:`Span` it came from.
+
+The parser (:mod:`sqlstream.frontend.parser`) builds these from the Lark tree; nothing after it
+sees Lark. Query bodies and column expressions stay Spark SQL text (:class:`SqlText`),
+parsed later by sqlglot; their offsets map back to the original file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlstream.diagnostics.source_text import Span
+from sqlstream.frontend.variables import SourceMap
+
+
+@dataclass(frozen=True)
+class SqlText:
+    """A piece of Spark SQL inside the file (a query body or a scalar expression).
+
+    Attributes:
+        text: the SQL after variable substitution.
+        start: offset of ``text[0]`` in the substituted file text.
+        span: the original-file span of the whole piece.
+        source_map: maps offsets inside ``text`` back to the original file.
+    """
+
+    text: str
+    start: int
+    span: Span
+    source_map: SourceMap = field(repr=False, compare=False)
+
+    def locate(self, start: int, end: int | None = None) -> Span:
+        """Return the original-file :class:`Span` of ``text[start:end]`` (offsets in ``text``)."""
+        end = start + 1 if end is None else end
+        return self.source_map.span(self.start + start, self.start + end)
+
+
+@dataclass(frozen=True)
+class Name:
+    """An identifier as written (backticks removed) and where it was written."""
+
+    value: str
+    span: Span
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Option:
+    """``key = value`` in a ``WITH (…)`` list or a ``SET`` statement.
+
+    Attributes:
+        key: the key as written (dotted keys joined with ``.``, quotes removed).
+        value: a ``str`` for strings and bare words, ``bool`` for ``true``/``false``,
+            ``int``/``float`` for numbers.
+        span: the whole ``key = value``; ``key_span`` and ``value_span`` the two sides.
+    """
+
+    key: str
+    value: str | bool | int | float
+    span: Span
+    key_span: Span
+    value_span: Span
+
+    @property
+    def text(self) -> str:
+        """The value as Spark receives it in ``.option(key, value)``: ``true``, ``1``, …"""
+        if isinstance(self.value, bool):
+            return "true" if self.value else "false"
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    """A physical column: ``name TYPE`` (type normalised to Spark SQL, e.g. ``STRING``)."""
+
+    name: Name
+    type: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class ComputedColumn:
+    """``name AS expr``: evaluated on every row (Flink's computed column)."""
+
+    name: Name
+    expression: SqlText
+    span: Span
+
+
+@dataclass(frozen=True)
+class MetadataColumn:
+    """``name TYPE METADATA [FROM 'key']``: what the connector knows besides the payload.
+
+    ``key`` is ``None`` when omitted (the column's name is the key).
+    """
+
+    name: Name
+    type: str
+    key: str | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class WatermarkDef:
+    """``WATERMARK FOR column AS expression`` (only ``column - INTERVAL …`` is valid)."""
+
+    column: Name
+    expression: SqlText
+    span: Span
+
+
+Column = ColumnDef | ComputedColumn | MetadataColumn
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When micro-batches run (LANGUAGE.md §3.5).
+
+    Attributes:
+        kind: ``processing_time``, ``available_now`` or ``continuous``.
+        interval: a Spark duration string such as ``"10 seconds"`` (``processing_time``
+            and ``continuous``), else ``None``; ``continuous`` without ``EVERY`` is ``"1 second"``.
+    """
+
+    kind: str
+    interval: str | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Emit:
+    """The ``EMIT`` clause.
+
+    Attributes:
+        output_mode: ``append``, ``update``, ``complete`` or ``None`` (to be inferred).
+        trigger: the trigger, or ``None`` for Spark's default (next batch when the last ends).
+    """
+
+    output_mode: str | None
+    trigger: Trigger | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class SetStatement:
+    """``SET 'key' = 'value'``."""
+
+    option: Option
+    span: Span
+
+
+@dataclass(frozen=True)
+class CreateStream:
+    """``CREATE STREAM`` — an unbounded source, or (with ``query``) a derived stream.
+
+    ``query``/``emit`` are set for ``CREATE STREAM name WITH (…) AS SELECT …``, which starts
+    a query into the sink described by ``options`` and also names the query's result.
+    """
+
+    name: Name
+    columns: tuple[Column, ...]
+    watermark: WatermarkDef | None
+    options: tuple[Option, ...]
+    if_not_exists: bool
+    query: SqlText | None
+    emit: Emit | None
+    span: Span
+    has_schema: bool = True
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    """``CREATE TABLE`` — a bounded relation read once with ``spark.read``."""
+
+    name: Name
+    columns: tuple[Column, ...]
+    options: tuple[Option, ...]
+    if_not_exists: bool
+    span: Span
+    has_schema: bool = True
+
+
+@dataclass(frozen=True)
+class CreateView:
+    """``CREATE VIEW name AS query`` — a derived relation; starts no query."""
+
+    name: Name
+    query: SqlText
+    span: Span
+
+
+@dataclass(frozen=True)
+class CreateSink:
+    """``CREATE SINK name WITH (…) [AS query [EMIT …]]``."""
+
+    name: Name
+    options: tuple[Option, ...]
+    query: SqlText | None
+    emit: Emit | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Insert:
+    """``INSERT INTO sink query [EMIT …]`` — one streaming query."""
+
+    sink: Name
+    query: SqlText
+    emit: Emit | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Select:
+    """A bare top-level query: an ad-hoc query printed to the console sink."""
+
+    query: SqlText
+    emit: Emit | None
+    span: Span
+
+
+Statement = SetStatement | CreateStream | CreateTable | CreateView | CreateSink | Insert | Select
+
+
+@dataclass(frozen=True)
+class Script:
+    """A parsed `.ssql` file: its statements in order and the map back to the source."""
+
+    statements: tuple[Statement, ...]
+    source_map: SourceMap = field(repr=False, compare=False)

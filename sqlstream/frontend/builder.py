@@ -1,0 +1,315 @@
+"""Lark tree → AST: :class:`TreeBuilder` turns the statement grammar's tree into the frozen
+nodes of :mod:`sqlstream.frontend.ast`, each with its :class:`~sqlstream.diagnostics.source_text.Span`
+(from its first and last token). Query bodies and column expressions are kept as
+:class:`~sqlstream.frontend.ast.SqlText` for sqlglot.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lark import Token, Tree
+
+from sqlstream.frontend import ast
+from sqlstream.diagnostics.errors import SemanticError, did_you_mean
+from sqlstream.frontend.grammar import first_token, kept_children, last_token
+from sqlstream.frontend.limits import MAX_NESTING, nesting_error
+from sqlstream.frontend.literals import duration_problem, quote_identifier
+from sqlstream.diagnostics.source_text import Span
+from sqlstream.frontend.variables import SourceMap
+
+# ---- types ---------------------------------------------------------------------------------
+
+_SIMPLE_TYPES = {
+    "STRING": "STRING", "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING",
+    "INT": "INT", "INTEGER": "INT", "BIGINT": "BIGINT", "LONG": "BIGINT",
+    "SMALLINT": "SMALLINT", "SHORT": "SMALLINT", "TINYINT": "TINYINT", "BYTE": "TINYINT",
+    "DOUBLE": "DOUBLE", "FLOAT": "FLOAT", "REAL": "FLOAT", "BOOLEAN": "BOOLEAN",
+    "BOOL": "BOOLEAN", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP",
+    "TIMESTAMP_NTZ": "TIMESTAMP_NTZ", "BINARY": "BINARY", "VARBINARY": "BINARY",
+    "BYTES": "BINARY", "DECIMAL": "DECIMAL", "DEC": "DECIMAL", "NUMERIC": "DECIMAL",
+    "VARIANT": "VARIANT",
+}
+_NESTED_TYPES = {"ARRAY": 1, "MAP": 2, "STRUCT": None}
+
+# ---- intervals -----------------------------------------------------------------------------
+
+_UNITS = {
+    "MICROSECOND": "microseconds", "MILLISECOND": "milliseconds", "SECOND": "seconds",
+    "MINUTE": "minutes", "HOUR": "hours", "DAY": "days", "WEEK": "weeks",
+}
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*\Z")
+
+
+def _unquote_string(raw: str) -> str:
+    quote = raw[0]
+    body = raw[1:-1]
+    body = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    return body.replace(quote * 2, quote)
+
+
+def _unquote_ident(raw: str) -> str:
+    return raw[1:-1].replace("``", "`") if raw.startswith("`") else raw
+
+
+class TreeBuilder:
+    """Turns Lark trees into AST nodes; positions mapped through the :class:`SourceMap`."""
+
+    def __init__(self, source_map: SourceMap) -> None:
+        self.source_map = source_map
+        self.source = source_map.source
+
+    # -- helpers
+    @staticmethod
+    def offsets(node: Tree | Token) -> tuple[int, int]:
+        """``(start, end)`` of ``node`` in the substituted text: its first token's start and
+        its last token's end (every rule of the grammar matches at least one token)."""
+        return first_token(node).start_pos, last_token(node).end_pos
+
+    def span(self, node: Tree | Token) -> Span:
+        return self.source_map.span(*self.offsets(node))
+
+    def sql(self, node: Tree) -> ast.SqlText:
+        start, end = self.offsets(node)
+        return ast.SqlText(self.source_map.text[start:end], start, self.span(node), self.source_map)
+
+    def error(self, cls, message: str, node, hint: str | None = None):
+        return cls(message, self.span(node), self.source, hint=hint)
+
+    def name(self, node: Tree) -> ast.Name:
+        token = node.children[0]
+        return ast.Name(_unquote_ident(str(token)), self.span(token))
+
+    @staticmethod
+    def find(node: Tree, data: str) -> Tree | None:
+        return next((c for c in node.children if isinstance(c, Tree) and c.data == data), None)
+
+    # -- statements
+    def statement(self, node: Tree):
+        return getattr(self, f"_{node.data}")(node)
+
+    def _set_stmt(self, node: Tree) -> ast.SetStatement:
+        return ast.SetStatement(self.option(node), self.span(node))
+
+    def _create_stream(self, node: Tree) -> ast.CreateStream:
+        columns, watermark = self.columns(self.find(node, "column_list"))
+        query, emit = self.as_query(self.find(node, "as_query"))
+        return ast.CreateStream(
+            name=self.name(self.find(node, "name")),
+            columns=columns,
+            watermark=watermark,
+            options=self.options(self.find(node, "with_clause")),
+            if_not_exists=self.find(node, "if_not_exists") is not None,
+            query=query,
+            emit=emit,
+            span=self.span(node),
+            has_schema=self.find(node, "column_list") is not None,
+        )
+
+    def _create_table(self, node: Tree) -> ast.CreateTable:
+        column_list = self.find(node, "column_list")
+        columns, watermark = self.columns(column_list)
+        if watermark is not None:
+            raise self.error(
+                SemanticError, "a TABLE is bounded and cannot have a WATERMARK", column_list,
+                hint="declare it with CREATE STREAM to read it as a stream",
+            )
+        return ast.CreateTable(
+            name=self.name(self.find(node, "name")),
+            columns=columns,
+            options=self.options(self.find(node, "with_clause")),
+            if_not_exists=self.find(node, "if_not_exists") is not None,
+            span=self.span(node),
+            has_schema=column_list is not None,
+        )
+
+    def _create_view(self, node: Tree) -> ast.CreateView:
+        return ast.CreateView(
+            self.name(self.find(node, "name")), self.sql(self.find(node, "query")), self.span(node)
+        )
+
+    def _create_sink(self, node: Tree) -> ast.CreateSink:
+        query, emit = self.as_query(self.find(node, "as_query"))
+        return ast.CreateSink(
+            name=self.name(self.find(node, "name")),
+            options=self.options(self.find(node, "with_clause")),
+            query=query,
+            emit=emit,
+            span=self.span(node),
+        )
+
+    def _insert_stmt(self, node: Tree) -> ast.Insert:
+        return ast.Insert(
+            self.name(self.find(node, "name")),
+            self.sql(self.find(node, "query")),
+            self.emit(self.find(node, "emit")),
+            self.span(node),
+        )
+
+    def _select_stmt(self, node: Tree) -> ast.Select:
+        return ast.Select(
+            self.sql(self.find(node, "query")), self.emit(self.find(node, "emit")), self.span(node)
+        )
+
+    def as_query(self, node: Tree | None) -> tuple[ast.SqlText | None, ast.Emit | None]:
+        if node is None:
+            return None, None
+        return self.sql(self.find(node, "query")), self.emit(self.find(node, "emit"))
+
+    # -- columns
+    def columns(self, node: Tree | None) -> tuple[tuple[ast.Column, ...], ast.WatermarkDef | None]:
+        if node is None:
+            return (), None
+        columns: list[ast.Column] = []
+        watermark = None
+        for child in node.children:
+            if not isinstance(child, Tree):
+                continue
+            parts = kept_children(child)
+            if child.data == "column_def":
+                columns.append(ast.ColumnDef(self.name(parts[0]), self.type(parts[1]), self.span(child)))
+            elif child.data == "metadata_column":
+                key = next((_unquote_string(str(t)) for t in child.children
+                            if isinstance(t, Token) and t.type == "STRING"), None)
+                columns.append(ast.MetadataColumn(
+                    self.name(parts[0]), self.type(parts[1]), key, self.span(child)
+                ))
+            elif child.data == "computed_column":
+                columns.append(ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child)))
+            elif child.data == "watermark_def":
+                if watermark is not None:
+                    raise self.error(SemanticError, "a stream has at most one WATERMARK", child,
+                                     hint="keep one WATERMARK FOR …; Spark keeps one per stream")
+                watermark = ast.WatermarkDef(self.name(parts[0]), self.sql(parts[1]), self.span(child))
+        return tuple(columns), watermark
+
+    def type(self, node: Tree, depth: int = 1) -> str:
+        if depth > MAX_NESTING and node.data == "nested_type":
+            raise nesting_error("types", self.span(node)).with_source(self.source)
+        type_name = node.children[0].children[0]
+        upper = str(type_name).upper()
+        args = kept_children(node)[1:]
+        if node.data == "nested_type":
+            if upper not in _NESTED_TYPES:
+                raise self.error(
+                    SemanticError, f"unknown nested type '{type_name}'"
+                    + did_you_mean(upper, _NESTED_TYPES), type_name,
+                    hint="nested types: ARRAY<T>, MAP<K, V>, STRUCT<name: T, …>",
+                )
+            if upper == "STRUCT":
+                fields = []
+                for arg in args:
+                    if arg.data != "field":
+                        raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
+                                         hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
+                    field_name, field_type = kept_children(arg)[:2]
+                    fields.append(f"{quote_identifier(self.name(field_name).value)}: "
+                                  f"{self.type(field_type, depth + 1)}")
+                return f"STRUCT<{', '.join(fields)}>"
+            if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
+                raise self.error(
+                    SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node,
+                    hint="for example ARRAY<STRING> or MAP<STRING, INT>",
+                )
+            return f"{upper}<{', '.join([self.type(a, depth + 1) for a in args])}>"
+        if upper not in _SIMPLE_TYPES:
+            raise self.error(
+                SemanticError, f"unknown type '{type_name}'"
+                + did_you_mean(upper, list(_SIMPLE_TYPES) + list(_NESTED_TYPES)), type_name,
+                hint="types: " + ", ".join(sorted(set(_SIMPLE_TYPES.values()))) + ", ARRAY<…>, MAP<…, …>, "
+                "STRUCT<name: TYPE, …>",
+            )
+        spark = _SIMPLE_TYPES[upper]
+        numbers = [str(a) for a in args if isinstance(a, Token)]
+        if spark == "DECIMAL" and numbers:
+            return f"DECIMAL({', '.join(numbers)})"
+        return spark
+
+    # -- options
+    def options(self, node: Tree | None) -> tuple[ast.Option, ...]:
+        if node is None:
+            return ()
+        seen: dict[str, ast.Option] = {}
+        for child in node.children:
+            if isinstance(child, Tree) and child.data == "option":
+                option = self.option(child)
+                if option.key.lower() in seen:
+                    raise SemanticError(
+                        f"option '{option.key}' is given twice", option.key_span, self.source,
+                        hint="remove one of the two",
+                    )
+                seen[option.key.lower()] = option
+        return tuple(seen.values())
+
+    def option(self, node: Tree) -> ast.Option:
+        key_node, value_node = kept_children(node)
+        key_tokens = kept_children(key_node)
+        if key_tokens[0].type == "STRING":
+            key = _unquote_string(str(key_tokens[0]))
+        else:
+            key = ".".join(str(t) for t in key_tokens)
+        token = value_node.children[0]
+        raw = str(token)
+        value: str | bool | int | float
+        if token.type == "STRING":
+            value = _unquote_string(raw)
+        elif token.type in ("NUMBER", "SIGNED_NUMBER"):
+            try:
+                value = int(raw)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = raw
+        elif raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        else:
+            value = raw
+        return ast.Option(key, value, self.span(node), self.span(key_node), self.span(value_node))
+
+    # -- EMIT
+    def emit(self, node: Tree | None) -> ast.Emit | None:
+        if node is None:
+            return None
+        mode = trigger = None
+        for child in node.children:
+            if not isinstance(child, Tree):
+                continue
+            if child.data in ("changes", "final", "on_window_close", "complete"):
+                mode = {"changes": "update", "complete": "complete"}.get(child.data, "append")
+            elif child.data == "every":
+                trigger = ast.Trigger("processing_time", self.interval(kept_children(child)[0]),
+                                      self.span(child))
+            elif child.data in ("once", "available_now"):
+                trigger = ast.Trigger("available_now", None, self.span(child))
+            elif child.data == "continuous":
+                every = kept_children(child)  # CONTINUOUS [EVERY interval]
+                interval = self.interval(every[0]) if every else "1 second"
+                trigger = ast.Trigger("continuous", interval, self.span(child))
+        return ast.Emit(mode, trigger, self.span(node))
+
+    def interval(self, node: Tree) -> str:
+        """``INTERVAL '10' SECONDS`` / ``INTERVAL 10 SECOND`` / ``INTERVAL '10 seconds'`` → ``10 seconds``."""
+        value_token, *rest = kept_children(node)
+        raw = _unquote_string(str(value_token)) if value_token.type == "STRING" else str(value_token)
+        unit = str(rest[0]) if rest else None
+        match = _DURATION.match(raw)
+        if match and unit is None:
+            amount, unit = match.group(1), match.group(2)
+        elif match and match.group(2) is None:
+            amount = match.group(1)
+        else:
+            amount = None
+        canonical = _UNITS.get((unit or "").upper().rstrip("S")) if unit else None
+        if amount is None or canonical is None:
+            raise self.error(
+                SemanticError, f"cannot read interval {self.source_map.text[slice(*self.offsets(node))]!r}",
+                node, hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1' MINUTE",
+            )
+        if float(amount) == 1:
+            canonical = canonical.rstrip("s")
+        problem = duration_problem(f"{amount} {canonical}", "trigger")
+        if problem:  # Spark: Trigger.ProcessingTime / Continuous refuse it
+            raise self.error(SemanticError, f"a trigger interval Spark refuses: {problem}", node,
+                             hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1.5' SECONDS")
+        return f"{amount} {canonical}"

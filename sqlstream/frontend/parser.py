@@ -1,0 +1,144 @@
+"""Parser: `.ssql` text → :class:`~sqlstream.frontend.ast.Script` (LANGUAGE.md §1, §2, §3.5).
+
+Stages: :func:`sqlstream.frontend.variables.substitute` replaces ``${…}``; the Lark LALR grammar
+(:mod:`sqlstream.frontend.grammar`) parses the statement envelope, every syntax error of the
+file reported at once; :class:`sqlstream.frontend.builder.TreeBuilder` turns the Lark tree into
+frozen AST nodes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping
+
+from lark import Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from sqlstream.frontend import ast
+from sqlstream.diagnostics.errors import CompileError, ParseError
+from sqlstream.frontend.builder import TreeBuilder
+from sqlstream.frontend.grammar import lark_parser
+from sqlstream.frontend.limits import NestingError, check_nesting
+from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend.variables import SourceMap, substitute
+
+def parse(
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ast.Script:
+    """Parse a `.ssql` file.
+
+    Args:
+        text: the file's text.
+        variables: values for ``${name}``.
+        path: the file's path, used only in messages.
+        environ: environment for ``${env:NAME}`` (default :data:`os.environ`).
+
+    Returns:
+        The :class:`~sqlstream.frontend.ast.Script`.
+
+    Raises:
+        VariableError: an undefined or malformed variable reference.
+        ParseError: text the statement grammar does not accept.
+        SemanticError: an unknown column type or a malformed interval.
+        NestingError: parentheses or nested types deeper than
+            :data:`~sqlstream.frontend.limits.MAX_NESTING` (``SS103``).
+    """
+    source_map = substitute(Source(text, path), variables, environ)
+    try:
+        check_nesting(source_map.text, source_map.span)
+    except NestingError as error:
+        raise error.with_source(source_map.source) from None
+    tree = _parse_reporting_all(source_map)
+    builder = TreeBuilder(source_map)
+    statements = tuple(builder.statement(child) for child in tree.children if type(child) is Tree)
+    return ast.Script(statements, source_map)
+
+
+# A string, quoted identifier or comment (skipped), or a statement-ending `;`.
+_STATEMENT_END = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|(;)", re.S)
+MAX_SYNTAX_ERRORS = 20
+
+
+def _parse_reporting_all(source_map: SourceMap) -> Tree:
+    """Parse; after a syntax error, blank out the text up to the end of the failing
+    statement and go on, so that one run reports the syntax errors of every statement (at
+    most ``MAX_SYNTAX_ERRORS``). Each new attempt starts where the last one failed (the
+    blanks are skipped as white space): time linear in the length of the text.
+
+    Raises:
+        ParseError: the only syntax error, or CompileError holding all of them.
+    """
+    text = source_map.text
+    errors: list[ParseError] = []
+    ends: list[int] | None = None
+    while True:
+        try:
+            tree = lark_parser().parse(text)
+            break
+        except UnexpectedInput as exc:
+            error = _syntax_error(exc, source_map)
+            errors.append(error)
+            position = getattr(exc, "pos_in_stream", None) or 0
+            if isinstance(exc, UnexpectedToken):
+                position = exc.token.start_pos if exc.token.type != "$END" else len(text)
+            if ends is None:
+                ends = [m.start(1) for m in _STATEMENT_END.finditer(source_map.text) if m.group(1)]
+            following = bisect.bisect_left(ends, position)
+            stop = ends[following] if following < len(ends) else len(text)
+            if len(errors) >= MAX_SYNTAX_ERRORS or stop >= len(text):
+                break
+            text = " " * stop + text[stop:]
+    if errors:
+        raise errors[0] if len(errors) == 1 else CompileError(list(errors))
+    return tree
+
+
+# ---- syntax errors -----------------------------------------------------------------------
+
+_TERMINAL_TEXT = {
+    "SEMICOLON": "';'", "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "EQUAL": "'='",
+    "LESSTHAN": "'<'", "MORETHAN": "'>'", "COLON": "':'", "IDENT": "a name",
+    "QUOTED_IDENT": "a name", "STRING": "a string", "NUMBER": "a number",
+    "SIGNED_NUMBER": "a number", "QUERY_START": "a query (SELECT …)", "OP": "an operator",
+    "$END": "end of file",
+}
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[terminal]
+    return terminal.removeprefix("__ANON_").upper() if terminal.isupper() else terminal
+
+
+def _syntax_error(exc: UnexpectedInput, source_map: SourceMap) -> ParseError:
+    text = source_map.text
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        start, end = exc.token.start_pos, exc.token.end_pos
+        found = f"unexpected {str(exc.token)!r}"
+    elif isinstance(exc, UnexpectedCharacters):
+        start, end = exc.pos_in_stream, exc.pos_in_stream + 1
+        found = f"unexpected character {text[start]!r}"
+        if text[start] in "'\"`":
+            found = f"unterminated {'identifier' if text[start] == '`' else 'string literal'}"
+    else:
+        start = end = len(text.rstrip())
+        found = "unexpected end of file"
+    expected = sorted({_describe(t) for t in getattr(exc, "expected", None) or ()})
+    if isinstance(exc, UnexpectedToken):
+        expected = sorted({_describe(t) for t in exc.accepts or exc.expected})
+    message = found
+    if expected and len(expected) <= 12 and not found.startswith("unterminated"):
+        message += "; expected " + ", ".join(expected)
+    if isinstance(exc, UnexpectedEOF | UnexpectedToken) and start >= len(text.rstrip()):
+        start = end = len(text.rstrip())
+    if found.startswith("unterminated"):
+        hint = f"close it with {text[start]}; inside it, write the quote twice or escape it with \\"
+    else:
+        hint = "see the statement forms in LANGUAGE.md §2; every statement ends with ';'"
+    return ParseError(message, source_map.span(start, max(end, start + 1)), source_map.source, hint=hint)
+
+

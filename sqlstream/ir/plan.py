@@ -1,0 +1,317 @@
+"""The plan: what to read, which temporary views to define, which queries to start.
+
+A :class:`Plan` is pure data (frozen dataclasses, no Spark, no sqlglot trees): the
+binder (:mod:`sqlstream.runtime.binder`) executes it with PySpark and
+:mod:`sqlstream.lowering.printer` prints it. ``Plan.relations`` is an ordered tuple of steps,
+each defining one temporary view from earlier ones: a source read
+(:class:`SourceRelation`), a Spark SQL view (:class:`SqlView`) or a DataFrame operation
+Spark SQL cannot express (:class:`Deduplicate`); queries (:class:`Query`) run after them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlstream.diagnostics.source_text import Source, Span
+
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """``withWatermark(column, delay)``: event-time column and delay (a Spark duration string,
+    e.g. ``"1 hour"``). Spark guide: *Handling Late Data and Watermarking*."""
+
+    column: str
+    delay: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How a CSV or JSON source (files, or Kafka values, also Avro) with ``on_error =
+    'drop'`` or ``'dead_letter'`` decodes its records (LANGUAGE.md §2.2;
+    :mod:`sqlstream.planning.malformed` lowers it): each line is read as text and parsed twice, into
+    the declared columns as strings and as their types (Avro: decoded once); a record is
+    malformed when it does not parse or a value that is there does not convert.
+
+    Attributes:
+        on_error: ``drop`` or ``dead_letter``.
+        format: ``csv``, ``json`` or (Kafka) ``avro``.
+        columns: the declared (physical) columns, ``(name, Spark type)``, in order.
+        parser_options: ``(name, value)`` options of ``from_csv`` / ``from_json``.
+        reader_options: ``(name, value)`` options of the ``text`` read (file source ones).
+        header: CSV files start with a header line (skipped).
+        decoded_view: the temporary view of every decoded line (``dead_letter`` only:
+            the dead-letter query reads it), or ``None``.
+    """
+
+    on_error: str
+    format: str
+    columns: tuple[tuple[str, str], ...]
+    parser_options: tuple[tuple[str, str], ...]
+    reader_options: tuple[tuple[str, str], ...]
+    header: bool
+    decoded_view: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceRelation:
+    """Read a source and register it as a temporary view.
+
+    Attributes:
+        name: the temporary view's name.
+        bounded: ``True`` for ``CREATE TABLE`` (``spark.read``), ``False`` for streams
+            (``spark.readStream``).
+        connector: the connector name (``files``, ``rate``, …).
+        format: the Spark format (``csv``, ``rate``, ``rate-micro-batch``, …), or ``None``
+            for the ``table`` connector.
+        path: the ``load(path)`` argument, or the table name for ``table``; ``None`` if none.
+        options: ``(name, value)`` pairs passed to ``.option()``.
+        schema: a Spark DDL schema string (``"`a` STRING, `b` INT"``), or ``None`` when the
+            connector fixes the schema or ``infer_schema`` is set.
+        infer_schema: read the schema from the files present when the pipeline starts.
+        projection: SQL expressions applied with ``selectExpr`` after loading (declared,
+            metadata and computed columns in declared order); empty: all columns as read.
+        watermark: the event-time watermark, applied after the projection (or before it,
+            with ``watermark_first``).
+        columns: ``(name, type)`` pairs of the relation as queries see it (Spark SQL type
+            names; ``UNKNOWN`` where a type cannot be known statically), or ``None`` when the
+            columns are only known at run time (``infer_schema``, ``SELECT *`` of such).
+        watermark_first: apply ``withWatermark`` on the columns as read, then the
+            projection. Set when the watermark is on a declared column and there are no
+            metadata columns: Spark's ``EventTimeWatermark`` is not part of whole-stage
+            code generation, so a projection below it is a stage of its own, while one
+            above it is fused with what follows (bench/README.md).
+        settings: ``(name, value)`` pairs the connector's lowering reads (``kafka``: the
+            value format and Avro schema), not passed to Spark as options.
+        decoding: with ``on_error = 'drop'`` or ``'dead_letter'``, how records are decoded
+            and malformed ones set aside (:class:`Decoding`); ``None`` otherwise.
+    """
+
+    name: str
+    bounded: bool
+    connector: str
+    format: str | None
+    path: str | None
+    options: tuple[tuple[str, str], ...]
+    schema: str | None
+    infer_schema: bool
+    projection: tuple[str, ...]
+    watermark: Watermark | None
+    span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
+    watermark_first: bool = False
+    settings: tuple[tuple[str, str], ...] = ()
+    decoding: Decoding | None = None
+
+
+@dataclass(frozen=True)
+class SqlView:
+    """``spark.sql(sql)`` registered as a temporary view named ``name``.
+
+    Attributes:
+        name: the temporary view's name.
+        sql: its Spark SQL.
+        span: the statement that defines it.
+        columns: ``(name, type)`` pairs of the relation as queries see it (Spark SQL type
+            names; ``UNKNOWN`` where a type cannot be known statically), or ``None`` when the
+            columns are only known at run time (``infer_schema``, ``SELECT *`` of such).
+    """
+
+    name: str
+    sql: str
+    span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class Deduplicate:
+    """``dropDuplicates(keys)`` or ``dropDuplicatesWithinWatermark(keys)`` of relation
+    ``input``, registered as ``name`` (LANGUAGE.md §3.3). ``keys`` empty: all columns;
+    ``columns``: those of ``input`` (as for :class:`SqlView`)."""
+
+    name: str
+    input: str
+    keys: tuple[str, ...]
+    within_watermark: bool
+    span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
+
+
+Relation = SourceRelation | SqlView | Deduplicate
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Where a query writes.
+
+    Attributes:
+        name: the sink's name (``CREATE SINK name``), or the query's for implicit sinks.
+        connector: the connector name.
+        format: ``writeStream.format(…)`` value (``parquet``, ``console``, ``memory``, …), or
+            ``None`` for the ``table`` connector (``toTable``).
+        path: ``start(path)`` for files, the table name for ``table``, else ``None``.
+        options: ``(name, value)`` pairs passed to ``.option()``.
+        partition_by: columns for ``partitionBy`` (files).
+        durable: the sink keeps data across restarts (its query gets a checkpoint location).
+        settings: ``(name, value)`` pairs the connector's lowering reads (``kafka``: the
+            value format, key columns, Avro schema), not passed to Spark as options.
+    """
+
+    name: str
+    connector: str
+    format: str | None
+    path: str | None
+    options: tuple[tuple[str, str], ...]
+    partition_by: tuple[str, ...]
+    durable: bool
+    span: Span
+    settings: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """A ``DataStreamWriter.trigger`` call: ``kind`` is ``processing_time``,
+    ``available_now`` or ``continuous``; ``interval`` a duration string or ``None``."""
+
+    kind: str
+    interval: str | None
+
+
+@dataclass(frozen=True)
+class StatefulOperator:
+    """One operator that keeps state across micro-batches.
+
+    Attributes:
+        kind: ``aggregation`` (``GROUP BY`` or aggregate functions on a stream),
+            ``distinct`` (``SELECT DISTINCT`` Spark plans as an aggregation over every
+            column: over an aggregation, or ``UNION``),
+            ``deduplicate`` (a ``Deduplicate`` plan step: ``dropDuplicates``),
+            ``deduplicate_within_watermark`` (``dropDuplicatesWithinWatermark``) or
+            ``stream_stream_join``.
+        keys: the grouping keys, the distinct columns, the deduplication keys or the join's
+            equality conditions, as Spark SQL text.
+        aggregates: the aggregate function calls (aggregations only), as Spark SQL text.
+        join_type: ``inner``, ``left``, ``right``, ``full``, ``semi``, ``anti`` (joins only).
+        relation: ``None`` for the query itself, else the lower-case name of the view the
+            operator is in.
+    """
+
+    kind: str
+    keys: tuple[str, ...]
+    aggregates: tuple[str, ...] = ()
+    join_type: str | None = None
+    relation: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """A source a query reads: its relation, connector and what it reads (path, table)."""
+
+    relation: str
+    connector: str
+    target: str | None
+
+
+@dataclass(frozen=True)
+class WatermarkDef:
+    """An event-time watermark: on ``column`` of ``relation`` with ``delay`` (Spark's
+    duration text, e.g. ``1 hour``, or the SQL of a ``WATERMARK`` clause's interval)."""
+
+    relation: str
+    column: str
+    delay: str
+
+
+@dataclass(frozen=True)
+class StateSignature:
+    """What a restart on the same checkpoint location must keep (Spark guide, *Recovery
+    Semantics after Changes in a Streaming Query*).
+
+    Attributes:
+        sources: every source read, through views, in declaration order.
+        operators: the stateful operators of the query and of the views it reads.
+        watermarks: the watermarks of those sources and of ``WATERMARK`` clauses.
+        output_mode: ``append``, ``update`` or ``complete``.
+        sink: ``(connector, format, path or table)`` of the sink.
+    """
+
+    sources: tuple[SourceIdentity, ...]
+    operators: tuple[StatefulOperator, ...]
+    watermarks: tuple[WatermarkDef, ...]
+    output_mode: str
+    sink: tuple[str, str | None, str | None]
+
+    @property
+    def stateful(self) -> bool:
+        """The query keeps state (Spark's state store) across micro-batches."""
+        return bool(self.operators)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One streaming query (``writeStream … start()``).
+
+    Attributes:
+        name: the query name (``queryName``); unique in the plan.
+        sql: the Spark SQL of the query over the plan's temporary views.
+        sink: where it writes.
+        output_mode: ``append``, ``update`` or ``complete``.
+        output_mode_reason: why this mode (from ``EMIT`` or inferred), for ``translate``.
+        trigger: the trigger, or ``None`` for Spark's default.
+        checkpoint_location: the checkpoint directory, or ``None`` (Spark picks a temporary
+            one; only for non-durable sinks).
+        span: the statement that starts the query.
+        columns: ``(name, type)`` pairs the query writes, or ``None`` (as for
+            :class:`SourceRelation`).
+        state: its :class:`StateSignature` (stateful operators, sources,
+            watermarks, output mode, sink), or ``None`` when it was not checked.
+    """
+
+    name: str
+    sql: str
+    sink: Sink
+    output_mode: str
+    output_mode_reason: str
+    trigger: Trigger | None
+    checkpoint_location: str | None
+    span: Span
+    columns: tuple[tuple[str, str], ...] | None = None
+    state: StateSignature | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A compiled pipeline.
+
+    Attributes:
+        name: the pipeline's name (the file's stem, ``pipeline`` for text).
+        source: the original text (for redaction and messages).
+        settings: ``SET`` pairs for the Spark session, in order (keys as written).
+        setting_spans: the span of each ``SET`` by key, for messages.
+        relations: steps that define temporary views, in dependency order.
+        queries: the streaming queries, in file order.
+        state_dir: the root of default checkpoint locations.
+        warnings: :class:`~sqlstream.diagnostics.errors.SqlStreamError` findings of severity
+            ``warning`` (the pipeline runs, but perhaps not as meant).
+    """
+
+    name: str
+    source: Source
+    settings: tuple[tuple[str, str], ...]
+    relations: tuple[Relation, ...]
+    queries: tuple[Query, ...]
+    state_dir: str
+    setting_spans: tuple[tuple[str, Span], ...] = ()
+    warnings: tuple = ()
+
+    def setting(self, key: str) -> str | None:
+        """The value of ``SET key`` (case-insensitive), or ``None``."""
+        for name, value in reversed(self.settings):
+            if name.lower() == key.lower():
+                return value
+        return None
+
+    def span_of_setting(self, key: str) -> Span | None:
+        """Where ``SET key`` was written, or ``None``."""
+        return dict((k.lower(), s) for k, s in self.setting_spans).get(key.lower())

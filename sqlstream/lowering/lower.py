@@ -1,0 +1,147 @@
+"""Lowering: :class:`~sqlstream.ir.plan.Plan` → :class:`~sqlstream.ir.calls.Program`.
+
+The one place that decides which PySpark calls a plan makes; :mod:`sqlstream.runtime.binder`
+runs the result and :mod:`sqlstream.lowering.printer` prints it. The common sequence of a read or
+a write is the connector base's (:class:`sqlstream.connectors.base.Connector`), the
+parts that differ are the connector modules'; the trigger is lowered here only
+(:func:`trigger_step`). Reads only the plan: no Spark, no pyspark import.
+"""
+
+from __future__ import annotations
+
+from sqlstream.planning import malformed
+
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Block, Chain, Program, Step
+from sqlstream.connectors import connector
+from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
+from sqlstream.analysis.spark_types import UNKNOWN
+
+SETTING_HINT = ("a setting Spark reads only at start (spark.serializer, …) is given when the "
+                "session is created: sqlstream exec --conf KEY=VALUE, or the session builder")
+
+
+def trigger_step(trigger: p.Trigger | None) -> Step | None:
+    """The ``DataStreamWriter.trigger`` call of ``trigger`` (``None``: Spark's default,
+    no call): ``trigger(availableNow=True)``, ``trigger(continuous='5 seconds')`` or
+    ``trigger(processingTime='1 minute')``. Spark guide: *Triggers*."""
+    if trigger is None:
+        return None
+    if trigger.kind == "available_now":
+        return Step("trigger", kwargs=(("availableNow", True),))
+    if trigger.kind == "continuous":
+        return Step("trigger", kwargs=(("continuous", trigger.interval),))
+    return Step("trigger", kwargs=(("processingTime", trigger.interval),))
+
+
+def columns_comment(columns: tuple[tuple[str, str], ...] | None) -> tuple[str, ...]:
+    """``("columns: a STRING, b BIGINT",)`` (``?`` for a type not known statically), or
+    ``()`` when the columns are known only at run time."""
+    if columns is None:
+        return ()
+    return ("columns: " + ", ".join(f"{n} {'?' if t == UNKNOWN else t}" for n, t in columns),)
+
+
+def settings_block(plan: p.Plan) -> Block | None:
+    """``spark.conf.set(key, value)`` for every ``SET`` whose key is not ``sqlstream.*``
+    nor static (:data:`sqlstream.planning.settings.STATIC_SETTINGS`: given to the session builder
+    only, shown as comments); ``None`` without settings. PySpark ``RuntimeConfig.set``."""
+    if not plan.settings:
+        return None
+    items: list[str | Chain] = ["SETTINGS"]
+    for key, value in plan.settings:
+        if is_static(key):
+            items.append(f"{key} = {value} (static: given to the session builder)")
+        elif not key.lower().startswith("sqlstream."):
+            items.append(Chain("spark", (Step("conf", call=False), Step("set", (key, value))),
+                               label=f"Spark refused SET '{key}'",
+                               span=plan.span_of_setting(key), hint=SETTING_HINT))
+    for key, value in plan.settings:
+        if key.lower() == "sqlstream.state_store" and value.strip().lower() in STATE_STORES:
+            spark_keys = ", ".join(k for k, _ in STATE_STORES[value.strip().lower()])
+            items.append(f"{key} = {value}: {spark_keys} (set above)")
+        elif key.lower() == "sqlstream.state_store":
+            items.append(f"{key} = {value}: the provider class (set above)")
+        elif key.lower().startswith("sqlstream."):
+            items.append(f"{key} = {value}")
+    return Block("settings", tuple(items))
+
+
+def global_watermark_comment(plan: p.Plan, query: p.Query) -> tuple[str, ...]:
+    """For a query over more than one watermark: ``("global watermark: max of …
+    (spark.sql.streaming.multipleWatermarkPolicy = max, SET)",)``; else ``()``. Spark
+    guide, *Policy for handling multiple watermarks*."""
+    marks = query.state.watermarks if query.state else ()
+    if len(marks) < 2:
+        return ()
+    policy, origin = watermark_policy(plan.settings)
+    listed = ", ".join(f"{w.relation}.{w.column} - {w.delay}" for w in marks)
+    return (f"global watermark: {policy} of {listed} "
+            f"(spark.sql.streaming.multipleWatermarkPolicy = {policy}, {origin})",)
+
+
+def relation_block(relation: p.Relation) -> Block:
+    """The calls that define one temporary view (each ends with
+    ``createOrReplaceTempView(name)``):
+
+    * a source: the connector's :meth:`~sqlstream.connectors.base.Connector.read_chains`;
+    * a view: ``spark.sql(sql).createOrReplaceTempView(name)``;
+    * a deduplication: ``spark.table(input).dropDuplicates([keys])`` (or
+      ``dropDuplicatesWithinWatermark``) ``.createOrReplaceTempView(name)``.
+    """
+    where = f"(line {relation.span.line})"
+    view = Step("createOrReplaceTempView", (relation.name,))
+    what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+    if isinstance(relation, p.SourceRelation):
+        kind = "TABLE" if relation.bounded else "STREAM"
+        head = (f"{kind} {relation.name} {where}", *columns_comment(relation.columns))
+        chains = (malformed.read_chains(relation) if relation.decoding is not None
+                  else connector(relation.connector).read_chains(relation))
+    elif isinstance(relation, p.SqlView):
+        head = (f"VIEW {relation.name} {where}", *columns_comment(relation.columns))
+        chains = (Chain("spark", (Step("sql", (relation.sql,)), view), **what),)
+    else:
+        method = ("dropDuplicatesWithinWatermark" if relation.within_watermark
+                  else "dropDuplicates")
+        head = (f"DEDUPLICATE {relation.name} {where}", *columns_comment(relation.columns))
+        keys = (relation.keys,) if relation.keys else ()
+        chains = (Chain("spark", (Step("table", (relation.input,)), Step(method, keys), view),
+                        **what),)
+    return Block("relation", (*head, *chains), relation.name)
+
+
+def query_block(query: p.Query, available_now: bool = False, notes: tuple[str, ...] = ()) -> Block:
+    """The chain that starts one query, headed by its sink, output mode (and why),
+    ``notes`` (e.g. :func:`global_watermark_comment`) and columns; ``available_now``
+    replaces its trigger with ``availableNow=True``."""
+    sink = query.sink
+    trigger = p.Trigger("available_now", None) if available_now else query.trigger
+    head = (f"QUERY {query.name} -> {sink.connector} sink {sink.name} (line {query.span.line})",
+            f"output mode: {query.output_mode} ({query.output_mode_reason})",
+            *notes, *columns_comment(query.columns))
+    chain = connector(sink.connector).write_chain(query, trigger_step(trigger))
+    return Block("query", (*head, chain), query.name)
+
+
+def lower(plan: p.Plan, available_now: bool = False) -> Program:
+    """Lower ``plan`` to its binding calls.
+
+    Args:
+        plan: the compiled pipeline.
+        available_now: run every query with ``trigger(availableNow=True)``.
+
+    Returns:
+        A :class:`~sqlstream.ir.calls.Program`: a ``warnings`` block (comments only), the
+        ``settings`` block, one ``relation`` block per relation and one ``query`` block
+        per query, in plan order. Secrets are not redacted (the printers redact).
+    """
+    blocks: list[Block] = []
+    if plan.warnings:
+        blocks.append(Block("warnings", tuple(
+            f"warning {w.code} (line {w.span.line}): {w.message}" for w in plan.warnings)))
+    settings = settings_block(plan)
+    if settings is not None:
+        blocks.append(settings)
+    blocks += [relation_block(r) for r in plan.relations]
+    blocks += [query_block(q, available_now, global_watermark_comment(plan, q)) for q in plan.queries]
+    return Program(tuple(blocks))

@@ -1,0 +1,176 @@
+"""Spark packages a pipeline needs beyond pyspark's jars: Kafka and Avro.
+
+A plan with a ``kafka`` source or sink needs ``org.apache.spark:spark-sql-kafka-0-10_2.13``
+(Spark's Kafka connector), one with Avro values also ``org.apache.spark:spark-avro_2.13``.
+Spark users add them with ``--packages`` / ``spark.jars.packages``, which Spark resolves
+with Ivy (local caches, then Maven Central) when the session starts (Spark guide,
+*Structured Streaming + Kafka Integration Guide*, "Deploying"). :func:`packages_for` does
+that for ``exec`` and the run API unless the user configured ``spark.jars.packages`` or
+``spark.jars`` (``--packages``, ``--conf``, ``SET``).
+
+The version: the same major.minor as the running pyspark, the newest patch release that
+resolves with all its dependencies — a repository does not always serve pyspark's own
+patch (measured here: ``4.1.4`` is not served, ``4.1.3`` lacks a dependency, ``4.1.1``
+resolves and runs with pyspark 4.1.4). :func:`package_version` finds it:
+
+1. ``SQLSTREAM_SPARK_PACKAGE_VERSION`` if set (the override);
+2. the answer cached in ``~/.cache/sqlstream/spark-packages.json`` (``SQLSTREAM_CACHE_DIR``);
+3. a version of that major.minor already in Spark's Ivy cache (``~/.ivy2.5.2``, ``~/.ivy2``);
+4. ``mvn dependency:get`` (transitive, runtime scope) of each patch from pyspark's down to ``.0``, with
+   Maven's own repository settings: the first that resolves is cached;
+5. no ``mvn``: pyspark's own version, unprobed.
+
+When nothing resolves (offline, no cache), :class:`PackageError` (``SS510``) names the
+package; so does a session whose Ivy resolution fails (:func:`resolution_error`, raised by
+:func:`sqlstream.runtime.spark_session.launch_jvm`, whose filter of the JVM's output hides Ivy's report).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from sqlstream.ir import plan as p
+from sqlstream.connectors import connector
+from sqlstream.connectors.base import SPARK_AVRO, SPARK_KAFKA
+from sqlstream.diagnostics.errors import SqlStreamError
+
+KAFKA, AVRO = SPARK_KAFKA, SPARK_AVRO
+OVERRIDE = "SQLSTREAM_SPARK_PACKAGE_VERSION"
+USER_KEYS = ("spark.jars.packages", "spark.jars")
+# 3.x: the 2.8 that Maven picks by default also fetches test-jar dependencies, which Spark's
+# package resolution does not need (and Maven Central does not always serve).
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+
+class PackageError(SqlStreamError):
+    """A Spark package the pipeline needs cannot be resolved (``SS510``)."""
+
+    code = "SS510"
+
+
+def needed(plan: p.Plan) -> tuple[str, ...]:
+    """The artifacts (``group:artifact``, no version) ``plan`` needs, in the order its
+    sources and sinks name them: each one's connector's
+    :attr:`~sqlstream.connectors.base.Connector.spark_packages`, and its
+    ``format_packages`` of the value ``format`` (:data:`KAFKA`, and :data:`AVRO` for an
+    Avro value)."""
+    uses = [(r.connector, r.settings) for r in plan.relations if isinstance(r, p.SourceRelation)]
+    uses += [(q.sink.connector, q.sink.settings) for q in plan.queries]
+    found: dict[str, None] = {}
+    for name, settings in uses:
+        spec = connector(name)
+        found.update(dict.fromkeys(spec.spark_packages))
+        found.update(dict.fromkeys(spec.format_packages.get(
+            str(dict(settings).get("format") or "").lower(), ())))
+    return tuple(found)
+
+
+def spark_version() -> str:
+    """The installed pyspark's version (``4.1.4``), read without importing pyspark."""
+    return metadata.version("pyspark")
+
+
+def _cache_file() -> Path:
+    root = os.environ.get("SQLSTREAM_CACHE_DIR") or os.path.join(Path.home(), ".cache", "sqlstream")
+    return Path(root) / "spark-packages.json"
+
+
+def _ivy_versions(artifact: str, prefix: str) -> list[str]:
+    group, name = artifact.split(":")
+    found = []
+    for root in (".ivy2.5.2", ".ivy2"):
+        folder = Path.home() / root / "cache" / group / name
+        for ivy in folder.glob(f"ivy-{prefix}.*.xml") if folder.is_dir() else ():
+            version = ivy.name[4:-4]
+            if re.fullmatch(r"\d+\.\d+\.\d+", version) and \
+                    (folder / "jars" / f"{name}-{version}.jar").exists():
+                found.append(version)
+    return sorted(set(found), key=lambda v: tuple(int(x) for x in v.split(".")), reverse=True)
+
+
+def _mvn_resolves(artifact: str, version: str) -> bool:
+    done = subprocess.run(["mvn", "-q", "-B", f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={artifact}:{version}",
+                           "-Dtransitive=true"], capture_output=True, text=True, timeout=600)
+    return done.returncode == 0
+
+
+def package_version(artifact: str = KAFKA, spark: str | None = None, probe: bool = True
+                    ) -> tuple[str, str]:
+    """The version of ``artifact`` to use with Spark ``spark`` (default: pyspark's).
+    ``probe=False`` (``translate --to pyspark``: no JVM) skips step 4.
+
+    Returns:
+        ``(version, how)``: ``how`` says where it came from (for the notice ``exec`` prints).
+
+    Raises:
+        PackageError: ``mvn`` found no patch release of that major.minor that resolves
+            (offline, or not served), and none is cached.
+    """
+    spark = spark or spark_version()
+    override = os.environ.get(OVERRIDE)
+    if override:
+        return override, f"from ${OVERRIDE}"
+    major_minor = ".".join(spark.split(".")[:2])
+    cache = _cache_file()
+    try:
+        cached = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        cached = {}
+    key = f"{artifact}:{major_minor}"
+    if key in cached:
+        return cached[key], f"cached in {cache}"
+    in_ivy = _ivy_versions(artifact, major_minor)
+    if in_ivy:
+        return in_ivy[0], "in the local Ivy cache"
+    if not probe or shutil.which("mvn") is None:
+        return spark, "pyspark's version (not probed)"
+    patch = int(re.match(r"\d+\.\d+\.(\d+)", spark).group(1)) if re.match(r"\d+\.\d+\.\d+", spark) else 0
+    for candidate in (f"{major_minor}.{n}" for n in range(patch, -1, -1)):
+        if _mvn_resolves(artifact, candidate):
+            cached[key] = candidate
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                cache.write_text(json.dumps(cached, indent=1, sort_keys=True))
+            except OSError:
+                pass
+            return candidate, f"the newest {major_minor}.x that resolves (cached in {cache})"
+    raise PackageError(
+        f"Spark package {artifact} cannot be resolved: no version {major_minor}.0–{spark} "
+        "resolves with Maven (offline, or not served by the repository)",
+        hint=f"run once with network access; or pass --packages {artifact}:<version> "
+        f"(SET 'spark.jars.packages'), spark.jars with local jars, or set {OVERRIDE}")
+
+
+def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str | None:
+    """The ``spark.jars.packages`` value ``exec`` adds for ``plan``: the needed artifacts
+    at :func:`package_version`, or ``None`` when none is needed or the user configured
+    ``spark.jars.packages`` / ``spark.jars`` (in ``conf`` or a ``SET``).
+
+    Raises:
+        PackageError: see :func:`package_version`.
+    """
+    artifacts = needed(plan)
+    given = {k.lower() for k in conf} | {k.lower() for k, _ in plan.settings}
+    if not artifacts or any(k in given for k in USER_KEYS):
+        return None
+    version, _ = package_version(KAFKA, probe=probe)
+    return ",".join(f"{a}:{version}" for a in artifacts)
+
+
+def resolution_error(packages: str, error: BaseException, unresolved: list[str] = ()) -> PackageError:
+    """The :class:`PackageError` for a session that failed to start while Spark resolved
+    ``packages`` (Ivy's "unresolved dependency" lines in ``unresolved``, or the JVM gone
+    before the gateway)."""
+    why = "; ".join(dict.fromkeys(unresolved)) or (
+        f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}" if str(error).strip()
+        else type(error).__name__)
+    return PackageError(
+        f"Spark could not resolve spark.jars.packages {packages} when the session started: {why}",
+        hint=f"check the network and the repositories (spark.jars.repositories); or pass "
+        f"--packages with a version that is served, or spark.jars with local jars; or set {OVERRIDE}")

@@ -1,0 +1,58 @@
+"""The record of one compiled query body (:func:`sqlstream.planning.compiler.compile_query`).
+
+A :class:`CompiledQuery` keeps the facts a query was checked with — its rewritten tree,
+streaming facts, restricted operators, output columns, output mode and state signature —
+so that later stages (the catalog, the plan, restart checks) read them instead of
+computing them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlstream.frontend import ast
+
+from sqlstream.ir import plan
+from sqlstream.analysis.facts import QueryInfo
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.analysis.operators import Operators
+
+Schema = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    """A query body after every compile step.
+
+    Attributes:
+        sql: the Spark SQL that runs, printed from ``tree``.
+        text: the query body in the file.
+        columns: ``(name, type)`` pairs of its result, or ``None`` when only known at run time.
+        info: the streaming facts (:class:`~sqlstream.analysis.facts.QueryInfo`).
+        operators: the restricted operators of the query and the views it reads.
+        findings: schema findings (unknown names, type errors), positioned in the file.
+        steps: plan steps the query needs before its SQL (e.g.
+            :class:`~sqlstream.ir.plan.Deduplicate`); empty when Spark SQL expresses it all.
+        tree: the rewritten sqlglot tree the checks judged (``sql`` is printed from it).
+        node_texts: ``id(node)`` → the query body a node of ``operators`` was written in
+            (views' nodes point into the views), for positions in messages.
+        output_mode, output_mode_reason, state: set by :func:`check_query` for a query that
+            writes to a sink: the output mode (``None`` when none fits), why, and the
+            :class:`~sqlstream.ir.plan.StateSignature`; ``None`` for a view.
+    """
+
+    sql: str
+    text: ast.SqlText
+    columns: Schema | None
+    info: QueryInfo
+    operators: Operators = field(compare=False)
+    findings: tuple[SqlStreamError, ...] = field(default=(), compare=False)
+    steps: tuple[plan.Relation, ...] = ()
+    tree: exp.Expression | None = field(default=None, compare=False, repr=False)
+    node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
+    output_mode: str | None = None
+    output_mode_reason: str | None = None
+    state: plan.StateSignature | None = None

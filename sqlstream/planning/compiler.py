@@ -1,0 +1,244 @@
+"""One compile path per query body: parse → names → rewrite → schema → facts → checks.
+
+:func:`compile_query` turns the text of a query body (a view, an ``INSERT``, a ``SELECT``)
+into a frozen :class:`~sqlstream.planning.compiled.CompiledQuery`. Every step works on the same tree, in this order:
+
+1. parse (:func:`sqlstream.sql.parsing.parse_query`) and check that every relation it reads is
+   declared (:class:`~sqlstream.planning.catalog.Catalog`);
+2. rewrite (:data:`sqlstream.sql.rewrite.REWRITES`: window TVFs, ``DISTINCT ON``, ``QUALIFY`` …;
+   the generator itself rewrites nothing);
+3. schema (:func:`sqlstream.analysis.schema.query_schema`) of the rewritten tree: output columns,
+   unknown names and type errors;
+4. facts (:func:`sqlstream.analysis.facts.analyze`, :func:`sqlstream.analysis.operators.collect_operators`,
+   merged with those of the views it reads, as Spark checks the whole plan);
+5. for a query that writes to a sink, :func:`check_query`: the output mode and the
+   streaming rules (:mod:`sqlstream.analysis.checks`), then its :class:`~sqlstream.ir.plan.StateSignature`.
+
+The Spark SQL is printed once, from the tree the checks judged: what ``check`` judges is
+what ``translate`` prints and ``exec`` runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from sqlglot import exp
+
+from sqlstream.frontend import ast
+
+from sqlstream.ir import plan
+from sqlstream.analysis.facts import QueryInfo, analyze
+from sqlstream.planning.catalog import Catalog
+from sqlstream.analysis.checks import Context, check_query as run_rules, choose_mode
+from sqlstream.planning.compiled import CompiledQuery
+from sqlstream.connectors import CONNECTORS, connector
+from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
+from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
+from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.analysis.operators import DedupInfo, collect_operators
+from sqlstream.sql.rewrite import relation_names, rewrite
+from sqlstream.analysis.schema import query_schema
+from sqlstream.analysis.state_signature import state_signature
+
+# Sources Spark's continuous processing reads (Spark guide, *Continuous Processing*).
+CONTINUOUS_SOURCES = tuple(sorted(n for n, c in CONNECTORS.items() if c.continuous_source))
+
+
+def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
+    """Give ``error`` a span in the file from its offsets within ``text`` (``offset_start``
+    / ``offset_end``), or ``text``'s whole span; an error that has a span keeps it.
+
+    Returns:
+        ``error`` itself.
+    """
+    if error.span is None:
+        start = getattr(error, "offset_start", None)
+        end = getattr(error, "offset_end", None)
+        error.span = text.locate(start, end) if start is not None else text.span
+    return error
+
+
+def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> CompiledQuery:
+    """Compile one query body against the relations declared before it.
+
+    A deduplication over a stream (:mod:`sqlstream.analysis.dedup`) is split off: its input rows
+    become a view ``__<name>_dedup_input``, a :class:`~sqlstream.ir.plan.Deduplicate` step
+    ``__<name>_dedup`` (``_2``, … for more) reads it, and the query reads that step. Both
+    are registered in ``catalog`` and returned, in order, in ``CompiledQuery.steps``.
+
+    Args:
+        text: the body as written (its span maps positions back to the file).
+        catalog: what is declared so far.
+        name: the view or query the body defines (names the deduplication steps).
+
+    Returns:
+        The :class:`CompiledQuery`; its ``findings`` are the schema problems found (the
+        caller decides whether they stop the plan).
+
+    Raises:
+        SqlStreamError: a syntax error (``SS102``), an unknown relation (``SS201``), an
+            invalid window TVF (``SS203``), a query that reads no stream (``SS309``) —
+            positioned in the file.
+    """
+    try:
+        tree = parse_query(text.text)
+        if isinstance(tree, (exp.Tuple, exp.Paren, exp.Condition)) and not isinstance(tree, exp.Query):
+            raise SqlSyntaxError(  # e.g. "(a = 1, b = 2);": the grammar takes it for a query
+                "invalid SQL: expected a query (SELECT …), found an expression", text.span,
+                hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE")
+        for relation, start, end in relation_names(tree):
+            if relation not in catalog:
+                raise UnknownNameError(
+                    f"unknown relation '{relation}'"
+                    f"{did_you_mean(relation, catalog.names(hidden=False))}",
+                    text.locate(start, end),
+                    hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
+                    "this statement",
+                )
+        tree = rewrite(tree, copy=False)  # the parsed tree is not used again
+        tree, steps, findings = deduplicate(tree, text, catalog, name)
+    except SqlStreamError as error:
+        raise locate(error, text) from None
+    compiled = _compile_tree(tree, text, catalog)
+    if not compiled.info.streaming:
+        raise StreamingError(
+            "this query reads no stream: it reads only tables", text.span,
+            hint="a streaming query must read at least one CREATE STREAM relation", code="SS309",
+        )
+    return replace(compiled, steps=steps, findings=findings + compiled.findings)
+
+
+def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
+    """Schema and facts of a rewritten tree (no dedup split, no SS309)."""
+    try:
+        columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
+    except SqlStreamError as error:
+        raise locate(error, text) from None
+    info = analyze(tree, catalog.infos())
+    operators, node_texts = _operators(tree, info, text, catalog)
+    return CompiledQuery(
+        sql=to_spark_sql(tree), text=text, columns=columns, info=info, operators=operators,
+        findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
+    )
+
+
+def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
+    """Split every deduplication of ``tree`` off into an input view and a
+    :class:`~sqlstream.ir.plan.Deduplicate` step, innermost first (see :func:`compile_query`).
+
+    ``dropDuplicatesWithinWatermark`` is chosen for ``DISTINCT ON`` and ``ROW_NUMBER``
+    when the input has a watermark and the keys do not hold its event-time column
+    (LANGUAGE.md §3.3); ``SELECT DISTINCT`` is ``dropDuplicates()`` of every column. A
+    ``ROW_NUMBER`` ordered by a column that is not a time is refused (SS325, by the checks).
+
+    Returns:
+        ``(tree, steps, findings)``: the query reading the deduplicated relations, the
+        plan steps (:class:`~sqlstream.ir.plan.SqlView` of the input, then the
+        ``Deduplicate``), and the schema findings of the inputs.
+    """
+    steps: list[plan.Relation] = []
+    findings: tuple[SqlStreamError, ...] = ()
+    while (found := find_deduplication(tree, catalog.infos())) is not None:
+        rows = _compile_tree(found.input, text, catalog)
+        types = dict((c.lower(), t) for c, t in rows.columns or ())
+        if found.order is not None and types.get(found.order.lower(), "TIMESTAMP") not in TIME_TYPES:
+            found.node.meta[REFUSED] = (f"it orders by `{found.order}` ({types[found.order.lower()]}), "
+                                        "not by a time column: Spark's deduplication keeps the "
+                                        "first row that arrives")
+            continue
+        base = _fresh_name(catalog, name)
+        marks = rows.info.watermarks
+        keys = found.keys
+        within = found.spelling != "SELECT DISTINCT" and bool(marks) and not (
+            {k.lower() for k in keys} & marks)
+        state_keys = keys or tuple(c for c, _ in rows.columns or ())
+        bounded = within or bool({k.lower() for k in state_keys} & marks)
+        dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
+        input_name = base + "_input"
+        catalog.add_view(ast.Name(input_name, text.span), rows)
+        reading = _compile_tree(parse_query(f"SELECT * FROM {input_name}"), text, catalog)
+        reading = replace(reading, operators=replace(
+            reading.operators, deduplications=reading.operators.deduplications + (dedup,)),
+            node_texts={**reading.node_texts, id(found.node): text})
+        catalog.add_view(ast.Name(base, text.span), reading)
+        steps += [plan.SqlView(input_name, rows.sql, text.span, rows.columns),
+                  plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns)]
+        findings += rows.findings
+        tree = found.split(tree, base)
+    return tree, tuple(steps), findings
+
+
+def _fresh_name(catalog: Catalog, name: str) -> str:
+    """``__<name>_dedup``, or ``__<name>_dedup_2``, … when taken (a view and a sink may
+    share a name; a query may deduplicate twice); ``name`` reduced to an identifier."""
+    stem = "__" + re.sub(r"\W", "_", name) + "_dedup"
+    candidate, number = stem, 1
+    while candidate in catalog or f"{candidate}_input" in catalog:
+        number += 1
+        candidate = f"{stem}_{number}"
+    return candidate
+
+
+def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
+    """The query's operators plus those of the views it reads; where each node was written."""
+    operators = collect_operators(tree, catalog.infos())
+    nodes = [operators.limit, operators.order, operators.distinct, operators.window_function,
+             operators.global_session, *(j.node for j in operators.joins)]
+    node_texts = {id(node): text for node in nodes if node is not None}
+    for name in sorted(info.relations):
+        view = catalog.get(name)
+        if view is not None and view.query is not None:
+            operators = operators.merged(view.query.operators)
+            node_texts = {**view.query.node_texts, **node_texts}
+    return operators, node_texts
+
+
+def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink, catalog: Catalog,
+                ) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
+    """Choose the output mode of a query writing to ``sink``, run the streaming rules and
+    compute its state signature.
+
+    Args:
+        compiled: the compiled query.
+        emit: its ``EMIT`` clause, or ``None``.
+        sink: where it writes (its connector says the output modes and triggers it supports).
+        catalog: the relations it reads (their connectors, for trigger rules).
+
+    Returns:
+        ``(checked, findings)``: ``compiled`` with ``output_mode`` (``None`` when no mode
+        fits), ``output_mode_reason`` and ``state`` set, and the rule findings (errors and
+        warnings), positioned in the file. Nothing is raised.
+    """
+    requested = emit.output_mode if emit else None
+    trigger = emit.trigger.kind if emit is not None and emit.trigger is not None else None
+    reads = catalog.closure(compiled.info.relations)
+    streams = {connector(r.source.connector) for r in reads
+               if r.source is not None and not r.source.bounded}
+    sink_connector = connector(sink.connector)
+    sink_modes = sink_connector.sink_modes
+    mode, reason, findings = choose_mode(compiled.info, compiled.operators, requested,
+                                         sink.connector, sink_modes)
+    if mode is not None:
+        findings += run_rules(Context(
+            compiled.info, compiled.operators, mode, requested is not None, sink.connector,
+            sink_modes, trigger, frozenset(c.name for c in streams if not c.continuous_source),
+            CONTINUOUS_SOURCES, sink_connector.continuous_sink,
+            frozenset(c.name for c in streams if c.empty_available_now)))
+    positioned = tuple(_position(f, compiled, emit) for f in findings)
+    state = None if mode is None else state_signature(compiled.tree, reads, mode, sink,
+                                                      catalog.infos(), compiled.steps)
+    return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned
+
+
+def _position(finding, compiled: CompiledQuery, emit: ast.Emit | None) -> StreamingError:
+    text = compiled.text
+    span = text.span
+    if finding.node is not None:
+        where = compiled.node_texts.get(id(finding.node), text)
+        offsets = node_offsets(finding.node)
+        span = where.locate(*offsets) if offsets else where.span
+    elif finding.at == "emit" and emit is not None:
+        span = emit.span
+    return StreamingError(finding.message, span, hint=finding.hint, code=finding.code,
+                          severity=finding.severity)

@@ -1,0 +1,225 @@
+"""Declared relations: what ``CREATE STREAM`` / ``CREATE TABLE`` read, as a plan step.
+
+:class:`SourceDeclaration` turns a declaration and its resolved connector options
+(:mod:`sqlstream.connectors`) into a :class:`~sqlstream.ir.plan.SourceRelation`: the Spark
+schema of the declared columns, the projection that adds metadata and computed columns
+(typed with :func:`sqlstream.analysis.schema.expression_type`), the watermark (Spark guide,
+*Handling Late Data and Watermarking*; ``DataFrame.withWatermark``) and the columns later
+statements see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from sqlstream.frontend import ast
+
+from sqlstream.ir import plan
+from sqlstream.connectors import ResolvedOptions
+from sqlstream.sql.parsing import node_offsets, parse_expression
+from sqlstream.diagnostics.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.frontend.literals import duration_problem, quote_identifier as quote
+from sqlstream.sql.rewrite import duration_text
+from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
+
+TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
+
+Record = Callable[[SqlStreamError, "ast.SqlText | None"], None]
+
+
+def parse_text(text: ast.SqlText) -> exp.Expression:
+    """Parse an expression written in the file (a computed column, a watermark).
+
+    Raises:
+        SqlStreamError: ``SS102``, positioned in the file.
+    """
+    from sqlstream.planning.compiler import locate
+
+    try:
+        return parse_expression(text.text)
+    except SqlStreamError as error:
+        raise locate(error, text) from None
+
+
+class SourceDeclaration:
+    """Builds the plan step of one ``CREATE STREAM`` / ``CREATE TABLE``.
+
+    Args:
+        record: receives findings that do not stop the plan (type and name findings of
+            computed columns, a watermark on a column that is not a TIMESTAMP), with the
+            text they are positioned in (or ``None`` when they carry a span).
+        resolve_path: makes a relative ``path`` relative to the ``.ssql`` file's folder.
+    """
+
+    def __init__(self, record: Record, resolve_path: Callable[[str | None], str | None]):
+        self._record = record
+        self._resolve_path = resolve_path
+
+    def relation(self, statement, resolved: ResolvedOptions, bounded: bool) -> plan.SourceRelation:
+        """The :class:`~sqlstream.ir.plan.SourceRelation` of ``statement``.
+
+        Args:
+            statement: a :class:`~sqlstream.frontend.ast.CreateStream` (``bounded=False``) or
+                :class:`~sqlstream.frontend.ast.CreateTable` (``bounded=True``).
+            resolved: its connector options.
+
+        Raises:
+            SqlStreamError: no schema where the connector fixes none (``SS203``), a column
+                or metadata key the connector does not have (``SS201``), a bad watermark.
+        """
+        spec = resolved.spec.declared(statement, resolved, self._resolve_path)
+        infer = str(resolved.get("infer_schema", "false")).lower() == "true"
+        physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
+        metadata = [c for c in statement.columns if isinstance(c, ast.MetadataColumn)]
+        computed = [c for c in statement.columns if isinstance(c, ast.ComputedColumn)]
+        kind = "table" if bounded else "stream"
+        if spec.fixed_schema is None and not physical and not infer:
+            raise SemanticError(
+                f"{kind} '{statement.name}' needs a schema: connector '{spec.name}' does not fix one",
+                statement.name.span,
+                hint="declare the columns, e.g. (carrier STRING, time_hour TIMESTAMP), "
+                "or add infer_schema = true",
+            )
+        if spec.fixed_schema is not None and physical:
+            fixed = {n.lower(): t for n, t in spec.fixed_schema}
+            for column in physical:
+                if column.name.value.lower() not in fixed:
+                    raise UnknownNameError(
+                        f"connector '{spec.name}' has no column '{column.name}'"
+                        + did_you_mean(column.name.value, fixed)
+                        + f" (its columns: {', '.join(n for n, _ in spec.fixed_schema)})",
+                        column.name.span,
+                        hint=f"'{spec.name}' fixes its schema: declare only its columns, or leave "
+                        "the column list out",
+                    )
+        for column in metadata:
+            key = (column.key or column.name.value).lower()
+            if key not in spec.metadata:
+                raise UnknownNameError(
+                    f"connector '{spec.name}' has no metadata '{key}'"
+                    + did_you_mean(key, spec.metadata)
+                    + (f" (available: {', '.join(spec.metadata)})" if spec.metadata else ""),
+                    column.span,
+                    hint="write METADATA FROM '<key>' with one of the connector's keys"
+                    if spec.metadata else f"connector '{spec.name}' has no metadata columns: remove it",
+                )
+        types = {c.name.value.lower(): c.type for c in physical + metadata}
+        if spec.fixed_schema is not None:
+            types.update({n.lower(): t for n, t in spec.fixed_schema if not physical})
+        columns = self._columns(statement, spec.fixed_schema if not physical else None)
+        computed_types = {c.name.value.lower(): UNKNOWN for c in computed}
+        computed_types.update({n.lower(): t for n, t in columns or () if n.lower() in computed_types})
+        watermark = self._watermark(statement, types, computed_types)
+        fmt, path = resolved.source_target(self._resolve_path)
+        schema, options, read_as = None, resolved.spark, {}
+        if spec.fixed_schema is None and physical:
+            read, read_as, options = spec.bind_columns(
+                resolved, physical, path, lambda error: self._record(error, None))
+            schema = ", ".join(f"{quote(n)} {t}" for n, t in read)
+        projection: tuple[str, ...] = ()
+        if metadata or computed or (spec.fixed_schema is not None and physical) or read_as:
+            items = []
+            for column in statement.columns:
+                if isinstance(column, ast.ColumnDef):
+                    name = column.name.value
+                    read = read_as.get(name, name)
+                    items.append(quote(name) if read == name else f"{quote(read)} AS {quote(name)}")
+                elif isinstance(column, ast.MetadataColumn):
+                    expr, _ = spec.metadata[(column.key or column.name.value).lower()]
+                    items.append(f"CAST({expr} AS {column.type}) AS {quote(column.name.value)}")
+                else:
+                    items.append(f"{column.expression.text} AS {quote(column.name.value)}")
+            if not physical and spec.fixed_schema is None:
+                items.insert(0, "*")
+            elif not physical:
+                items[:0] = [quote(n) for n, _ in spec.fixed_schema]
+            projection = tuple(items)
+        return spec.planned(plan.SourceRelation(
+            name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
+            path=path, options=options, schema=schema, infer_schema=infer,
+            projection=projection, watermark=watermark, span=statement.span, columns=columns,
+            watermark_first=bool(projection and watermark and not metadata
+                                 and watermark.column.lower() in types),
+        ), statement)
+
+    def _columns(self, statement, fixed) -> Schema | None:
+        """The columns a stream or table shows to queries, in order: the fixed connector
+        columns (when none are declared), the declared, metadata and computed ones; ``None``
+        when they are only known at run time (``infer_schema``). Computed columns are typed
+        (and checked) over the others and the computed columns before them."""
+        known = fixed is not None or any(isinstance(c, ast.ColumnDef) for c in statement.columns)
+        columns: list[tuple[str, str]] = list(fixed or ())
+        declared = [(c.name.value, spark_type(c.type)) for c in statement.columns
+                    if not isinstance(c, ast.ComputedColumn)]
+        for column in statement.columns:
+            if isinstance(column, ast.ComputedColumn):
+                tree = parse_text(column.expression)
+                if not known:
+                    continue
+                visible = tuple(declared + [c for c in columns if c not in declared])
+                kind, findings = expression_type(tree, visible, sql=column.expression.text)
+                for finding in findings:
+                    self._record(finding, column.expression)
+                columns.append((column.name.value, kind))
+            else:
+                columns.append((column.name.value, spark_type(column.type)))
+        return tuple(columns) if known else None
+
+    def _watermark(self, statement, types: dict[str, str], computed: dict[str, str]) -> plan.Watermark | None:
+        definition: ast.WatermarkDef | None = getattr(statement, "watermark", None)
+        if definition is None:
+            return None
+        column = definition.column.value
+        key = column.lower()
+        if key not in types and key not in computed:
+            raise UnknownNameError(
+                f"watermark column '{column}' is not a column of '{statement.name}'"
+                + did_you_mean(column, list(types) + sorted(computed)), definition.column.span,
+                hint="WATERMARK FOR names a TIMESTAMP column declared in this statement's column list",
+            )
+        # Spark: withWatermark on another type fails with "Event time must be defined on a
+        # window or a timestamp" (EventTimeWatermark); recorded, so a lenient plan asks Spark.
+        if key in types and types[key] not in TIMESTAMP_TYPES:
+            self._record(SemanticError(
+                f"watermark column '{column}' has type {types[key]}; it must be a TIMESTAMP",
+                definition.column.span,
+                hint=f"declare {column} TIMESTAMP, or add a computed column "
+                f"CAST({column} AS TIMESTAMP) and put the watermark on it",
+            ))
+        if computed.get(key, UNKNOWN) not in (*TIMESTAMP_TYPES, UNKNOWN):
+            self._record(SemanticError(
+                f"watermark column '{column}' is computed as {computed[key]}; it must be a TIMESTAMP",
+                definition.column.span,
+                hint=f"compute {column} AS CAST(… AS TIMESTAMP) or with to_timestamp(…)",
+            ))
+        expression = parse_text(definition.expression)
+        valid = (
+            isinstance(expression, exp.Sub)
+            and isinstance(expression.this, exp.Column)
+            and expression.this.name.lower() == key
+            and isinstance(expression.expression, exp.Interval)
+        )
+        if not valid:
+            raise SemanticError(
+                f"a watermark is written '{column} - INTERVAL …'", definition.expression.span,
+                hint=f"for example: WATERMARK FOR {column} AS {column} - INTERVAL '1' MINUTE",
+            )
+        delay = duration_text(expression.expression)
+        if delay is None:
+            raise SemanticError(
+                "the watermark delay must be a constant interval", definition.expression.span,
+                hint="for example: INTERVAL '10' SECONDS",
+            )
+        problem = duration_problem(delay, "watermark")
+        if problem:  # Spark: withWatermark fails when the query is defined
+            offsets = node_offsets(expression.expression)
+            raise SemanticError(
+                f"the watermark delay is not a duration Spark accepts: {problem}",
+                definition.expression.locate(*offsets) if offsets else definition.expression.span,
+                hint="for example: INTERVAL '10' SECONDS",
+            )
+        return plan.Watermark(column, delay, definition.span)
+
+    # ---- helpers: SQL

@@ -1,0 +1,367 @@
+"""Planner: AST → :class:`~sqlstream.ir.plan.Plan`, a fold over the file's statements.
+
+Each statement is handled in file order against the :class:`~sqlstream.planning.catalog.Catalog`
+of what was declared before it: connector options are resolved
+(:mod:`sqlstream.connectors`), streams and tables become source reads
+(:mod:`sqlstream.planning.declarations`), every query body goes through the one compile path of
+:mod:`sqlstream.planning.compiler` (rewrite → schema → facts → checks), and queries get their
+names and checkpoint locations (LANGUAGE.md §5). Every finding is positioned in the
+`.ssql` file; all of them are reported together.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import PurePath
+
+from sqlstream.frontend import ast
+
+from sqlstream.ir import plan
+from sqlstream.analysis.facts import RelationInfo
+from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
+from sqlstream.planning import malformed
+from sqlstream.planning.compiler import CompiledQuery, check_query, compile_query, locate
+from sqlstream.connectors import ResolvedOptions, connector, resolve_options
+from sqlstream.planning.declarations import SourceDeclaration
+from sqlstream.diagnostics.errors import (
+    CompileError, OptionError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
+)
+from sqlstream.frontend.limits import NestingError
+from sqlstream.planning.settings import expand, problem
+
+DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
+
+
+class Planner:
+    """Builds a :class:`~sqlstream.ir.plan.Plan` from a :class:`~sqlstream.frontend.ast.Script`.
+
+    Args:
+        script: the parsed file.
+        path: the file's path (names the pipeline; relative paths in ``path`` options and
+            the default state directory are resolved against its folder), or ``None``.
+        state_dir: ``--state-dir`` from the CLI or API; overrides ``SET 'sqlstream.state_dir'``.
+        enforce: ``False`` records violations of streaming rules (SS3xx), schema findings
+            and watermarks on non-timestamps as warnings and plans the query anyway (used
+            to test the rules against Spark itself).
+    """
+
+    def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
+                 enforce: bool = True):
+        self.script = script
+        self.source = script.source_map.source
+        self.path = path
+        self.base_dir = os.path.dirname(path) if path else ""
+        self.state_dir_override = state_dir
+        self.enforce = enforce
+        self.catalog = Catalog()
+        self.declarations = SourceDeclaration(self._record, self._resolve_path)
+        self.settings: list[tuple[str, str]] = []
+        self.setting_spans: list[tuple[str, ast.Span]] = []
+        self.relations: list[plan.Relation] = []
+        self.queries: list[plan.Query] = []  # default checkpoint locations are set by build()
+        self.compiled: list[CompiledQuery] = []  # of the queries, checked
+        self.findings: list[SqlStreamError] = []
+        self.select_count = 0
+        self.dead_letters: list[tuple[plan.SourceRelation, ResolvedOptions]] = []
+
+    # ---- entry point
+    def build(self) -> plan.Plan:
+        """Return the plan, with its warnings in ``Plan.warnings``.
+
+        Every statement is planned even after an error in an earlier one (a name whose
+        declaration failed is still known, so one mistake is reported once).
+
+        Raises:
+            SqlStreamError: the only error found, or :class:`CompileError` holding all.
+        """
+        for statement in self.script.statements:
+            try:
+                getattr(self, "_" + type(statement).__name__)(statement)
+            except SqlStreamError as error:
+                self.findings.append(error.with_source(self.source))
+                self._poison(statement)
+            except RecursionError:  # a last resort: the nesting limits should prevent it
+                self.findings.append(NestingError(
+                    "this statement is too complex to compile", statement.span, self.source,
+                    hint="split it into views (CREATE VIEW)"))
+                self._poison(statement)
+        for relation, resolved in self.dead_letters:
+            try:
+                self._dead_letter_query(relation, resolved)
+            except SqlStreamError as error:
+                self.findings.append(error.with_source(self.source))
+        self.findings.sort(key=lambda f: f.span.start if f.span is not None else -1)
+        errors = [f for f in self.findings if f.severity == "error"]
+        if errors:
+            raise errors[0] if len(self.findings) == 1 else CompileError(self.findings)
+        state_dir = self._state_dir()
+        name = PurePath(self.path).stem if self.path else "pipeline"
+        return plan.Plan(
+            name=name,
+            source=self.source,
+            settings=tuple(self.settings),
+            relations=tuple(self.relations),
+            queries=tuple(self._finish_query(state_dir, name, query) for query in self.queries),
+            state_dir=state_dir,
+            setting_spans=tuple(self.setting_spans),
+            warnings=tuple(f for f in self.findings if f.severity == "warning"),
+        )
+
+    def _poison(self, statement) -> None:
+        """After a failed declaration, know its name anyway so later uses are not errors."""
+        if isinstance(statement, (ast.CreateStream, ast.CreateTable, ast.CreateView)):
+            kind = {ast.CreateTable: "table", ast.CreateView: "view"}.get(type(statement), "stream")
+            self.catalog.poison(statement.name, kind)
+        if isinstance(statement, ast.CreateSink) or (
+            isinstance(statement, ast.CreateStream) and statement.query is not None
+        ):
+            self.catalog.poison_sink(statement.name)
+
+    def _record(self, finding: SqlStreamError, text: ast.SqlText | None = None) -> None:
+        """Record a finding that does not stop the plan (a rule, type or name finding),
+        positioned in ``text`` if it has only offsets; a lenient planner records it as a
+        warning, so Spark itself can be asked."""
+        if not self.enforce:
+            finding.severity = "warning"
+        if text is not None:
+            finding = locate(finding, text)
+        self.findings.append(finding.with_source(self.source))
+
+    # ---- statements
+    def _SetStatement(self, statement: ast.SetStatement) -> None:
+        """Record the settings a ``SET`` stands for (:func:`sqlstream.planning.settings.expand`);
+        an unknown ``sqlstream.*`` key stops the statement, a value Spark would refuse
+        (``SS326``, ``SS327``) is a finding (a warning when not enforced, so Spark is asked)."""
+        option = statement.option
+        found = problem(option)
+        if found is not None and found.code == "SS202":
+            raise found
+        if found is not None:
+            self._record(found)
+        for key, value in expand(option.key, option.text):
+            self.settings.append((key, value))
+            self.setting_spans.append((key, statement.span))
+
+    def _CreateStream(self, statement: ast.CreateStream) -> None:
+        if statement.query is not None:
+            self._derived_stream(statement)
+            return
+        self._declare_source(statement, "source", bounded=False)
+
+    def _CreateTable(self, statement: ast.CreateTable) -> None:
+        self._declare_source(statement, "table", bounded=True)
+
+    def _declare_source(self, statement, role: str, bounded: bool) -> None:
+        self.catalog.declare(statement.name)
+        resolved = self._options(statement.options, role, statement.name, statement.span)
+        relation = self.declarations.relation(statement, resolved, bounded)
+        relation = malformed.plan_source(relation, statement, resolved, self.source, self._record)
+        if relation.decoding is not None and relation.decoding.decoded_view:
+            self.dead_letters.append((relation, resolved))
+        self.relations.append(relation)
+        watermarks = frozenset({relation.watermark.column.lower()} if relation.watermark else ())
+        self.catalog.add(CatalogRelation(
+            statement.name.value, "table" if bounded else "stream", statement.name,
+            RelationInfo(not bounded, watermarks), relation.columns, source=relation))
+
+    def _CreateView(self, statement: ast.CreateView) -> None:
+        self.catalog.declare(statement.name)
+        self._view(statement.name, statement.query, statement.span)
+
+    def _view(self, name: ast.Name, text: ast.SqlText, span) -> CompiledQuery:
+        compiled = self._compile(text, name.value)
+        self.relations.append(plan.SqlView(name.value, compiled.sql, span, compiled.columns))
+        self.catalog.add_view(name, compiled)
+        return compiled
+
+    def _CreateSink(self, statement: ast.CreateSink) -> None:
+        self.catalog.declare_sink(statement.name)
+        resolved = self._options(statement.options, "sink", statement.name, statement.span)
+        sink = self._sink(statement.name.value, resolved, statement.span)
+        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved))
+        if statement.query is not None:
+            self._insert(statement.name, statement.query, statement.emit, statement.span)
+
+    def _Insert(self, statement: ast.Insert) -> None:
+        self._insert(statement.sink, statement.query, statement.emit, statement.span)
+
+    def _Select(self, statement: ast.Select) -> None:
+        self.select_count += 1
+        name = f"select_{self.select_count}"
+        resolved = self._options(
+            (ast.Option("connector", "console", statement.span, statement.span, statement.span),),
+            "sink", ast.Name(name, statement.span), statement.span,
+        )
+        sink = self._sink(name, resolved, statement.span)
+        self.catalog.claim_query_name(name, statement.span)
+        self._add_query(name, sink, resolved, self._compile(statement.query, name), statement.emit,
+                        statement.span)
+
+    def _derived_stream(self, statement: ast.CreateStream) -> None:
+        """``CREATE STREAM name WITH (sink options) AS SELECT``: a view plus a query into the sink."""
+        if statement.columns or statement.watermark:
+            raise SemanticError(
+                "CREATE STREAM … AS SELECT takes no column list: its columns are the query's",
+                statement.columns[0].span if statement.columns else statement.watermark.span,
+                hint="remove the column list; put a WATERMARK clause in the query (FROM t WATERMARK …)",
+            )
+        if not statement.options:
+            raise OptionError(
+                f"CREATE STREAM {statement.name} AS SELECT needs WITH (connector = …) naming "
+                "where the stream is written", statement.span,
+                hint="for a derived relation that is not written anywhere, use CREATE VIEW",
+            )
+        self.catalog.declare(statement.name)
+        resolved = self._options(statement.options, "sink", statement.name, statement.span)
+        sink = self._sink(statement.name.value, resolved, statement.span)
+        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved))
+        compiled = self._view(statement.name, statement.query, statement.span)
+        name = self._query_name(statement.name.value, resolved, statement.name.span)
+        self._add_query(name, sink, resolved, compiled, statement.emit, statement.span)
+
+    # ---- helpers
+    def _options(self, options, role: str, owner: ast.Name, span) -> ResolvedOptions:
+        """:func:`~sqlstream.connectors.resolve_options`, recording its warnings."""
+        resolved = resolve_options(options, self.source, role, owner, span)
+        if role == "sink":
+            malformed.check_sink_options(resolved, self.source)
+        for warning in resolved.warnings:
+            self.findings.append(warning.with_source(self.source))
+        return resolved
+
+    def _resolve_path(self, value: str | None) -> str | None:
+        if value is None or "://" in value or os.path.isabs(value) or not self.base_dir:
+            return value
+        return os.path.normpath(os.path.join(self.base_dir, value))
+
+    def _compile(self, text: ast.SqlText, name: str) -> CompiledQuery:
+        """:func:`~sqlstream.planning.compiler.compile_query` of the body of view or query ``name``,
+        recording its schema findings; its plan steps (deduplications) join the plan's
+        relations, before the view or query that reads them."""
+        compiled = compile_query(text, self.catalog, name)
+        self.relations.extend(compiled.steps)
+        for finding in compiled.findings:
+            self._record(finding)
+        secret_named = [n for n, _ in compiled.columns or () if self.source.redact(n) != n]
+        if secret_named:  # Spark names an unaliased expression by its text
+            self._record(SemanticError(
+                f"column '{secret_named[0]}' of '{name}' would be named after the value of a "
+                "secret (an expression without an alias is named by its text)", text.span,
+                hint="give the expression an alias: … AS some_name", code="SS241"))
+        return compiled
+
+    def _sink(self, name: str, resolved: ResolvedOptions, span) -> plan.Sink:
+        fmt, path = resolved.sink_target(self._resolve_path)
+        partition_by = tuple(
+            p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
+        )
+        settings = {k.lower(): v for k, v in self.settings}
+        options = resolved.spark + resolved.spec.sink_options(resolved, self._resolve_path,
+                                                              settings)
+        return plan.Sink(name, resolved.spec.name, fmt, path, options, partition_by,
+                         resolved.spec.durable, span,
+                         resolved.spec.sink_settings(resolved, self._resolve_path))
+
+    def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
+        name = resolved.get("query_name") or default
+        self.catalog.claim_query_name(name, span)
+        return name
+
+    def _insert(self, sink_name: ast.Name, query: ast.SqlText, emit, span) -> None:
+        entry = self.catalog.sink(sink_name.value)
+        if entry is None:
+            raise UnknownNameError(
+                f"unknown sink '{sink_name}'{did_you_mean(sink_name.value, self.catalog.sink_names())}",
+                sink_name.span, hint="declare it first with CREATE SINK … WITH (connector = …)",
+            )
+        if entry.sink is None:  # its declaration failed: still check the query
+            self._compile(query, sink_name.value)
+            return
+        name = self._query_name(entry.sink.name, entry.options, sink_name.span)
+        self._add_query(name, entry.sink, entry.options, self._compile(query, name), emit, span)
+
+    def _add_query(self, name: str, sink: plan.Sink, resolved: ResolvedOptions,
+                   compiled: CompiledQuery, emit, span) -> None:
+        if any(r.poisoned for r in self.catalog.closure(compiled.info.relations)):
+            return  # reads a relation whose declaration failed: its mode cannot be known
+        compiled, findings = check_query(compiled, emit, sink, self.catalog)
+        for finding in findings:
+            self._record(finding)
+        mode, reason = compiled.output_mode, compiled.output_mode_reason
+        if mode is None:
+            if self.enforce:
+                return
+            mode, reason = "append", "not checked"
+        for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
+            self._record(finding)
+        trigger = None
+        if emit is not None and emit.trigger is not None:
+            trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)
+        checkpoint = self._resolve_path(resolved.get("checkpoint_location"))
+        self.compiled.append(compiled)
+        self.queries.append(plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint,
+                                       span, compiled.columns, compiled.state))
+
+    def _dead_letter_query(self, relation: plan.SourceRelation, resolved: ResolvedOptions) -> None:
+        """The query writing the dead letters of ``relation`` (:mod:`sqlstream.planning.malformed`):
+        into JSON files at ``dead_letter_path``, or into the sink named by ``dead_letter``
+        (declared anywhere in the file); its trigger is that of the first query reading the
+        source.
+
+        Raises:
+            SqlStreamError: ``SS254`` an unknown sink or one without append mode;
+                ``SS204`` the sink already takes a query.
+        """
+        target = resolved.compiler.get("dead_letter")
+        if target is None:
+            option = resolved.compiler["dead_letter_path"]
+            name = f"{relation.name}_dead_letters"
+            sink = plan.Sink(name, "files", "json", self._resolve_path(option.text), (), (), True,
+                             option.span)
+            self.catalog.claim_query_name(name, option.value_span)
+            checkpoint = None
+        else:
+            entry = self.catalog.sink(target.text)
+            if entry is None or entry.sink is None:
+                raise UnknownNameError(
+                    f"dead_letter = '{target.text}' names no sink"
+                    f"{did_you_mean(target.text, self.catalog.sink_names())}", target.value_span,
+                    code="SS254", hint="declare it with CREATE SINK … WITH (connector = …)")
+            sink = entry.sink
+            if "append" not in connector(sink.connector).sink_modes:
+                raise OptionError(f"sink '{sink.name}' cannot take dead letters: it has no append "
+                                  "mode", target.value_span, code="SS254",
+                                  hint="name a sink that appends rows (files, kafka, …)")
+            name = self._query_name(sink.name, entry.options, target.value_span)
+            checkpoint = self._resolve_path(entry.options.get("checkpoint_location"))
+        key = relation.name.lower()
+        trigger = next((q.trigger for q in self.queries if q.state is not None
+                        and any(s.relation == key for s in q.state.sources)), None)
+        self.queries.append(malformed.dead_letter_query(relation, name, sink, trigger, checkpoint))
+
+    def _state_dir(self) -> str:
+        if self.state_dir_override:
+            return self.state_dir_override
+        for key, value in reversed(self.settings):
+            if key.lower() == "sqlstream.state_dir":
+                return self._resolve_path(value)
+        return self._resolve_path(DEFAULT_STATE_DIR) or DEFAULT_STATE_DIR
+
+    @staticmethod
+    def _finish_query(state_dir: str, pipeline: str, query: plan.Query) -> plan.Query:
+        """Give a query into a durable sink its default checkpoint location (LANGUAGE.md §5)."""
+        if query.checkpoint_location is None and query.sink.durable:
+            return replace(query, checkpoint_location=os.path.join(state_dir, pipeline, query.name))
+        return query
+
+
+def build_plan(script: ast.Script, path: str | None = None, state_dir: str | None = None,
+               enforce: bool = True) -> plan.Plan:
+    """Build the :class:`~sqlstream.ir.plan.Plan` of a parsed file (see :class:`Planner`).
+
+    Raises:
+        SqlStreamError: the first problem found (unknown names, bad options, invalid SQL,
+            an output mode Spark would refuse), with its position in the file.
+    """
+    return Planner(script, path, state_dir, enforce).build()

@@ -1,0 +1,10 @@
+"""Runtime: a program of binding calls run on Spark.
+
+Enters: a :class:`~sqlstream.ir.calls.Program` and a SparkSession (local, on a cluster or
+over Spark Connect).
+Leaves: started ``StreamingQuery`` objects and typed events
+(:mod:`~sqlstream.runtime.events`) of what they do, rendered as progress; restart checks
+against what a checkpoint recorded (:mod:`~sqlstream.runtime.restarts`) and the state a
+checkpoint keeps (:mod:`~sqlstream.runtime.state_reader`). The only stage that imports
+pyspark.
+"""

@@ -1,0 +1,253 @@
+"""Binder: runs a plan's binding calls (:class:`~sqlstream.ir.calls.Program`) on a SparkSession.
+
+The only module that imports pyspark. It evaluates the chains that
+:func:`sqlstream.lowering.lower.lower` makes of a :class:`~sqlstream.ir.plan.Plan` — the same ones
+``sqlstream translate`` prints — with ``getattr`` and calls, from the root names
+``spark`` (the session), ``df`` (the last DataFrame assigned) and ``importlib`` (a
+``foreachBatch`` function, imported by its module path): ``SET`` settings, source
+reads and temporary views in plan order, then each query's ``writeStream … start()``.
+Spark's errors become :class:`~sqlstream.diagnostics.errors.QueryFailedError` (an
+:class:`~sqlstream.diagnostics.errors.OptionError` for a refused ``SET``) pointing at the statement
+that caused them.
+
+Source: PySpark API ``RuntimeConfig``, ``DataStreamReader``, ``DataStreamWriter``,
+``DataFrame.withWatermark`` / ``selectExpr`` / ``createOrReplaceTempView`` (Spark 4.1).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession, functions
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import StructType
+from py4j.protocol import Py4JJavaError
+
+from sqlstream.ir import plan as p
+
+from sqlstream.runtime import restarts
+from sqlstream.ir.calls import Block, Chain
+from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
+from sqlstream.lowering.lower import lower, relation_block
+from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
+
+Report = Callable[[str], None]
+
+
+def _first_paragraph(text: str) -> str:
+    kept = []
+    for line in text.strip().splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("at ", "JVM stacktrace:", "== ", "=== ", "Caused by:")):
+            break
+        kept.append(stripped)
+    return " ".join(part for part in kept if part).strip()
+
+
+def _root_cause(exc: BaseException) -> str | None:
+    """The message of the innermost cause of a PySpark or Py4J error, if any.
+
+    PySpark keeps causes as ``_cause`` (converted exceptions) and the JVM exception as
+    ``_origin`` (``java_exception`` for Py4J errors); both chains are followed.
+    """
+    node, found = exc, None
+    while getattr(node, "_cause", None) is not None:
+        node = node._cause
+        found = getattr(node, "_desc", None) or str(node)
+    java = getattr(node, "_origin", None) or getattr(node, "java_exception", None)
+    try:
+        while java is not None and java.getCause() is not None:
+            java = java.getCause()
+            found = f"{java.getClass().getSimpleName()}: {java.getMessage()}"
+    except Exception:  # noqa: BLE001 - the JVM may be gone; the main message still stands
+        pass
+    return found
+
+
+def spark_message(exc: BaseException, limit: int = 600) -> str:
+    """One paragraph for a Spark/Py4J error: its first paragraph (no stack frames, no plan
+    dump) and, when there is one, the innermost cause (e.g. the bad value in the input)."""
+    if isinstance(exc, Py4JJavaError):
+        text = str(exc.java_exception.getMessage() or exc.java_exception.toString())
+    elif isinstance(exc, PySparkException) and hasattr(exc, "getMessage"):
+        text = exc.getMessage() or str(exc)
+    else:
+        text = str(exc)
+    message = _first_paragraph(text)
+    cause = _root_cause(exc)
+    if cause and cause.split(": ", 1)[-1] not in message:
+        message += f" Cause: {_first_paragraph(cause)}"
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def _fail(plan: p.Plan, block: Block, chain: Chain, exc: BaseException) -> SqlStreamError:
+    """The error of ``chain`` failing with ``exc``: ``"<label>: <Spark's message>"`` at the
+    statement; an :class:`OptionError` with the chain's hint for a refused setting."""
+    message = f"{chain.label}: {spark_message(exc)}"
+    if block.kind == "settings":
+        return OptionError(message, chain.span, plan.source, hint=chain.hint)
+    return QueryFailedError(message, chain.span, plan.source)
+
+
+def _value(arg, env: dict, report: Report):
+    if isinstance(arg, Chain):
+        value = evaluate(arg, env, report)
+        if arg.note:
+            shown = value.simpleString() if isinstance(value, StructType) else str(value)
+            report(f"{arg.note}: {shown}")
+        return value
+    if isinstance(arg, tuple):
+        return [_value(a, env, report) for a in arg]
+    return arg
+
+
+def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None = None):
+    """Evaluate ``chain`` from ``env[chain.root]``: ``getattr`` each step, call it with its
+    arguments (nested chains evaluated first, tuples passed as lists) unless it is a
+    property; assign the value to ``env[chain.assign]``.
+
+    Args:
+        chain: the chain.
+        env: root names to objects (``spark``, ``df``); updated by the assignment.
+        report: receives the notes of nested chains (an inferred schema).
+        steps: evaluate only the first ``steps`` steps (all when ``None``).
+
+    Returns:
+        The value of the last step evaluated.
+
+    Raises:
+        Whatever PySpark raises (``PySparkException``, ``Py4JJavaError``).
+    """
+    value = env[chain.root]
+    for step in chain.steps[:steps]:
+        value = getattr(value, step.name)
+        if step.call:
+            args = [_value(a, env, report) for a in step.args]
+            value = value(*args, **{k: _value(v, env, report) for k, v in step.kwargs})
+    if chain.assign and steps is None:
+        env[chain.assign] = value
+    return value
+
+
+def _env(spark: SparkSession, sql_functions=functions) -> dict:
+    """The root names of a program's chains: the session, ``F`` (``sql_functions``,
+    ``pyspark.sql.functions`` unless a test records the calls) and ``importlib``."""
+    return {"spark": spark, "F": sql_functions, "importlib": importlib}
+
+
+def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = print,
+              env: dict | None = None) -> list:
+    """Evaluate every chain of ``block`` in order.
+
+    Returns:
+        The value of each chain (a started ``StreamingQuery`` for a query block).
+
+    Raises:
+        OptionError: Spark refused a setting.
+        QueryFailedError: Spark rejected a source or view, or refused to start a query;
+            positioned at the statement, with Spark's message.
+    """
+    env = _env(spark) if env is None else env
+    values = []
+    for chain in block.chains:
+        try:
+            values.append(evaluate(chain, env, report))
+        except (PySparkException, Py4JJavaError) as exc:
+            raise _fail(plan, block, chain, exc) from None
+    return values
+
+
+def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> DataFrame:
+    """Build the DataFrame of one plan step without registering it as a view (its
+    block's chains, without the final ``createOrReplaceTempView``).
+
+    Raises:
+        Whatever PySpark raises.
+    """
+    env = _env(spark)
+    *chains, last = relation_block(relation).chains
+    for chain in chains:
+        evaluate(chain, env, report)
+    return evaluate(last, env, report, steps=len(last.steps) - 1)
+
+
+def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:
+    """Register every relation of ``plan`` as a temporary view, in plan order.
+
+    Raises:
+        QueryFailedError: Spark rejected a source (missing path, bad option, bad SQL).
+    """
+    for relation in plan.relations:
+        run_block(spark, plan, relation_block(relation), report)
+
+
+def spark_settings(spark: SparkSession) -> dict[str, str | None]:
+    """The values in force of the settings a restart compares
+    (:data:`sqlstream.runtime.restarts.SPARK_SETTINGS`): Spark's default when not set, ``None``
+    when Spark has none."""
+    values = {}
+    for key, name in restarts.SPARK_SETTINGS.items():
+        try:
+            values[key] = spark.conf.get(name)
+        except (PySparkException, Py4JJavaError):
+            values[key] = None
+    return values
+
+
+def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
+          report: Report = print, allow_incompatible_restart: bool = False,
+          check_restarts: bool = True, sql_functions=functions) -> list[StreamingQuery]:
+    """Run the program of ``plan`` (:func:`sqlstream.lowering.lower.lower`): apply settings,
+    define relations and start every query.
+
+    Before the first query starts, every query's state signature is compared with the one
+    recorded in its checkpoint (:func:`sqlstream.runtime.restarts.prepare`); each query's record
+    is written once it started. That check reads two settings (``spark.conf.get``) and the
+    checkpoint: it makes no binding call.
+
+    Args:
+        spark: the session to run in.
+        plan: the compiled pipeline.
+        available_now: run every query with ``trigger(availableNow=True)``.
+        report: receives one-line notes (e.g. an inferred schema, an allowed change).
+        allow_incompatible_restart: start despite changes Spark does not allow between
+            restarts (each reported), and record the new signatures.
+        check_restarts: ``False`` skips the check and the records (for tests that compare
+            the calls made with the printed ones).
+        sql_functions: what the root name ``F`` of a chain is (``pyspark.sql.functions``;
+            ``F.expr`` builds the metric of ``DataFrame.observe``, :mod:`sqlstream.planning.malformed`).
+
+    Returns:
+        The started queries, in plan order. If one fails to start, those already started
+        are stopped before the error is raised.
+
+    Raises:
+        OptionError, QueryFailedError: see :func:`run_block`.
+        IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
+            on its checkpoint; no query was started.
+        SqlStreamError: (``SS405``) through Spark Connect, a call it cannot run
+            (:func:`sqlstream.runtime.spark_session.refuse_on_connect`).
+    """
+    if is_connect(spark):
+        refuse_on_connect(plan, report)
+    env = _env(spark, sql_functions)
+    started: list[StreamingQuery] = []
+    checked: dict[str, restarts.Restart] | None = None
+    try:
+        for block in lower(plan, available_now).blocks:
+            if block.kind == "query" and checked is None:
+                checked = (restarts.prepare(plan, spark_settings(spark),
+                                            allow_incompatible_restart, report)
+                           if check_restarts else {})
+            values = run_block(spark, plan, block, report, env)
+            if block.kind == "query":
+                started += values
+                if block.name in checked:
+                    checked[block.name].commit()
+    except BaseException:
+        for running in started:
+            running.stop()
+        raise
+    return started

@@ -1,0 +1,478 @@
+"""Running a plan's queries on Spark and reporting what happens as typed events.
+
+:func:`start` and :func:`run` bind a :class:`~sqlstream.ir.plan.Plan` (``binder.start``) and
+follow its queries. Progress and termination come from a PySpark
+``StreamingQueryListener`` registered with ``spark.streams.addListener`` for the duration
+of a run. Spark calls it on its py4j callback thread; the listener only puts Spark's event
+on a queue. The thread that called :func:`run` (or, for :func:`start`, a sqlstream thread)
+takes events off the queue, translates them to :mod:`sqlstream.runtime.events` and gives them to
+the listeners. :func:`run` learns that a query ended from its termination event: it blocks
+in Python (``queue.get`` with a timeout, so Ctrl-C is delivered), never in a py4j call.
+
+:class:`sqlstream.session.Session` (``sqlstream exec``) and
+:meth:`sqlstream.api.Pipeline.start` both run through here.
+
+Source: PySpark 4.1 ``StreamingQueryListener``, ``StreamingQueryManager.addListener`` /
+``removeListener``, ``StreamingQuery.stop`` / ``exception``.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from sqlstream.ir import plan as p
+from sqlstream.connectors import CONNECTORS
+from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
+from sqlstream.runtime.events import (
+    Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
+    Stopping, batch_progress, deliver, redacted,
+)
+from sqlstream.lowering.lower import trigger_step
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+log = logging.getLogger("sqlstream")
+
+STOP_GRACE_SECONDS = 10.0
+"""How long a run waits for the termination events of queries it stopped (s)."""
+
+# Spark error classes (in a failed query's message or its cause) that a user fixes in the
+# .ssql file, and how: the hint of the QueryFailedError. Spark's own advice names its
+# reader options ("try setting the option 'mode' as 'PERMISSIVE'"), which on_error replaces.
+FAILURE_HINTS = {
+    "MALFORMED_RECORD_IN_PARSING": "a record does not decode into the declared columns and "
+    "on_error = 'fail' (the default) stops the query: fix the record, or set on_error = "
+    "'drop' or 'dead_letter' on the source (in place of Spark's mode option, if set) to "
+    "count such records and set them aside",
+}
+
+_TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it anyway)
+
+
+def trigger_text(query: p.Query, available_now: bool = False) -> str:
+    """The trigger of ``query`` as :attr:`QueryStarted.trigger` describes it: ``default``,
+    ``availableNow``, ``every <interval>`` or ``continuous <interval>`` — read from the
+    ``trigger(…)`` call the query runs with (:func:`sqlstream.lowering.lower.trigger_step`)."""
+    step = trigger_step(p.Trigger("available_now", None) if available_now else query.trigger)
+    if step is None:
+        return "default"
+    ((keyword, value),) = step.kwargs
+    return {"availableNow": "availableNow", "continuous": f"continuous {value}",
+            "processingTime": f"every {value}"}[keyword]
+
+
+def empty_available_now(plan: p.Plan) -> list[StreamingError]:
+    """Warnings ``SS360`` for the queries of ``plan`` that read a source yielding no rows
+    under ``trigger(availableNow=True)`` on a new checkpoint (``rate``), for runs with
+    ``available_now`` (``exec --available-now``); ``EMIT … ONCE`` is checked at compile time."""
+    warnings = []
+    for query in plan.queries:
+        names = sorted({s.connector for s in (query.state.sources if query.state else ())
+                        if s.connector in CONNECTORS and CONNECTORS[s.connector].empty_available_now})
+        if names:
+            warnings.append(StreamingError(
+                f"query '{query.name}' reads a {names[0]} source with --available-now: only "
+                "the rows due when the query starts are read, none on a new checkpoint",
+                query.span, plan.source, code="SS360",
+                hint="use connector = 'rate_micro_batch' with rows_per_batch = N, or run "
+                "without --available-now and stop with --timeout"))
+    return warnings
+
+
+def _bridge_class():
+    """The ``StreamingQueryListener`` subclass (defined on first use: it imports pyspark)."""
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    class Bridge(StreamingQueryListener):
+        """Puts Spark's events on a queue; runs on py4j's callback thread, so does nothing else."""
+
+        def __init__(self, inbox: queue.SimpleQueue) -> None:
+            self.inbox = inbox
+
+        def onQueryStarted(self, event) -> None:  # noqa: N802 - Spark's name
+            pass  # QueryStarted is built from the plan once start() returns
+
+        def onQueryProgress(self, event) -> None:  # noqa: N802
+            self.inbox.put(("progress", event.progress.runId, event))
+
+        def onQueryIdle(self, event) -> None:  # noqa: N802
+            self.inbox.put(("idle", event.runId, event))
+
+        def onQueryTerminated(self, event) -> None:  # noqa: N802
+            self.inbox.put(("terminated", event.runId, event))
+
+    return Bridge
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Interrupted(Exception):
+    """A stop signal arrived (SIGINT or SIGTERM); ``args[0]`` is the signal's name."""
+
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM")
+"""The signals that stop a run cleanly (Ctrl-C; ``kill``, ``timeout``, supervisors)."""
+
+_ACTIVE_SIGNALS: list[StopSignals] = []
+
+
+class StopSignals:
+    """Turns SIGINT and SIGTERM into a request to stop every query cleanly.
+
+    While entered (``with StopSignals():``, on the main thread; elsewhere it does nothing,
+    as Python delivers signals only there), a signal neither raises ``KeyboardInterrupt``
+    nor ends the process: its name is added to :attr:`received` and every run waiting in
+    :func:`run` wakes up and stops its queries. A second signal — to the process group,
+    as ``timeout -s INT`` and many supervisors send, or a second Ctrl-C — arrives while the
+    queries stop: it is reported and otherwise ignored, so no py4j call is cut in the
+    middle. :func:`run` enters one itself unless one is already entered (``sqlstream exec``
+    enters one before the JVM starts, so a signal during start-up also ends the run cleanly).
+    The previous handlers are restored on exit; with ``restore=False`` (``exec``, whose
+    process ends next) the signals are ignored from then on instead, so a late second
+    signal cannot end the exit in a ``KeyboardInterrupt``.
+
+    Python's ``signal.signal``; a handler only records and puts on a ``queue.SimpleQueue``
+    (whose ``put`` is reentrant: documented as safe in signal handlers).
+    """
+
+    def __init__(self, restore: bool = True) -> None:
+        self.received: list[str] = []
+        self.restore = restore
+        self._inboxes: list[queue.SimpleQueue] = []
+        self._previous: dict = {}
+
+    @staticmethod
+    def current() -> StopSignals | None:
+        """The innermost entered instance, or ``None``."""
+        return _ACTIVE_SIGNALS[-1] if _ACTIVE_SIGNALS else None
+
+    def _handle(self, signum, frame) -> None:  # noqa: ARG002 - signal's signature
+        name = signal.Signals(signum).name
+        self.received.append(name)
+        for inbox in self._inboxes:
+            inbox.put(("signal", None, name))
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for name in STOP_SIGNALS:
+                number = getattr(signal, name)
+                self._previous[number] = signal.signal(number, self._handle)
+        _ACTIVE_SIGNALS.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE_SIGNALS.remove(self)
+        for number, handler in self._previous.items():
+            signal.signal(number, handler if self.restore else signal.SIG_IGN)
+        self._previous.clear()
+
+
+def _reason(name: str) -> str:
+    return f"interrupted ({name})" if name == "SIGINT" else f"terminated ({name})"
+
+
+def _jvm_process(spark):
+    """The JVM's ``Popen`` when this process launched it, else ``None``: polling it is pure
+    Python (no py4j call), so a run notices a JVM that died without any event."""
+    try:
+        return getattr(spark.sparkContext._gateway, "proc", None)
+    except Exception:  # noqa: BLE001 - e.g. Spark Connect has no sparkContext
+        return None
+
+
+class _Run:
+    """One start of a plan's queries: their handles, the Spark listener and its queue."""
+
+    def __init__(self, spark, plan: p.Plan, available_now: bool, emit: Callable[[Event], None],
+                 allow_incompatible_restart: bool = False) -> None:
+        self.spark, self.plan, self.available_now = spark, plan, available_now
+        self.emit = emit if not plan.source.secrets else (  # no secret reaches a listener
+            lambda event: emit(redacted(event, plan.source.redact)))
+        self.allow_incompatible_restart = allow_incompatible_restart
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.bridge = _bridge_class()(self.inbox)
+        self.handles: list = []
+        self.by_run: dict[str, tuple[Any, p.Query]] = {}  # run id -> (StreamingQuery, Query)
+        self.terminated: dict[str, QueryTerminated] = {}
+        self.jvm = _jvm_process(spark)
+        self.stopping = False  # stop() began: further signals are only reported
+
+    def start(self) -> list:
+        """Register the listener, start every query (``binder.start``), emit QueryStarted."""
+        from sqlstream.runtime.binder import start
+
+        if self.available_now:
+            for warning in empty_available_now(self.plan):
+                self.emit(Notice(warning.render()))
+        self.spark.streams.addListener(self.bridge)
+        try:
+            self.handles = start(self.spark, self.plan, self.available_now,
+                                 report=lambda line: self.emit(Notice(line)),
+                                 allow_incompatible_restart=self.allow_incompatible_restart)
+            queries = {q.name: q for q in self.plan.queries}
+            for handle in self.handles:
+                query = queries[handle.name]
+                self.by_run[str(handle.runId)] = (handle, query)
+                self.emit(QueryStarted(
+                    name=handle.name, id=str(handle.id), run_id=str(handle.runId),
+                    output_mode=query.output_mode, trigger=trigger_text(query, self.available_now),
+                    sink=query.sink.connector, path=query.sink.path,
+                    checkpoint_location=query.checkpoint_location, span=query.span))
+        except BaseException:
+            self.halt()
+            self.close()
+            raise
+        return self.handles
+
+    @property
+    def pending(self) -> list[str]:
+        """Run ids of the queries whose termination event has not arrived."""
+        return [run_id for run_id in self.by_run if run_id not in self.terminated]
+
+    def pump(self, deadline: float | None = None) -> QueryFailed | None:
+        """Deliver events until every query terminated; return the first failure, if any.
+
+        Raises:
+            _Timeout: ``deadline`` (``time.monotonic()`` value) passed first.
+            QueryFailedError: the JVM this process launched exited.
+            _Interrupted: a stop signal arrived (:class:`StopSignals`) before :meth:`stop`.
+        """
+        while self.pending:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise _Timeout
+            try:
+                item = self.inbox.get(timeout=_TICK_SECONDS if remaining is None
+                                      else min(_TICK_SECONDS, remaining))
+            except queue.Empty:
+                if self.jvm is not None and self.jvm.poll() is not None:
+                    raise QueryFailedError(
+                        f"the Spark JVM exited (code {self.jvm.returncode}) while the queries "
+                        "were running", source=self.plan.source) from None
+                continue
+            if item[0] == "signal":
+                if not self.stopping:
+                    raise _Interrupted(item[2])
+                self.emit(Notice(f"{item[2]} again: already stopping every query (the run "
+                                 f"waits up to {STOP_GRACE_SECONDS:g} s for Spark)"))
+                continue
+            failure = self.handle(item)
+            if failure is not None:
+                return failure
+        return None
+
+    def handle(self, item: tuple) -> QueryFailed | None:
+        """Translate one of Spark's events (``(kind, run id, event)`` from the bridge) and
+        deliver it; return the failure it reports."""
+        kind, run_id, event = item[0], str(item[1]), item[2]
+        if run_id not in self.by_run or run_id in self.terminated:
+            return None  # another query of the same SparkSession
+        handle, query = self.by_run[run_id]
+        if kind == "progress":
+            self.emit(batch_progress(event.progress))
+            return None
+        if kind == "idle":
+            self.emit(QueryIdle(handle.name, str(event.id), run_id, event.timestamp))
+            return None
+        message = None
+        if event.exception is not None:
+            from sqlstream.runtime.binder import spark_message
+
+            failure = handle.exception()
+            message = (spark_message(failure) if failure is not None
+                       else event.exception.strip().splitlines()[0])
+        terminated = QueryTerminated(handle.name, str(event.id), run_id, message,
+                                     getattr(event, "errorClassOnException", None))
+        self.terminated[run_id] = terminated
+        self.emit(terminated)
+        if message is None:
+            return None
+        trace = f"{message}\n{event.exception or ''}"  # Spark's error with its causes
+        hint = next((h for condition, h in FAILURE_HINTS.items() if condition in trace), None)
+        error = QueryFailedError(f"query '{handle.name}' failed: {message}", query.span,
+                                 self.plan.source, hint=hint)
+        failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
+        self.emit(failed)
+        return failed
+
+    def stop(self, reason: str | None) -> None:
+        """Emit :class:`Stopping` (if ``reason``), stop every query, then deliver the
+        termination events that arrive within :data:`STOP_GRACE_SECONDS`."""
+        self.stopping = True
+        if reason:
+            self.emit(Stopping(reason))
+        self.halt()
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        try:
+            while self.pending:
+                self.pump(deadline)  # a failure while stopping is delivered, not raised
+        except _Timeout:
+            log.warning("no termination event from Spark for %s", ", ".join(self.pending))
+
+    def halt(self) -> None:
+        """``StreamingQuery.stop()`` every query; errors (a JVM already gone) are logged."""
+        for handle in self.handles:
+            try:
+                handle.stop()
+            except Exception:  # noqa: BLE001 - keep stopping the others
+                log.debug("could not stop query %s", handle, exc_info=True)
+
+    def close(self) -> None:
+        """Remove the Spark listener (events still queued are dropped)."""
+        try:
+            self.spark.streams.removeListener(self.bridge)
+        except Exception:  # noqa: BLE001 - the session may already be stopped
+            log.debug("could not remove the streaming listener", exc_info=True)
+
+    def results(self) -> list[QueryTerminated]:
+        """The termination events received, in plan order."""
+        return [self.terminated[run_id] for run_id in self.by_run if run_id in self.terminated]
+
+    def follow(self) -> None:
+        """Deliver events until every query terminated, then remove the listener (the body of
+        :meth:`Session.start`'s thread). Listener errors are logged, not raised."""
+        try:
+            while self.pending:
+                try:
+                    self.pump()
+                except Exception:  # noqa: BLE001 - a listener failed; keep the others informed
+                    log.exception("a sqlstream listener failed")
+        finally:
+            self.close()
+
+
+def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
+          listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
+          ) -> list[StreamingQuery]:
+    """Start every query of ``plan`` in ``spark`` and return without waiting.
+
+    Settings, views and queries are bound by ``binder.start``. With listeners, a
+    daemon thread of sqlstream delivers the events of these queries (from
+    :class:`~sqlstream.runtime.events.QueryStarted` to :class:`~sqlstream.runtime.events.QueryTerminated`
+    and, for a failure, :class:`~sqlstream.runtime.events.QueryFailed`) and removes the Spark
+    listener when all have terminated. A failing query does not stop the others.
+
+    Args:
+        spark: the SparkSession to run in.
+        plan: the compiled pipeline's plan.
+        available_now: run every query with ``trigger(availableNow=True)``.
+        listeners: callables or objects with ``on_event(event)``; none: no Spark
+            listener is registered.
+        allow_incompatible_restart: start queries despite changes Spark does not allow on
+            their checkpoints (reported as :class:`~sqlstream.runtime.events.Notice`).
+
+    Returns:
+        The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
+
+    Raises:
+        SqlStreamError: Spark refused a setting (``SS202``), a source or a query
+            (``SS501``), positioned at the statement; queries already started are
+            stopped first. ``IncompatibleRestartError`` (``SS401``): a query changed in a
+            way Spark does not allow on its checkpoint; nothing was started.
+    """
+    listeners = tuple(listeners)
+    if not listeners:
+        from sqlstream.runtime.binder import start as bind
+
+        return bind(spark, plan, available_now, report=lambda _: None,
+                    allow_incompatible_restart=allow_incompatible_restart)
+    run = _Run(spark, plan, available_now, _emitter(listeners), allow_incompatible_restart)
+    run.start()
+    threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True).start()
+    return list(run.handles)
+
+
+def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
+        timeout: float | None = None, listeners: Iterable[ListenerLike] = (),
+        allow_incompatible_restart: bool = False) -> list[QueryTerminated]:
+    """Start every query of ``plan``, wait until all have terminated, and return.
+
+    Events are delivered to the listeners on the calling thread. The run ends when
+    Spark reports the termination of every query (e.g. ``EMIT … ONCE`` or
+    ``available_now`` once the input is processed). SIGINT (Ctrl-C) or SIGTERM, once or
+    repeated (:class:`StopSignals`, entered here when called on the main thread unless
+    the caller entered one), or ``timeout`` stops every query cleanly
+    (``StreamingQuery.stop``: the current micro-batch is abandoned and runs again at the
+    next start, its offsets never committed), emits :class:`~sqlstream.runtime.events.Stopping`
+    and returns normally; no query is left running when this function returns or raises.
+
+    Args:
+        spark: the SparkSession to run in; ``plan`` the compiled pipeline's plan.
+        available_now: run every query with ``trigger(availableNow=True)``.
+        timeout: stop the queries after this many seconds (wall time from the start);
+            ``None``: wait for as long as they run.
+        listeners: callables or objects with ``on_event(event)``.
+        allow_incompatible_restart: as for :func:`start`.
+
+    Returns:
+        The :class:`~sqlstream.runtime.events.QueryTerminated` event of every query, in file
+        order (a query whose termination event did not arrive within
+        :data:`STOP_GRACE_SECONDS` of being stopped is missing).
+
+    Raises:
+        QueryFailedError: a query failed (code ``SS501``, positioned at its statement,
+            Spark's message in one paragraph); the others are stopped first. Also
+            (without a position) when the JVM this process launched exits.
+        SqlStreamError: Spark refused a setting, source or query at start (see
+            :func:`start`).
+    """
+    signals = StopSignals.current()
+    if signals is None:
+        with StopSignals():
+            return run(spark, plan, available_now, timeout, listeners, allow_incompatible_restart)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    run_ = _Run(spark, plan, available_now, _emitter(tuple(listeners)), allow_incompatible_restart)
+    signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
+    try:
+        if signals.received:  # a signal during start-up (e.g. while the JVM started)
+            run_.emit(Stopping(_reason(signals.received[0]) + " during start-up"))
+            return []
+        return _run_started(run_, deadline, timeout)
+    finally:
+        signals._inboxes.remove(run_.inbox)  # noqa: SLF001
+
+
+def _run_started(run: _Run, deadline: float | None, timeout: float | None) -> list[QueryTerminated]:
+    """The body of :func:`run` once its signal handling is in place."""
+    run.start()
+    reason = None
+    try:
+        failure = run.pump(deadline)
+    except _Interrupted as signalled:
+        failure, reason = None, _reason(signalled.args[0])
+    except KeyboardInterrupt:
+        failure, reason = None, "interrupted"
+    except _Timeout:
+        failure, reason = None, f"timeout ({timeout:g} s)"
+    except BaseException:  # a listener failed, or the JVM died: leave nothing running
+        run.halt()
+        run.close()
+        raise
+    try:
+        if failure is not None and run.pending:
+            reason = f"query '{failure.name}' failed"
+        if failure is not None or reason:
+            run.stop(reason)
+    finally:
+        run.close()
+    if failure is not None:
+        raise failure.error
+    return run.results()
+
+
+def _emitter(listeners: tuple) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        for listener in listeners:
+            deliver(listener, event)
+
+    return emit

@@ -1,0 +1,351 @@
+"""Reading the state a query keeps in its checkpoint (``sqlstream state``), read-only.
+
+Spark's state data source (Spark ≥ 4.0, guide *State Data Source Integration Guide*) reads
+a checkpoint with batch queries that change nothing in it:
+
+* ``spark.read.format("state-metadata").load(checkpoint)``: one row per state store of
+  each stateful operator — ``operatorId``, ``operatorName`` (``stateStoreSave`` for an
+  aggregation, ``dedupe``, ``symmetricHashJoin``, …), ``stateStoreName``,
+  ``numPartitions``, ``minBatchId`` / ``maxBatchId`` (the batches whose state is kept);
+* ``spark.read.format("statestore").option("operatorId", …).option("storeName", …)
+  .load(checkpoint)`` (``joinSide`` = ``left`` / ``right`` for a stream-stream join):
+  the rows of state of the latest committed batch, as ``key`` and ``value`` structs and a
+  ``partition_id``.
+
+The latest committed batch and its watermark come from the checkpoint's ``commits`` and
+``offsets`` logs (``batchWatermarkMs``), read as text files by the same session. A
+window of an append-mode aggregation is written when the watermark passes its end, so
+the state rows are the windows still open, with their partial aggregation buffers.
+
+Works on a stopped pipeline; on a running one it reads the latest batch committed when it
+is called. Nothing here writes to the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+
+from sqlstream.ir import plan as p
+from sqlstream.runtime.binder import spark_message
+from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
+
+__all__ = ["QueryState", "StoreState", "select", "read", "read_query", "render"]
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """The state of one state store of a stateful operator at the latest committed batch.
+
+    Attributes:
+        operator_id: Spark's ``operatorId`` (0, 1, … in the physical plan's order).
+        operator: Spark's ``operatorName`` (``stateStoreSave``, ``dedupe``,
+            ``symmetricHashJoin``, ``sessionWindowStateStoreSaveExec``, …).
+        store: Spark's ``stateStoreName`` (``default``), or the join side (``left``,
+            ``right``) whose stores the state data source reads as one.
+        partitions: number of state partitions (``spark.sql.shuffle.partitions`` of the
+            first run).
+        min_batch_id, max_batch_id: the oldest and newest batch whose state is kept.
+        rows: rows of state in all partitions.
+        rows_per_partition: ``(partition_id, rows)`` for every partition, in order.
+        first_rows: up to ``rows`` requested rows, ordered by key: dicts with
+            ``partition`` (int), ``key`` and ``value`` (JSON objects as Spark's ``to_json``
+            writes them: timestamps ISO-8601 in the session time zone; a field name that
+            repeats, e.g. the ``count`` of ``COUNT(*)`` and of ``AVG``'s buffer, gets
+            ``#2``, ``#3``).
+    """
+
+    operator_id: int
+    operator: str
+    store: str
+    partitions: int
+    min_batch_id: int
+    max_batch_id: int
+    rows: int
+    rows_per_partition: tuple[tuple[int, int], ...]
+    first_rows: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class QueryState:
+    """What ``sqlstream state`` shows of one query.
+
+    Attributes:
+        name: the query name; ``line``: its statement's line in the file.
+        checkpoint_location: the checkpoint read.
+        output_mode: the query's output mode (``append``: windows are written once the
+            watermark passes their end).
+        latest_batch_id: the latest committed micro-batch (``commits`` log), or ``None``.
+        watermark: the event-time watermark of that batch, ISO-8601 UTC
+            (``batchWatermarkMs`` of its ``offsets`` entry), or ``None``.
+        operators: the plan's stateful operators (kind, keys, aggregates), as
+            :func:`dataclasses.asdict` dicts — what the keys and values are made of.
+        stores: Spark's state stores, in operator order.
+    """
+
+    name: str
+    line: int
+    checkpoint_location: str
+    output_mode: str
+    latest_batch_id: int | None
+    watermark: str | None
+    operators: tuple[dict, ...]
+    stores: tuple[StoreState, ...]
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict of every field (``stores`` as dicts, pairs as lists)."""
+        return json.loads(json.dumps(asdict(self)))
+
+
+def _local(location: str) -> str | None:
+    if location.startswith("file:"):
+        location = location[len("file:"):]
+    return None if "://" in location or ":/" in location[:10] else location
+
+
+def select(plan: p.Plan, name: str | None = None) -> list[p.Query]:
+    """The queries ``sqlstream state`` reads: ``name``'s, or every stateful query of
+    ``plan``. Reads only the plan and (for a local checkpoint) whether it exists; no Spark.
+
+    Raises:
+        SqlStreamError: ``SS404`` no query is called ``name`` (with "did you mean");
+            ``SS403`` the query (or, without ``name``, every query) keeps no state;
+            ``SS402`` the query has no checkpoint location, or a local one that does not
+            exist yet.
+    """
+    if name is not None:
+        by_name = {q.name.lower(): q for q in plan.queries}
+        if name.lower() not in by_name:
+            names = [q.name for q in plan.queries]
+            raise SqlStreamError(
+                f"no query named '{name}' in {plan.source.path or plan.name}"
+                f"{did_you_mean(name, names)}", source=plan.source, code="SS404",
+                hint="queries of this file: " + (", ".join(names) or "(none)"))
+        queries = [by_name[name.lower()]]
+    else:
+        queries = [q for q in plan.queries if _stateful(q)] or list(plan.queries[:1])
+    if not queries:
+        raise SqlStreamError("the file has no query", source=plan.source, code="SS403")
+    for query in queries:
+        if not _stateful(query):
+            raise SqlStreamError(
+                f"query '{query.name}' keeps no state: it has no aggregation, deduplication, "
+                "DISTINCT or stream-stream join", query.span, plan.source, code="SS403",
+                hint="sqlstream explain lists each query's stateful operators")
+        if query.checkpoint_location is None:
+            raise SqlStreamError(
+                f"query '{query.name}' has no checkpoint location (its {query.sink.connector} "
+                "sink runs on a temporary checkpoint, deleted on exit)", query.span,
+                plan.source, code="SS402",
+                hint="give the sink a checkpoint_location option to keep and read its state")
+        local = _local(query.checkpoint_location)
+        if local is not None and not os.path.isdir(os.path.join(local, "commits")):
+            raise _no_checkpoint(plan, query)
+    return queries
+
+
+def _stateful(query: p.Query) -> bool:
+    return query.state is not None and bool(query.state.operators)
+
+
+def _no_checkpoint(plan: p.Plan, query: p.Query) -> SqlStreamError:
+    return SqlStreamError(
+        f"query '{query.name}' has no committed batch in checkpoint "
+        f"{query.checkpoint_location}", query.span, plan.source, code="SS402",
+        hint="run it first (sqlstream exec), with the --state-dir and --var values of that run")
+
+
+def _spark_errors() -> tuple[type[BaseException], ...]:
+    from pyspark.errors import PySparkException
+
+    try:
+        from py4j.protocol import Py4JJavaError
+    except ImportError:  # pragma: no cover - py4j is a pyspark dependency
+        return (PySparkException,)
+    return (PySparkException, Py4JJavaError)
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict; a repeated name gets ``#2``, ``#3`` …"""
+    result: dict = {}
+    for key, value in pairs:
+        name, n = key, 1
+        while name in result:
+            n += 1
+            name = f"{key}#{n}"
+        result[name] = value
+    return result
+
+
+def _json(text: str | None):
+    return None if text is None else json.loads(text, object_pairs_hook=_pairs)
+
+
+def _latest(spark, location: str) -> tuple[int | None, str | None]:
+    """``(batch id, watermark)`` of the latest committed batch of the checkpoint."""
+    commits = spark.read.text(f"{location}/commits").selectExpr("_metadata.file_name AS f")
+    ids = [int(r.f) for r in commits.distinct().collect() if r.f.isdigit()]
+    if not ids:
+        return None, None
+    batch = max(ids)
+    lines = [r.value for r in spark.read.text(f"{location}/offsets/{batch}").collect()]
+    for line in lines:
+        if line.startswith("{") and "batchWatermarkMs" in line:
+            millis = json.loads(line)["batchWatermarkMs"]
+            if not millis:  # Spark's initial value: no watermark yet
+                return batch, None
+            stamp = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
+            return batch, stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
+    return batch, None
+
+
+def _store(spark, location: str, meta, store: str, options: dict, rows: int) -> StoreState:
+    reader = spark.read.format("statestore").option("operatorId", meta.operatorId)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    df = reader.load(location)
+    counts = {r.partition_id: r["count"] for r in df.groupBy("partition_id").count().collect()}
+    first = []
+    if rows:
+        for r in (df.orderBy("key", "partition_id").limit(rows)
+                  .selectExpr("partition_id", "to_json(key) AS key", "to_json(value) AS value")
+                  .collect()):
+            first.append({"partition": r.partition_id, "key": _json(r.key),
+                          "value": _json(r.value)})
+    partitions = max([meta.numPartitions or 0, *(i + 1 for i in counts)])
+    return StoreState(
+        operator_id=int(meta.operatorId), operator=meta.operatorName, store=store,
+        partitions=partitions, min_batch_id=int(meta.minBatchId),
+        max_batch_id=int(meta.maxBatchId), rows=sum(counts.values()),
+        rows_per_partition=tuple((i, counts.get(i, 0)) for i in range(partitions)),
+        first_rows=tuple(first))
+
+
+def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0) -> QueryState:
+    """Read the state of ``query`` from its checkpoint with ``spark`` (a classic or Spark
+    Connect session whose file system sees the checkpoint). Read-only.
+
+    Args:
+        spark: the SparkSession (Spark ≥ 4.0).
+        plan: the compiled pipeline; ``query`` one of its queries (see :func:`select`).
+        rows: how many rows of state to return per store (``0``: none), ordered by key.
+
+    Returns:
+        A :class:`QueryState`.
+
+    Raises:
+        SqlStreamError: ``SS402`` no committed batch in the checkpoint; ``SS532`` Spark's
+            state data source failed (Spark's message).
+    """
+    location = query.checkpoint_location
+    try:
+        # the state store reports to a StateStoreCoordinator that Spark creates with the
+        # session's StreamingQueryManager: without it, a fresh session fails the read with
+        # CANNOT_LOAD_STATE_STORE (RpcEndpointNotFoundException, Spark 4.1.4)
+        spark.streams.active  # noqa: B018 - creates the coordinator
+        batch, watermark = _latest(spark, location)
+        metadata = spark.read.format("state-metadata").load(location).collect()
+    except _spark_errors() as error:
+        if "PATH_NOT_FOUND" in str(error) or "does not exist" in str(error):
+            raise _no_checkpoint(plan, query) from None
+        raise _unreadable(plan, query, error) from None
+    if batch is None or not metadata:
+        raise _no_checkpoint(plan, query)
+    stores = []
+    try:
+        for meta in sorted(metadata, key=lambda m: (m.operatorId, m.stateStoreName)):
+            if "join" in meta.operatorName.lower():
+                # the four stores of a stream-stream join are read per side (joinSide)
+                if meta.stateStoreName.startswith(("left-keyToNumValues", "right-keyToNumValues")):
+                    side = meta.stateStoreName.split("-", 1)[0]
+                    stores.append(_store(spark, location, meta, side, {"joinSide": side}, rows))
+                continue
+            stores.append(_store(spark, location, meta, meta.stateStoreName,
+                                 {"storeName": meta.stateStoreName}, rows))
+    except _spark_errors() as error:
+        raise _unreadable(plan, query, error) from None
+    return QueryState(
+        name=query.name, line=query.span.line, checkpoint_location=location,
+        output_mode=query.output_mode, latest_batch_id=batch, watermark=watermark,
+        operators=tuple(asdict(o) for o in query.state.operators), stores=tuple(stores))
+
+
+def _unreadable(plan: p.Plan, query: p.Query, error: BaseException) -> SqlStreamError:
+    return SqlStreamError(
+        f"Spark could not read the state of query '{query.name}' in "
+        f"{query.checkpoint_location}: {spark_message(error)}", query.span, plan.source,
+        code="SS532", hint="the state data source needs Spark 4.0 or later, on the "
+                           "checkpoint of a query that committed a batch")
+
+
+def read(spark, plan: p.Plan, queries: Sequence[p.Query], rows: int = 0) -> list[QueryState]:
+    """:func:`read_query` for each of ``queries`` (from :func:`select`), in order."""
+    return [read_query(spark, plan, query, rows) for query in queries]
+
+
+# ---------------------------------------------------------------------- text
+
+
+def _cell(value, top: bool = True) -> str:
+    """``a=1, w={start=…, end=…}``: a key or value struct on one line."""
+    if isinstance(value, dict):
+        text = ", ".join(f"{k}={_cell(v, False)}" for k, v in value.items())
+        return text if top else "{" + text + "}"
+    return "null" if value is None else str(value)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str) -> list[str]:
+    """Rows as an aligned text table (``rich`` renders it when installed)."""
+    try:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        return [indent + "  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+                for line in [headers, *rows]]
+    table = Table(*headers, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for row in rows:
+        table.add_row(*row)
+    console = Console(width=200, no_color=True, force_terminal=False, highlight=False)
+    with console.capture() as captured:
+        console.print(table)
+    return [indent + line.rstrip() for line in captured.get().splitlines() if line.strip()]
+
+
+def render(states: Sequence[QueryState]) -> str:
+    """The text ``sqlstream state`` prints: per query, the latest batch and watermark,
+    each store with its rows per partition, and the first rows of state."""
+    out: list[str] = []
+    for state in states:
+        out.append(f"query {state.name} (line {state.line})")
+        out.append(f"  checkpoint: {state.checkpoint_location} (read-only)")
+        out.append(f"  latest committed batch: {state.latest_batch_id}, "
+                   f"watermark: {state.watermark or 'none'}")
+        for op in state.operators:
+            kind = op["kind"] + (f" ({op['join_type']})" if op.get("join_type") else "")
+            where = f" in view {op['relation']}" if op.get("relation") else ""
+            aggs = f"; aggregates: {', '.join(op['aggregates'])}" if op.get("aggregates") else ""
+            out.append(f"  {kind}{where}: keys {', '.join(op['keys'])}{aggs}")
+        out.extend(_table(
+            ["operator", "name", "store", "partitions", "batches", "rows", "rows per partition"],
+            [[str(s.operator_id), s.operator, s.store, str(s.partitions),
+              f"{s.min_batch_id}-{s.max_batch_id}", str(s.rows),
+              " ".join(str(n) for _, n in s.rows_per_partition)] for s in state.stores], "  "))
+        for store in state.stores:
+            if not store.first_rows:
+                continue
+            out.append(f"  first {len(store.first_rows)} of {store.rows} rows of operator "
+                       f"{store.operator_id} ({store.store}), by key:")
+            out.extend(_table(["partition", "key", "value"],
+                              [[str(r["partition"]), _cell(r["key"]), _cell(r["value"])]
+                               for r in store.first_rows], "    "))
+        if state.output_mode == "append" and any(
+                o["kind"] == "aggregation" for o in state.operators):
+            out.append("  append mode: a window is written once the watermark passes its end; "
+                       "the rows of state are the windows still open")
+        out.append("")
+    return "\n".join(out)
