@@ -1,11 +1,11 @@
 """Crash recovery, the long run: SIGKILL ``sqlstream exec`` many times, check the sinks.
 
-The harness of ``tests/test_crash_recovery.py`` (``tests/crash_harness.py``) with more
+The harness of ``tests/spark/test_crash_recovery.py`` (``tests/support/crash_harness.py``) with more
 days and kills: the flights stream into a stateless filter and an hourly windowed
 aggregation (parquet files sinks) and, with ``--sinks``, the filter into a ``table`` sink
-and a ``kafka`` topic (a broker started here, ``tests/kafka_broker.py``) and the
+and a ``kafka`` topic (a broker started here, ``tests/support/kafka_broker.py``) and the
 aggregation upserted into a ``postgres`` table (a server started here,
-``tests/postgres_server.py``) — all queries of one ``exec`` process — killed with SIGKILL
+``tests/support/postgres_server.py``) — all queries of one ``exec`` process — killed with SIGKILL
 (driver and JVM) at seeded random points of the stream, restarted each time, then left to
 finish. Each files sink is read through its ``_spark_metadata`` log (``spark.read.parquet``
 in batch) and compared with the plain-Python oracle; the part files a plain ``*.parquet``
@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.crash_harness import (  # noqa: E402
+from tests.support.crash_harness import (  # noqa: E402
     HOURLY_READ, LATE_READ, committed_files, expected_hourly, expected_late, kafka_report, postgres_hourly,
     prepare, run_until_done, table_rows, topic_records, uncommitted_files,
 )
@@ -74,14 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         exec_args, env, broker, topic, server = [], {}, None, None, None
         if "kafka" in sinks:
-            from tests.kafka_broker import KafkaBroker, spark_jars
+            from tests.support.kafka_broker import KafkaBroker, spark_jars
 
             broker = stack.enter_context(KafkaBroker())
             topic = broker.create_topic(f"crash-late-{uuid.uuid4().hex[:8]}")
             exec_args += ["--var", f"servers={broker.bootstrap_servers}", "--var", f"topic={topic}",
                           "--conf", "spark.jars=" + ",".join(spark_jars())]
         if "postgres" in sinks:
-            from tests.postgres_server import running_server
+            from tests.support.postgres_server import running_server
 
             server = stack.enter_context(running_server())
             exec_args += ["--var", f"pg_url={server.url}", "--var", "pg_table=crash_hourly"]

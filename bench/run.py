@@ -426,7 +426,7 @@ def compare_outputs(spark, mode: Mode) -> list[str]:
 # --------------------------------------------------------------------------- translate
 
 
-# What tests/test_golden.py gives the fixtures (some fail to compile without them).
+# What tests/lowering/test_golden.py gives the fixtures (some fail to compile without them).
 TRANSLATE_VARS = ["--var", "dir=/data", "--var", "threshold=15"]
 TRANSLATE_ENV = {"SECRET_TOKEN": "s3cr3t-value"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka_broker import kafka_broker, spark_jars  # noqa: F401  (the broker fixture)
+from tests.support.kafka_broker import kafka_broker, spark_jars  # noqa: F401  (the broker fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -79,4 +79,4 @@ def check_golden(path: Path, actual: str) -> None:
     assert actual == path.read_text(encoding="utf-8"), f"differs from {path}"
 
 
-from tests.postgres_server import postgres  # noqa: E402,F401 - the PostgreSQL server fixture
+from tests.support.postgres_server import postgres  # noqa: E402,F401 - the PostgreSQL server fixture

@@ -1,6 +1,6 @@
-"""A longer fuzzing run than the test suite's (``tests/test_robustness.py``).
+"""A longer fuzzing run than the test suite's (``tests/frontend/test_robustness.py``).
 
-Runs the three fuzz properties of :mod:`tests.fuzzing` — grammar-built programs, text
+Runs the three fuzz properties of :mod:`tests.support.fuzzing` — grammar-built programs, text
 mutations and byte mutations of the corpus — with a random seed (or ``--seed``) and
 ``--examples`` examples each; prints the failing input and exits 1 at the first failure.
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
-from tests.fuzzing import assert_file_robust, assert_robust, byte_mutants, mutants, programs  # noqa: E402
+from tests.support.fuzzing import assert_file_robust, assert_robust, byte_mutants, mutants, programs  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ rewrite it in place; with codes, print what each means::
     .venv/bin/python tools/gen_codes_table.py --readme README.md  # rewrite it in README.md
     .venv/bin/python tools/gen_codes_table.py SS301 SS350         # severity, title, doc
 
-``tests/test_codes.py`` fails when the README's table is not the generated one. Exit
+``tests/diagnostics/test_codes.py`` fails when the README's table is not the generated one. Exit
 status 2: an unknown code, or a README without a ``### Finding codes`` table.
 """
 

@@ -4,7 +4,7 @@
         [--postgres postgresql://USER@HOST:PORT/DB]   (password: PGPASSWORD)
 
 1. Starts a single-node Apache Kafka broker on 127.0.0.1 (KRaft mode, from Kafka's Maven
-   Central jars: ``tests/kafka_broker.py``, the same code as the tests' fixture; needs
+   Central jars: ``tests/support/kafka_broker.py``, the same code as the tests' fixture; needs
    ``java`` and ``mvn``), unless ``--servers`` names one that runs already.
 2. Feeds the first ``--days`` days of ``examples/flights/data/flights`` into topic
    ``flights`` as JSON, ``--rate`` records a second (confluent-kafka), in a thread.

@@ -3,7 +3,7 @@
 Spark names an unaliased expression after its SQL, in its own spelling: ``count(1)`` for
 ``COUNT(*)``, ``(flight + 1)``, ``upper(carrier)``, ``CAST(x AS INT)`` (or ``x`` at the top
 of the list), ``window`` for a ``window(…)`` call. :func:`output_name` follows Spark 4.1
-for the common cases (checked against ``df.schema`` in ``tests/test_schema.py``) and is
+for the common cases (checked against ``df.schema`` in ``tests/analysis/test_schema.py``) and is
 best effort otherwise.
 """
 

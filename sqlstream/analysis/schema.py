@@ -215,7 +215,7 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
     as on the full path. This is also the path of a plain computed column
     (:func:`expression_type`: one item over its row). ``False`` (tree untouched) for
     anything else; the equivalence with the full path is tested over every query of the
-    tests and examples and over expressions (``tests/test_schema_fast_path.py``)."""
+    tests and examples and over expressions (``tests/analysis/test_schema_fast_path.py``)."""
     if type(tree) is not exp.Select or any(v for k, v in tree.args.items() if k not in _PLAIN_SELECT):
         return False
     source, group = tree.args.get("from_"), tree.args.get("group")

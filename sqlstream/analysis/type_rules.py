@@ -282,7 +282,7 @@ _S, _I, _B, _D, _L, _TS = "STRING", "INT", "BOOLEAN", "DOUBLE", "BIGINT", "TIMES
 # Spark's result types, keyed by sqlglot class key (``type(node).key``) or, for functions
 # sqlglot does not know (``exp.Anonymous``), by the Spark name. Rules get the node and its
 # argument types. Every key was checked against Spark 4.1.4 (``df.schema``) and is pinned by
-# tests/test_schema.py; a function not here is UNKNOWN.
+# tests/analysis/test_schema.py; a function not here is UNKNOWN.
 FUNCTIONS = {k: _rule(v) for k, v in {
     **dict.fromkeys(("upper", "lower", "initcap", "concatws", "trim", "replace", "regexpreplace",
                      "regexpextract", "splitpart", "left", "right", "repeat", "format", "md5",

@@ -10,7 +10,7 @@ Spark 4.1.4.
 
 The README's "Finding codes" table is generated from :data:`CODES` by
 ``python tools/gen_codes_table.py`` (``--readme README.md`` rewrites it in place);
-``tests/test_codes.py`` fails when the README's table differs from :func:`markdown_table`.
+``tests/diagnostics/test_codes.py`` fails when the README's table differs from :func:`markdown_table`.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def lark_parser() -> Lark:
 def punctuation() -> frozenset[str]:
     """Terminals written as literal strings in the grammar ("CREATE"i, "(", …): the tokens
     Lark drops from trees unless ``keep_all_tokens``. Every named terminal of the grammar
-    is a regular expression, so a string pattern marks one (tests/test_parser.py checks
+    is a regular expression, so a string pattern marks one (tests/frontend/test_parser.py checks
     the set against what Lark drops)."""
     return frozenset(t.name for t in lark_parser().terminals if isinstance(t.pattern, PatternStr))
 

@@ -30,7 +30,7 @@ def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
     its three nested generators per node, and without queueing leaves (identifiers,
     literals, …) that cannot match: about three times as fast, and the compiler walks each
     query some 60 times (``bench/README.md``, "Compile scaling"; the equivalence is
-    tested over every query of the tests and examples in tests/test_dialect.py)."""
+    tested over every query of the tests and examples in tests/sql/test_dialect.py)."""
     skipped = _skipped(types)
     queue = deque((node,))
     pop, push = queue.popleft, queue.append

@@ -1,0 +1,138 @@
+"""``sqlstream state``: a real checkpoint, written by the flights example on three days, read
+back with Spark's state data source and compared with what a plain-Python computation over
+the same CSV files says is still open (windows ending after the final watermark); and the
+errors (unknown query, stateless query, no checkpoint yet) without a JVM.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+import pytest
+from click.testing import CliRunner
+
+import sqlstream
+from sqlstream.runtime import state_reader
+from sqlstream.cli import main
+from sqlstream.diagnostics.errors import SqlStreamError
+from tests.spark.test_flights_example import DAYS, EXAMPLE, _copy_days, _run
+
+STATELESS = """
+CREATE STREAM flights (year INT, month INT, day INT, dep_time INT, sched_dep_time INT,
+    dep_delay DOUBLE, arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING,
+    origin STRING, dest STRING, distance DOUBLE, time_hour TIMESTAMP)
+WITH (connector = 'files', path = 'data/flights', format = 'csv', header = true);
+CREATE SINK late WITH (connector = 'files', path = 'out/late', format = 'parquet');
+INSERT INTO late SELECT carrier, flight, dep_delay FROM flights WHERE dep_delay > 60;
+"""
+
+
+def hourly_windows(files) -> dict:
+    """Plain Python over the CSV files, the example's aggregation: ``{(window start,
+    origin): (flights, sum of dep_delay, non-null dep_delay, delayed)}`` (the window start
+    a naive UTC datetime)."""
+    windows: dict = defaultdict(lambda: [0, 0.0, 0, 0])
+    for path in files:
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                acc = windows[(datetime.strptime(row["time_hour"], "%Y-%m-%dT%H:%M:%SZ"),
+                               row["origin"])]
+                acc[0] += 1
+                if row["dep_delay"] != "NA":
+                    delay = float(row["dep_delay"])
+                    acc[1] += delay
+                    acc[2] += 1
+                    acc[3] += delay > 15
+    return {k: tuple(v) for k, v in windows.items()}
+
+
+def parse_watermark(text: str) -> datetime:
+    """``2013-01-04T03:00:00.000Z`` → a naive UTC datetime."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _open_windows(files, watermark: str) -> dict:
+    """The windows that end after ``watermark``: append mode keeps exactly those in state."""
+    limit = parse_watermark(watermark)
+    return {k: v for k, v in hourly_windows(files).items() if k[0] + timedelta(hours=1) > limit}
+
+
+@pytest.mark.spark
+def test_state_of_a_real_checkpoint_is_the_open_windows(spark, tmp_path):
+    work = tmp_path / "flights"
+    _copy_days(work, DAYS[:3])
+    shutil.copy(EXAMPLE / "hourly_delays.ssql", work)
+    pipeline_file = work / "hourly_delays.ssql"
+    watermark, _ = _run(spark, pipeline_file)
+    plan = sqlstream.compile_file(str(pipeline_file)).plan
+
+    (state,) = state_reader.read(spark, plan, state_reader.select(plan), rows=1000)
+    assert state.name == "hourly" and state.output_mode == "append"
+    assert state.watermark == watermark  # the last batch's, as the query reported it
+    assert not any(q.name == "hourly" for q in spark.streams.active)  # read while stopped
+    (store,) = state.stores
+    assert (store.operator_id, store.operator, store.store) == (0, "stateStoreSave", "default")
+    assert store.partitions == 2 and store.max_batch_id == state.latest_batch_id
+    assert sum(n for _, n in store.rows_per_partition) == store.rows == len(store.first_rows)
+
+    expected = _open_windows(DAYS[:3], watermark)
+    assert expected, "the watermark trails the last event by an hour: some windows are open"
+    actual = {}
+    for row in store.first_rows:
+        key, value = row["key"], row["value"]
+        start = datetime.strptime(key["window"]["start"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        # COUNT(*), AVG's buffer (sum, count), SUM(…): Spark's buffer names, repeats numbered
+        actual[(start, key["origin"])] = (value["count"], value["sum"] or 0.0,
+                                          value["count#2"], value["sum#2"])
+    assert actual.keys() == expected.keys()
+    for window, (flights, total, counted, delayed) in expected.items():
+        got = actual[window]
+        assert (got[0], got[2], got[3]) == (flights, counted, delayed)
+        assert got[1] == pytest.approx(total)
+
+    # The command: the same state as JSON, and the text with the rows asked for (in this
+    # process: it reuses the shared session, whose shuffle partitions it must keep)
+    runner = CliRunner()
+    keep = ["--conf", "spark.sql.shuffle.partitions=2"]
+    result = runner.invoke(main, ["state", str(pipeline_file), "hourly", "--format", "json",
+                                  "--rows", "1", *keep])
+    assert result.exit_code == 0, result.output
+    (doc,) = json.loads(result.stdout)
+    assert doc["watermark"] == watermark and doc["stores"][0]["rows"] == store.rows
+    assert len(doc["stores"][0]["first_rows"]) == 1
+    result = runner.invoke(main, ["state", str(pipeline_file), "--rows", "2", *keep])
+    assert result.exit_code == 0, result.output
+    assert f"watermark: {watermark}" in result.stdout
+    assert "stateStoreSave" in result.stdout and "origin=" in result.stdout
+    assert "the rows of state are the windows still open" in result.stdout
+
+
+def test_errors_are_positioned_findings(tmp_path):
+    work = tmp_path / "flights"
+    (work / "data" / "flights").mkdir(parents=True)
+    shutil.copy(EXAMPLE / "hourly_delays.ssql", work)
+    (work / "stateless.ssql").write_text(STATELESS)
+    runner = CliRunner()
+
+    result = runner.invoke(main, ["state", str(work / "hourly_delays.ssql"), "hourli"])
+    assert result.exit_code == 1
+    assert "SS404 no query named 'hourli'" in result.output
+    assert "did you mean 'hourly'?" in result.output
+
+    result = runner.invoke(main, ["state", str(work / "hourly_delays.ssql")])
+    assert result.exit_code == 1  # never run: nothing committed, and no JVM was needed
+    assert ":44:1: SS402 query 'hourly' has no committed batch in checkpoint" in result.output
+    assert "INSERT INTO hourly" in result.output and "Traceback" not in result.output
+
+    result = runner.invoke(main, ["state", str(work / "stateless.ssql"), "late"])
+    assert result.exit_code == 1
+    assert ":7:1: SS403 query 'late' keeps no state" in result.output
+
+    plan = sqlstream.compile(STATELESS).plan  # no QUERY, and no stateful query
+    with pytest.raises(SqlStreamError) as caught:
+        state_reader.select(plan)
+    assert caught.value.code == "SS403"
