@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.sql.expressions import find_all
-from sqlstream.analysis.facts import RelationInfo, from_relations, is_aggregate, reads_stream
+from sqlstream.analysis.facts import RelationInfo, StreamingScope, from_relations, is_aggregate
 from sqlstream.analysis.operators import conjuncts
 from sqlstream.sql.rewrite import REWRITTEN_FROM
 
@@ -118,13 +118,13 @@ def _plain_input(select: exp.Select, ctes) -> bool:
     return not any(w.find_ancestor(exp.Select) is select for w in find_all(select, exp.Window))
 
 
-def _distinct(select: exp.Select, infos, ctes) -> Deduplication | None:
+def _distinct(select: exp.Select, scope: StreamingScope) -> Deduplication | None:
     distinct = select.args.get("distinct")
     if distinct is None or distinct.args.get("on") is not None or is_aggregate(select):
         return None
-    if not reads_stream(select, infos, ctes) or _reads_aggregate(select, infos):
+    if not scope.streaming(select) or _reads_aggregate(select, scope.infos):
         return None
-    if not _plain_input(select, ctes):
+    if not _plain_input(select, scope.ctes):
         return None
     rows = select.copy()
     for key in ("distinct", "order", "limit", "offset"):
@@ -157,14 +157,14 @@ def _refuse(window: exp.Expression, why: str) -> None:
     window.meta[REFUSED] = why
 
 
-def _row_number(outer: exp.Select, infos, ctes) -> Deduplication | None:
+def _row_number(outer: exp.Select, scope: StreamingScope) -> Deduplication | None:
     """``SELECT … FROM (SELECT …, ROW_NUMBER() OVER (…) AS rn FROM s) WHERE rn = 1``."""
     source = outer.args.get("from_")
     if source is None or outer.args.get("joins") or not isinstance(source.this, exp.Subquery):
         return None
     subquery = source.this
     inner = subquery.this
-    if not isinstance(inner, exp.Select) or not reads_stream(inner, infos, ctes):
+    if not isinstance(inner, exp.Select) or not scope.streaming(inner):
         return None
     numbered = [p for p in inner.expressions if isinstance(p, exp.Alias)
                 and isinstance(p.this, exp.Window) and isinstance(p.this.this, exp.RowNumber)]
@@ -194,8 +194,8 @@ def _row_number(outer: exp.Select, infos, ctes) -> Deduplication | None:
     if why is None and order and not isinstance(order[0].this, exp.Column):
         why = "it orders by an expression, not a time column"
     if why is None and (is_aggregate(inner) or inner.args.get("distinct") is not None
-                        or not _plain_input(_without(inner, alias), ctes)
-                        or _reads_aggregate(inner, infos)):
+                        or not _plain_input(_without(inner, alias), scope.ctes)
+                        or _reads_aggregate(inner, scope.infos)):
         why = "its subquery aggregates or has another window function"
     if why is not None:
         _refuse(window, why)
@@ -250,9 +250,9 @@ def find_deduplication(tree: exp.Expression, infos: Mapping[str, RelationInfo]
         ``ROW_NUMBER`` pattern that cannot be one is marked ``meta[REFUSED]`` on its window
         and skipped (the checks report it, SS325); a tree over tables only has none.
     """
-    ctes = {cte.alias_or_name.lower(): cte.this for cte in find_all(tree, exp.CTE)}
+    scope = StreamingScope(tree, infos)
     for select in reversed(list(find_all(tree, exp.Select))):
-        found = _distinct(select, infos, ctes) or _row_number(select, infos, ctes)
+        found = _distinct(select, scope) or _row_number(select, scope)
         if found is not None:
             return found
     return None

@@ -116,15 +116,19 @@ def is_aggregate(select: exp.Select) -> bool:
     return False
 
 
-def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> QueryInfo:
+def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo],
+            scope: StreamingScope | None = None) -> QueryInfo:
     """Return the :class:`QueryInfo` of a rewritten query.
 
     Args:
         expression: the query after :func:`sqlstream.sql.rewrite.rewrite`.
         catalog: relation name (lower case) → :class:`RelationInfo`; unknown names count as
             bounded relations without watermarks.
+        scope: the :class:`StreamingScope` of ``expression`` shared with the other passes
+            (built here when ``None``).
     """
-    ctes = {cte.alias_or_name.lower() for cte in find_all(expression, exp.CTE)}
+    scope = scope or StreamingScope(expression, catalog)
+    ctes = scope.ctes
     relations = frozenset(
         table.name.lower() for table in find_all(expression, exp.Table)
         if table.name and table.name.lower() not in ctes
@@ -135,7 +139,7 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> 
         watermarks |= catalog.get(r, RelationInfo(False)).watermarks
     for clause in find_all(expression, WatermarkClause):
         watermarks.add(clause.this.alias_or_name.lower())
-    cte_bodies = CteMap(expression)
+    cte_bodies = scope.ctes
     select = outer_select(expression)
     if select is None:
         return QueryInfo(streaming, False, False, False, frozenset(), relations)
@@ -160,7 +164,7 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> 
     watermarked_key, session = _grouping_keys(select_for_keys, watermarks)
     if aggregate:  # append mode needs every streaming aggregation watermarked, not only this one
         watermarked_key = watermarked_key and _inner_aggregations_watermarked(
-            expression, select_for_keys, catalog, relations)
+            expression, select_for_keys, catalog, relations, cte_bodies)
     return QueryInfo(
         streaming, aggregate, watermarked_key, session,
         _output_watermarks(select, watermarks, aggregate), relations,
@@ -214,7 +218,8 @@ def _on_watermark(call: exp.Expression, watermarks: set[str]) -> bool:
 
 
 def _inner_aggregations_watermarked(expression: exp.Expression, outer: exp.Select,
-                                    catalog: Mapping[str, RelationInfo], relations) -> bool:
+                                    catalog: Mapping[str, RelationInfo], relations,
+                                    ctes: CteMap) -> bool:
     """Every streaming aggregation below ``outer`` (subqueries, CTEs, aggregated views) has
     a watermarked grouping key. Spark checks only the outermost one when the query starts
     and fails the first batch for an inner one without (UnsupportedOperationChecker does
@@ -222,7 +227,6 @@ def _inner_aggregations_watermarked(expression: exp.Expression, outer: exp.Selec
     if any(catalog[r].aggregate and not catalog[r].watermarked_key
            for r in relations if r in catalog and catalog[r].streaming):
         return False
-    ctes = CteMap(expression)
     for select in find_all(expression, exp.Select):
         if select is outer or not is_aggregate(select):
             continue
@@ -378,8 +382,39 @@ def names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set
     return names
 
 
-def reads_stream(node: exp.Expression, infos: Mapping[str, RelationInfo],
-                 ctes: Mapping[str, exp.Expression]) -> bool:
-    """Whether ``node`` reads a streaming relation (through the CTEs in ``ctes``);
-    relations not in ``infos`` count as bounded."""
-    return any(infos.get(n, RelationInfo(False)).streaming for n in names_under(node, ctes))
+class StreamingScope:
+    """One query tree judged against the relations it reads: its CTEs (one :class:`CteMap`)
+    and, answered once per node, whether a node reads a stream. Built once per compiled
+    tree and handed to every pass over it (:func:`analyze`,
+    :func:`~sqlstream.analysis.operators.collect_operators`,
+    :func:`~sqlstream.analysis.state_signature.operators_of`,
+    :func:`~sqlstream.analysis.dedup.find_deduplication`), so that each decides
+    "streaming?" the same way and none builds its own CTE map.
+
+    Args:
+        tree: a query after :func:`sqlstream.sql.rewrite.rewrite`; it must not change
+            while the scope is used (answers are kept by node identity).
+        infos: lower-case relation name → :class:`RelationInfo`; unknown names count as
+            bounded relations without watermarks.
+    """
+
+    def __init__(self, tree: exp.Expression, infos: Mapping[str, RelationInfo]) -> None:
+        self.tree = tree
+        self.infos = infos
+        self.ctes = CteMap(tree)
+        self._streaming: dict[int, bool] = {}
+
+    def info(self, name: str) -> RelationInfo:
+        """What is known of relation ``name`` (lower case); bounded when unknown."""
+        return self.infos.get(name, RelationInfo(False))
+
+    def names_under(self, node: exp.Expression) -> set[str]:
+        """Lower-case names of the relations ``node`` reads, through the tree's CTEs."""
+        return names_under(node, self.ctes)
+
+    def streaming(self, node: exp.Expression) -> bool:
+        """Whether ``node`` (a part of the tree) reads a streaming relation."""
+        key = id(node)
+        if key not in self._streaming:
+            self._streaming[key] = any(self.info(n).streaming for n in self.names_under(node))
+        return self._streaming[key]

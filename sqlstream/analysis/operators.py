@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sqlstream.sql.expressions import find_all
 from sqlstream.analysis.facts import (
-    CteMap, RelationInfo, from_relations, function_name, grouping_key, is_aggregate, names_under, outer_select,
+    RelationInfo, StreamingScope, from_relations, function_name, grouping_key, is_aggregate, outer_select,
 )
 from sqlstream.sql.dialect import Watermark as WatermarkClause
 GENERATORS = {"explode", "explode_outer", "posexplode", "posexplode_outer", "inline",
@@ -172,24 +172,24 @@ def _sorts(node: exp.Expression) -> list[exp.Expression]:
     return [node.args[k] for k in ("order", "sort", "cluster") if node.args.get(k) is not None]
 
 
-def collect_operators(expression: exp.Expression, catalog: Mapping[str, RelationInfo]) -> Operators:
+def collect_operators(expression: exp.Expression, catalog: Mapping[str, RelationInfo],
+                      scope: StreamingScope | None = None) -> Operators:
     """Find the operators of a rewritten query that Spark's streaming checks restrict.
 
     Args:
         expression: the query after :func:`sqlstream.sql.rewrite.rewrite`.
-        catalog: as for :func:`analyze`.
+        catalog: as for :func:`~sqlstream.analysis.facts.analyze`.
+        scope: the :class:`~sqlstream.analysis.facts.StreamingScope` of ``expression``
+            shared with the other passes (built here when ``None``).
     """
-    ctes = CteMap(expression)
-
-    def info(name: str) -> RelationInfo:
-        return catalog.get(name, RelationInfo(False))
-
-    def streaming(node: exp.Expression) -> bool:
-        return any(info(n).streaming for n in names_under(node, ctes))
+    scope = scope or StreamingScope(expression, catalog)
+    ctes = scope.ctes
+    info = scope.info
+    streaming = scope.streaming
 
     def watermarked(node: exp.Expression) -> set[str]:
         marks = set()
-        for name in names_under(node, ctes):
+        for name in scope.names_under(node):
             marks |= info(name).watermarks
         marks |= {c.this.alias_or_name.lower() for c in find_all(node, WatermarkClause)}
         return marks
@@ -288,7 +288,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         if existing:
             watermark_redefined = watermark_redefined or clause
     if not any(what == "a WATERMARK clause" for what, _ in not_map_like) and any(
-            info(name).streaming and info(name).watermarks for name in names_under(expression, ctes)):
+            info(name).streaming and info(name).watermarks for name in scope.names_under(expression)):
         not_map_like.append(("a watermark (WATERMARK FOR)", None))
 
     order, after = None, False

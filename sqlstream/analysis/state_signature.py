@@ -6,19 +6,22 @@ compatible with the one the checkpoint was written with (Spark guide, *Recovery 
 after Changes in a Streaming Query*): the stateful operators (aggregations with their
 grouping keys and aggregate functions, deduplications with their keys, stream-stream joins
 with their type and keys), the watermarks, the output mode, the sources and the sink.
-:func:`state_signature` computes it from the rewritten query tree (the tree the checks
-judged and the SQL that runs was printed from) and the trees of the views it reads.
+:func:`operators_of` and :func:`watermarks_of` read them off one rewritten tree (the tree
+the checks judged and the SQL that runs was printed from) when it is compiled; the compiled
+record keeps them, and :func:`state_signature` puts together those of the query and of the
+views it reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from sqlglot import exp
 
 from sqlstream.sql.expressions import find_all
 from sqlstream.ir import plan
-from sqlstream.analysis.facts import CteMap, RelationInfo, grouping_key, is_aggregate, reads_stream
+from sqlstream.analysis.facts import RelationInfo, StreamingScope, grouping_key, is_aggregate
 from sqlstream.sql.dialect import Watermark as WatermarkClause
 from sqlstream.sql.parsing import to_spark_sql
 from sqlstream.analysis.operators import conjuncts, join_kind
@@ -38,22 +41,22 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
 
 
 def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
-                 relation: str | None = None) -> tuple[plan.StatefulOperator, ...]:
+                 relation: str | None = None, scope: StreamingScope | None = None,
+                 ) -> tuple[plan.StatefulOperator, ...]:
     """The stateful operators in one rewritten query tree.
 
     Args:
         tree: a query after :func:`sqlstream.sql.rewrite.rewrite`.
         infos: lower-case relation name → what is known of it (streaming or not).
         relation: the view the tree defines, or ``None`` for a query.
+        scope: the :class:`~sqlstream.analysis.facts.StreamingScope` of ``tree`` shared with
+            the other passes (built here when ``None``).
 
     Returns:
         Aggregations and ``SELECT DISTINCT`` on streaming data, and joins of two streams,
         in the order of the tree (outermost first).
     """
-    ctes = CteMap(tree)
-
-    def streaming(node: exp.Expression) -> bool:
-        return reads_stream(node, infos, ctes)
+    streaming = (scope or StreamingScope(tree, infos)).streaming
 
     found = []
     for select in find_all(tree, exp.Select):
@@ -109,36 +112,40 @@ def deduplications_of(steps, relation: str | None, columns) -> list[plan.Statefu
     return found
 
 
-def state_signature(tree: exp.Expression, reads, mode: str, sink: plan.Sink,
-                    infos: Mapping[str, RelationInfo], steps=()) -> plan.StateSignature:
-    """The state signature of a query.
+def state_signature(operators, watermarks, steps, reads, mode: str, sink: plan.Sink,
+                    ) -> plan.StateSignature:
+    """The state signature of a query, from the facts its compile step found and those of
+    the views it reads (nothing is walked again).
 
     Args:
-        tree: the query's rewritten tree (the one its SQL is printed from).
+        operators: the query's own stateful operators (:func:`operators_of`, as its compiled
+            record keeps them).
+        watermarks: its own ``WATERMARK`` clauses (:func:`watermarks_of`).
+        steps: the query's own plan steps (its deduplications).
         reads: the catalog relations it reads, views' relations included
             (:meth:`sqlstream.planning.catalog.Catalog.closure`): each has ``name``, ``source``
             (a :class:`~sqlstream.ir.plan.SourceRelation` or ``None``) and ``query`` (a
-            compiled view or ``None``).
+            compiled view with its own ``stateful``, ``watermark_defs`` and ``steps``, or
+            ``None``).
         mode: its output mode; ``sink`` where it writes.
-        infos: lower-case relation name → what is known of it (streaming or not).
-        steps: the query's own plan steps (its deduplications).
 
     Returns:
         The :class:`~sqlstream.ir.plan.StateSignature`.
     """
     columns = {r.name.lower(): r.columns for r in reads}
-    operators = deduplications_of(steps, None, columns) + list(operators_of(tree, infos))
-    watermarks = list(watermarks_of(tree, None))
+    operators = deduplications_of(steps, None, columns) + list(operators)
+    watermarks = list(watermarks)
     sources = []
     for relation in reads:
-        if relation.query is not None and relation.query.tree is not None:
-            operators += deduplications_of(relation.query.steps, relation.name.lower(), columns)
-            operators += operators_of(relation.query.tree, infos, relation.name.lower())
-            watermarks += watermarks_of(relation.query.tree, relation.name.lower())
+        name = relation.name.lower()
+        if relation.query is not None:
+            operators += deduplications_of(relation.query.steps, name, columns)
+            operators += [replace(o, relation=name) for o in relation.query.stateful]
+            watermarks += [replace(w, relation=name) for w in relation.query.watermark_defs]
         if relation.source is not None and not relation.source.bounded:
             sources.append(source_identity(relation.source))
             if relation.source.watermark is not None:
                 w = relation.source.watermark
-                watermarks.append(plan.WatermarkDef(relation.name.lower(), w.column.lower(), w.delay))
+                watermarks.append(plan.WatermarkDef(name, w.column.lower(), w.delay))
     return plan.StateSignature(tuple(sources), tuple(operators), tuple(watermarks), mode,
                                sink_identity(sink))

@@ -39,6 +39,10 @@ class CompiledQuery:
         tree: the rewritten sqlglot tree the checks judged (``sql`` is printed from it).
         node_texts: ``id(node)`` → the query body a node of ``operators`` was written in
             (views' nodes point into the views), for positions in messages.
+        stateful: the stateful operators of this body alone
+            (:func:`~sqlstream.analysis.state_signature.operators_of`), views' not included.
+        watermark_defs: its own ``WATERMARK`` clauses
+            (:func:`~sqlstream.analysis.state_signature.watermarks_of`).
         output_mode, output_mode_reason, state: set by :func:`check_query` for a query that
             writes to a sink: the output mode (``None`` when none fits), why, and the
             :class:`~sqlstream.ir.plan.StateSignature`; ``None`` for a view.
@@ -53,6 +57,8 @@ class CompiledQuery:
     steps: tuple[plan.Relation, ...] = ()
     tree: exp.Expression | None = field(default=None, compare=False, repr=False)
     node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
+    stateful: tuple[plan.StatefulOperator, ...] = ()
+    watermark_defs: tuple[plan.WatermarkDef, ...] = ()
     output_mode: str | None = None
     output_mode_reason: str | None = None
     state: plan.StateSignature | None = None

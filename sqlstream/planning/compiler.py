@@ -28,7 +28,7 @@ from sqlglot import exp
 from sqlstream.frontend import ast
 
 from sqlstream.ir import plan
-from sqlstream.analysis.facts import QueryInfo, analyze
+from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
 from sqlstream.planning.catalog import Catalog
 from sqlstream.analysis.checks import Context, check_query as run_rules, choose_mode
 from sqlstream.planning.compiled import CompiledQuery
@@ -39,7 +39,7 @@ from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStre
 from sqlstream.analysis.operators import DedupInfo, collect_operators
 from sqlstream.sql.rewrite import relation_names, rewrite
 from sqlstream.analysis.schema import query_schema
-from sqlstream.analysis.state_signature import state_signature
+from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
 
 # Sources Spark's continuous processing reads (Spark guide, *Continuous Processing*).
 CONTINUOUS_SOURCES = tuple(sorted(n for n, c in CONNECTORS.items() if c.continuous_source))
@@ -115,11 +115,14 @@ def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
         columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
     except SqlStreamError as error:
         raise locate(error, text) from None
-    info = analyze(tree, catalog.infos())
-    operators, node_texts = _operators(tree, info, text, catalog)
+    infos = catalog.infos()
+    scope = StreamingScope(tree, infos)  # one CTE map and streaming test for every pass
+    info = analyze(tree, infos, scope)
+    operators, node_texts = _operators(tree, info, text, catalog, scope)
     return CompiledQuery(
         sql=to_spark_sql(tree), text=text, columns=columns, info=info, operators=operators,
         findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
+        stateful=operators_of(tree, infos, scope=scope), watermark_defs=watermarks_of(tree, None),
     )
 
 
@@ -180,9 +183,9 @@ def _fresh_name(catalog: Catalog, name: str) -> str:
     return candidate
 
 
-def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
+def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog, scope: StreamingScope):
     """The query's operators plus those of the views it reads; where each node was written."""
-    operators = collect_operators(tree, catalog.infos())
+    operators = collect_operators(tree, scope.infos, scope)
     nodes = [operators.limit, operators.order, operators.distinct, operators.window_function,
              operators.global_session, *(j.node for j in operators.joins)]
     node_texts = {id(node): text for node in nodes if node is not None}
@@ -194,7 +197,7 @@ def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog):
     return operators, node_texts
 
 
-def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink, catalog: Catalog,
+def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink, reads,
                 ) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
     """Choose the output mode of a query writing to ``sink``, run the streaming rules and
     compute its state signature.
@@ -203,7 +206,10 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
         compiled: the compiled query.
         emit: its ``EMIT`` clause, or ``None``.
         sink: where it writes (its connector says the output modes and triggers it supports).
-        catalog: the relations it reads (their connectors, for trigger rules).
+        reads: the catalog relations it reads, views' relations included
+            (:meth:`~sqlstream.planning.catalog.Catalog.closure` of ``compiled.info.relations``,
+            taken once by the caller): their connectors, for trigger rules, and the state of
+            the views.
 
     Returns:
         ``(checked, findings)``: ``compiled`` with ``output_mode`` (``None`` when no mode
@@ -212,7 +218,6 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
     """
     requested = emit.output_mode if emit else None
     trigger = emit.trigger.kind if emit is not None and emit.trigger is not None else None
-    reads = catalog.closure(compiled.info.relations)
     streams = {connector(r.source.connector) for r in reads
                if r.source is not None and not r.source.bounded}
     sink_connector = connector(sink.connector)
@@ -226,8 +231,8 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
             CONTINUOUS_SOURCES, sink_connector.continuous_sink,
             frozenset(c.name for c in streams if c.empty_available_now)))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
-    state = None if mode is None else state_signature(compiled.tree, reads, mode, sink,
-                                                      catalog.infos(), compiled.steps)
+    state = None if mode is None else state_signature(
+        compiled.stateful, compiled.watermark_defs, compiled.steps, reads, mode, sink)
     return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned
 
 

@@ -283,9 +283,10 @@ class Planner:
 
     def _add_query(self, name: str, sink: plan.Sink, resolved: ResolvedOptions,
                    compiled: CompiledQuery, emit, span) -> None:
-        if any(r.poisoned for r in self.catalog.closure(compiled.info.relations)):
+        reads = self.catalog.closure(compiled.info.relations)
+        if any(r.poisoned for r in reads):
             return  # reads a relation whose declaration failed: its mode cannot be known
-        compiled, findings = check_query(compiled, emit, sink, self.catalog)
+        compiled, findings = check_query(compiled, emit, sink, reads)
         for finding in findings:
             self._record(finding)
         mode, reason = compiled.output_mode, compiled.output_mode_reason
