@@ -25,17 +25,19 @@ from sqlstream.diagnostics.errors import IncompatibleRestartError, QueryFailedEr
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.runtime.events import (
-        BatchProgress, Event, JsonLinesRenderer, Listener, ListenerLike, Notice, QueryEvent,
-        QueryFailed, QueryIdle, QueryStarted, QueryTerminated, Stopping, TextRenderer,
+        BatchProgress, Event, Listener, ListenerLike, Notice, QueryEvent, QueryFailed,
+        QueryIdle, QueryStarted, QueryTerminated, Stopping,
     )
+    from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
     from sqlstream.session import Session
 
 # The run API is imported on first use (PEP 562), so that translate and check, which never
 # run anything, do not pay for it.
 _LAZY = {name: "sqlstream.runtime.events" for name in (
-    "BatchProgress", "Event", "JsonLinesRenderer", "Listener", "ListenerLike", "Notice",
-    "QueryEvent", "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping",
-    "TextRenderer")} | {"Session": "sqlstream.session"}
+    "BatchProgress", "Event", "Listener", "ListenerLike", "Notice", "QueryEvent",
+    "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping")} | {
+    "JsonLinesRenderer": "sqlstream.runtime.renderers", "TextRenderer": "sqlstream.runtime.renderers",
+    "Session": "sqlstream.session"}
 
 
 def __getattr__(name: str):

@@ -62,25 +62,17 @@ class Pipeline:
     def start(self, spark: SparkSession, available_now: bool = False,
               listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
               ) -> list[StreamingQuery]:
-        """Define the pipeline's views in ``spark`` and start its queries (through
-        :func:`sqlstream.runtime.runner.start`, as :meth:`sqlstream.Session.start` does).
+        """Define the pipeline's views in ``spark`` and start its queries:
+        :func:`sqlstream.runtime.runner.start` (whose docstring says what is started, what is
+        emitted, and what is raised), as :meth:`sqlstream.Session.start` does.
 
         Args:
             spark: an active SparkSession.
-            available_now: override every trigger with ``availableNow=True``.
-            listeners: receive the events of these queries (:mod:`sqlstream.runtime.events`), from
-                ``QueryStarted`` to ``QueryTerminated``, on a sqlstream thread; callables
-                or objects with ``on_event(event)``. None: no Spark listener is registered.
-            allow_incompatible_restart: start despite changes Spark does not allow on a
-                query's checkpoint (:mod:`sqlstream.runtime.restarts`).
+            available_now, listeners, allow_incompatible_restart: as for
+                :func:`sqlstream.runtime.runner.start`.
 
         Returns:
             The started ``StreamingQuery`` objects, in file order.
-
-        Raises:
-            SqlStreamError: Spark refused a setting, a source or a query (positioned at
-                the statement); ``IncompatibleRestartError`` (``SS401``): a query changed
-                in a way Spark does not allow on its checkpoint, nothing was started.
         """
         from sqlstream.runtime.runner import start
 

@@ -25,7 +25,7 @@ from sqlstream.runtime import runner
 from sqlstream.ir import plan as p
 from sqlstream.api import Pipeline
 from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.runtime.events import Event, ListenerLike, Notice, QueryTerminated, deliver
+from sqlstream.runtime.events import ListenerLike, Notice, QueryTerminated, emitter
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -73,6 +73,7 @@ class Session:
         self.remote = remote
         self.conf = dict(conf or {})
         self.listeners = tuple(listeners)
+        self._emit = emitter(self.listeners)
         self.state_dir = state_dir
         self._created = False
 
@@ -117,38 +118,19 @@ class Session:
                 self.jvm_output)
         return self.spark
 
-    def _emit(self, event: Event) -> None:
-        for listener in self.listeners:
-            deliver(listener, event)
-
     def start(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
               allow_incompatible_restart: bool = False) -> list[StreamingQuery]:
-        """Start every query of ``pipeline`` and return without waiting.
-
-        Settings, views and queries are bound by ``binder.start`` (see
-        :func:`sqlstream.runtime.runner.start`). With listeners, a
-        daemon thread of sqlstream delivers the events of these queries (from
-        :class:`~sqlstream.runtime.events.QueryStarted` to :class:`~sqlstream.runtime.events.QueryTerminated`
-        and, for a failure, :class:`~sqlstream.runtime.events.QueryFailed`) and removes the Spark
-        listener when all have terminated. A failing query does not stop the others.
+        """Start every query of ``pipeline`` in this session's SparkSession, with this
+        session's listeners, and return without waiting: :func:`sqlstream.runtime.runner.start`
+        (whose docstring says what is started, what is emitted, and what is raised).
 
         Args:
             pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
-            available_now: run every query with ``trigger(availableNow=True)``.
-            allow_incompatible_restart: start despite changes Spark does not allow on a
-                query's checkpoint (each reported as a :class:`~sqlstream.runtime.events.Notice`),
-                and record the new state signatures (``exec --allow-incompatible-restart``).
+            available_now, allow_incompatible_restart: as for
+                :func:`sqlstream.runtime.runner.start`.
 
         Returns:
             The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
-
-        Raises:
-            SqlStreamError: Spark refused a setting (``SS202``), a source or a query
-                (``SS501``), positioned at the statement; queries already started are
-                stopped first.
-            IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not
-                allow between restarts on its checkpoint (:mod:`sqlstream.runtime.restarts`);
-                nothing was started.
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
         return runner.start(self.spark_for(plan), plan, available_now, self.listeners,

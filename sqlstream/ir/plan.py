@@ -10,7 +10,7 @@ Spark SQL cannot express (:class:`Deduplicate`); queries (:class:`Query`) run af
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlstream.diagnostics.source_text import Source, Span
 
@@ -304,6 +304,14 @@ class Plan:
     state_dir: str
     setting_spans: tuple[tuple[str, Span], ...] = ()
     warnings: tuple = ()
+
+    def available_now(self) -> Plan:
+        """This plan with every query's trigger replaced by ``availableNow`` (``exec
+        --available-now``, ``available_now=True`` of the run API): applied once, where a run
+        starts, so that lowering, the printed script and the run events all read the same
+        triggers from the plan."""
+        return replace(self, queries=tuple(replace(q, trigger=Trigger("available_now", None))
+                                           for q in self.queries))
 
     def setting(self, key: str) -> str | None:
         """The value of ``SET key`` (case-insensitive), or ``None``."""

@@ -110,12 +110,11 @@ def relation_block(relation: p.Relation) -> Block:
     return Block("relation", (*head, *chains), relation.name)
 
 
-def query_block(query: p.Query, available_now: bool = False, notes: tuple[str, ...] = ()) -> Block:
+def query_block(query: p.Query, notes: tuple[str, ...] = ()) -> Block:
     """The chain that starts one query, headed by its sink, output mode (and why),
-    ``notes`` (e.g. :func:`global_watermark_comment`) and columns; ``available_now``
-    replaces its trigger with ``availableNow=True``."""
+    ``notes`` (e.g. :func:`global_watermark_comment`) and columns."""
     sink = query.sink
-    trigger = p.Trigger("available_now", None) if available_now else query.trigger
+    trigger = query.trigger
     head = (f"QUERY {query.name} -> {sink.connector} sink {sink.name} (line {query.span.line})",
             f"output mode: {query.output_mode} ({query.output_mode_reason})",
             *notes, *columns_comment(query.columns))
@@ -123,12 +122,12 @@ def query_block(query: p.Query, available_now: bool = False, notes: tuple[str, .
     return Block("query", (*head, chain), query.name)
 
 
-def lower(plan: p.Plan, available_now: bool = False) -> Program:
+def lower(plan: p.Plan) -> Program:
     """Lower ``plan`` to its binding calls.
 
     Args:
-        plan: the compiled pipeline.
-        available_now: run every query with ``trigger(availableNow=True)``.
+        plan: the compiled pipeline (with ``available_now`` applied, where a run asks for
+            it: :meth:`~sqlstream.ir.plan.Plan.available_now`).
 
     Returns:
         A :class:`~sqlstream.ir.calls.Program`: a ``warnings`` block (comments only), the
@@ -143,5 +142,5 @@ def lower(plan: p.Plan, available_now: bool = False) -> Program:
     if settings is not None:
         blocks.append(settings)
     blocks += [relation_block(r) for r in plan.relations]
-    blocks += [query_block(q, available_now, global_watermark_comment(plan, q)) for q in plan.queries]
+    blocks += [query_block(q, global_watermark_comment(plan, q)) for q in plan.queries]
     return Program(tuple(blocks))

@@ -171,7 +171,9 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
         ``os.environ['NAME']`` when the script runs; any other trace of it is redacted.
     """
     conf = dict(conf or {})
-    program = lower(plan, available_now)
+    if available_now:
+        plan = plan.available_now()
+    program = lower(plan)
     source = plan.source.path or "<string>"
     head = [
         f'"""PySpark job of {source}, written by `sqlstream translate --to pyspark`.',

@@ -160,7 +160,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
         dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
         input_name = base + "_input"
         catalog.add_view(ast.Name(input_name, text.span), rows)
-        reading = _compile_tree(parse_query(f"SELECT * FROM {input_name}"), text, catalog)
+        reading = _compile_tree(exp.select("*").from_(exp.to_table(input_name)), text, catalog)
         reading = replace(reading, operators=replace(
             reading.operators, deduplications=reading.operators.deduplications + (dedup,)),
             node_texts={**reading.node_texts, id(found.node): text})

@@ -28,7 +28,7 @@ from py4j.protocol import Py4JJavaError
 from sqlstream.ir import plan as p
 
 from sqlstream.runtime import restarts
-from sqlstream.ir.calls import Block, Chain
+from sqlstream.ir.calls import Block, Chain, Program
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.lowering.lower import lower, relation_block
 from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
@@ -196,7 +196,7 @@ def spark_settings(spark: SparkSession) -> dict[str, str | None]:
     return values
 
 
-def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
+def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
           report: Report = print, allow_incompatible_restart: bool = False,
           check_restarts: bool = True, sql_functions=functions) -> list[StreamingQuery]:
     """Run the program of ``plan`` (:func:`sqlstream.lowering.lower.lower`): apply settings,
@@ -209,8 +209,10 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
 
     Args:
         spark: the session to run in.
-        plan: the compiled pipeline.
-        available_now: run every query with ``trigger(availableNow=True)``.
+        plan: the compiled pipeline (run options applied:
+            :meth:`~sqlstream.ir.plan.Plan.available_now`).
+        program: ``plan`` lowered (:func:`sqlstream.lowering.lower.lower`), when the caller
+            lowered it already; lowered here when ``None``. Lowered once per start.
         report: receives one-line notes (e.g. an inferred schema, an allowed change).
         allow_incompatible_restart: start despite changes Spark does not allow between
             restarts (each reported), and record the new signatures.
@@ -230,13 +232,14 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         SqlStreamError: (``SS405``) through Spark Connect, a call it cannot run
             (:func:`sqlstream.runtime.spark_session.refuse_on_connect`).
     """
+    program = program or lower(plan)
     if is_connect(spark):
-        refuse_on_connect(plan, report)
+        refuse_on_connect(plan, report, program)
     env = _env(spark, sql_functions)
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None
     try:
-        for block in lower(plan, available_now).blocks:
+        for block in program.blocks:
             if block.kind == "query" and checked is None:
                 checked = (restarts.prepare(plan, spark_settings(spark),
                                             allow_incompatible_restart, report)

@@ -1,4 +1,4 @@
-"""Typed events of a pipeline run, the listeners that receive them and two renderers.
+"""Typed events of a pipeline run and the listeners that receive them.
 
 A run (:class:`sqlstream.session.Session`) reports what happens as events instead of
 printing: each is a frozen dataclass with ``to_dict()`` for JSON. Progress and
@@ -11,8 +11,8 @@ The events of one query arrive in this order::
 and :class:`Notice` / :class:`Stopping` lines may come between them.
 
 A listener is a callable ``listener(event)`` or an object with ``on_event(event)``
-(:class:`Listener`). :class:`TextRenderer` writes a line per query start and end;
-:class:`JsonLinesRenderer` writes one JSON object per event. ``sqlstream exec`` shows
+(:class:`Listener`). The renderers of :mod:`sqlstream.runtime.renderers` write a line per
+query start and end, or one JSON object per event; ``sqlstream exec`` shows
 progress with :class:`sqlstream.runtime.progress.ProgressRenderer` (a live table, lines or JSON,
 with warnings and a summary per query).
 
@@ -23,7 +23,6 @@ Source: PySpark 4.1 ``pyspark.sql.streaming.StreamingQueryListener`` and
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -335,6 +334,16 @@ def deliver(listener: ListenerLike, event: Event) -> None:
     (handler or listener)(event)
 
 
+def emitter(listeners: tuple[ListenerLike, ...]) -> Callable[[Event], None]:
+    """One function that gives each event to every listener in ``listeners``, in order
+    (:func:`deliver`): how the runner and :class:`sqlstream.Session` emit events."""
+    def emit(event: Event) -> None:
+        for listener in listeners:
+            deliver(listener, event)
+
+    return emit
+
+
 def redacted(value: Any, redact: Callable[[str], str]) -> Any:
     """A copy of ``value`` (an event, or anything in one) with ``redact`` applied to every
     string in it: fields of nested dataclasses (progress of sources, sinks, state
@@ -416,77 +425,3 @@ def _malformed(progress: Any) -> Mapping[str, int]:
         if name.startswith("malformed:"):
             found[name[len("malformed:"):]] = int(row["records"] or 0)
     return _frozen(found)
-
-
-# --------------------------------------------------------------------------- renderers
-
-
-class TextRenderer:
-    """Writes a line per query start and end (and, with ``progress``, per micro-batch), one
-    call of ``write`` per line.
-
-    * :class:`Notice`: its message.
-    * :class:`QueryStarted`: ``started query NAME: MODE mode, trigger T, -> PATH
-      (checkpoint DIR)``.
-    * :class:`BatchProgress`: nothing, unless ``progress=True``: ``query NAME: batch N,
-      R input rows, D ms[, watermark W]``.
-    * :class:`QueryTerminated` without exception: ``query NAME finished: N micro-batches,
-      R input rows[, final watermark W]`` (counted from the :class:`BatchProgress` events
-      of the same run).
-    * :class:`Stopping`: ``REASON: stopping queries``.
-    * :class:`QueryIdle`, :class:`QueryFailed`: nothing (the failure is raised as a
-      :class:`~sqlstream.diagnostics.errors.QueryFailedError`, which the CLI prints).
-
-    Args:
-        write: receives each line (no newline), e.g. ``print``.
-        progress: also write a line per micro-batch.
-    """
-
-    def __init__(self, write: Callable[[str], None] = print, progress: bool = False) -> None:
-        self.write = write
-        self.progress = progress
-        self._batches: dict[str, list] = {}  # run id -> [micro-batches, input rows, watermark]
-
-    def on_event(self, event: Event) -> None:
-        """Write the line(s) of ``event``, if it has any."""
-        if isinstance(event, Notice):
-            self.write(event.message)
-        elif isinstance(event, QueryStarted):
-            self._batches[event.run_id] = [0, 0, None]
-            checkpoint = f" (checkpoint {event.checkpoint_location})" if event.checkpoint_location else ""
-            self.write(f"started query {event.name}: {event.output_mode} mode, trigger "
-                       f"{event.trigger}, -> {event.path or event.sink}{checkpoint}")
-        elif isinstance(event, BatchProgress):
-            totals = self._batches.setdefault(event.run_id, [0, 0, None])
-            totals[0] += 1
-            totals[1] += event.num_input_rows
-            totals[2] = event.watermark or totals[2]
-            if self.progress:
-                mark = f", watermark {event.watermark}" if event.watermark else ""
-                self.write(f"query {event.name}: batch {event.batch_id}, {event.num_input_rows} "
-                           f"input rows, {event.batch_duration_ms} ms{mark}")
-        elif isinstance(event, QueryTerminated) and event.exception is None:
-            batches, rows, watermark = self._batches.pop(event.run_id, [0, 0, None])
-            self.write(f"query {event.name} finished: {batches} micro-batches, {rows} input rows"
-                       + (f", final watermark {watermark}" if watermark else ""))
-        elif isinstance(event, Stopping):
-            self.write(f"{event.reason}: stopping queries")
-
-    __call__ = on_event
-
-
-class JsonLinesRenderer:
-    """Writes one JSON object per event (``event.to_dict()``), one call of ``write`` per line.
-
-    Args:
-        write: receives each line (no newline), e.g. ``print``.
-    """
-
-    def __init__(self, write: Callable[[str], None] = print) -> None:
-        self.write = write
-
-    def on_event(self, event: Event) -> None:
-        """Write ``event`` as one line of JSON."""
-        self.write(json.dumps(event.to_dict(), default=str))
-
-    __call__ = on_event

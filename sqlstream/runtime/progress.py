@@ -320,7 +320,7 @@ def summary_line(summary: QuerySummary) -> str:
 
 
 def started_line(event: QueryStarted) -> str:
-    """The line of a started query (as :class:`~sqlstream.runtime.events.TextRenderer` writes it)."""
+    """The line of a started query (as :class:`~sqlstream.runtime.renderers.TextRenderer` writes it)."""
     checkpoint = f" (checkpoint {event.checkpoint_location})" if event.checkpoint_location else ""
     return (f"started query {event.name}: {event.output_mode} mode, trigger {event.trigger}, "
             f"-> {event.path or event.sink}{checkpoint}")

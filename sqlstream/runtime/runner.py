@@ -31,9 +31,8 @@ from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
 from sqlstream.runtime.events import (
     Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
-    Stopping, batch_progress, deliver, redacted,
+    Stopping, batch_progress, emitter, redacted,
 )
-from sqlstream.lowering.lower import trigger_step
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -57,16 +56,18 @@ FAILURE_HINTS = {
 _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it anyway)
 
 
-def trigger_text(query: p.Query, available_now: bool = False) -> str:
+def trigger_text(query: p.Query) -> str:
     """The trigger of ``query`` as :attr:`QueryStarted.trigger` describes it: ``default``,
     ``availableNow``, ``every <interval>`` or ``continuous <interval>`` — read from the
-    ``trigger(…)`` call the query runs with (:func:`sqlstream.lowering.lower.trigger_step`)."""
-    step = trigger_step(p.Trigger("available_now", None) if available_now else query.trigger)
-    if step is None:
+    plan's :class:`~sqlstream.ir.plan.Trigger`, which the ``trigger(…)`` call is lowered from."""
+    trigger = query.trigger
+    if trigger is None:
         return "default"
-    ((keyword, value),) = step.kwargs
-    return {"availableNow": "availableNow", "continuous": f"continuous {value}",
-            "processingTime": f"every {value}"}[keyword]
+    if trigger.kind == "available_now":
+        return "availableNow"
+    if trigger.kind == "continuous":
+        return f"continuous {trigger.interval}"
+    return f"every {trigger.interval}"
 
 
 def empty_available_now(plan: p.Plan) -> list[StreamingError]:
@@ -193,9 +194,9 @@ def _jvm_process(spark):
 class _Run:
     """One start of a plan's queries: their handles, the Spark listener and its queue."""
 
-    def __init__(self, spark, plan: p.Plan, available_now: bool, emit: Callable[[Event], None],
+    def __init__(self, spark, plan: p.Plan, notices: list[str], emit: Callable[[Event], None],
                  allow_incompatible_restart: bool = False) -> None:
-        self.spark, self.plan, self.available_now = spark, plan, available_now
+        self.spark, self.plan, self.notices = spark, plan, notices
         self.emit = emit if not plan.source.secrets else (  # no secret reaches a listener
             lambda event: emit(redacted(event, plan.source.redact)))
         self.allow_incompatible_restart = allow_incompatible_restart
@@ -211,12 +212,11 @@ class _Run:
         """Register the listener, start every query (``binder.start``), emit QueryStarted."""
         from sqlstream.runtime.binder import start
 
-        if self.available_now:
-            for warning in empty_available_now(self.plan):
-                self.emit(Notice(warning.render()))
+        for notice in self.notices:
+            self.emit(Notice(notice))
         self.spark.streams.addListener(self.bridge)
         try:
-            self.handles = start(self.spark, self.plan, self.available_now,
+            self.handles = start(self.spark, self.plan,
                                  report=lambda line: self.emit(Notice(line)),
                                  allow_incompatible_restart=self.allow_incompatible_restart)
             queries = {q.name: q for q in self.plan.queries}
@@ -225,7 +225,7 @@ class _Run:
                 self.by_run[str(handle.runId)] = (handle, query)
                 self.emit(QueryStarted(
                     name=handle.name, id=str(handle.id), run_id=str(handle.runId),
-                    output_mode=query.output_mode, trigger=trigger_text(query, self.available_now),
+                    output_mode=query.output_mode, trigger=trigger_text(query),
                     sink=query.sink.connector, path=query.sink.path,
                     checkpoint_location=query.checkpoint_location, span=query.span))
         except BaseException:
@@ -381,12 +381,13 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             way Spark does not allow on its checkpoint; nothing was started.
     """
     listeners = tuple(listeners)
+    plan, notices = _settle(plan, available_now)
     if not listeners:
         from sqlstream.runtime.binder import start as bind
 
-        return bind(spark, plan, available_now, report=lambda _: None,
+        return bind(spark, plan, report=lambda _: None,
                     allow_incompatible_restart=allow_incompatible_restart)
-    run = _Run(spark, plan, available_now, _emitter(listeners), allow_incompatible_restart)
+    run = _Run(spark, plan, notices, emitter(listeners), allow_incompatible_restart)
     run.start()
     threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True).start()
     return list(run.handles)
@@ -431,7 +432,8 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         with StopSignals():
             return run(spark, plan, available_now, timeout, listeners, allow_incompatible_restart)
     deadline = None if timeout is None else time.monotonic() + timeout
-    run_ = _Run(spark, plan, available_now, _emitter(tuple(listeners)), allow_incompatible_restart)
+    plan, notices = _settle(plan, available_now)
+    run_ = _Run(spark, plan, notices, emitter(tuple(listeners)), allow_incompatible_restart)
     signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
     try:
         if signals.received:  # a signal during start-up (e.g. while the JVM started)
@@ -470,9 +472,12 @@ def _run_started(run: _Run, deadline: float | None, timeout: float | None) -> li
     return run.results()
 
 
-def _emitter(listeners: tuple) -> Callable[[Event], None]:
-    def emit(event: Event) -> None:
-        for listener in listeners:
-            deliver(listener, event)
+def _settle(plan: p.Plan, available_now: bool) -> tuple[p.Plan, list[str]]:
+    """The run options applied to ``plan`` once, where a run starts: with ``available_now``
+    every trigger becomes ``availableNow`` (:meth:`~sqlstream.ir.plan.Plan.available_now`)
+    and the ``SS360`` warnings of :func:`empty_available_now` are the notices to emit."""
+    if not available_now:
+        return plan, []
+    return plan.available_now(), [w.render() for w in empty_available_now(plan)]
 
-    return emit
+

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from sqlstream.ir import plan as p
 from sqlstream.connectors import connector
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir.calls import Program
 from sqlstream.lowering.lower import lower
 from sqlstream.lowering.session_config import session_defaults, session_settings
 from sqlstream.planning.settings import is_static
@@ -244,9 +245,10 @@ def check_reachable(url: str | None, timeout: float = PROBE_SECONDS) -> None:
                  "standalone master's 7077)")
 
 
-def refuse_on_connect(plan: p.Plan, report: Report) -> None:
+def refuse_on_connect(plan: p.Plan, report: Report, program: Program | None = None) -> None:
     """Check that every binding call of ``plan`` means the same through Spark Connect;
-    report (through ``report``) that a console sink prints on the server.
+    report (through ``report``) that a console sink prints on the server. ``program``:
+    ``plan`` lowered by the caller (lowered here when ``None``).
 
     Source: Spark guide *Spark Connect Overview* (what is supported) and PySpark
     ``DataStreamWriter.foreachBatch`` (on Connect, the function is serialized and run on
@@ -255,7 +257,7 @@ def refuse_on_connect(plan: p.Plan, report: Report) -> None:
     Raises:
         SqlStreamError: (``SS405``) a call of :data:`CONNECT_UNSUPPORTED`, at its statement.
     """
-    for block in lower(plan).blocks:
+    for block in (program or lower(plan)).blocks:
         for chain in block.chains:
             for step in chain.steps:
                 if step.name in CONNECT_UNSUPPORTED:

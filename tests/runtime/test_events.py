@@ -6,9 +6,9 @@ import json
 
 from sqlstream.diagnostics.errors import QueryFailedError
 from sqlstream.runtime.events import (
-    BatchProgress, EventTime, JsonLinesRenderer, Listener, Notice, QueryFailed, QueryStarted,
-    QueryTerminated, SinkProgress, Stopping, TextRenderer, deliver,
+    BatchProgress, EventTime, Listener, Notice, QueryFailed, QueryStarted, QueryTerminated, SinkProgress, Stopping, deliver,
 )
+from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
 from sqlstream.diagnostics.source_text import Source, Span
 
 SPAN = Span(40, 60, 3, 1, "p.ssql")

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.runtime.events import JsonLinesRenderer, TextRenderer
+from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
 from sqlstream.lowering.printer import _secret_literal
 from tests.conftest import ROOT
 

@@ -13,9 +13,9 @@ import pytest
 
 import sqlstream
 from sqlstream.runtime.events import (
-    BatchProgress, JsonLinesRenderer, Notice, QueryFailed, QueryStarted, QueryTerminated,
-    Stopping, TextRenderer,
+    BatchProgress, Notice, QueryFailed, QueryStarted, QueryTerminated, Stopping,
 )
+from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
 from sqlstream.diagnostics.errors import QueryFailedError
 from tests.conftest import settings_kept
 from tests.spark.test_pipelines import FLIGHT_COLUMNS, _days
