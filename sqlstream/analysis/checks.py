@@ -476,6 +476,6 @@ RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
 )
 
 
-def check_query(context: Context) -> list[Finding]:
+def run_rules(context: Context) -> list[Finding]:
     """Run every rule of :data:`RULES` on one query; findings in rule order."""
     return [finding for rule in RULES for finding in rule(context)]

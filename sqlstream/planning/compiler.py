@@ -30,7 +30,7 @@ from sqlstream.frontend import ast
 from sqlstream.ir import plan
 from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
 from sqlstream.planning.catalog import Catalog
-from sqlstream.analysis.checks import Context, check_query as run_rules, choose_mode
+from sqlstream.analysis.checks import Context, choose_mode, run_rules
 from sqlstream.planning.compiled import CompiledQuery
 from sqlstream.connectors import CONNECTORS, connector
 from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
