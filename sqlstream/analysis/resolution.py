@@ -153,6 +153,13 @@ def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs
             if table:
                 columns = sources.local.get(table, sources.outer.get(table, False))
                 lateral = table.lower() in {a.lower() for a in aliases}  # `SELECT s AS t, t.a`
+                # `w.end` where `w` is no relation but a column (a struct; a USING key too):
+                # Spark resolves it as the field `end` of column `w` (its ResolveReferences
+                # tries relation.column first, then column.field)
+                field = columns is False and any(table.lower() in (cols or ())
+                                                 for cols in (*sources.local.values(), *sources.outer.values()))
+                if field:
+                    continue
                 if columns is False and table.lower() not in pseudo and not lateral and not sources.incomplete:
                     findings.append(finding(
                         "SS205", f"unknown column '{table}.{name}'{did_you_mean(name, columns_named + aliases)}", column))

@@ -152,6 +152,13 @@ VIEWS = [  # user_id, page, ts
     [("u4", "pay", "10:20:30"), ("u1", "home", "10:21:30")],
 ]
 USERS = [("u1", "Ann"), ("u2", "Bob"), ("u3", "Cy"), ("u9", "Zed")]
+# users_struct/: a table with struct columns, `w` a one-minute window of CLICKS' first minutes
+USERS_STRUCT = [
+    '{"user_id": "u1", "w": {"start": "2024-01-01T10:00:00Z", "end": "2024-01-01T10:01:00Z"}, '
+    '"tier": "gold", "info": {"tier": "gold", "since": "2020-05-01"}}',
+    '{"user_id": "u2", "w": {"start": "2024-01-01T10:00:00Z", "end": "2024-01-01T10:01:00Z"}, '
+    '"tier": "free", "info": {"tier": "free", "since": "2023-02-11"}}',
+]
 
 
 def _json_files(folder: Path, files: list, names: tuple[str, str, str]) -> None:
@@ -167,7 +174,8 @@ def _json_files(folder: Path, files: list, names: tuple[str, str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def corpus_data(tmp_path_factory) -> Path:
-    """``clicks/`` and ``views/`` (JSON, 3 and 2 files) and ``users.csv`` (a table).
+    """``clicks/`` and ``views/`` (JSON, 3 and 2 files), ``users.csv`` (a table) and
+    ``users_struct/`` (a JSON table with struct columns).
 
     The click ``(u1, /a, 10:00:00)`` is in the first and the second file (a duplicate in a
     later trigger); ``u3``'s click, ``u1``'s at 10:01:10, ``u2``'s at 10:05 and ``u5``'s view
@@ -178,6 +186,8 @@ def corpus_data(tmp_path_factory) -> Path:
     _json_files(root / "clicks", CLICKS, ("user_id", "url", "ts"))
     _json_files(root / "views", VIEWS, ("user_id", "page", "ts"))
     (root / "users.csv").write_text("user_id,name\n" + "".join(f"{u},{n}\n" for u, n in USERS))
+    (root / "users_struct").mkdir()
+    (root / "users_struct" / "part-0.json").write_text("\n".join(USERS_STRUCT) + "\n")
     return root
 
 
