@@ -1,4 +1,4 @@
-"""Streaming rules (LANGUAGE.md §6): what Spark Structured Streaming refuses, found statically.
+"""Streaming rules (docs/dialect.md#checks): what Spark Structured Streaming refuses, found statically.
 
 Each rule has a stable code and is a function of a :class:`Context` (the query's facts
 from :mod:`sqlstream.analysis.facts`, its output mode, sink, trigger and sources) that yields
@@ -159,7 +159,7 @@ def mode_problems(info: QueryInfo, ops: Operators, mode: str, sink_connector: st
 
 def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_connector: str,
                 sink_modes: frozenset[str]) -> tuple[str | None, str, list[Finding]]:
-    """Pick the output mode (LANGUAGE.md §3.5): the requested one, or the first of append,
+    """Pick the output mode (docs/dialect.md#output-mode-inference): the requested one, or the first of append,
     update, complete that Spark allows for this query and sink.
 
     Returns:

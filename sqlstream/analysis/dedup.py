@@ -1,4 +1,4 @@
-"""Deduplication of streams (LANGUAGE.md §3.3): the three spellings, found on the rewritten tree.
+"""Deduplication of streams (docs/dialect.md#deduplication): the three spellings, found on the rewritten tree.
 
 Spark SQL has no streaming deduplication; the DataFrame API has
 ``DataFrame.dropDuplicates(keys)`` and ``DataFrame.dropDuplicatesWithinWatermark(keys)``

@@ -14,7 +14,7 @@ each relation is (:class:`RelationInfo`). The output-mode rules are Spark's
 * a sink restricts further (``files``: append only — Spark: "Data source … does not
   support Update output mode").
 
-Inference (LANGUAGE.md §3.5) is in :func:`sqlstream.analysis.checks.choose_mode`.
+Inference (docs/dialect.md#output-mode-inference) is in :func:`sqlstream.analysis.checks.choose_mode`.
 """
 
 from __future__ import annotations

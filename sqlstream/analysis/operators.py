@@ -1,4 +1,4 @@
-"""Operators of a query that Spark's streaming rules restrict (LANGUAGE.md §6).
+"""Operators of a query that Spark's streaming rules restrict (docs/dialect.md#checks).
 
 :func:`collect_operators` walks a rewritten query (and the subqueries and CTEs it reads)
 and records, as sqlglot nodes, what :mod:`sqlstream.analysis.checks` judges: ``LIMIT``, sorts,
@@ -74,7 +74,7 @@ class JoinInfo:
 
 @dataclass(frozen=True)
 class DedupInfo:
-    """A :class:`~sqlstream.ir.plan.Deduplicate` step the query reads (LANGUAGE.md §3.3).
+    """A :class:`~sqlstream.ir.plan.Deduplicate` step the query reads (docs/dialect.md#deduplication).
 
     Attributes:
         spelling: what the user wrote (``SELECT DISTINCT``, ``DISTINCT ON``, ``QUALIFY``,

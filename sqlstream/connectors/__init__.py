@@ -1,4 +1,4 @@
-"""Connectors (LANGUAGE.md §4): what each ``connector = …`` means on Spark.
+"""Connectors (docs/connectors.md): what each ``connector = …`` means on Spark.
 
 One module per connector, each a subclass of :class:`~sqlstream.connectors.base.Connector`
 that overrides only what differs from the common path (see :mod:`.base`). To add one,

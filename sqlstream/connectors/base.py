@@ -1,6 +1,6 @@
 """The connector base class: option resolution and the common call sequence.
 
-A connector (LANGUAGE.md §4) is a subclass of :class:`Connector`, one module per
+A connector (docs/connectors.md) is a subclass of :class:`Connector`, one module per
 connector under ``sqlstream/connectors/``. Its class attributes say what it is on Spark
 (formats, required and known options, fixed schema, metadata columns, sink output modes,
 durability, continuous-trigger support); its methods override only what differs from the

@@ -1,8 +1,8 @@
 """The finding codes of files, variables, syntax, names, options, types, secrets and malformed records (``SS0xx``–``SS2xx``): ``(code, severity, title, doc)`` records, read by
 :mod:`sqlstream.diagnostics.codes` (which validates them and builds :data:`~sqlstream.diagnostics.codes.CODES`).
 
-Kept apart from the registry's code so that each module stays small; the README's table is
-generated from the registry (``python tools/gen_codes_table.py --readme README.md``).
+Kept apart from the registry's code so that each module stays small; the docs' finding-codes
+page is generated from the registry (``python tools/gen_codes_table.py --page docs/codes.md``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      Fix: ``pip uninstall sqlglotc``; sqlglot itself stays installed."""),
     # ---- syntax ----------------------------------------------------------------------------
     ("SS101", "error", "the statement grammar does not accept the text", """
-     The statement envelope (LANGUAGE.md §2: ``CREATE STREAM``, ``CREATE SINK``, ``INSERT
+     The statement envelope (docs/dialect.md#statements: ``CREATE STREAM``, ``CREATE SINK``, ``INSERT
      INTO``, ``SET`` …) is parsed before any SQL; the message says what was found and what
      could come there. Anti-pattern: a statement without its closing ``;``, an unterminated
      string. Fix: end every statement with ``;`` and close every quote."""),
@@ -166,7 +166,7 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      table's primary key is made of them, and each upsert matches on them). Anti-pattern:
      ``key_columns = 'window'`` for a query that writes ``window_start``. Fix: a column
      name of the query's ``SELECT`` list."""),
-    # ---- secrets and declared columns (LANGUAGE.md §1, §2.2) ----------------------------------
+    # ---- secrets and declared columns (docs/dialect.md) ------------------------------------------
     ("SS240", "error", "a secret (`${env:…}`) used outside a string value: as a name, an alias, "
      "a keyword, a number, or inside an `INTERVAL`/`DATE`/`TIMESTAMP` literal", """
      A secret may be the whole or a part of a ``'…'`` string: an option value, a ``SET``
@@ -183,7 +183,7 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      (``… AS keyed``)."""),
     ("SS242", "error", "a declared CSV column that is not in the header of the files (with "
      "`header = true`), or is in it twice", """
-     With ``header = true`` the declared columns are bound by name (LANGUAGE.md §2.2): the
+     With ``header = true`` the declared columns are bound by name (docs/connectors.md#csv-columns-by-name): the
      compiler reads the header of the first file Spark will read (oldest modification
      time) and reads every header column, then selects the declared ones. Spark's CSV
      reader itself is positional: without this a declared ``carrier`` would get the first
@@ -198,7 +198,7 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     # ---- malformed records (on_error, dead letters) ------------------------------------------
     ("SS250", "error", "an `on_error` value other than `fail`, `drop`, `dead_letter`", """
      A source's ``on_error`` says what happens to a record that cannot be decoded into the
-     declared columns (LANGUAGE.md §2.2): ``fail`` stops the query (Spark's ``FAILFAST``),
+     declared columns (docs/operations.md#malformed-records): ``fail`` stops the query (Spark's ``FAILFAST``),
      ``drop`` drops it and counts it in the progress events, ``dead_letter`` writes it to a
      dead-letter sink. Anti-pattern: ``on_error = 'skip'``. Fix: one of the three."""),
     ("SS251", "error", "`on_error` on a source that does not decode records (not csv or json "

@@ -1,8 +1,8 @@
 """The finding codes of streaming rules, warnings, checkpoints and restarts, and Spark at run time (``SS3xx``–``SS5xx``): ``(code, severity, title, doc)`` records, read by
 :mod:`sqlstream.diagnostics.codes` (which validates them and builds :data:`~sqlstream.diagnostics.codes.CODES`).
 
-Kept apart from the registry's code so that each module stays small; the README's table is
-generated from the registry (``python tools/gen_codes_table.py --readme README.md``).
+Kept apart from the registry's code so that each module stays small; the docs' finding-codes
+page is generated from the registry (``python tools/gen_codes_table.py --page docs/codes.md``).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      "deduplication (keep-last, top-N, not ordered by a time column)", """
      ``SELECT DISTINCT ON (k)``, ``QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) = 1``
      and Flink's ``… ROW_NUMBER() … AS rn … WHERE rn = 1`` over a stream become Spark's
-     ``dropDuplicates([k])`` (LANGUAGE.md §3.3): keep the first row per key. Spark has no
+     ``dropDuplicates([k])`` (docs/dialect.md#deduplication): keep the first row per key. Spark has no
      other form: ``ORDER BY ts DESC`` (keep the last), ``rn <= 3`` (top-N) or an order by a
      column that is not a time would stay a window function, which Spark refuses on a
      stream (``Non-time-based windows are not supported on streaming DataFrames``).

@@ -162,7 +162,7 @@ class VariableError(SqlStreamError):
 
 
 class ParseError(SqlStreamError):
-    """The statement grammar (LANGUAGE.md §2) does not accept the text."""
+    """The statement grammar (docs/dialect.md#statements) does not accept the text."""
 
     code = "SS101"
 

@@ -51,7 +51,7 @@ class Source:
         text: the file's text exactly as written (variables not substituted).
         path: the path used in messages (``None``: shown as ``<string>``).
         secrets: values substituted from ``${env:NAME}``; :meth:`redact` replaces each with
-            ``***`` in any text shown to a user (LANGUAGE.md §1).
+            ``***`` in any text shown to a user (docs/dialect.md#secrets).
     """
 
     text: str

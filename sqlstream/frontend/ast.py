@@ -116,7 +116,7 @@ Column = ColumnDef | ComputedColumn | MetadataColumn
 
 @dataclass(frozen=True)
 class Trigger:
-    """When micro-batches run (LANGUAGE.md §3.5).
+    """When micro-batches run (docs/dialect.md#emit).
 
     Attributes:
         kind: ``processing_time``, ``available_now`` or ``continuous``.

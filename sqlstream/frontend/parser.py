@@ -1,4 +1,4 @@
-"""Parser: `.ssql` text → :class:`~sqlstream.frontend.ast.Script` (LANGUAGE.md §1, §2, §3.5).
+"""Parser: `.ssql` text → :class:`~sqlstream.frontend.ast.Script` (docs/dialect.md: lexical rules, statements, EMIT).
 
 Stages: :func:`sqlstream.frontend.variables.substitute` replaces ``${…}``; the Lark LALR grammar
 (:mod:`sqlstream.frontend.grammar`) parses the statement envelope, every syntax error of the
@@ -138,7 +138,7 @@ def _syntax_error(exc: UnexpectedInput, source_map: SourceMap) -> ParseError:
     if found.startswith("unterminated"):
         hint = f"close it with {text[start]}; inside it, write the quote twice or escape it with \\"
     else:
-        hint = "see the statement forms in LANGUAGE.md §2; every statement ends with ';'"
+        hint = "see the statement forms in docs/dialect.md#statements; every statement ends with ';'"
     return ParseError(message, source_map.span(start, max(end, start + 1)), source_map.source, hint=hint)
 
 

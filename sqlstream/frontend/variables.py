@@ -1,4 +1,4 @@
-"""Variable substitution: ``${name}`` and ``${env:NAME}`` (LANGUAGE.md §1).
+"""Variable substitution: ``${name}`` and ``${env:NAME}`` (docs/dialect.md#variables).
 
 This is the first stage. It replaces every reference outside comments (inside string
 literals too, so ``path = '${data}/flights'`` works) and returns the substituted text
@@ -145,7 +145,7 @@ def _check_secret_position(source: Source, match: re.Match, string_start: int | 
     Outside a string it would become an identifier, alias, keyword or number: shown in
     schemas and plans, echoed (or split into pieces) by messages. In a typed literal
     (``INTERVAL '…' HOUR``, ``DATE '…'``) Spark parses and normalises it, so no printed
-    form could hide it (LANGUAGE.md §1).
+    form could hide it (docs/dialect.md#secrets).
 
     Raises:
         VariableError: ``SS240``, at the reference.

@@ -29,7 +29,7 @@ class Watermark:
 @dataclass(frozen=True)
 class Decoding:
     """How a CSV or JSON source (files, or Kafka values, also Avro) with ``on_error =
-    'drop'`` or ``'dead_letter'`` decodes its records (LANGUAGE.md §2.2;
+    'drop'`` or ``'dead_letter'`` decodes its records (docs/operations.md#malformed-records;
     :mod:`sqlstream.planning.malformed` lowers it): each line is read as text and parsed twice, into
     the declared columns as strings and as their types (Avro: decoded once); a record is
     malformed when it does not parse or a value that is there does not convert.
@@ -127,7 +127,7 @@ class SqlView:
 @dataclass(frozen=True)
 class Deduplicate:
     """``dropDuplicates(keys)`` or ``dropDuplicatesWithinWatermark(keys)`` of relation
-    ``input``, registered as ``name`` (LANGUAGE.md §3.3). ``keys`` empty: all columns;
+    ``input``, registered as ``name`` (docs/dialect.md#deduplication). ``keys`` empty: all columns;
     ``columns``: those of ``input`` (as for :class:`SqlView`)."""
 
     name: str

@@ -132,7 +132,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
 
     ``dropDuplicatesWithinWatermark`` is chosen for ``DISTINCT ON`` and ``ROW_NUMBER``
     when the input has a watermark and the keys do not hold its event-time column
-    (LANGUAGE.md §3.3); ``SELECT DISTINCT`` is ``dropDuplicates()`` of every column. A
+    (docs/dialect.md#deduplication); ``SELECT DISTINCT`` is ``dropDuplicates()`` of every column. A
     ``ROW_NUMBER`` ordered by a column that is not a time is refused (SS325, by the checks).
 
     Returns:

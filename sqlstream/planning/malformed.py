@@ -1,4 +1,4 @@
-"""Malformed records: ``on_error = 'fail' | 'drop' | 'dead_letter'`` of a source (LANGUAGE.md §2.2).
+"""Malformed records: ``on_error = 'fail' | 'drop' | 'dead_letter'`` of a source (docs/operations.md#malformed-records).
 
 A record of a CSV or JSON files source, or a JSON, CSV or Avro Kafka value, that cannot be
 decoded into the declared columns — a line that does not parse, a short or long CSV row, a

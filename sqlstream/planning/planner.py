@@ -5,7 +5,7 @@ of what was declared before it: connector options are resolved
 (:mod:`sqlstream.connectors`), streams and tables become source reads
 (:mod:`sqlstream.planning.declarations`), every query body goes through the one compile path of
 :mod:`sqlstream.planning.compiler` (rewrite → schema → facts → checks), and queries get their
-names and checkpoint locations (LANGUAGE.md §5). Every finding is positioned in the
+names and checkpoint locations (docs/dialect.md#checkpoints). Every finding is positioned in the
 `.ssql` file; all of them are reported together.
 """
 
@@ -351,7 +351,7 @@ class Planner:
 
     @staticmethod
     def _finish_query(state_dir: str, pipeline: str, query: plan.Query) -> plan.Query:
-        """Give a query into a durable sink its default checkpoint location (LANGUAGE.md §5)."""
+        """Give a query into a durable sink its default checkpoint location (docs/dialect.md#checkpoints)."""
         if query.checkpoint_location is None and query.sink.durable:
             return replace(query, checkpoint_location=os.path.join(state_dir, pipeline, query.name))
         return query

@@ -6,7 +6,7 @@ A ``SET 'key' = 'value'`` becomes zero or more ``(key, value)`` pairs of the pla
 ``spark.conf.set`` (:func:`sqlstream.lowering.lower.settings_block`), which ``translate`` prints,
 except the static ones (:data:`STATIC_SETTINGS`), which only a session being created takes.
 
-* ``sqlstream.state_dir``: the root of default checkpoint locations (LANGUAGE.md §5).
+* ``sqlstream.state_dir``: the root of default checkpoint locations (docs/dialect.md#checkpoints).
 * ``sqlstream.state_store``: the state store provider of every stateful query
   (:data:`STATE_STORES`). ``rocksdb`` expands to Spark's
   ``spark.sql.streaming.stateStore.providerClass`` =

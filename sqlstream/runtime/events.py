@@ -349,7 +349,7 @@ def redacted(value: Any, redact: Callable[[str], str]) -> Any:
     string in it: fields of nested dataclasses (progress of sources, sinks, state
     operators), mapping keys and values, sequences. Spans and errors are kept (an error
     redacts itself when rendered). ``redact`` is ``Source.redact`` of the pipeline: no
-    secret reaches a listener (LANGUAGE.md §1)."""
+    secret reaches a listener (docs/dialect.md#secrets)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, (Span, SqlStreamError)):

@@ -266,7 +266,7 @@ def refuse_on_connect(plan: p.Plan, report: Report, program: Program | None = No
                         f"run here: {CONNECT_UNSUPPORTED[step.name]}", chain.span, plan.source,
                         code="SS405",
                         hint="run with --master (this process is then the driver), or submit "
-                             "the pipeline with spark-submit (see README, Beyond one machine)")
+                             "the pipeline with spark-submit (see docs/operations.md#beyond-one-machine)")
     for query in plan.queries:
         if connector(query.sink.connector).prints_rows:
             report(f"query '{query.name}': Spark Connect prints console output on the "

@@ -1,4 +1,4 @@
-"""The sqlstream SQL dialect: Spark SQL plus the streaming extensions of LANGUAGE.md §3.
+"""The sqlstream SQL dialect: Spark SQL plus the streaming extensions of docs/dialect.md#streaming-clauses.
 
 :class:`SqlStream` subclasses sqlglot's Spark dialect (sqlglot 30.x) and combines its own
 tokenizer, parser and generator with Spark's; nothing in sqlglot is patched. Subclassing

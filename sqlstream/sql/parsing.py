@@ -84,7 +84,7 @@ def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
         start, end, message = None, None, str(error)
     result = SqlSyntaxError(f"invalid SQL: {message}",
                             hint="a query body is Spark SQL (SELECT …) plus window TVFs and WATERMARK; "
-                            "see LANGUAGE.md §3")
+                            "see docs/dialect.md#streaming-clauses")
     result.offset_start = start if start is not None else 0
     result.offset_end = end if end is not None else len(sql)
     return result
@@ -118,7 +118,7 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
         if watermark is not None:
             error = SqlSyntaxError("invalid SQL: WATERMARK is only allowed after a table or a "
                                    "parenthesised subquery in FROM",
-                                   hint="write FROM t WATERMARK ts AS ts - INTERVAL … (LANGUAGE.md §3.1)")
+                                   hint="write FROM t WATERMARK ts DELAY OF INTERVAL … (docs/dialect.md#watermark-in-from)")
             error.offset_start, error.offset_end = node_offsets(watermark) or (0, len(sql))
             raise error
 

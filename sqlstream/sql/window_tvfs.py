@@ -4,7 +4,7 @@
 Errors are :class:`~sqlstream.diagnostics.errors.SemanticError` with ``offset_start``/``offset_end``
 (end exclusive) within the parsed query text.
 
-Window TVFs (LANGUAGE.md §3.2), as verified on Spark 4.1 (local, file and rate streams,
+Window TVFs (docs/dialect.md#window-tvfs), as verified on Spark 4.1 (local, file and rate streams,
 ``availableNow`` into a memory sink, compared with the batch result of the same data):
 
 * Spark's ``window()`` and ``session_window()`` refuse interval literals: ``window(ts,

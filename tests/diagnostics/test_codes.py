@@ -1,5 +1,5 @@
 """The findings registry (:mod:`sqlstream.diagnostics.codes`): every code used is registered, every code
-registered is used, the README's table is generated from it; and an unexpected exception
+registered is used, the docs' finding-codes page is generated from it; and an unexpected exception
 is a bug the CLI reports as one, never an empty list of findings."""
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from click.testing import CliRunner
 import sqlstream.analysis.schema
 from sqlstream.diagnostics import codes
 from sqlstream.cli import main
-from sqlstream.diagnostics.codes import CODES, Code, code, markdown_table, replace_table
+from sqlstream.diagnostics.codes import (BEGIN, CODES, END, Code, code, markdown_reference,
+                                         markdown_table, replace_table)
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError
 from tests.conftest import FIXTURES, ROOT
 
 PACKAGE = ROOT / "sqlstream"
-README = ROOT / "README.md"
-REGENERATE = "python tools/gen_codes_table.py --readme README.md"
+PAGE = ROOT / "docs" / "codes.md"
+REGENERATE = "python tools/gen_codes_table.py --page docs/codes.md"
 _MENTION = re.compile(r"\bSS\d{3}\b")
 _LITERAL = re.compile(r"""["'](SS\d{3})["']""")  # a use: code="SS204", Finding("SS301", …)
 
@@ -34,9 +35,13 @@ def _package_codes(pattern: re.Pattern) -> dict[str, set[str]]:
     return found
 
 
-def test_readme_table_is_generated_from_the_registry():
-    readme = README.read_text(encoding="utf-8")
-    assert replace_table(readme) == readme, f"README's finding codes table is stale; run: {REGENERATE}"
+def test_codes_page_is_generated_from_the_registry():
+    page = PAGE.read_text(encoding="utf-8")
+    assert replace_table(page) == page, f"docs/codes.md is stale; run: {REGENERATE}"
+    assert markdown_table(links=True) in page
+    for record in CODES.values():  # every code has its section, with its severity and doc
+        assert (f"### {record.code} {{ #{record.code.lower()} }}\n\n**{record.severity}**: "
+                f"{record.title}\n\n{record.doc}\n") in page
 
 
 def test_every_code_used_in_the_package_is_registered():
@@ -50,7 +55,8 @@ def test_every_registered_code_is_used():
 
 
 def test_codes_in_tests_and_docs_are_registered():
-    texts = [README.read_text(encoding="utf-8")]
+    texts = [(ROOT / "README.md").read_text(encoding="utf-8")]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
     texts += [p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "check").glob("*.ssql"))]
     texts += [p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "errors").glob("*.out"))]
     unknown = {name for text in texts for name in _MENTION.findall(text)} - set(CODES)
@@ -108,7 +114,7 @@ def _tool():
     return module
 
 
-def test_tool_prints_table_and_docs_and_rewrites_readme(capsys, tmp_path):
+def test_tool_prints_table_and_docs_and_rewrites_the_page(capsys, tmp_path):
     tool = _tool()
     assert tool.main([]) == 0
     assert capsys.readouterr().out == markdown_table()
@@ -116,12 +122,12 @@ def test_tool_prints_table_and_docs_and_rewrites_readme(capsys, tmp_path):
     out = capsys.readouterr().out
     assert out.startswith("SS350 (warning): stateful query") and CODES["SS350"].doc in out
     assert tool.main(["SS999"]) == 2
-    readme = tmp_path / "README.md"
-    readme.write_text("# x\n\n### Finding codes\n\n| code | finding |\n| --- | --- |\n| SS1 | old |\n\nmore\n")
-    assert tool.main(["--readme", str(readme)]) == 0
-    assert readme.read_text() == "# x\n\n### Finding codes\n\n" + markdown_table() + "\nmore\n"
-    readme.write_text("# no table\n")
-    assert tool.main(["--readme", str(readme)]) == 2
+    page = tmp_path / "codes.md"
+    page.write_text(f"# x\n\n{BEGIN}\n| code | finding |\n| SS1 | old |\n{END}\nmore\n")
+    assert tool.main(["--page", str(page)]) == 0
+    assert page.read_text() == f"# x\n\n{BEGIN}\n\n{markdown_reference()}\n{END}\nmore\n"
+    page.write_text(f"# no markers\n\n{BEGIN}\n")
+    assert tool.main(["--page", str(page)]) == 2
 
 
 # ---- an unexpected exception is a bug, not "no findings" ------------------------------------

@@ -1,4 +1,4 @@
-"""The statement grammar: every statement form of LANGUAGE.md §2 and §3.5 → AST."""
+"""The statement grammar: every statement form of docs/dialect.md (statements, EMIT) → AST."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ Two tests per program:
   ``checks=False``, it runs, and the difference the header names is asserted against a
   batch computation of the same SQL over the same files (:data:`DIFFERS`).
 
-The agreement is counted and printed at the end of the module (and stated in the README).
+The agreement is counted and printed at the end of the module (and stated in docs/testing.md#agreement-with-spark).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark, kafka_brok
     assert sorted(map(tuple, hourly), key=repr) == hourly_expected
 
     # Another reader (pyarrow here; DuckDB, pandas alike) reads the files the log lists:
-    # the README's recipe; a plain *.parquet glob would add the files of killed batches.
+    # docs/guarantees.md#reading-a-files-sink; a plain *.parquet glob would add the files of killed batches.
     import pyarrow.parquet as pq
 
     for sink, expected in (("late", late_expected), ("hourly", hourly_expected)):

@@ -1,4 +1,4 @@
-"""CSV columns bound by name (LANGUAGE.md §2.2, sqlstream/connectors/formats/csv_header.py).
+"""CSV columns bound by name (docs/connectors.md#csv-columns-by-name, sqlstream/connectors/formats/csv_header.py).
 
 Without Spark: what the compiler reads from the header, the schema and projection it
 plans, the findings (SS242 a declared column not in the header, SS243 a header-less file
@@ -24,7 +24,7 @@ from sqlstream.diagnostics.errors import SqlStreamError
 from tests.conftest import ROOT
 
 DATA = ROOT / "examples" / "flights" / "data" / "flights"
-# LANGUAGE.md §2.2's example: four of the file's columns, in another order.
+# The example of docs/connectors.md#csv-columns-by-name: four of the file's columns, in another order.
 SPEC = """
 CREATE STREAM flights (
     carrier    STRING,

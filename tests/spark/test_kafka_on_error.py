@@ -1,4 +1,4 @@
-"""Malformed Kafka values (``on_error`` on a Kafka source, LANGUAGE.md §2.2;
+"""Malformed Kafka values (``on_error`` on a Kafka source, docs/operations.md#malformed-records;
 ``sqlstream/planning/malformed.py`` with ``Kafka.payload`` in ``sqlstream/connectors/kafka.py``).
 
 Without Spark: the compiled calls and the option rules. On Spark and a real broker

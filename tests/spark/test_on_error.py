@@ -1,4 +1,4 @@
-"""Malformed records (``on_error``, LANGUAGE.md §2.2; ``sqlstream/planning/malformed.py``).
+"""Malformed records (``on_error``, docs/operations.md#malformed-records; ``sqlstream/planning/malformed.py``).
 
 Without Spark: the option rules (SS250–SS255), positioned. On Spark: three days of real
 flights with crafted bad CSV lines mixed in, and JSON lines of a fourth day with bad

@@ -325,7 +325,7 @@ def test_kafka_to_postgres_restarted_with_more_records_ends_with_the_batch_resul
     batch result of all four days (plain Python over the CSV files the records came from).
     (A restart after a SIGKILL *mid*-batch cannot pass with spark-sql-kafka 4.1.1, the only
     4.1 package served here: its replay of an uncommitted Kafka batch fails, SPARK-57438;
-    README, "Kafka". The kill test above shows the sink's side with a files source.)"""
+    docs/connectors.md#kafka. The kill test above shows the sink's side with a files source.)"""
     from tests.support.kafka_broker import spark_jars
 
     days = sorted(FLIGHTS.glob("2013-05-0[1-4].csv"))

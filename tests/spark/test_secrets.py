@@ -1,4 +1,4 @@
-"""Secrets never appear (LANGUAGE.md §1, issue 12 item 4).
+"""Secrets never appear (docs/dialect.md#secrets, issue 12 item 4).
 
 Programs use a value of ``${env:…}`` in every position: an option value, a source and a
 sink path, a ``SET`` value, a string literal in a query, in a computed column, and — refused

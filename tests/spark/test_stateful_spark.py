@@ -11,7 +11,7 @@ across micro-batches. With ``availableNow`` a run ends with a batch that moves t
 watermark to the newest event time minus the delay; in append mode a window or session
 is written once that watermark reaches its end. So each query must write exactly the
 oracle's rows whose end is at or before the final watermark of its last progress event.
-The oracle is written here from the spec (LANGUAGE.md §3.2; Spark's session semantics:
+The oracle is written here from the spec (docs/dialect.md#window-tvfs; Spark's session semantics:
 a row at ``t`` opens ``[t, t + gap)``, and rows whose ranges overlap or touch are one
 session), not from the streaming code under test.
 """

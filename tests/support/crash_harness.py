@@ -294,8 +294,8 @@ def expected_hourly(files: list[Path], final: bool = True) -> list[tuple]:
 def committed_files(sink: Path) -> list[Path]:
     """The part files of a files sink that its ``_spark_metadata`` log lists as committed
     (``add`` actions, minus ``delete`` ones; compacted ``N.compact`` entries included):
-    what ``spark.read`` of the folder reads, and what another reader must read (the
-    README's "Reading a files sink")."""
+    what ``spark.read`` of the folder reads, and what another reader must read
+    (docs/guarantees.md#reading-a-files-sink)."""
     import json
     from urllib.parse import unquote, urlparse
 

@@ -3,7 +3,7 @@
 
 Two sources of inputs, both ``hypothesis`` strategies:
 
-* :func:`programs`: programs built from the statement grammar (LANGUAGE.md §2): streams
+* :func:`programs`: programs built from the statement grammar (docs/dialect.md#statements): streams
   with columns of random types, computed columns, watermarks; sinks of random connectors
   and options; views, inserts and bare selects whose bodies come from a small expression
   grammar (columns, literals, intervals, operators, calls, ``CASE``, subqueries, window

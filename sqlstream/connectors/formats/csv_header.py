@@ -5,7 +5,7 @@ skips each file's first line and gives the n-th field to the n-th column of the 
 whatever the header says (``enforceSchema`` defaults to ``true``: "the specified or
 inferred schema will be forcibly applied to datasource files, and headers in CSV files
 will be ignored"; with ``false`` Spark checks the header against the schema's field
-names and fails on a mismatch). LANGUAGE.md §2.2 binds declared columns by name, so at
+names and fails on a mismatch). sqlstream binds declared columns by name (docs/connectors.md#csv-columns-by-name), so at
 compile time the header of the first file Spark will read is read here, and the source
 is read with every header column in file order (declared ones with their declared type,
 the others ``STRING``), then a projection selects the declared columns. Source: Spark's
@@ -185,7 +185,7 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
 def declared_columns(columns: list, path: str | None, options: tuple[tuple[str, str], ...],
                      report: Callable[[SqlStreamError], None]
                      ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
-    """How a CSV source reads its declared columns (LANGUAGE.md §2.2): ``(schema, read_as,
+    """How a CSV source reads its declared columns (docs/connectors.md#csv-columns-by-name): ``(schema, read_as,
     options)`` as :meth:`sqlstream.connectors.base.Connector.bind_columns` returns them.
 
     With ``header = true``: the schema of every header column in file order and, by
