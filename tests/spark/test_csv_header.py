@@ -11,6 +11,7 @@ wrong values.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import os
 import shutil
@@ -21,6 +22,7 @@ import pytest
 import sqlstream
 from sqlstream.connectors.formats.csv_header import Header, bind, first_record
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.runtime.events import BatchProgress
 from tests.conftest import ROOT
 
 DATA = ROOT / "examples" / "flights" / "data" / "flights"
@@ -175,3 +177,122 @@ def test_a_later_file_with_other_columns_fails_the_query(spark, tmp_path):
     with pytest.raises(Exception):  # noqa: B017 - Spark's StreamingQueryException
         query.awaitTermination()
     assert "header" in str(query.exception()).lower()
+
+
+# ------------------------------------------- a later file's header under on_error = drop / dead_letter
+
+COLUMNS = ("year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE, "
+           "arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, "
+           "dest STRING, distance DOUBLE, time_hour TIMESTAMP")
+KINDS = {"INT": int, "DOUBLE": float, "STRING": str, "TIMESTAMP": lambda v: v.replace("T", " ").rstrip("Z")}
+LATER = """
+CREATE STREAM flights ({columns}) WITH (connector = 'files', path = 'in', format = 'csv',
+    header = true, nullValue = 'NA', on_error = 'dead_letter', dead_letter_path = 'out/dead');
+CREATE STREAM subset (carrier STRING, origin STRING, dep_delay DOUBLE) WITH (connector = 'files',
+    path = 'in', format = 'csv', header = true, nullValue = 'NA', on_error = 'drop');
+CREATE STREAM unseen (carrier STRING, origin STRING, dep_delay DOUBLE) WITH (connector = 'files',
+    path = 'unseen', format = 'csv', header = true, nullValue = 'NA', on_error = 'drop');
+CREATE SINK all_rows WITH (connector = 'files', path = 'out/all', format = 'parquet');
+CREATE SINK sub WITH (connector = 'files', path = 'out/sub', format = 'parquet');
+CREATE SINK uns WITH (connector = 'files', path = 'out/unseen', format = 'parquet');
+INSERT INTO all_rows SELECT * FROM flights EMIT ONCE;
+INSERT INTO sub SELECT * FROM subset EMIT ONCE;
+INSERT INTO uns SELECT * FROM unseen EMIT ONCE;
+"""
+
+
+def _records(day: int, count: int) -> list[dict]:
+    """``count`` rows of a real day file, by column name."""
+    with sorted(DATA.glob("*.csv"))[day].open() as handle:
+        return list(csv.DictReader(handle))[:count]
+
+
+def _write(path, names, records, stamp, end="\n", bom=""):
+    """A CSV file at ``path``: header ``names``, then each record's values of those names
+    (``x`` for a name it lacks); modification time ``stamp``. Returns its data lines."""
+    lines = [",".join(r.get(n, "x") for n in names) for r in records]
+    path.write_text(bom + end.join([",".join(names), *lines]) + end, newline="")
+    os.utime(path, (stamp, stamp))
+    return lines
+
+
+def _typed(record: dict, columns: str) -> tuple:
+    """A record (by name) as the declared ``columns`` (plain Python): NA is null."""
+    kinds = [c.split() for c in columns.split(", ")]
+    return tuple(None if record[n] == "NA" else KINDS[k](record[n]) for n, k in kinds)
+
+
+@pytest.mark.spark
+def test_a_later_file_with_another_header_is_set_aside_never_read_by_position(spark, tmp_path):
+    """The first file fixes the header; later files whose header names other columns, or
+    the same in another order, give no row: every record is a dead letter (dropped and
+    counted with drop) whose reason names the file and both headers. A header that differs
+    only in case, a byte-order mark or CRLF line ends binds as planned; files are bigger
+    than Spark's split size, so a file's header and its rows would be in different
+    partitions if it were read line by line."""
+    header = (DATA / "2013-01-01.csv").read_text().splitlines()[0].split(",")
+    folder, unseen = tmp_path / "in", tmp_path / "unseen"
+    folder.mkdir()
+    unseen.mkdir()
+    good, bad = [], {}  # good records (by name); bad file -> (its data lines, its header line)
+    rows = _records(0, 150)
+    _write(folder / "f1.csv", header, rows, 1_000)
+    good += rows
+    (tmp_path / "p.ssql").write_text(LATER.format(columns=COLUMNS))
+    pipeline = sqlstream.compile_file(tmp_path / "p.ssql")  # planned with f1's header
+
+    swap = {"carrier": "origin", "origin": "carrier"}
+    variants = {  # name: (header, records): every value under its own column's name
+        "f2_reordered.csv": ([swap.get(n, n) for n in header], _records(1, 150)),
+        "f4_extra.csv": (header + ["extra"], _records(3, 40)),
+        "f5_missing.csv": ([n for n in header if n != "tailnum"], _records(4, 40)),
+        "f6_renamed.csv": ([n if n != "carrier" else "airline" for n in header],
+                           [{**r, "airline": r["carrier"]} for r in _records(5, 40)]),
+        "f8_reversed.csv": (header[::-1], _records(6, 300)),
+    }
+    for stamp, (name, (names, records)) in enumerate(variants.items(), start=2_000):
+        bad[name] = (_write(folder / name, names, records, stamp), ",".join(names))
+    rows = _records(2, 150)
+    _write(folder / "f3.csv", header, rows, 3_000)
+    good += rows
+    rows = _records(7, 150)
+    _write(folder / "f7.csv", [n.upper() for n in header],
+           [{n.upper(): v for n, v in r.items()} for r in rows], 4_000, end="\r\n", bom="\ufeff")
+    good += rows
+    later = ["carrier", "origin", "dep_delay"]
+    unseen_good = _records(8, 50)
+    _write(unseen / "a.csv", later, unseen_good, 1_000)
+    unseen_bad = _write(unseen / "b.csv", ["origin", "carrier", "dep_delay"], _records(9, 50), 2_000)
+
+    events = []
+    split = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")  # the files are 6-40 KB
+    try:
+        sqlstream.Session(spark, listeners=[events.append]).run(pipeline, available_now=True)
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", split)
+
+    got = spark.read.parquet(str(tmp_path / "out" / "all")).selectExpr(
+        "*", "date_format(time_hour, 'yyyy-MM-dd HH:mm:ss') AS th").drop("time_hour").collect()
+    assert sorted((tuple(r)[:-1] + (r["th"],) for r in got), key=repr) == \
+        sorted((_typed(r, COLUMNS) for r in good), key=repr)
+    dead = spark.read.json(str(tmp_path / "out" / "dead")).collect()
+    planned = ",".join(header)
+    assert sorted((d["raw"], d["reason"], os.path.basename(d["file"])) for d in dead) == sorted(
+        (line, f'malformed: header differs: {name} has "{names}" where the source was planned '
+               f'with "{planned}"', name)
+        for name, (lines, names) in bad.items() for line in lines)
+
+    subset = "carrier STRING, origin STRING, dep_delay DOUBLE"
+    got = spark.read.parquet(str(tmp_path / "out" / "sub")).collect()
+    assert sorted(map(tuple, got), key=repr) == sorted((_typed(r, subset) for r in good), key=repr)
+    got = spark.read.parquet(str(tmp_path / "out" / "unseen")).collect()
+    assert sorted(map(tuple, got), key=repr) == sorted((_typed(r, subset) for r in unseen_good), key=repr)
+    malformed = {}
+    for event in events:
+        if isinstance(event, BatchProgress):
+            for source, count in event.malformed_records.items():
+                malformed[event.name, source] = malformed.get((event.name, source), 0) + count
+    assert malformed == {("all_rows", "flights"): sum(len(lines) for lines, _ in bad.values()),
+                         ("sub", "subset"): sum(len(lines) for lines, _ in bad.values()),
+                         ("uns", "unseen"): len(unseen_bad)}
