@@ -96,7 +96,7 @@ def test_header_names_match_ignoring_case_and_a_repeated_name_is_refused(tmp_pat
     binding = bind([("name", "STRING"), ("id", "INT")], header)
     assert binding.read_as == ("name", "ID")
     assert binding.schema == (("ID", "INT"), ("name", "STRING"), ("_c2", "STRING"), ("_c3", "STRING"))
-    assert not binding.exact and not binding.problems  # _c2, _c3: Spark cannot check names
+    assert not binding.exact and not binding.problems  # _c2, _c3: never read by a query
     assert bind([("x", "INT")], header).problems == ((0, "column 'x' is twice in the header of "
                                                       "f.csv (ID, name, x, x)"),)
     (tmp_path / "f.csv").write_text("ID,name\n1,a\n")
@@ -296,3 +296,52 @@ def test_a_later_file_with_another_header_is_set_aside_never_read_by_position(sp
     assert malformed == {("all_rows", "flights"): sum(len(lines) for lines, _ in bad.values()),
                          ("sub", "subset"): sum(len(lines) for lines, _ in bad.values()),
                          ("uns", "unseen"): len(unseen_bad)}
+
+
+FAIL = """
+CREATE STREAM flights (carrier STRING, origin STRING, dep_delay DOUBLE) WITH (connector = 'files',
+    path = 'in', format = 'csv', header = true, nullValue = 'NA', maxFilesPerTrigger = 1);
+CREATE SINK o WITH (connector = 'files', path = 'out', format = 'parquet');
+INSERT INTO o SELECT * FROM flights EMIT ONCE;
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("first, later, stops", [
+    ("header", "reordered", True), ("header", "missing", True), ("header", "renamed", True),
+    ("header", "extra", False), ("header", "other_renamed", False),
+    ("index", "reordered", True),     # an empty first name, as pandas writes an index
+    ("repeated", "reordered", True),  # a name twice: read as _c0, _c1, never by the query
+])
+def test_on_error_fail_never_reads_a_later_header_by_position(spark, tmp_path, first, later, stops):
+    """With ``on_error = 'fail'`` (the default) Spark checks, in each file's header, the
+    names at the positions of the columns the query reads (CSV column pruning): a later
+    file where a declared column is elsewhere, renamed or missing stops the query with a
+    hint, and none of its rows is written; a file whose other columns differ has every
+    declared column in its place and its rows are those of a read by name."""
+    header = (DATA / "2013-01-01.csv").read_text().splitlines()[0].split(",")
+    header = {"header": header, "index": ["", *header], "repeated": ["x", "x", *header]}[first]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    rows = [{"": str(i), "x": "x", **r} for i, r in enumerate(_records(0, 100))]
+    _write(folder / "a.csv", header, rows, 1_000)
+    (tmp_path / "p.ssql").write_text(FAIL)
+    pipeline = sqlstream.compile_file(tmp_path / "p.ssql")
+    swap = {"carrier": "origin", "origin": "carrier"}
+    names = {"reordered": [swap.get(n, n) for n in header], "extra": header + ["extra"],
+             "missing": [n for n in header if n != "tailnum"],
+             "renamed": [n if n != "carrier" else "airline" for n in header],
+             "other_renamed": [n if n != "year" else "yr" for n in header]}[later]
+    later_rows = [{**r, "airline": r["carrier"], "yr": r["year"]} for r in _records(1, 100)]
+    _write(folder / "b.csv", names, later_rows, 2_000)
+    if stops:
+        with pytest.raises(SqlStreamError) as failed:
+            sqlstream.Session(spark).run(pipeline, available_now=True)
+        assert "b.csv" in failed.value.message and "header" in failed.value.message.lower()
+        assert "bound by name" in failed.value.hint
+    else:
+        sqlstream.Session(spark).run(pipeline, available_now=True)
+        rows += later_rows
+    got = spark.read.parquet(str(tmp_path / "out")).collect()
+    assert sorted(map(tuple, got), key=repr) == sorted(
+        (_typed(r, "carrier STRING, origin STRING, dep_delay DOUBLE") for r in rows), key=repr)
