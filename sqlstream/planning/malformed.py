@@ -14,7 +14,10 @@ that are not an Avro record of the schema, a null Kafka value — is never silen
   and parsed twice with Spark's own parser — ``from_csv`` / ``from_json`` into the declared
   columns as strings (plus Spark's corrupt-record column) and as their types. A line that
   does not parse, or whose non-null value does not convert, is malformed; the reason names
-  the first such column. Why not Spark's ``PERMISSIVE`` reader with
+  the first such column. CSV with ``header = true``: each file is read whole (Spark's
+  ``wholetext``) and cut into lines, its first line being its header; every line of a file
+  whose header is not the one the source was planned with is malformed (``malformed:
+  header differs: …``), never read by position. Why not Spark's ``PERMISSIVE`` reader with
   ``columnNameOfCorruptRecord``: the CSV and JSON readers convert only the columns a query
   reads (column pruning), so the same record is malformed for one query and fine for
   another; here every column is referenced by the classification. Malformed records are
@@ -286,7 +289,10 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         df = df.selectExpr('value AS `__sqlstream_raw`', '_metadata',
                            "from_csv(value, '<columns as STRING>, …', map(…)) AS `__sqlstream_s`",
                            "from_csv(value, '<declared schema>', map(…)) AS `__sqlstream_t`")
-        df = df.where(<not the header line>)                # csv with header = true
+        # csv with header = true, in place of the first two: each file read whole
+        # (option('wholetext', 'true')), cut into lines; the first is its header, checked
+        # against the planned one (`__sqlstream_header`: NULL, or the reason), the others
+        # exploded into `value` and parsed as above (_header_steps)
 
     A connector's payload (:meth:`~sqlstream.connectors.base.Connector.payload`, Kafka)::
 

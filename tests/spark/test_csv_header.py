@@ -5,8 +5,12 @@ plans, the findings (SS242 a declared column not in the header, SS243 a header-l
 with another number of columns), no files yet. On Spark: the spec's own example over the
 real flights CSV (declared columns a subset, in another order than the file's) gives the
 values of a batch read that binds by name (``spark.read`` with the header's own schema
-inferred), and a later file whose header differs fails the query instead of giving
-wrong values.
+inferred). A later file whose header differs is never read by position: with
+``on_error = 'fail'`` Spark's header check stops the query when a declared column is
+not in its place (other columns may differ: rows then equal a read by name); with
+``drop`` / ``dead_letter`` every row of the file is set aside with the reason, also for
+files bigger than Spark's split size, and the good files' rows equal a plain-Python
+read by name.
 """
 
 from __future__ import annotations
@@ -345,3 +349,27 @@ def test_on_error_fail_never_reads_a_later_header_by_position(spark, tmp_path, f
     got = spark.read.parquet(str(tmp_path / "out")).collect()
     assert sorted(map(tuple, got), key=repr) == sorted(
         (_typed(r, "carrier STRING, origin STRING, dep_delay DOUBLE") for r in rows), key=repr)
+
+
+def test_drop_and_dead_letter_check_each_file_header_against_the_planned_one(tmp_path):
+    """Without Spark: with ``header = true`` the decoding reads each file whole and expects
+    the header the source was planned with (a repeated name, never read, matches any
+    name); with no files yet, the declared columns in declared order. ``fail`` lets Spark
+    check every header (``enforceSchema = false``), also with a repeated name."""
+    (tmp_path / "f.csv").write_text("x,carrier,x,dep_delay\n1,UA,2,3\n")
+    text = f"""CREATE STREAM s (dep_delay DOUBLE, carrier STRING) WITH (connector = 'files',
+        path = '{{path}}', format = 'csv', header = true, on_error = '{{on_error}}');"""
+    relation = _source(text.format(path=tmp_path, on_error="drop"))
+    assert relation.decoding.header == (None, "carrier", None, "dep_delay")
+    assert ("wholetext", "true") not in relation.decoding.reader_options
+    translated = sqlstream.compile(text.format(path=tmp_path, on_error="drop")).translate()
+    assert ".option('wholetext', 'true')" in translated
+    assert "lower(`__sqlstream_header`.`_c1`) <=> \\'carrier\\'" in translated
+    assert "`_c0`) <=>" not in translated and "`_c2`) <=>" not in translated
+    assert "WHEN `__sqlstream_header` IS NOT NULL THEN `__sqlstream_header`" in translated
+    assert 'where the source was planned with "*,carrier,*,dep_delay"' in translated
+    unseen = _source(text.format(path=tmp_path / "none", on_error="drop"))
+    assert unseen.decoding.header == ("dep_delay", "carrier")
+    failing = _source(text.format(path=tmp_path, on_error="fail"))
+    assert failing.schema.startswith("`_c0` STRING, `carrier` STRING, `_c2` STRING")
+    assert ("enforceSchema", "false") in failing.options and failing.decoding is None
