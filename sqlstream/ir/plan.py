@@ -40,7 +40,12 @@ class Decoding:
         columns: the declared (physical) columns, ``(name, Spark type)``, in order.
         parser_options: ``(name, value)`` options of ``from_csv`` / ``from_json``.
         reader_options: ``(name, value)`` options of the ``text`` read (file source ones).
-        header: CSV files start with a header line (skipped).
+        header: CSV files with ``header = true``: the header each file must start with,
+            the names the source was planned with in file order (compared ignoring case;
+            ``None``: any name at that position — an empty or repeated header name, not
+            declared). Each file is read whole and its own first line checked: the rows of
+            a file with another header are malformed, never read by position. Empty: no
+            header line.
         decoded_view: the temporary view of every decoded line (``dead_letter`` only:
             the dead-letter query reads it), or ``None``.
     """
@@ -50,7 +55,7 @@ class Decoding:
     columns: tuple[tuple[str, str], ...]
     parser_options: tuple[tuple[str, str], ...]
     reader_options: tuple[tuple[str, str], ...]
-    header: bool
+    header: tuple[str | None, ...]
     decoded_view: str | None = None
 
 

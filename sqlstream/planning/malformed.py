@@ -14,7 +14,10 @@ that are not an Avro record of the schema, a null Kafka value — is never silen
   and parsed twice with Spark's own parser — ``from_csv`` / ``from_json`` into the declared
   columns as strings (plus Spark's corrupt-record column) and as their types. A line that
   does not parse, or whose non-null value does not convert, is malformed; the reason names
-  the first such column. Why not Spark's ``PERMISSIVE`` reader with
+  the first such column. CSV with ``header = true``: each file is read whole (Spark's
+  ``wholetext``) and cut into lines, its first line being its header; every line of a file
+  whose header is not the one the source was planned with is malformed (``malformed:
+  header differs: …``), never read by position. Why not Spark's ``PERMISSIVE`` reader with
   ``columnNameOfCorruptRecord``: the CSV and JSON readers convert only the columns a query
   reads (column pruning), so the same record is malformed for one query and fine for
   another; here every column is referenced by the classification. Malformed records are
@@ -51,7 +54,6 @@ Structured Streaming guide, *Fault Tolerance Semantics*; Kafka Connect, *Dead Le
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from sqlstream.frontend import ast
@@ -73,6 +75,8 @@ METRIC_PREFIX = "malformed:"
 
 RAW, STRINGS, TYPED, ERROR, CORRUPT = ("__sqlstream_raw", "__sqlstream_s", DECODED,
                                        "__sqlstream_error", "__sqlstream_corrupt")
+LINES, HEADER = "__sqlstream_lines", "__sqlstream_header"  # a CSV file's lines; its header's verdict
+BOM = "\\x{FEFF}"  # Java regex: a byte-order mark, which Spark's text source keeps
 FILE_POSITION = (("file", "STRING", "_metadata.file_path"),)
 # Options of the whole file (or of Spark's reader), not of one record's parser.
 _NOT_PARSER = {"header", "mode", "columnnameofcorruptrecord", "multiline", "encoding", "charset",
@@ -157,7 +161,7 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
             record(OptionError(payload.start_caveat, (given or option).value_span, source,
                                code="SS256", hint="read the topic from a known point: "
                                "starting_offsets = 'earliest' or given offsets"))
-        return replace(relation, decoding=plan.Decoding(value, fmt, columns, (), (), False, view))
+        return replace(relation, decoding=plan.Decoding(value, fmt, columns, (), (), (), view))
     spark = {k.lower(): (k, v) for k, v in relation.options}
     conflict = next((spark[k][0] for k in ("mode", "columnnameofcorruptrecord") if k in spark), None)
     if option is None:
@@ -187,7 +191,11 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     parser = tuple((k, v) for k, v in relation.options if k.lower() in known)
     reader = tuple((k, v) for k, v in relation.options
                    if k.lower() not in known and k.lower() not in _NOT_PARSER - {"linesep"})
-    header = fmt == "csv" and spark.get("header", ("", "false"))[1].lower() == "true"
+    header: tuple[str | None, ...] = ()
+    if fmt == "csv" and spark.get("header", ("", "false"))[1].lower() == "true":
+        declared = {c.name.value.lower() for c in statement.columns if isinstance(c, ast.ColumnDef)}
+        header = tuple(None if n == f"_c{i}" and n.lower() not in declared else n
+                       for i, (n, _) in enumerate(columns))
     return replace(relation, decoding=plan.Decoding(value, fmt, columns, parser, reader, header, view))
 
 
@@ -255,6 +263,8 @@ def reason_sql(decoding: plan.Decoding, payload: Payload | None = None) -> str:
         cases.append(f"WHEN {payload.failed} THEN "
                      f"{literal(f'malformed: not an {payload.format.capitalize()} record of the schema')}")
         return "CASE " + " ".join(cases) + " END"
+    if decoding.header and payload is None:
+        cases.append(f"WHEN {quote(HEADER)} IS NOT NULL THEN {quote(HEADER)}")
     what = ("a CSV record with other than the {} declared fields, or an unclosed quote"
             .format(len(decoding.columns)) if decoding.format == "csv"
             else "not a JSON object")
@@ -279,7 +289,10 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         df = df.selectExpr('value AS `__sqlstream_raw`', '_metadata',
                            "from_csv(value, '<columns as STRING>, …', map(…)) AS `__sqlstream_s`",
                            "from_csv(value, '<declared schema>', map(…)) AS `__sqlstream_t`")
-        df = df.where(<not the header line>)                # csv with header = true
+        # csv with header = true, in place of the first two: each file read whole
+        # (option('wholetext', 'true')), cut into lines; the first is its header, checked
+        # against the planned one (`__sqlstream_header`: NULL, or the reason), the others
+        # exploded into `value` and parsed as above (_header_steps)
 
     A connector's payload (:meth:`~sqlstream.connectors.base.Connector.payload`, Kafka)::
 
@@ -345,23 +358,60 @@ def _parses(d: plan.Decoding, text: str, permissive: tuple[tuple[str, str], ...]
 
 
 def _line_chains(relation: plan.SourceRelation, reader: Step, what: dict) -> list[Chain]:
-    """A files source's lines read as text and parsed twice (the header line dropped)."""
+    """A files source's lines read as text and parsed twice; with a header, through
+    :func:`_header_steps`."""
     d = relation.decoding
-    chains = [Chain("spark", (reader, Step("format", ("text",)),
-                              *(Step("option", (k, v)) for k, v in d.reader_options),
-                              Step("load", (relation.path,))), assign="df", **what)]
-    blank = "trim(value) != ''"
+    blank = "trim({0}) != ''"
     comment = dict((k.lower(), v) for k, v in d.parser_options).get("comment")
     if comment:
-        blank += f" AND NOT startswith(value, {literal(comment)})"
-    steps = [Step("where", (blank,)), Step("selectExpr", (
-        f"value AS {quote(RAW)}", "_metadata",
-        *_parses(d, "value", (*d.parser_options, ("mode", "PERMISSIVE")))))]
-    if d.header:  # names Spark gives an empty or repeated header name (_c3) are not in it
-        same = " AND ".join(f"lower({quote(STRINGS)}.{quote(n)}) <=> {literal(n.lower())}"
-                            for n, _ in d.columns if not re.fullmatch(r"_c\d+", n))
-        steps.append(Step("where", (f"NOT ({same})",)))
+        blank += f" AND NOT startswith({{0}}, {literal(comment)})"
+    options = d.reader_options
+    if d.header:
+        options = (("wholetext", "true"), *((k, v) for k, v in options if k.lower() != "linesep"))
+    chains = [Chain("spark", (reader, Step("format", ("text",)),
+                              *(Step("option", (k, v)) for k, v in options),
+                              Step("load", (relation.path,))), assign="df", **what)]
+    steps = _header_steps(d, blank) if d.header else [Step("where", (blank.format("value"),))]
+    steps.append(Step("selectExpr", (
+        f"value AS {quote(RAW)}", "_metadata", *([quote(HEADER)] if d.header else ()),
+        *_parses(d, "value", (*d.parser_options, ("mode", "PERMISSIVE"))))))
     return chains + [Chain("df", (step,), assign="df", **what) for step in steps]
+
+
+def _header_steps(d: plan.Decoding, blank: str) -> list[Step]:
+    """CSV with ``header = true``: each file is one row (``wholetext``, so a file is never
+    split between partitions), cut into lines as Spark's text source cuts them (``\\n``,
+    ``\\r\\n`` or ``\\r``; or ``lineSep``); blank and comment lines are dropped, the first
+    line left is the file's header (as Spark's CSV reader takes it) and every other line a
+    record. ``__sqlstream_header`` is ``NULL`` when the header names the columns the source
+    was planned with, in the same order (ignoring case, a leading byte-order mark and the
+    ``None`` positions of :attr:`~sqlstream.ir.plan.Decoding.header`); otherwise it is the
+    reason every record of the file is malformed: they are never read by position."""
+    reader = dict((k.lower(), v) for k, v in d.reader_options)
+    parser = dict((k.lower(), v) for k, v in d.parser_options)
+    sep = reader.get("linesep")
+    breaks = "".join(c if c.isalnum() else "\\" + c for c in sep) if sep else "\\r\\n|\\r|\\n"
+    lines, header, line = quote(LINES), quote(HEADER), quote(HEADER + "_line")
+    first = f"try_element_at({lines}, 1)"
+    fields = ", ".join(f"{quote(f'_c{i}')} STRING" for i in range(len(d.header)))
+    options = (*d.parser_options, ("mode", "PERMISSIVE"), ("columnNameOfCorruptRecord", CORRUPT))
+    parsed = (f"from_csv(regexp_replace({first}, {literal('^' + BOM)}, ''), "
+              f"{literal(fields + ', ' + quote(CORRUPT) + ' STRING')}, {_options_map(options)})")
+    same = " AND ".join([f"{header}.{quote(CORRUPT)} IS NULL"] + [
+        f"lower({header}.{quote(f'_c{i}')}) <=> {literal(n.lower())}"
+        for i, n in enumerate(d.header) if n is not None])
+    planned = (parser.get("sep") or parser.get("delimiter") or ",").join(
+        "*" if n is None else n for n in d.header)
+    differs = (f"concat({literal('malformed: header differs: ')}, _metadata.file_name, "
+               f"{literal(' has ' + chr(34))}, {line}, "
+               f"{literal(chr(34) + ' where the source was planned with ' + chr(34) + planned + chr(34))})")
+    return [
+        Step("selectExpr", ("_metadata", f"filter(split(value, {literal(breaks)}, -1), "
+                                         f"l -> {blank.format('l')}) AS {lines}")),
+        Step("selectExpr", ("_metadata", lines, f"{first} AS {line}", f"{parsed} AS {header}")),
+        Step("selectExpr", ("_metadata", f"CASE WHEN {same} THEN NULL ELSE {differs} END AS {header}",
+                            f"explode(filter({lines}, (l, i) -> i > 0)) AS value")),
+    ]
 
 
 def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,

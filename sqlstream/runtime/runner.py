@@ -51,6 +51,10 @@ FAILURE_HINTS = {
     "on_error = 'fail' (the default) stops the query: fix the record, or set on_error = "
     "'drop' or 'dead_letter' on the source (in place of Spark's mode option, if set) to "
     "count such records and set them aside",
+    "CSV header does not conform to the schema": "a CSV file's header names other columns, or "
+    "the same in another order, than the header the source was planned with (declared columns "
+    "are bound by name when the pipeline is compiled): compile again to read such files, or "
+    "set on_error = 'drop' or 'dead_letter' on the source to set every row of such a file aside",
 }
 
 _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it anyway)

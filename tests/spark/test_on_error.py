@@ -233,3 +233,34 @@ def test_decoding_reads_the_columns_of_the_schema_in_file_order():
     relation = sqlstream.compile(text).plan.relations[0]
     assert relation.decoding.columns == (("a", "INT"), ("b", "DOUBLE"))
     assert relation.decoding.reader_options == ()  # enforceSchema is the CSV reader's
+
+
+@pytest.mark.spark
+def test_json_files_with_fields_in_another_order_or_extra_bind_by_name(spark, tmp_path):
+    """JSON binds by field name, under ``fail`` (Spark's reader) and ``drop`` (``from_json``)
+    alike: a later file with the fields in another order, an extra field or one missing
+    gives the values of its own fields (a missing one NULL, not malformed)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    records = [{"carrier": r["carrier"], "origin": r["origin"],
+                "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"])}
+               for r in list(csv.DictReader(DAYS[0].open()))[:90]]
+    first = [json.dumps(r) for r in records[:30]]
+    later = [json.dumps({"dep_delay": r["dep_delay"], "extra": 1, "origin": r["origin"],
+                         "carrier": r["carrier"]}) for r in records[30:60]]
+    missing = [json.dumps({"origin": r["origin"], "carrier": r["carrier"]}) for r in records[60:]]
+    for stamp, (name, lines) in enumerate({"a.json": first, "b.json": later,
+                                           "c.json": missing}.items(), start=1_000):
+        (folder / name).write_text("\n".join(lines) + "\n")
+        os.utime(folder / name, (stamp, stamp))
+    (tmp_path / "p.ssql").write_text("\n".join(
+        f"CREATE STREAM s_{mode} (carrier STRING, origin STRING, dep_delay DOUBLE) WITH ("
+        f"connector = 'files', path = 'in', format = 'json', on_error = '{mode}');\n"
+        f"CREATE SINK {mode}_out WITH (connector = 'files', path = 'out/{mode}', format = 'parquet');\n"
+        f"INSERT INTO {mode}_out SELECT * FROM s_{mode} EMIT ONCE;" for mode in ("fail", "drop")))
+    sqlstream.Session(spark).run(sqlstream.compile_file(tmp_path / "p.ssql"), available_now=True)
+    expected = sorted(((r["carrier"], r["origin"], r["dep_delay"]) for r in records[:60]), key=repr)
+    expected = sorted(expected + [(r["carrier"], r["origin"], None) for r in records[60:]], key=repr)
+    for mode in ("fail", "drop"):
+        got = spark.read.parquet(str(tmp_path / "out" / mode)).collect()
+        assert sorted(map(tuple, got), key=repr) == expected, mode

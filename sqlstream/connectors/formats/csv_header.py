@@ -8,7 +8,15 @@ will be ignored"; with ``false`` Spark checks the header against the schema's fi
 names and fails on a mismatch). sqlstream binds declared columns by name (docs/connectors.md#csv-columns-by-name), so at
 compile time the header of the first file Spark will read is read here, and the source
 is read with every header column in file order (declared ones with their declared type,
-the others ``STRING``), then a projection selects the declared columns. Source: Spark's
+the others ``STRING``), then a projection selects the declared columns. Later files are
+checked by Spark (``enforceSchema = false``): with CSV column pruning (Spark's default,
+``spark.sql.csv.parser.columnPruning.enabled``) it compares, in each file's header, the
+names at the positions of the columns the query reads — the declared ones — so a file
+where one of them is elsewhere, renamed or missing stops the query, and one whose other
+columns differ is read with every declared column in its place: never by position into
+another column. Without pruning Spark compares the whole header. Under ``on_error =
+'drop'`` or ``'dead_letter'`` the files are decoded by :mod:`sqlstream.planning.malformed`,
+which checks each file's whole header itself. Source: Spark's
 *CSV Files* data source option page (``header``, ``enforceSchema``, ``sep``, ``quote``,
 ``escape``, ``encoding``) and the file source of the *Structured Streaming Programming
 Guide* (files are read in order of modification time; names starting with ``_`` or
@@ -142,8 +150,7 @@ class Binding:
         read_as: for each declared column, in declared order, the name it is read under
             (``None``: not in the header, or in it twice; see ``problems``).
         problems: for each declared column that cannot be bound, ``(index, message)``.
-        exact: every name of ``schema`` is the header's: Spark can check each file's
-            header against it (``enforceSchema = false``).
+        exact: every name of ``schema`` is the header's (no ``_c<i>``).
     """
 
     schema: tuple[tuple[str, str], ...]
@@ -190,9 +197,10 @@ def declared_columns(columns: list, path: str | None, options: tuple[tuple[str, 
 
     With ``header = true``: the schema of every header column in file order and, by
     declared name, the column each declared one is read from (the projection selects
-    them), plus ``enforceSchema = false`` when the schema names are the header's (Spark
-    then checks each file's header, so a later file with other columns fails instead of
-    giving wrong values). A declared column not in the header is ``SS242``. When no header
+    them), plus ``enforceSchema = false``: Spark then checks each file's header (with column
+    pruning, the names at the positions of the columns read, which are never a ``_c<i>``),
+    so a later file whose declared columns are elsewhere fails instead of giving wrong
+    values. A declared column not in the header is ``SS242``. When no header
     can be read (no files yet, a remote path): the declared schema with ``enforceSchema =
     false``, so Spark fails a file whose header does not name the declared columns in
     order instead of reading it by position. With ``header = false``: the declared schema,
@@ -230,4 +238,4 @@ def declared_columns(columns: list, path: str | None, options: tuple[tuple[str, 
     read_as = {name: read for (name, _), read in zip(declared, binding.read_as)}
     if [n for n, _ in binding.schema] == list(read_as) and read_as == {n: n for n in read_as}:
         read_as = {}  # every column declared, in file order: no projection needed
-    return binding.schema, read_as, options + (check if binding.exact else ())
+    return binding.schema, read_as, options + check
