@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sqlstream.diagnostics.source_text import Source, Span
+from sqlstream.frontend.literals import quote_identifier
 
 
 
@@ -72,8 +73,10 @@ class SourceRelation:
             for the ``table`` connector.
         path: the ``load(path)`` argument, or the table name for ``table``; ``None`` if none.
         options: ``(name, value)`` pairs passed to ``.option()``.
-        schema: a Spark DDL schema string (``"`a` STRING, `b` INT"``), or ``None`` when the
-            connector fixes the schema or ``infer_schema`` is set.
+        read_columns: ``(name, type)`` pairs of the ``schema(…)`` the source is read with, in
+            the order the source holds them (a CSV file's header order), or ``None`` when the
+            connector fixes the schema or ``infer_schema`` is set; :attr:`schema` is their
+            DDL text, made only where a call is lowered.
         infer_schema: read the schema from the files present when the pipeline starts.
         projection: SQL expressions applied with ``selectExpr`` after loading (declared,
             metadata and computed columns in declared order); empty: all columns as read.
@@ -99,7 +102,7 @@ class SourceRelation:
     format: str | None
     path: str | None
     options: tuple[tuple[str, str], ...]
-    schema: str | None
+    read_columns: tuple[tuple[str, str], ...] | None
     infer_schema: bool
     projection: tuple[str, ...]
     watermark: Watermark | None
@@ -108,6 +111,14 @@ class SourceRelation:
     watermark_first: bool = False
     settings: tuple[tuple[str, str], ...] = ()
     decoding: Decoding | None = None
+
+    @property
+    def schema(self) -> str | None:
+        """:attr:`read_columns` as a Spark DDL schema string (``"`a` STRING, `b` INT"``, the
+        argument of ``DataStreamReader.schema``), or ``None``."""
+        if self.read_columns is None:
+            return None
+        return ", ".join(f"{quote_identifier(n)} {t}" for n, t in self.read_columns)
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ class SourceDeclaration:
         if spec.fixed_schema is None and physical:
             read, read_as, options = spec.bind_columns(
                 resolved, physical, path, lambda error: self._record(error, None))
-            schema = ", ".join(f"{quote(n)} {t}" for n, t in read)
+            schema = tuple(read)
         projection: tuple[str, ...] = ()
         if metadata or computed or (spec.fixed_schema is not None and physical) or read_as:
             items = []
@@ -138,7 +138,7 @@ class SourceDeclaration:
             projection = tuple(items)
         return spec.planned(plan.SourceRelation(
             name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
-            path=path, options=options, schema=schema, infer_schema=infer,
+            path=path, options=options, read_columns=schema, infer_schema=infer,
             projection=projection, watermark=watermark, span=statement.span, columns=columns,
             watermark_first=bool(projection and watermark and not metadata
                                  and watermark.column.lower() in types),

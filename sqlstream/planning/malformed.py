@@ -154,7 +154,7 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     if payload is not None:
         if value == "fail":  # the connector's decoding fails the query on a bad record
             return relation
-        columns = payload.columns or schema_columns(relation.schema or "")
+        columns = payload.columns or relation.read_columns or ()
         if view and payload.start_caveat and record is not None:
             given = next((o for k, o in resolved.options.items()
                           if k.replace("_", "") == "startingoffsets"), None)
@@ -180,7 +180,7 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
         raise OptionError(f"on_error = '{value}' reads one UTF-8 line per record: not with "
                           "multiLine or another encoding", option.value_span, source,
                           code="SS251", hint="use on_error = 'fail', or one record per line")
-    columns = (schema_columns(relation.schema) if relation.schema else
+    columns = (relation.read_columns or
                tuple((c.name.value, c.type) for c in statement.columns
                      if isinstance(c, ast.ColumnDef)))
     if not columns:
@@ -212,40 +212,6 @@ def check_sink_options(resolved: ResolvedOptions, source: Source) -> None:
             raise OptionError(f"'{option.key}' is an option of a source (CREATE STREAM or TABLE), "
                               "not of a sink", option.key_span, source, code="SS251",
                               hint="put it on the stream whose records are decoded")
-
-
-def schema_columns(ddl: str) -> tuple[tuple[str, str], ...]:
-    """``(name, type)`` pairs of a DDL schema string such as ``"`a` INT, `b` DECIMAL(10, 2),
-    `c` STRUCT<x: INT, y: STRING>"`` (names in backquotes, ````` doubled; the commas
-    inside parentheses and angle brackets are not separators). The columns a CSV source
-    reads, in file order: with ``header = true`` every header column (the declared ones
-    bound to it by name), so a line is decoded as the file has it."""
-    items, depth, quoted, start = [], 0, False, 0
-    for i, char in enumerate(ddl):
-        if char == "`":
-            quoted = not quoted
-        elif not quoted and char in "(<":
-            depth += 1
-        elif not quoted and char in ")>":
-            depth -= 1
-        elif not quoted and depth == 0 and char == ",":
-            items.append(ddl[start:i])
-            start = i + 1
-    items.append(ddl[start:])
-    columns = []
-    for item in (i.strip() for i in items if i.strip()):
-        if item.startswith("`"):
-            end = 1
-            while True:
-                end = item.index("`", end)
-                if item[end + 1:end + 2] != "`":
-                    break
-                end += 2
-            name, kind = item[1:end].replace("``", "`"), item[end + 1:].strip()
-        else:
-            name, kind = item.split(None, 1)
-        columns.append((name, kind))
-    return tuple(columns)
 
 
 def _options_map(options: tuple[tuple[str, str], ...]) -> str:

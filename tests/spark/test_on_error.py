@@ -223,10 +223,14 @@ def test_fail_by_default_names_the_file(spark, tmp_path):
 def test_decoding_reads_the_columns_of_the_schema_in_file_order():
     """The decoding parses a line into the columns of the read's schema (with header
     binding, every header column in file order), not only the declared ones."""
-    from sqlstream.planning.malformed import schema_columns
-
-    assert schema_columns("`a` INT, `b c` DECIMAL(10, 2), `x``y` STRUCT<p: INT, q: MAP<STRING, INT>>") \
-        == (("a", "INT"), ("b c", "DECIMAL(10, 2)"), ("x`y", "STRUCT<p: INT, q: MAP<STRING, INT>>"))
+    quoted = sqlstream.compile(
+        "CREATE STREAM q (a INT, `b c` DECIMAL(10, 2), `x``y` STRUCT<p: INT, q: MAP<STRING, INT>>) "
+        "WITH (connector = 'files', path = 'in', format = 'json', on_error = 'drop');\n"
+        "SELECT * FROM q;\n").plan.relations[0]
+    # the columns travel as data; the DDL text is made from them only where it is lowered
+    assert quoted.read_columns == quoted.decoding.columns == (
+        ("a", "INT"), ("b c", "DECIMAL(10, 2)"), ("x`y", "STRUCT<`p`: INT, `q`: MAP<STRING, INT>>"))
+    assert quoted.schema == "`a` INT, `b c` DECIMAL(10, 2), `x``y` STRUCT<`p`: INT, `q`: MAP<STRING, INT>>"
     text = ("CREATE STREAM s (a INT, b DOUBLE) WITH (connector = 'files', path = 'in', "
             "format = 'csv', header = true, enforceSchema = false, on_error = 'drop');\n"
             "SELECT * FROM s;\n")
