@@ -235,7 +235,7 @@ class Kafka(Connector):
         if keys and settings["format"] != "raw":
             settings["metadata"] = "true"
         options = relation.options
-        if "headers" in keys and not any(k.lower() == "includeheaders" for k, _ in options):
+        if "headers" in keys and "includeheaders" not in relation.spark_options:
             options += (("includeHeaders", "true"),)
         return replace(relation, options=options, settings=tuple(settings.items()))
 
@@ -310,8 +310,8 @@ class Kafka(Connector):
         settings = dict(relation.settings)
         if (fmt := settings.get("format", "raw")) == "raw":
             return None
-        spark = {k.lower(): v.strip().lower() for k, v in relation.options}
-        latest = spark.get("startingoffsets", "latest") == "latest" and not (
+        spark = relation.spark_options
+        latest = spark.get("startingoffsets", "latest").strip().lower() == "latest" and not (
             {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys())
         common = dict(kept=("`value`", _kafka_struct(relation)), kept_names=("`value`", "`__kafka`"),
                       position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
@@ -448,7 +448,7 @@ def _from_avro(settings: dict[str, str], mode: str) -> str:
 
 def _reads_headers(relation: p.SourceRelation) -> bool:
     """Spark's reader gives the records' ``headers`` (``includeHeaders = true``)."""
-    return any(k.lower() == "includeheaders" and v.lower() == "true" for k, v in relation.options)
+    return relation.spark_options.get("includeheaders", "false").lower() == "true"
 
 
 def _kafka_struct(relation: p.SourceRelation) -> str:

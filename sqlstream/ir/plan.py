@@ -11,6 +11,7 @@ Spark SQL cannot express (:class:`Deduplicate`); queries (:class:`Query`) run af
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.frontend.literals import quote_identifier
@@ -111,6 +112,13 @@ class SourceRelation:
     watermark_first: bool = False
     settings: tuple[tuple[str, str], ...] = ()
     decoding: Decoding | None = None
+
+    @cached_property
+    def spark_options(self) -> dict[str, str]:
+        """:attr:`options` by lower-case key (Spark reads option keys case-insensitively:
+        ``CaseInsensitiveMap``), normalised once for every reader of the plan; the options
+        are printed and passed as written."""
+        return {k.lower(): v for k, v in self.options}
 
     @property
     def schema(self) -> str | None:

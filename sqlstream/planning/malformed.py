@@ -162,8 +162,9 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
                                code="SS256", hint="read the topic from a known point: "
                                "starting_offsets = 'earliest' or given offsets"))
         return replace(relation, decoding=plan.Decoding(value, fmt, columns, (), (), (), view))
-    spark = {k.lower(): (k, v) for k, v in relation.options}
-    conflict = next((spark[k][0] for k in ("mode", "columnnameofcorruptrecord") if k in spark), None)
+    spark = relation.spark_options
+    written = {k.lower(): k for k, _ in relation.options}  # the keys as written, for messages
+    conflict = next((written[k] for k in ("mode", "columnnameofcorruptrecord") if k in spark), None)
     if option is None:
         if "mode" in spark:  # the user chose Spark's parse mode: kept as written
             return relation
@@ -174,8 +175,8 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
                           hint=f"remove '{conflict}'")
     if value == "fail":
         return replace(relation, options=relation.options + (("mode", "FAILFAST"),))
-    if spark.get("multiline", ("", "false"))[1].lower() == "true" or (
-            spark.get("encoding", spark.get("charset", ("", "utf-8")))[1].lower().replace("-", "")
+    if spark.get("multiline", "false").lower() == "true" or (
+            spark.get("encoding", spark.get("charset", "utf-8")).lower().replace("-", "")
             not in ("utf8",)):
         raise OptionError(f"on_error = '{value}' reads one UTF-8 line per record: not with "
                           "multiLine or another encoding", option.value_span, source,
@@ -192,7 +193,7 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     reader = tuple((k, v) for k, v in relation.options
                    if k.lower() not in known and k.lower() not in _NOT_PARSER - {"linesep"})
     header: tuple[str | None, ...] = ()
-    if fmt == "csv" and spark.get("header", ("", "false"))[1].lower() == "true":
+    if fmt == "csv" and spark.get("header", "false").lower() == "true":
         declared = {c.name.value.lower() for c in statement.columns if isinstance(c, ast.ColumnDef)}
         header = tuple(None if n == f"_c{i}" and n.lower() not in declared else n
                        for i, (n, _) in enumerate(columns))
