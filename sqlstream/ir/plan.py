@@ -32,7 +32,7 @@ class Watermark:
 class Decoding:
     """How a CSV or JSON source (files, or Kafka values, also Avro) with ``on_error =
     'drop'`` or ``'dead_letter'`` decodes its records (docs/operations.md#malformed-records;
-    :mod:`sqlstream.planning.malformed` lowers it): each line is read as text and parsed twice, into
+    :mod:`sqlstream.planning.malformed` plans it, :mod:`sqlstream.lowering.decoding` lowers it): each line is read as text and parsed twice, into
     the declared columns as strings and as their types (Avro: decoded once); a record is
     malformed when it does not parse or a value that is there does not convert.
 

@@ -9,7 +9,7 @@ parts that differ are the connector modules'; the trigger is lowered here only
 
 from __future__ import annotations
 
-from sqlstream.planning import malformed
+from sqlstream.lowering.decoding import read_chains
 
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Block, Chain, Program, Step
@@ -95,7 +95,7 @@ def relation_block(relation: p.Relation) -> Block:
     if isinstance(relation, p.SourceRelation):
         kind = "TABLE" if relation.bounded else "STREAM"
         head = (f"{kind} {relation.name} {where}", *columns_comment(relation.columns))
-        chains = (malformed.read_chains(relation) if relation.decoding is not None
+        chains = (read_chains(relation) if relation.decoding is not None
                   else connector(relation.connector).read_chains(relation))
     elif isinstance(relation, p.SqlView):
         head = (f"VIEW {relation.name} {where}", *columns_comment(relation.columns))

@@ -21,6 +21,7 @@ from sqlstream.ir import plan
 from sqlstream.analysis.facts import RelationInfo
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
 from sqlstream.planning import malformed
+from sqlstream.planning.dead_letters import dead_letter_query
 from sqlstream.planning.compiler import CompiledQuery, check_query, compile_query, locate
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
 from sqlstream.planning.declarations import SourceDeclaration
@@ -339,7 +340,7 @@ class Planner:
         key = relation.name.lower()
         trigger = next((q.trigger for q in self.queries if q.state is not None
                         and any(s.relation == key for s in q.state.sources)), None)
-        self.queries.append(malformed.dead_letter_query(relation, name, sink, trigger, checkpoint))
+        self.queries.append(dead_letter_query(relation, name, sink, trigger, checkpoint))
 
     def _state_dir(self) -> str:
         if self.state_dir_override:

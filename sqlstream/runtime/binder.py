@@ -219,7 +219,7 @@ def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
         check_restarts: ``False`` skips the check and the records (for tests that compare
             the calls made with the printed ones).
         sql_functions: what the root name ``F`` of a chain is (``pyspark.sql.functions``;
-            ``F.expr`` builds the metric of ``DataFrame.observe``, :mod:`sqlstream.planning.malformed`).
+            ``F.expr`` builds the metric of ``DataFrame.observe``, :mod:`sqlstream.lowering.decoding`).
 
     Returns:
         The started queries, in plan order. If one fails to start, those already started
