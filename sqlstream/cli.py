@@ -452,5 +452,17 @@ def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) ->
         click.echo(data, nl=False)
 
 
+@main.command()
+@click.option("--var", "var_file", type=click.Path(dir_okay=False, exists=True),
+              help="A file of NAME=VALUE lines: values for ${NAME} in every document "
+              "(the sqlstream.variables setting of the editor adds to them).")
+def lsp(var_file: str | None) -> None:
+    """Run the language server on stdin/stdout (for editors: diagnostics as you type,
+    hover, completion, go to definition, references, outline, rename)."""
+    from sqlstream.lsp.server import serve
+
+    serve(var_file)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
