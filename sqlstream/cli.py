@@ -424,5 +424,45 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
                         allow_incompatible_restart=allow_incompatible_restart)
 
 
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@_common
+@click.option("--format", "fmt", type=click.Choice(["svg", "png", "dot", "mermaid", "html"]),
+              default="svg", show_default=True,
+              help="svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
+              "html: a self-contained page with the SVG.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file "
+              "(default: stdout).")
+@_errors
+def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) -> None:
+    """Draw FILE's pipeline: sources -> views -> queries -> sinks, each query with its
+    output mode, trigger and stateful operators, each stream with its watermark (no JVM;
+    svg, png and html need Graphviz's dot program).
+    """
+    from sqlstream.graph.model import build
+    from sqlstream.graph.render import GraphvizMissing, render
+
+    try:
+        data = render(build(sqlstream.compile_file(file, variables).plan), fmt)
+    except GraphvizMissing as error:
+        raise click.ClickException(str(error)) from None
+    if output:
+        Path(output).write_bytes(data)
+    else:
+        click.echo(data, nl=False)
+
+
+@main.command()
+@click.option("--var", "var_file", type=click.Path(dir_okay=False, exists=True),
+              help="A file of NAME=VALUE lines: values for ${NAME} in every document "
+              "(the sqlstream.variables setting of the editor adds to them).")
+def lsp(var_file: str | None) -> None:
+    """Run the language server on stdin/stdout (for editors: diagnostics as you type,
+    hover, completion, go to definition, references, outline, rename)."""
+    from sqlstream.lsp.server import serve
+
+    serve(var_file)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -30,6 +30,8 @@ STAGES = (
     "runtime",      # Spark session, binder, runner, events and progress, restarts, state
     "api",          # the Python API (compile, translate, Pipeline)
     "session",      # the run API (Session)
+    "lsp",          # editor text -> LSP diagnostics, hover, completion, definitions, rename
+    "graph",        # plan -> the pipeline picture (DOT, Mermaid; SVG, PNG, HTML by Graphviz)
     "cli",          # the command line
     "__init__",     # the package facade
 )

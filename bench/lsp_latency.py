@@ -1,0 +1,115 @@
+"""Language server latency: how long ``sqlstream lsp`` takes to re-check a 300-statement
+file after a keystroke (issue 23: within 100 ms on 2 cores). Measures
+:func:`sqlstream.lsp.analysis.analyze` (what the server runs after the debounce: parse,
+plan, index) on the "mixed" file of ``bench/compile_scaling.py``, with one character
+changed in a query near the end each time, and the end-to-end time from a ``didChange``
+to its ``publishDiagnostics`` over stdio with the debounce set to zero. See
+``bench/README.md``.
+
+    python bench/lsp_latency.py [--statements 300] [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compile_scaling import statements_file  # noqa: E402
+
+from sqlstream.lsp.analysis import analyze  # noqa: E402
+
+
+def in_process(text: str, repeat: int) -> list[float]:
+    """Seconds of each :func:`analyze` after a one-character edit (``a > i`` → ``a >= i``
+    toggled in the last view)."""
+    marker = text.rindex("WHERE a > ")
+    analyze(text)  # warm: imports, the dialect, per-statement caches
+    times = []
+    for i in range(repeat):
+        edited = text[:marker] + ("WHERE a >= " if i % 2 == 0 else "WHERE a > ") + \
+            text[marker + len("WHERE a > "):]
+        start = time.perf_counter()
+        analyze(edited)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def _read(stream) -> dict:
+    length = 0
+    while (line := stream.readline().strip()):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(stream.read(length))
+
+
+def over_stdio(text: str, repeat: int) -> list[float]:
+    """Seconds from writing a ``didChange`` to reading its ``publishDiagnostics``."""
+    code = ("import sqlstream.lsp.server as s; s.DEBOUNCE_SECONDS = 0; "
+            "s.CONFIGURATION_WAIT_SECONDS = 0; s.serve()")
+    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    send = lambda payload: (server.stdin.write(_message(payload)), server.stdin.flush())  # noqa: E731
+    uri = "file:///bench/mixed.ssql"
+
+    def until_diagnostics() -> dict:
+        while True:
+            message = _read(server.stdout)
+            if message.get("method") == "textDocument/publishDiagnostics":
+                return message
+            if "id" in message and "method" in message:  # a request of the server
+                send({"jsonrpc": "2.0", "id": message["id"], "result": [None]})
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+    _read(server.stdout)
+    send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "ssql", "version": 1, "text": text}}})
+    until_diagnostics()
+    marker = text.rindex("WHERE a > ")
+    lines = text[:marker].count("\n")
+    column = marker - (text.rfind("\n", 0, marker) + 1) + len("WHERE a >")
+    times = []
+    for i in range(repeat):
+        insert = i % 2 == 0
+        change = {"range": {"start": {"line": lines, "character": column},
+                            "end": {"line": lines, "character": column + (0 if insert else 1)}},
+                  "text": "=" if insert else ""}
+        start = time.perf_counter()
+        send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": i + 2}, "contentChanges": [change]}})
+        until_diagnostics()
+        times.append(time.perf_counter() - start)
+    send({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
+    send({"jsonrpc": "2.0", "method": "exit", "params": None})
+    server.wait(timeout=30)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--statements", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    text = statements_file(args.statements)
+    for name, run in (("analyze (in process)", in_process), ("didChange -> diagnostics", over_stdio)):
+        times = [t * 1000 for t in run(text, args.repeat)]
+        print(f"{name}: {args.statements} statements, median {statistics.median(times):.0f} ms, "
+              f"max {max(times):.0f} ms over {len(times)} edits")
+
+
+if __name__ == "__main__":
+    main()

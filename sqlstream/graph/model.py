@@ -1,0 +1,219 @@
+"""A compiled plan as a graph: sources → views → queries → sinks.
+
+Nodes are the relations a user declared (streams, tables, views), the queries and their
+sinks; the compiler's internal views (names starting ``__``: deduplication steps, decoded
+lines) are contracted, so an edge runs from what the user wrote to what reads it. Which
+relations a view or query reads is taken from its Spark SQL (sqlglot's table references);
+the rest (watermarks, output modes, triggers, stateful operators) comes from the plan, as
+``sqlstream explain`` reports it (:mod:`sqlstream.lowering.explain`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir import plan as p
+from sqlstream.lowering.explain import trigger_of
+from sqlstream.sql.parsing import parse_query
+
+INTERNAL = "__"
+"""Prefix of the temporary views the compiler adds (never a user's relation)."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One box of the picture.
+
+    Attributes:
+        id: a unique identifier (``kind:name`` lower-case).
+        kind: ``stream``, ``table``, ``view``, ``query`` or ``sink``.
+        name: the relation's, query's or sink's name.
+        details: lines shown under the name (connector, watermark, output mode, …).
+        marks: flags that change how it is drawn: ``stateful``, ``join`` (a stream-stream
+            join), ``dead_letter`` (a query writing dead letters).
+    """
+
+    id: str
+    kind: str
+    name: str
+    details: tuple[str, ...] = ()
+    marks: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An arrow: ``source`` is read by (or written to) ``target``; ``kind`` is ``reads``,
+    ``join`` (an input of a stream-stream join), ``dead_letter`` (a source's malformed
+    records to its dead-letter query) or ``writes`` (a query to its sink)."""
+
+    source: str
+    target: str
+    kind: str = "reads"
+
+
+@dataclass
+class Graph:
+    """The pipeline's nodes (in plan order: sources, views, queries, sinks) and edges."""
+
+    name: str
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def node(self, node_id: str) -> Node:
+        """The node with ``node_id``.
+
+        Raises:
+            KeyError: no such node.
+        """
+        for node in self.nodes:
+            if node.id == node_id:
+                return node
+        raise KeyError(node_id)
+
+
+def tables_read(sql: str) -> set[str]:
+    """The lower-case names of the relations Spark SQL text ``sql`` reads (table
+    references of sqlstream's dialect, :func:`sqlstream.sql.parsing.parse_query`; CTE names
+    left out); empty when it cannot be parsed."""
+    try:
+        tree = parse_query(sql)
+    except SqlStreamError:
+        return set()
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    return {t.name.lower() for t in tree.find_all(exp.Table) if t.name} - ctes
+
+
+def _source_details(relation: p.SourceRelation) -> tuple[str, ...]:
+    target = relation.format or ""
+    lines = [f"{relation.connector}" + (f" ({target})" if target and target != relation.connector
+                                        else "")]
+    if relation.path:
+        lines.append(_short(relation.path))
+    if relation.watermark is not None:
+        lines.append(f"watermark {relation.watermark.column} − {relation.watermark.delay}")
+    if relation.decoding is not None:
+        lines.append(f"on_error = {relation.decoding.on_error}")
+    return tuple(lines)
+
+
+def _short(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _operator_line(operator: p.StatefulOperator) -> str:
+    where = f" in {operator.relation}" if operator.relation else ""
+    if operator.kind == "stream_stream_join":
+        return f"stream-stream {operator.join_type} join{where} on {', '.join(operator.keys)}"
+    keys = ", ".join(operator.keys) or "all columns"
+    return f"{operator.kind.replace('_', ' ')}{where} by {keys}"
+
+
+def _query_details(query: p.Query) -> tuple[str, ...]:
+    trigger = trigger_of(query.trigger)
+    interval = trigger["interval"]
+    lines = [f"output mode {query.output_mode}", "trigger: " + {
+        "default": "default (next micro-batch at once)",
+        "available_now": "available now (what is there, then stop)",
+        "processing_time": f"every {interval}",
+        "continuous": f"continuous (checkpoint every {interval})"}[trigger["kind"]]]
+    state = query.state
+    for operator in state.operators if state else ():
+        lines.append(_short(_operator_line(operator), 60))
+    if state and not state.operators:
+        lines.append("stateless")
+    return tuple(lines)
+
+
+def _sink_details(sink: p.Sink) -> tuple[str, ...]:
+    lines = [sink.connector + (f" ({sink.format})" if sink.format and sink.format != sink.connector
+                               else "")]
+    if sink.path:
+        lines.append(_short(sink.path))
+    return tuple(lines)
+
+
+def build(plan: p.Plan) -> Graph:
+    """The :class:`Graph` of ``plan``.
+
+    Every relation the user declared is a node (``stream``, ``table`` or ``view``; a
+    deduplication the user named is a view); every query is a ``query`` node with an edge to
+    its ``sink`` node. A view's or query's inputs are the relations its SQL reads, with the
+    compiler's internal views replaced by what they read; a dead-letter query's input is the
+    source whose malformed records it writes (edge kind ``dead_letter``); the inputs of a
+    query or view with a stream-stream join are ``join`` edges.
+    """
+    graph = Graph(plan.name)
+    inputs: dict[str, set[str]] = {}  # relation (lower case) -> relations it reads
+    decoded: dict[str, str] = {}      # decoded view -> its source
+    ids: dict[str, str] = {}
+    joined = _joined_relations(plan)
+    for relation in plan.relations:
+        key = relation.name.lower()
+        if isinstance(relation, p.SourceRelation):
+            inputs[key] = set()
+            if relation.decoding is not None and relation.decoding.decoded_view:
+                decoded[relation.decoding.decoded_view.lower()] = key
+        elif isinstance(relation, p.SqlView):
+            inputs[key] = tables_read(relation.sql)
+        else:
+            inputs[key] = {relation.input.lower()}
+        if key.startswith(INTERNAL):
+            continue
+        if isinstance(relation, p.SourceRelation):
+            kind = "table" if relation.bounded else "stream"
+            details = _source_details(relation)
+        else:
+            kind, details = "view", ()
+        marks = frozenset({"join"}) if key in joined else frozenset()
+        ids[key] = f"{kind}:{key}"
+        graph.nodes.append(Node(ids[key], kind, relation.name, details, marks))
+
+    def visible(names: set[str], seen: frozenset[str] = frozenset()) -> set[str]:
+        found = set()
+        for name in names:
+            if name in ids:
+                found.add(name)
+            elif name in inputs and name not in seen:
+                found |= visible(inputs[name], seen | {name})
+        return found
+
+    for key, node_id in ids.items():
+        edge = "join" if key in joined else "reads"
+        for read in sorted(visible(inputs[key])):
+            graph.edges.append(Edge(ids[read], node_id, edge))
+    sinks: dict[str, str] = {}
+    for query in plan.queries:
+        read = tables_read(query.sql)
+        dead = {decoded[t] for t in read if t in decoded}
+        stateful = bool(query.state and query.state.stateful)
+        join = any(o.kind == "stream_stream_join" and o.relation is None
+                   for o in (query.state.operators if query.state else ()))
+        marks = {"stateful"} if stateful else set()
+        marks |= {"join"} if join else set()
+        marks |= {"dead_letter"} if dead else set()
+        query_id = f"query:{query.name.lower()}"
+        graph.nodes.append(Node(query_id, "query", query.name, _query_details(query),
+                                frozenset(marks)))
+        for source in sorted(dead):
+            graph.edges.append(Edge(ids[source], query_id, "dead_letter"))
+        for name in sorted(visible(read - set(decoded))):
+            graph.edges.append(Edge(ids[name], query_id, "join" if join else "reads"))
+        sink_key = query.sink.name.lower()
+        if sink_key not in sinks:
+            sinks[sink_key] = f"sink:{sink_key}"
+            graph.nodes.append(Node(sinks[sink_key], "sink", query.sink.name,
+                                    _sink_details(query.sink)))
+        graph.edges.append(Edge(query_id, sinks[sink_key], "writes"))
+    redact = plan.source.redact  # a path or option may hold a ${env:…} secret
+    graph.nodes = [Node(n.id, n.kind, n.name, tuple(redact(d) for d in n.details), n.marks)
+                   for n in graph.nodes]
+    return graph
+
+
+def _joined_relations(plan: p.Plan) -> set[str]:
+    """The views (lower case) holding a stream-stream join, from the queries' operators."""
+    return {o.relation.lower() for q in plan.queries for o in (q.state.operators if q.state else ())
+            if o.kind == "stream_stream_join" and o.relation}

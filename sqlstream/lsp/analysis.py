@@ -1,0 +1,400 @@
+"""One document checked and indexed: findings, declarations, references, queries.
+
+:func:`analyze` runs what ``sqlstream check`` runs (the parser, then the planner over
+every statement; no JVM) and keeps, besides the findings, what an editor asks about:
+each declared stream, table, view and sink (where, its columns and types), each
+reference to one (in ``FROM``/``JOIN``, window TVFs, ``relation.column``, ``INSERT INTO``),
+the aliases of each statement, and each query's plan (output mode, trigger, stateful
+operators, watermarks). Offsets are character offsets in the document's original text
+(``${…}`` not substituted). When the statement grammar refuses the text, declarations and
+statements are found by a lexical scan instead, so the outline and completion still work.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlstream.diagnostics.errors import CompileError, SqlStreamError
+from sqlstream.frontend import ast
+from sqlstream.frontend.limits import run_deep
+from sqlstream.frontend.parser import parse
+from sqlstream.ir import plan as p
+from sqlstream.lowering.explain import describe_query
+from sqlstream.planning.planner import Planner
+from sqlstream.sql.parsing import check_sqlglot_build, parse_query
+
+Columns = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A declared name.
+
+    Attributes:
+        name: as declared.
+        kind: ``stream``, ``table``, ``view`` or ``sink``.
+        start, end: offsets of the name in the text.
+        statement: ``(start, end)`` offsets of the declaring statement.
+        columns: ``(name, type)`` pairs (a sink: those its query writes), or ``None``.
+        detail: one line (connector, watermark) for outlines and hovers.
+    """
+
+    name: str
+    kind: str
+    start: int
+    end: int
+    statement: tuple[int, int]
+    columns: Columns | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A name written in the text: ``name`` lower case, ``namespace`` ``relation`` or
+    ``sink``, ``start``/``end`` its offsets, ``declaration`` true where it is declared."""
+
+    name: str
+    namespace: str
+    start: int
+    end: int
+    declaration: bool = False
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement: ``start``/``end`` offsets, ``kind`` (``set``, ``stream``, ``table``,
+    ``view``, ``sink``, ``insert``, ``select``), ``name`` (or ``None``), ``aliases``
+    (alias or relation name, lower case → relation name, lower case) and the ``query`` plan
+    it starts (``describe_query`` dict, or ``None``)."""
+
+    start: int
+    end: int
+    kind: str
+    name: str | None
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    query: dict | None = None
+
+
+@dataclass
+class Analysis:
+    """Everything known of one version of a document (see the module docstring)."""
+
+    text: str
+    findings: list[SqlStreamError]
+    statements: list[Statement]
+    declarations: dict[tuple[str, str], Declaration]  # (namespace, lower name) -> declaration
+    references: list[Reference]
+    parsed: bool
+
+    def statement_at(self, offset: int) -> Statement | None:
+        """The statement around ``offset`` (its ``;`` included), or ``None``."""
+        for statement in self.statements:
+            if statement.start <= offset <= statement.end:
+                return statement
+        return None
+
+    def reference_at(self, offset: int) -> Reference | None:
+        """The reference (or declaration) whose name covers ``offset``, or ``None``."""
+        for reference in self.references:
+            if reference.start <= offset <= reference.end:
+                return reference
+        return None
+
+    def relation(self, name: str) -> Declaration | None:
+        """The stream, table or view called ``name`` (any case), or ``None``."""
+        return self.declarations.get(("relation", name.lower()))
+
+
+def analyze(text: str, variables: Mapping[str, object] | None = None,
+            path: str | None = None) -> Analysis:
+    """Check and index ``text`` (see the module docstring); never raises for problems in
+    the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does."""
+    return run_deep(_analyze, text, dict(variables or {}), path)
+
+
+MAX_RETRIES = 3
+"""Times a text the statement grammar refuses is parsed again with the refused statements
+blanked out, so that the others are still planned and indexed."""
+
+
+def _analyze(text: str, variables: dict, path: str | None) -> Analysis:
+    check_sqlglot_build()
+    refused: list[SqlStreamError] = []
+    blanked: list[tuple[int, int]] = []
+    work = text
+    for _ in range(MAX_RETRIES + 1):
+        try:
+            script = parse(work, variables, path)
+            break
+        except SqlStreamError as error:
+            found = error.findings if isinstance(error, CompileError) else [error]
+            refused += found
+            work, more = _blank_statements(work, [f.span for f in found if f.span is not None])
+            blanked += more
+            if not more:
+                return _lexical(text, refused)
+    else:
+        return _lexical(text, refused)
+    planner = Planner(script, path)
+    try:
+        plan = planner.build()
+        findings = list(plan.warnings)
+    except CompileError as error:
+        plan, findings = None, error.findings
+    except SqlStreamError as error:
+        plan, findings = None, [error]
+    if plan is None:  # the queries planned before the errors, described all the same
+        plan = p.Plan("pipeline", script.source_map.source, tuple(planner.settings),
+                      tuple(planner.relations), tuple(planner.queries), "")
+    queries = {}
+    for query in plan.queries:
+        queries.setdefault(query.span.start, describe_query(plan, query))
+    index = _Indexer(planner)
+    for statement in script.statements:
+        index.statement(statement, queries.get(statement.span.start))
+    findings = sorted(refused + findings, key=lambda f: f.span.start if f.span else -1)
+    analysis = Analysis(text, findings, index.statements, index.declarations, index.references,
+                        True)
+    if blanked:  # the refused statements, as a lexical scan sees them
+        lexical = _lexical(text, [])
+        inside = [s for s in lexical.statements if any(a <= s.start < b for a, b in blanked)]
+        analysis.statements = sorted(analysis.statements + inside, key=lambda s: s.start)
+        analysis.references += [r for r in lexical.references
+                                if any(a <= r.start < b for a, b in blanked)
+                                and (not r.declaration or (r.namespace, r.name)
+                                     not in analysis.declarations)]
+        for key, declared in lexical.declarations.items():
+            if any(a <= declared.start < b for a, b in blanked):
+                analysis.declarations.setdefault(key, declared)
+    return analysis
+
+
+def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with the statements holding ``spans`` replaced by spaces (new lines kept,
+    so every offset, line and column stays), and the ``(start, end)`` of each."""
+    ranges = []
+    blank = _blank_strings(text)
+    for chunk in _STATEMENT.finditer(blank):
+        start, end = chunk.start(), chunk.end()
+        if start < end and any(start <= span.start < end or (span.start == end == len(text))
+                               for span in spans) and text[start:end].strip():
+            ranges.append((start, end))
+    for start, end in ranges:
+        text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+    return text, ranges
+
+
+class _Indexer:
+    """Declarations, references and statements of a parsed script."""
+
+    def __init__(self, planner: Planner) -> None:
+        self.catalog = planner.catalog
+        self.sink_columns = {q.sink.name.lower(): q.columns for q in planner.queries}
+        self.sources = {r.name.lower(): r for r in planner.relations
+                        if isinstance(r, p.SourceRelation)}
+        self.statements: list[Statement] = []
+        self.declarations: dict[tuple[str, str], Declaration] = {}
+        self.references: list[Reference] = []
+
+    def statement(self, node: ast.Statement, query: dict | None) -> None:
+        span = (node.span.start, node.span.end)
+        kind = {ast.SetStatement: "set", ast.CreateStream: "stream", ast.CreateTable: "table",
+                ast.CreateView: "view", ast.CreateSink: "sink", ast.Insert: "insert",
+                ast.Select: "select"}[type(node)]
+        name = getattr(node, "name", None) or getattr(node, "sink", None)
+        if kind in ("stream", "table", "view"):
+            self._declare("relation", node.name, kind, span, self._relation_detail(node))
+        if kind == "sink" or (kind == "stream" and node.query is not None):
+            self._declare("sink", node.name, "sink", span, _options_detail(node.options))
+        if kind == "insert":
+            self.references.append(Reference(node.sink.value.lower(), "sink",
+                                             node.sink.span.start, node.sink.span.end))
+        aliases: dict[str, str] = {}
+        text = getattr(node, "query", None)
+        if text is not None:
+            aliases = self._query_references(text)
+        for option in getattr(node, "options", ()):
+            if option.key.lower() == "dead_letter" and isinstance(option.value, str):
+                start = option.value_span.start + 1  # inside the quotes
+                self.references.append(Reference(option.value.lower(), "sink", start,
+                                                 start + len(option.value)))
+        self.statements.append(Statement(span[0], span[1], kind,
+                                         str(name) if name is not None else None, aliases, query))
+
+    def _declare(self, namespace: str, name: ast.Name, kind: str, span, detail: str) -> None:
+        key = name.value.lower()
+        if namespace == "relation":
+            entry = self.catalog.get(key)
+            columns = entry.columns if entry is not None else None
+        else:
+            columns = self.sink_columns.get(key)
+        self.declarations.setdefault((namespace, key), Declaration(
+            name.value, kind, name.span.start, name.span.end, span, columns, detail))
+        self.references.append(Reference(key, namespace, name.span.start, name.span.end, True))
+
+    def _relation_detail(self, node) -> str:
+        if isinstance(node, ast.CreateView):
+            return "view"
+        parts = [_options_detail(node.options)]
+        source = self.sources.get(node.name.value.lower())
+        if source is not None and source.watermark is not None:
+            parts.append(f"watermark {source.watermark.column} - {source.watermark.delay}")
+        return ", ".join(x for x in parts if x)
+
+    def _query_references(self, text: ast.SqlText) -> dict[str, str]:
+        """Record the relation references of a query; return its aliases."""
+        found, aliases = _sql_references(text.text)
+        for name, start, end in found:
+            span = text.locate(start, end)
+            self.references.append(Reference(name, "relation", span.start, span.end))
+        return aliases
+
+
+def _options_detail(options: tuple[ast.Option, ...]) -> str:
+    by_key = {o.key.lower(): o.text for o in options}
+    return " ".join(x for x in (by_key.get("connector"), by_key.get("format")) if x)
+
+
+_SQL_CACHE: dict[str, tuple[tuple[tuple[str, int, int], ...], dict[str, str]]] = {}
+
+
+def _sql_references(sql: str) -> tuple[tuple[tuple[str, int, int], ...], dict[str, str]]:
+    """``(references, aliases)`` of a query's text: ``(name, start, end)`` of each relation
+    name (table references and ``relation.column`` qualifiers; offsets in ``sql``), and
+    alias → relation (both lower case). Cached by text: between two keystrokes most
+    statements are unchanged."""
+    cached = _SQL_CACHE.get(sql)
+    if cached is not None:
+        return cached
+    try:
+        tree = parse_query(sql)
+    except SqlStreamError:
+        result = _lexical_references(sql)
+    else:
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        refs, aliases = [], {}
+        for table in tree.find_all(exp.Table):
+            name = table.name.lower()
+            if not name or name in ctes:
+                continue
+            aliases[(table.alias or table.name).lower()] = name
+            meta = table.this.meta if isinstance(table.this, exp.Expression) else {}
+            if meta.get("start") is not None:
+                refs.append((name, meta["start"], meta["end"] + 1))
+        for column in tree.find_all(exp.Column):
+            qualifier = column.args.get("table")
+            if isinstance(qualifier, exp.Identifier) and qualifier.name.lower() in aliases \
+                    and qualifier.name.lower() == aliases[qualifier.name.lower()]:
+                meta = qualifier.meta
+                if meta.get("start") is not None:
+                    refs.append((qualifier.name.lower(), meta["start"], meta["end"] + 1))
+        result = (tuple(sorted(refs, key=lambda r: r[1])), aliases)
+    if len(_SQL_CACHE) > 20_000:
+        _SQL_CACHE.clear()
+    _SQL_CACHE[sql] = result
+    return result
+
+
+_WORD = r"`[^`]+`|[A-Za-z_]\w*"
+_FROM = re.compile(rf"\b(?:FROM|JOIN|TUMBLE|HOP|CUMULATE|SESSION)\s*\(?\s*({_WORD})"
+                   rf"(?:\s*(?:\([^()]*\))?\s*(?:AS\s+)?({_WORD}))?", re.IGNORECASE)
+_KEYWORDS = {"on", "where", "group", "join", "left", "right", "full", "inner", "cross", "using",
+             "window", "order", "limit", "union", "emit", "having", "semi", "anti", "outer",
+             "lateral", "natural", "for", "select", "tablesample", "pivot", "unpivot"}
+
+
+def _lexical_references(sql: str):
+    """References and aliases of a query sqlglot cannot parse (one being typed): the word
+    after ``FROM``, ``JOIN`` or a window TVF's ``(``, and the alias after it."""
+    refs, aliases = [], {}
+    for match in _FROM.finditer(_blank_strings(sql)):
+        name = match.group(1).strip("`").lower()
+        if name in _KEYWORDS or name == "select":
+            continue
+        refs.append((name, match.start(1), match.end(1)))
+        alias = (match.group(2) or "").strip("`").lower()
+        aliases[name] = name
+        if alias and alias not in _KEYWORDS:
+            aliases[alias] = name
+    return tuple(refs), aliases
+
+
+_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'?|--[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+
+
+def _blank_strings(text: str) -> str:
+    """``text`` with strings and comments replaced by spaces (offsets kept)."""
+    return _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group(0)), text)
+
+
+_STATEMENT = re.compile(r"[^;]*;?", re.S)
+_DECLARE = re.compile(rf"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(STREAM|TABLE|VIEW|SINK)\s+"
+                      rf"(?:IF\s+NOT\s+EXISTS\s+)?({_WORD})", re.IGNORECASE)
+_INSERT = re.compile(rf"^\s*INSERT\s+INTO\s+({_WORD})", re.IGNORECASE)
+
+
+def _lexical(text: str, findings: list[SqlStreamError]) -> Analysis:
+    """The index of a text the statement grammar refused: statements split at ``;``
+    (outside strings and comments), declarations and references found by their keywords."""
+    blank = _blank_strings(text)
+    statements, declarations, references = [], {}, []
+    for chunk in _STATEMENT.finditer(blank):
+        body = chunk.group(0)
+        if not body.strip():
+            continue
+        lead = len(body) - len(body.lstrip())
+        start, end = chunk.start() + lead, chunk.end()
+        declared, inserted = _DECLARE.match(body), _INSERT.match(body)
+        kind, name = "select", None
+        if declared:
+            kind, name = declared.group(1).lower(), declared.group(2).strip("`")
+            namespace = "sink" if kind == "sink" else "relation"
+            at = chunk.start() + declared.start(2)
+            columns = _lexical_columns(body[declared.end():]) if namespace == "relation" else None
+            declarations.setdefault((namespace, name.lower()), Declaration(
+                name, kind, at, at + len(declared.group(2)), (start, end), columns))
+            references.append(Reference(name.lower(), namespace, at, at + len(declared.group(2)),
+                                        True))
+        elif inserted:
+            kind, name = "insert", inserted.group(1).strip("`")
+            at = chunk.start() + inserted.start(1)
+            references.append(Reference(name.lower(), "sink", at, at + len(inserted.group(1))))
+        elif re.match(r"\s*SET\b", body, re.IGNORECASE):
+            kind = "set"
+        refs, aliases = _lexical_references(body)
+        references += [Reference(n, "relation", chunk.start() + s, chunk.start() + e)
+                       for n, s, e in refs if kind not in ("stream", "table", "sink")]
+        statements.append(Statement(start, end, kind, name, aliases))
+    return Analysis(text, findings, statements, declarations, references, False)
+
+
+def _lexical_columns(rest: str) -> Columns | None:
+    """The columns of a ``( name TYPE, … )`` list at the start of ``rest`` (strings and
+    comments blanked), as written; a computed column's type is ``UNKNOWN``; ``None``
+    without a list."""
+    if not rest.lstrip().startswith("("):
+        return None
+    depth, items, current = 0, [], ""
+    for char in rest[rest.index("("):]:
+        depth += char == "("
+        depth -= char == ")"
+        if depth == 0:
+            items.append(current[1:] if not items else current)
+            break
+        if char == "," and depth == 1:
+            items.append(current[1:] if not items else current)
+            current = ""
+            continue
+        current += char
+    columns = []
+    for item in items:
+        words = item.split()
+        if len(words) < 2 or words[0].upper() == "WATERMARK":
+            continue
+        type_ = "UNKNOWN" if words[1].upper() == "AS" else " ".join(words[1:]).upper()
+        columns.append((words[0].strip("`"), type_.split(" METADATA")[0]))
+    return tuple(columns)
