@@ -29,7 +29,7 @@ DEBOUNCE_SECONDS = 0.15
 CONFIGURATION_WAIT_SECONDS = 2.0
 """How long the first check of an opened document waits for the workspace's settings."""
 
-DOCS_URL = "https://sqlstream.readthedocs.io/en/latest/codes/#{code}"
+DOCS_URL = "http://127.0.0.1:8000/codes/#{code}"
 """Where a finding code is documented (``{code}`` lower case, e.g. ``ss301``)."""
 
 _KINDS = {"relation": t.CompletionItemKind.Class, "sink": t.CompletionItemKind.Interface,
