@@ -26,7 +26,8 @@ QUERY = ("SELECT date_format(t, 'YYYY-ww E') AS week, date_format(t, 'y MMM E') 
          "FROM events")
 
 
-def test_formats_paths_and_escapes_give_what_spark_sql_gives_for_the_same_text(spark, tmp_path):
+def test_formats_paths_and_escapes_give_what_spark_sql_gives_for_the_same_text(spark, tmp_path,
+                                                                             monkeypatch):
     source = tmp_path / "in"
     source.mkdir()
     (source / "rows.json").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
@@ -35,11 +36,15 @@ CREATE STREAM events (t TIMESTAMP, js STRING) WITH (
     connector = 'files', format = 'json', path = '{source}');
 CREATE SINK out WITH (connector = 'files', format = 'json', path = '{tmp_path / "out"}');
 INSERT INTO out {QUERY} EMIT ONCE;
+CREATE SINK raw WITH (connector = 'files', format = 'json', path = '{tmp_path / "raw"}');
+INSERT INTO raw SELECT '${{v}}' AS v, d FROM (SELECT date_format(t, 'yyyy-MM-dd') AS d FROM events)
+EMIT ONCE;
 """
     spark.conf.set("spark.sql.legacy.timeParserPolicy", "LEGACY")  # week-based 'Y', 'w'
     try:
         with sqlstream.Session(spark, state_dir=str(tmp_path / "state")) as session:
-            pipeline = session.compile(program)
+            monkeypatch.setenv("SS_PROBE", "expanded-by-spark")
+            pipeline = session.compile(program, {"v": "${env:SS_PROBE} ${system:java.version}"})
             runs = pipeline.plan.queries[0].sql
             for literal in re.findall(r"'(?:[^'\\]|\\.)*'", QUERY):
                 assert literal in runs, (literal, runs)  # as written
@@ -50,9 +55,12 @@ INSERT INTO out {QUERY} EMIT ONCE;
         spark.read.schema("t TIMESTAMP, js STRING").json(str(source)).createOrReplaceTempView("events")
         expected = sorted(json.dumps({k: (str(v) if k == "d" else v) for k, v in row.asDict().items()},
                                      sort_keys=True) for row in spark.sql(QUERY).collect())
+        raw = {row.v for row in spark.read.json(str(tmp_path / "raw")).collect()}
     finally:
         spark.conf.unset("spark.sql.legacy.timeParserPolicy")
+        spark.conf.unset("spark.sql.variable.substitute")
         spark.catalog.dropTempView("events")
     assert got == expected
+    assert raw == {"${env:SS_PROBE} ${system:java.version}"}  # Spark expanded neither
     weeks = {json.loads(row)["d"]: json.loads(row)["week"] for row in got}
     assert weeks["2024-12-30"].startswith("2025-01 ")  # week-based year: 'YYYY', not 'yyyy'
