@@ -175,12 +175,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      into pieces) by error messages, a duration Spark normalises — where it cannot be kept
      out of every output. Anti-pattern: ``SELECT value AS `${env:TOKEN}```. Fix: put the
      value in a string, e.g. ``WITH (password = '${env:PG_PASSWORD}')``; a quote or
-     backslash in the value is escaped for you."""),
+     backslash in the value is escaped for you. A ``query_name`` option holding a secret is
+     refused too: the query name is shown by ``check``, Spark's UI, logs and progress."""),
     ("SS241", "error", "a column name that would contain the value of a secret", """
      Spark names an expression without an alias by its text: ``SELECT concat(a,
      '${env:KEY}')`` gets a column named after the secret, which a sink writes into its
      files' schema and every schema listing shows. Fix: give the expression an alias
-     (``… AS keyed``)."""),
+     (``… AS keyed``). The same for a struct field named by a secret
+     (``named_struct('${env:KEY}', v)``, ``from_json(js, '${env:KEY} INT')``): the name is
+     part of the column's type. Fix: name the field with a plain string."""),
     ("SS242", "error", "a declared CSV column that is not in the header of the files (with "
      "`header = true`), or is in it twice", """
      With ``header = true`` the declared columns are bound by name (docs/connectors.md#csv-columns-by-name): the

@@ -44,26 +44,42 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Secret:
+    """A value substituted from ``${env:NAME}``, recorded once by the substitution.
+
+    Attributes:
+        name: the environment variable's name (``NAME``).
+        value: its value (what runs; never shown).
+        span: where ``${env:NAME}`` is written in the original file.
+    """
+
+    name: str
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True)
 class Source:
     """The original text of a `.ssql` file and what is needed to show it safely.
 
     Attributes:
         text: the file's text exactly as written (variables not substituted).
         path: the path used in messages (``None``: shown as ``<string>``).
-        secrets: values substituted from ``${env:NAME}``; :meth:`redact` replaces each with
-            ``***`` in any text shown to a user (docs/dialect.md#secrets).
+        secrets: the :class:`Secret` substituted from each ``${env:NAME}``, in file order;
+            :meth:`redact` replaces each value with ``***`` in any text shown to a user
+            (docs/dialect.md#secrets).
     """
 
     text: str
     path: str | None = None
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[Secret, ...] = ()
     _line_starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _redactor: re.Pattern | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         starts = [0] + [match.end() for match in _NEWLINE.finditer(self.text)]
         object.__setattr__(self, "_line_starts", tuple(starts))
-        secrets = sorted({s for s in self.secrets if s}, key=len, reverse=True)
+        secrets = sorted({s.value for s in self.secrets if s.value}, key=len, reverse=True)
         if secrets:
             pattern = "|".join(_secret_pattern(s) for s in secrets)
             object.__setattr__(self, "_redactor", re.compile(pattern, re.IGNORECASE))

@@ -5,8 +5,10 @@ literals too, so ``path = '${data}/flights'`` works) and returns the substituted
 with a :class:`SourceMap` that maps offsets in the substituted text back to the
 original file, so later stages report positions the user can find.
 
-Values of ``${env:NAME}`` are secrets: they are recorded in the :class:`Source` and
-redacted (shown as ``***``) wherever text is shown to a user.
+Values of ``${env:NAME}`` are secrets: each is recorded once, as a
+:class:`~sqlstream.diagnostics.source_text.Secret` (name, value, where it is written), in the
+:class:`Source`, redacted (shown as ``***``) wherever text is shown to a user and written
+as ``os.environ['NAME']`` by ``translate --to pyspark``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sqlstream.diagnostics.errors import VariableError, did_you_mean
-from sqlstream.diagnostics.source_text import Source, Span
+from sqlstream.diagnostics.source_text import Secret, Source, Span
 
 # A comment (skipped), a string literal (searched for references), or a reference.
 _REF = r"\$\{(?P<body>[^}\n']*)(?P<close>\}?)"
@@ -93,8 +95,8 @@ def substitute(
         environ: the environment for ``${env:NAME}``; defaults to :data:`os.environ`.
 
     Returns:
-        A :class:`SourceMap` whose ``source`` carries the secret values (from
-        ``${env:…}``) so that every later message can redact them.
+        A :class:`SourceMap` whose ``source`` carries the secrets (from ``${env:…}``:
+        name, value, span) so that every later message can redact them.
 
     Raises:
         VariableError: an undefined variable, an unset environment variable, an empty or
@@ -105,16 +107,16 @@ def substitute(
     text = source.text
     out: list[str] = []
     replacements: list[tuple[int, int, int, int]] = []
-    secrets: list[str] = []
+    secrets: list[Secret] = []
     pos = 0
     new_len = 0
     for match, string_start in _references(text):
         out.append(text[pos : match.start()])
         new_len += match.start() - pos
-        value, is_secret = _resolve(source, match, variables, environ)
-        if is_secret:
+        value, secret_name = _resolve(source, match, variables, environ)
+        if secret_name is not None:
             _check_secret_position(source, match, string_start)
-            secrets.append(value)
+            secrets.append(Secret(secret_name, value, source.span(match.start(), match.end())))
             value = _escape(value)
         replacements.append((new_len, new_len + len(value), match.start(), match.end()))
         out.append(value)
@@ -176,7 +178,9 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("'", "\\'")
 
 
-def _resolve(source, match, variables, environ) -> tuple[str, bool]:
+def _resolve(source, match, variables, environ) -> tuple[str, str | None]:
+    """The value of a reference, and the environment variable's name for ``${env:NAME}``
+    (``None`` for ``${name}``)."""
     span = source.span(match.start(), match.end())
     if not match.group("close"):
         raise VariableError(
@@ -194,7 +198,7 @@ def _resolve(source, match, variables, environ) -> tuple[str, bool]:
                 f"environment variable '{name}' is not set", span, source,
                 hint=f"export {name}=… before running, or pass a value with --var",
             )
-        return environ[name], True
+        return environ[name], name
     if not _NAME.match(body):
         raise VariableError(
             f"bad variable name '{body}'", span, source,
@@ -205,7 +209,7 @@ def _resolve(source, match, variables, environ) -> tuple[str, bool]:
             f"undefined variable '{body}'{did_you_mean(body, variables)}", span, source,
             hint=f"pass a value with --var {body}=… (CLI) or variables={{'{body}': …}} (API)",
         )
-    return _format_value(variables[body]), False
+    return _format_value(variables[body]), None
 
 
 def _format_value(value: object) -> str:

@@ -42,12 +42,18 @@ def columns_comment(columns: tuple[tuple[str, str], ...] | None) -> tuple[str, .
     return ("columns: " + ", ".join(f"{n} {'?' if t == UNKNOWN else t}" for n, t in columns),)
 
 
-def settings_block(plan: p.Plan) -> Block | None:
+# Spark expands ${var}, ${env:NAME}, ${system:name} in the text of spark.sql, selectExpr and
+# filter (VariableSubstitution, on by default): a --var value or a literal holding
+# "${env:…}" would read the environment at run time, outside sqlstream's secret tracking and
+# redaction. Turned off on every session before any relation or query is defined.
+NO_SPARK_SUBSTITUTION = ("spark.sql.variable.substitute", "false")
+
+
+def settings_block(plan: p.Plan) -> Block:
     """``spark.conf.set(key, value)`` for every ``SET`` whose key is not ``sqlstream.*``
     nor static (:data:`sqlstream.planning.settings.STATIC_SETTINGS`: given to the session builder
-    only, shown as comments); ``None`` without settings. PySpark ``RuntimeConfig.set``."""
-    if not plan.settings:
-        return None
+    only, shown as comments), then :data:`NO_SPARK_SUBSTITUTION` (always). PySpark
+    ``RuntimeConfig.set``."""
     items: list[str | Chain] = ["SETTINGS"]
     for key, value in plan.settings:
         if is_static(key):
@@ -64,6 +70,9 @@ def settings_block(plan: p.Plan) -> Block | None:
             items.append(f"{key} = {value}: the provider class (set above)")
         elif key.lower().startswith("sqlstream."):
             items.append(f"{key} = {value}")
+    items += ["Spark's own ${…} substitution off: the text runs as printed",
+              Chain("spark", (Step("conf", call=False), Step("set", NO_SPARK_SUBSTITUTION)),
+                    label="Spark refused turning off spark.sql.variable.substitute")]
     return Block("settings", tuple(items))
 
 
@@ -138,9 +147,7 @@ def lower(plan: p.Plan) -> Program:
     if plan.warnings:
         blocks.append(Block("warnings", tuple(
             f"warning {w.code} (line {w.span.line}): {w.message}" for w in plan.warnings)))
-    settings = settings_block(plan)
-    if settings is not None:
-        blocks.append(settings)
+    blocks.append(settings_block(plan))
     blocks += [relation_block(r) for r in plan.relations]
     blocks += [query_block(q, global_watermark_comment(plan, q)) for q in plan.queries]
     return Program(tuple(blocks))

@@ -12,7 +12,6 @@ from the translation; the script reads them from the environment when it runs.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 
@@ -110,17 +109,20 @@ def _secret_literal(plan: p.Plan) -> Literal:
     """``repr``, except that a string holding the value of an ``${env:NAME}`` is written
     as an expression reading ``os.environ['NAME']`` (so the script holds no secret); in
     Spark SQL text, where the value is a string literal's escaped text, the expression
-    escapes it the same way (``\\`` → ``\\\\``, ``'`` → ``\\'``)."""
-    names = {}
-    for name in re.findall(r"\$\{\s*env:\s*([A-Za-z0-9_.\-]+)\s*\}", plan.source.text):
-        value = os.environ.get(name)
-        if value and value in plan.source.secrets:
-            names[value] = f"os.environ[{name!r}]"
-            # in a Spark SQL string literal (spark.sql's text) the value is escaped
-            quoted = value.replace("\\", "\\\\").replace("'", "\\'")
-            if quoted != value:
-                names[quoted] = (f"os.environ[{name!r}].replace('\\\\', '\\\\\\\\')"
-                                 f".replace(\"'\", \"\\\\'\")")
+    escapes it the same way (``\\`` → ``\\\\``, ``'`` → ``\\'``). The names come from the
+    substitution's records (:class:`~sqlstream.diagnostics.source_text.Secret`); where two
+    references have one value, the first one's name is used."""
+    names: dict[str, str] = {}
+    for secret in plan.source.secrets:
+        value, read = secret.value, f"os.environ[{secret.name!r}]"
+        if not value or value in names:
+            continue
+        names[value] = read
+        # in a Spark SQL string literal (spark.sql's text) the value is escaped
+        quoted = value.replace("\\", "\\\\").replace("'", "\\'")
+        if quoted != value:
+            names.setdefault(quoted, f"{read}.replace('\\\\', '\\\\\\\\')"
+                                     f".replace(\"'\", \"\\\\'\")")
     if not names:
         return repr
     pattern = re.compile("|".join(re.escape(v) for v in sorted(names, key=len, reverse=True)))

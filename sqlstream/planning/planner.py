@@ -244,12 +244,20 @@ class Planner:
         self.relations.extend(compiled.steps)
         for finding in compiled.findings:
             self._record(finding)
-        secret_named = [n for n, _ in compiled.columns or () if self.source.redact(n) != n]
+        redact = self.source.redact
+        secret_named = [n for n, _ in compiled.columns or () if redact(n) != n]
+        secret_typed = [(n, t) for n, t in compiled.columns or () if t and redact(t) != t]
         if secret_named:  # Spark names an unaliased expression by its text
             self._record(SemanticError(
                 f"column '{secret_named[0]}' of '{name}' would be named after the value of a "
                 "secret (an expression without an alias is named by its text)", text.span,
                 hint="give the expression an alias: … AS some_name", code="SS241"))
+        elif secret_typed:  # named_struct('${env:K}', v), from_json(js, '${env:K} INT'), …
+            self._record(SemanticError(
+                f"the type of column '{secret_typed[0][0]}' of '{name}' would contain the value "
+                f"of a secret ({secret_typed[0][1]}): a struct field named by it", text.span,
+                hint="name the field with a plain string; keep secrets to values",
+                code="SS241"))
         return compiled
 
     def _sink(self, name: str, resolved: ResolvedOptions, span) -> plan.Sink:
@@ -266,6 +274,11 @@ class Planner:
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
         name = resolved.get("query_name") or default
+        if self.source.redact(name) != name:  # shown by check, Spark's UI, logs, progress
+            raise OptionError(
+                f"the query name '{name}' contains the value of a secret (${{env:…}}); a query "
+                "name is shown by check, in Spark's UI, logs and progress", span,
+                hint="set query_name to a plain name", code="SS240")
         self.catalog.claim_query_name(name, span)
         return name
 

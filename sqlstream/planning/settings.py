@@ -108,13 +108,19 @@ def problem(option: ast.Option) -> SqlStreamError | None:
         option: the ``key = value`` of the ``SET`` statement.
 
     Returns:
-        ``OptionError`` (``SS202``): an unknown ``sqlstream.*`` key (with "did you mean");
+        ``OptionError`` (``SS202``): an unknown ``sqlstream.*`` key (with "did you mean"),
+        ``spark.sql.variable.substitute`` set to anything but ``false``;
         :class:`StateStoreError` (``SS326``): a ``sqlstream.state_store`` that is neither a
         name of :data:`STATE_STORES` nor a qualified class name;
         :class:`WatermarkPolicyError` (``SS327``): a ``multipleWatermarkPolicy`` that is
         neither ``min`` nor ``max`` (case-insensitive, as Spark compares it).
     """
     key, value = option.key.lower(), option.text.strip()
+    if key == "spark.sql.variable.substitute" and value.lower() != "false":
+        return OptionError(
+            "spark.sql.variable.substitute stays 'false': Spark would expand ${env:…} and "
+            "${system:…} in the query text at run time, outside secret redaction",
+            option.value_span, hint="use sqlstream's ${name} (--var) and ${env:NAME} instead")
     if key.startswith("sqlstream.") and key not in COMPILER_SETTINGS:
         return OptionError(
             f"unknown setting '{option.key}'{did_you_mean(option.key, COMPILER_SETTINGS)}",

@@ -26,6 +26,21 @@ It closes four gaps of sqlglot's Spark dialect:
    ``SESSION(TABLE rel PARTITION BY k, …)``. Parsed into :class:`WindowTVF`, which
    :mod:`sqlstream.sql.rewrite` replaces by Spark's ``window()`` / ``session_window()``.
 
+And it prints what the user wrote (what is checked is what runs). sqlglot's Spark dialect
+translates some literals on their way through: a time format is read into Python's
+``strftime`` form and printed back in Spark's (``'YYYY'`` → ``'yyyy'``, ``'y'`` →
+``'yyyy'``, ``'E'`` → ``'EEE'``: other patterns for Spark), a JSON path is parsed and printed
+normalised (``'$["x"]'`` → ``'$.x'``, ``'a.b'`` → ``'$.a.b'``), a string's escapes are
+decoded and re-encoded (``'\u0041'`` → ``'A'``, ``"s"`` → ``'s'``), adjacent strings become
+``CONCAT(…)``, ``named_struct('k', v)`` becomes ``STRUCT(v AS k)`` (the name as an
+identifier) and ``to_char(x, fmt)`` loses its format. Here the time and format mappings are
+empty and :meth:`SqlStream.format_time` / :meth:`SqlStream.to_json_path` leave the literal
+as it is; every string literal keeps the text it was written with (``meta["verbatim"]``),
+which the generator prints; adjacent strings are one literal; ``named_struct`` and
+``to_char`` are printed as written, and so is a call whose format sqlglot drops or
+replaces (``to_date(x, 'yyyy-MM-dd')`` → ``TO_DATE(x)``, ``from_unixtime(x, 'yyyy-MM-dd
+HH:mm:ss')`` → ``FROM_UNIXTIME(x)``) or whose unit it upper-cases (``date_trunc('yy', t)``). ``tests/sql/test_verbatim_literals.py`` checks each.
+
 Positions: sqlglot keeps ``meta`` (``line``, ``col``, ``start``, ``end``; ``end``
 inclusive) on identifiers and literals; :class:`WindowTVF` and :class:`Watermark` carry
 the offsets of their whole text. :func:`sqlstream.sql.parsing.node_offsets` turns any node into
@@ -40,6 +55,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
 from sqlglot.generators.spark import SparkGenerator
+from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
@@ -63,8 +79,86 @@ def _is_var_text(token: Token | None, *texts: str) -> bool:
 GENERATOR_REWRITES = (exp.Select, exp.Table)
 
 
+def _verbatim(node: exp.Expr) -> str | None:
+    """The text a string literal was written with, while its value is the one parsed."""
+    recorded = node.meta.get("verbatim") if node._meta else None
+    return recorded[1] if recorded and recorded[0] == node.this else None
+
+
+def _build_named_struct(args: list) -> exp.Struct:
+    """``named_struct('k', v, …)`` as sqlglot's :class:`~sqlglot.expressions.Struct` of
+    ``k := v`` (what the type rules read), marked to be printed as ``named_struct`` again
+    with each name literal as written."""
+    fields = []
+    for key, value in zip(args[::2], args[1::2]):
+        field = exp.PropertyEQ(this=exp.to_identifier(key.name), expression=value)
+        field.meta["name_literal"] = key
+        fields.append(field)
+    struct = exp.Struct(expressions=fields)
+    struct.meta["named_struct"] = len(args) % 2 == 0 and all(a.is_string for a in args[::2])
+    return struct
+
+
+def _unit_as_written(kind: type[exp.Expr], unit: int, this: int):
+    """A builder of ``DATE_TRUNC(unit, t)`` / ``TRUNC(t, unit)`` that remembers the unit's
+    literal (sqlglot upper-cases it)."""
+    def build(args: list) -> exp.Expr:
+        node = kind(this=seq_get(args, this), unit=exp.var(seq_get(args, unit)))
+        node.meta["unit_literal"] = seq_get(args, unit)
+        return node
+    return build
+
+
+# Nodes sqlglot makes of a call with a format, and the Spark function that prints them with
+# the format as written (sqlglot drops a format equal to Spark's default, or casts instead).
+_FORMAT_CALLS = {exp.TsOrDsToDate: "TO_DATE", exp.StrToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP",
+                 exp.UnixToStr: "FROM_UNIXTIME", exp.StrToUnix: "UNIX_TIMESTAMP"}
+_UNIT_CALLS = {exp.TimestampTrunc: ("DATE_TRUNC", True), exp.DateTrunc: ("TRUNC", False)}
+
+
+def _format_call(kind: type[exp.Expr]):
+    name, fallback = _FORMAT_CALLS[kind], SparkGenerator.TRANSFORMS.get(kind)
+
+    def sql(self, node: exp.Expr) -> str:
+        written = node.args.get("format")
+        if written is not None and _verbatim(written) is not None:
+            return self.func(name, node.this, written)
+        return fallback(self, node) if fallback else self.function_fallback_sql(node)
+    return sql
+
+
+def _unit_call(kind: type[exp.Expr]):
+    (name, unit_first), fallback = _UNIT_CALLS[kind], SparkGenerator.TRANSFORMS[kind]
+
+    def sql(self, node: exp.Expr) -> str:
+        written = node.meta.get("unit_literal") if node._meta else None
+        if written is None or _verbatim(written) is None:
+            return fallback(self, node)
+        return self.func(name, *((written, node.this) if unit_first else (node.this, written)))
+    return sql
+
+
 class SqlStream(Spark):
-    """Spark SQL with the sqlstream extensions (window TVFs, ``STREAM t``, ``WATERMARK``)."""
+    """Spark SQL with the sqlstream extensions (window TVFs, ``STREAM t``, ``WATERMARK``),
+    printing literals as written (see the module docstring)."""
+
+    # No translation of time and number formats (Spark's patterns stay Spark's).
+    TIME_MAPPING: dict[str, str] = {}
+    FORMAT_MAPPING: dict[str, str] = {}
+
+    @classmethod
+    def format_time(cls, expression: str | exp.Expr | None) -> exp.Expr | None:
+        """A format as it is: the literal itself (sqlglot's ``Dialect.format_time`` makes a
+        new literal in Python's ``strftime`` form); a quoted default (``"'yyyy-MM-dd'"``) as
+        a literal."""
+        if isinstance(expression, str):
+            return exp.Literal.string(expression[1:-1])
+        return expression
+
+    def to_json_path(self, path: exp.Expr | None) -> exp.Expr | None:
+        """A JSON path as it is (sqlglot parses it into ``JSONPath`` and prints it
+        normalised, logging the text of one it cannot parse)."""
+        return path
 
     class Tokenizer(Spark.Tokenizer):
         """Spark's tokenizer; ``window`` followed by ``(`` is a function name, not WINDOW."""
@@ -77,7 +171,43 @@ class SqlStream(Spark):
             return tokens
 
     class Parser(SparkParser):
-        """Spark's parser plus ``STREAM t``, ``WATERMARK … DELAY OF …`` and window TVFs."""
+        """Spark's parser plus ``STREAM t``, ``WATERMARK … DELAY OF …`` and window TVFs;
+        string literals keep the text they were written with."""
+
+        FUNCTIONS = {**SparkParser.FUNCTIONS, "NAMED_STRUCT": _build_named_struct,
+                     "DATE_TRUNC": _unit_as_written(exp.TimestampTrunc, 0, 1),
+                     "TRUNC": _unit_as_written(exp.DateTrunc, 1, 0)}
+        _STRINGS = {
+            TokenType.STRING: lambda self, token: self._verbatim(
+                exp.Literal(this=token.text, is_string=True), token),
+            TokenType.RAW_STRING: lambda self, token: self._verbatim(
+                exp.RawString(this=token.text), token),
+        }
+        PRIMARY_PARSERS = {**SparkParser.PRIMARY_PARSERS, **_STRINGS}
+        STRING_PARSERS = {**SparkParser.STRING_PARSERS, **_STRINGS}
+
+        def _verbatim(self, node: exp.Expr, token: Token) -> exp.Expr:
+            node = self.expression(node, token)
+            node.meta["verbatim"] = (node.this, self.sql[token.start:token.end + 1])
+            return node
+
+        def _parse_primary(self) -> exp.Expr | None:
+            # Adjacent strings ('a' 'b', also 'it''s') are one value in Spark: one literal
+            # printed as written, not sqlglot's CONCAT('a', 'b').
+            if not (self._curr and self._next and self._curr.token_type == TokenType.STRING
+                    and self._next.token_type == TokenType.STRING):
+                return super()._parse_primary()
+            tokens = []
+            while self._match(TokenType.STRING):
+                tokens.append(self._prev)
+            literal = exp.Literal(this="".join(token.text for token in tokens), is_string=True)
+            literal.update_positions(line=tokens[0].line, col=tokens[0].col,
+                                     start=tokens[0].start, end=tokens[-1].end)
+            gaps = (self.sql[a.end + 1:b.start] for a, b in zip(tokens, tokens[1:]))
+            text = (self.sql[tokens[0].start:tokens[-1].end + 1] if all(not g.strip() for g in gaps)
+                    else " ".join(self.sql[token.start:token.end + 1] for token in tokens))
+            literal.meta["verbatim"] = (literal.this, text)
+            return self.expression(literal)
 
         def raise_error(self, message: str, token: Token | None = None) -> None:
             # Record the offending token's offsets in the error record, so that callers
@@ -280,7 +410,30 @@ class SqlStream(Spark):
                if kind not in GENERATOR_REWRITES},
             Watermark: lambda self, e: self.watermark_sql(e),
             WindowTVF: lambda self, e: self.windowtvf_sql(e),
+            exp.ToChar: lambda self, e: self.func("TO_CHAR", e.this, e.args.get("format")),
+            **{kind: _format_call(kind) for kind in _FORMAT_CALLS},
+            **{kind: _unit_call(kind) for kind in _UNIT_CALLS},
         }
+
+        def format_time(self, expression: exp.Expr, inverse_time_mapping=None,
+                        inverse_time_trie=None) -> str | None:
+            return self.sql(expression, "format") or None
+
+        def literal_sql(self, expression: exp.Literal) -> str:
+            return _verbatim(expression) or super().literal_sql(expression)
+
+        def rawstring_sql(self, expression: exp.RawString) -> str:
+            return _verbatim(expression) or super().rawstring_sql(expression)
+
+        def struct_sql(self, expression: exp.Struct) -> str:
+            if not expression.meta.get("named_struct") if expression._meta else True:
+                return super().struct_sql(expression)
+            args = []
+            for field in expression.expressions:
+                name = field.meta.get("name_literal") if field._meta else None
+                args += [self.sql(name if name is not None and name.name == field.name
+                                  else exp.Literal.string(field.name)), self.sql(field, "expression")]
+            return self.func("NAMED_STRUCT", *args)
 
         def watermark_sql(self, expression: Watermark) -> str:
             return f"WATERMARK {self.sql(expression, 'this')} DELAY OF {self.sql(expression, 'expression')}"

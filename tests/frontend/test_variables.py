@@ -27,8 +27,18 @@ def test_positions_after_a_value_map_back_to_the_original():
 def test_env_values_are_secrets():
     result = substitute(Source("x = '${env:TOKEN}'"), {}, {"TOKEN": "hunter2"})
     assert result.text == "x = 'hunter2'"
-    assert result.source.secrets == ("hunter2",)
+    (secret,) = result.source.secrets
+    assert (secret.name, secret.value, secret.span.start, secret.span.end) == ("TOKEN", "hunter2", 5, 17)
     assert result.source.redact("pw=hunter2") == "pw=***"
+
+
+def test_each_secret_keeps_the_reference_it_came_from():
+    """Two variables with one value, one variable used twice: one record per reference,
+    each with its name and position (the printer reads these, not the environment)."""
+    text = "a = '${env:A}', b = '${ env:B }', c = '${env:A}x'"
+    result = substitute(Source(text), {}, {"A": "s3cr3t", "B": "s3cr3t"})
+    assert [(s.name, s.value, text[s.span.start:s.span.end]) for s in result.source.secrets] == [
+        ("A", "s3cr3t", "${env:A}"), ("B", "s3cr3t", "${ env:B }"), ("A", "s3cr3t", "${env:A}")]
 
 
 def test_booleans_render_as_sql():
@@ -50,3 +60,4 @@ def test_errors_point_at_the_reference(text, message, column):
     assert message in info.value.message
     assert info.value.span.column == column
     assert info.value.render().startswith(f"v.ssql:1:{column}: SS001")
+

@@ -1,10 +1,13 @@
 """Secrets never appear (docs/dialect.md#secrets, issue 12 item 4).
 
 Programs use a value of ``${env:…}`` in every position: an option value, a source and a
-sink path, a ``SET`` value, a string literal in a query, in a computed column, and — refused
-with a positioned finding — as a quoted alias, an unquoted name, a watermark interval, an
-unquoted option value, an unaliased expression Spark would name after it; and in values
-that other findings echo (an unknown format, connector, metadata key, setting). Every
+sink path, a ``SET`` value, a string literal in a query (WHERE, a select item), a datetime
+pattern, a JSON path, a comment, in a computed column, and — refused with a positioned
+finding — as a quoted alias, an unquoted name, a watermark interval, an unquoted option
+value, an unaliased expression Spark would name after it, a query name, a struct field name
+(``named_struct``, a ``from_json`` / ``from_csv`` schema); and in values that other findings
+echo (an unknown format, connector, metadata key, setting). A ``SET`` turning Spark's own
+``${…}`` substitution back on is refused. Every
 command runs on each (``check`` text and JSON, ``translate`` text and ``--to pyspark``,
 ``explain`` text and JSON; on Spark: a run through the API with its events, a query that
 fails on the secret's value at run time, ``explain --physical`` and one ``sqlstream
@@ -47,7 +50,11 @@ CREATE STREAM flights (
         path = '{tmp}/in ${{env:SP}}', password = '${{env:SQ}}', maxFilesPerTrigger = 1);
 CREATE SINK kept WITH (connector = 'files', format = 'json', path = '{tmp}/out ${{env:SP}}');
 INSERT INTO kept
-SELECT origin, time_hour, dep_delay FROM flights WHERE carrier <> '${{env:SQ}}' AND keyed <> ''
+SELECT origin, time_hour, dep_delay, -- ${{env:SQ}} in a comment stays a comment
+       length(date_format(time_hour, 'yyyy \\'${{env:SP}}\\' E')) AS formatted,
+       get_json_object(carrier, '$.${{env:SP}} [') AS json_path,
+       length(concat(origin, '${{env:SQ}}')) AS select_item  -- the rows are data: no secret
+FROM flights WHERE carrier <> '${{env:SQ}}' AND keyed <> ''
 EMIT ONCE;
 """
 _STREAM = ("CREATE STREAM flights (carrier STRING, origin STRING, time_hour TIMESTAMP) WITH "
@@ -64,6 +71,16 @@ REFUSED = {
     "unquoted_option": (_STREAM.replace("header = true", "maxFilesPerTrigger = ${{env:SQ}}")
                         + "SELECT origin FROM flights;", "SS240"),
     "unaliased_literal": (_STREAM + "SELECT concat(origin, '${{env:SQ}}') FROM flights;", "SS241"),
+    "query_name": (_STREAM + "CREATE SINK s WITH (connector = 'noop', query_name = 'q ${{env:SP}}');\n"
+                   "INSERT INTO s SELECT origin FROM flights;", "SS240"),
+    "struct_field_name": (_STREAM + "SELECT named_struct('${{env:SP}}', origin) AS s FROM flights;",
+                          "SS241"),
+    "json_schema_field": (_STREAM + "SELECT from_json(origin, '`${{env:SP}}` INT') AS j FROM flights;",
+                          "SS241"),
+    "csv_schema_field": (_STREAM + "SELECT from_csv(origin, 'a INT, `${{env:SQ}}` INT') AS c "
+                         "FROM flights;", "SS241"),
+    "spark_substitution_on": ("SET 'spark.sql.variable.substitute' = 'true';\n" + _STREAM
+                              + "SELECT origin FROM flights WHERE carrier <> '${{env:SQ}}';", "SS202"),
     "format_value": (_STREAM.replace("'csv'", "'${{env:SQ}}'") + "SELECT origin FROM flights;",
                      "SS202"),
     "connector_value": (_STREAM.replace("'files'", "'${{env:SP}}'") + "SELECT 1;", "SS202"),
@@ -124,6 +141,10 @@ def test_accepted_positions_print_no_secret_and_the_script_reads_the_environment
         outputs[" ".join(command)] = output
     assert "password=***" in outputs["explain"] and "out ***" in outputs["explain"]
     assert "carrier <> '***'" in outputs["translate"]
+    # the pattern and the path are printed as written, so redaction finds the value in them
+    assert "DATE_FORMAT(time_hour, 'yyyy \\\\'***\\\\' E')" in outputs["translate"]
+    assert "'$.*** ['" in outputs["translate"]
+    assert "sqlglot" not in outputs["check"] and "Invalid JSON path" not in outputs["translate"]
     script = outputs["translate --to pyspark"]
     assert "***" not in script  # every secret is read from the environment: the script runs
     assert "os.environ['SQ']" in script and "os.environ['SP']" in script

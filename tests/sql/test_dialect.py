@@ -313,7 +313,7 @@ ROUND_TRIPS = [
     ("SELECT CASE WHEN v > 10 THEN 'big' WHEN v > 5 THEN 'mid' ELSE 'small' END AS size, CASE k WHEN 'x' THEN 1 ELSE 0 END AS isx FROM a", None),
     (
         "SELECT s.x, s.y.z FROM (SELECT named_struct('x', v, 'y', named_struct('z', k)) AS s FROM a)",
-        "SELECT s.x, s.y.z FROM (SELECT STRUCT(v AS x, STRUCT(k AS z) AS y) AS s FROM a)",
+        "SELECT s.x, s.y.z FROM (SELECT NAMED_STRUCT('x', v, 'y', NAMED_STRUCT('z', k)) AS s FROM a)",
     ),
     (
         "SELECT from_json(payload, 'a INT, b STRING').a AS a, get_json_object(payload, '$.b') AS b FROM a",
@@ -332,7 +332,7 @@ ROUND_TRIPS = [
     ("SELECT `my col`, `select` FROM (SELECT k AS `my col`, v AS `select` FROM a)", None),
     (
         "SELECT date_format(ts, 'yyyy-MM-dd HH:mm') AS d, date_trunc('hour', ts) AS h FROM a",
-        "SELECT DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm') AS d, DATE_TRUNC('HOUR', ts) AS h FROM a",
+        "SELECT DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm') AS d, DATE_TRUNC('hour', ts) AS h FROM a",
     ),
     ("SELECT k, e FROM a LATERAL VIEW EXPLODE(ARRAY(v, v + 1)) t AS e", None),
     ("SELECT k, v, ts FROM a WHERE v % 2 = 0 UNION ALL SELECT k, v, ts FROM a WHERE v % 2 = 1", None),
