@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlstream.ir import plan as p
 from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
+from sqlstream.runtime.checkpoint_lock import Lease, acquire
 from sqlstream.runtime.events import (
     Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
     Stopping, batch_progress, deliver, redacted,
@@ -353,7 +354,7 @@ class _Run:
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
           listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
-          ) -> list[StreamingQuery]:
+          lease: Lease | None = None) -> list[StreamingQuery]:
     """Start every query of ``plan`` in ``spark`` and return without waiting.
 
     Settings, views and queries are bound by ``binder.start``. With listeners, a
@@ -370,6 +371,8 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             listener is registered.
         allow_incompatible_restart: start queries despite changes Spark does not allow on
             their checkpoints (reported as :class:`~sqlstream.runtime.events.Notice`).
+        lease: the run's checkpoint locks (:func:`~sqlstream.runtime.checkpoint_lock.acquire`),
+            if taken already (``Session``: before the JVM); released once every query stopped.
 
     Returns:
         The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
@@ -379,22 +382,35 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             (``SS501``), positioned at the statement; queries already started are
             stopped first. ``IncompatibleRestartError`` (``SS401``): a query changed in a
             way Spark does not allow on its checkpoint; nothing was started.
+            ``CheckpointInUseError`` (``SS502``): another run holds a query's checkpoint.
     """
     listeners = tuple(listeners)
-    if not listeners:
-        from sqlstream.runtime.binder import start as bind
+    emit = _emitter(listeners)
+    lease = lease or acquire(plan, lambda line: emit(Notice(plan.source.redact(line)))
+                             if listeners else log.warning(plan.source.redact(line)))
+    try:
+        if not listeners:
+            from sqlstream.runtime.binder import start as bind
 
-        return bind(spark, plan, available_now, report=lambda _: None,
-                    allow_incompatible_restart=allow_incompatible_restart)
-    run = _Run(spark, plan, available_now, _emitter(listeners), allow_incompatible_restart)
-    run.start()
-    threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True).start()
-    return list(run.handles)
+            handles = bind(spark, plan, available_now, report=lambda _: None,
+                           allow_incompatible_restart=allow_incompatible_restart)
+        else:
+            run = _Run(spark, plan, available_now, emit, allow_incompatible_restart)
+            handles = run.start()
+            threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}",
+                             daemon=True).start()
+    except BaseException:
+        lease.release()
+        raise
+    lease.attach(handles)
+    lease.release_when_stopped()
+    return list(handles)
 
 
 def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         timeout: float | None = None, listeners: Iterable[ListenerLike] = (),
-        allow_incompatible_restart: bool = False) -> list[QueryTerminated]:
+        allow_incompatible_restart: bool = False, lease: Lease | None = None,
+        ) -> list[QueryTerminated]:
     """Start every query of ``plan``, wait until all have terminated, and return.
 
     Events are delivered to the listeners on the calling thread. The run ends when
@@ -413,6 +429,7 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             ``None``: wait for as long as they run.
         listeners: callables or objects with ``on_event(event)``.
         allow_incompatible_restart: as for :func:`start`.
+        lease: as for :func:`start`; released when this function returns or raises.
 
     Returns:
         The :class:`~sqlstream.runtime.events.QueryTerminated` event of every query, in file
@@ -423,22 +440,26 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         QueryFailedError: a query failed (code ``SS501``, positioned at its statement,
             Spark's message in one paragraph); the others are stopped first. Also
             (without a position) when the JVM this process launched exits.
-        SqlStreamError: Spark refused a setting, source or query at start (see
-            :func:`start`).
+        SqlStreamError: Spark refused a setting, source or query at start, or another
+            run holds a query's checkpoint (see :func:`start`).
     """
     signals = StopSignals.current()
     if signals is None:
         with StopSignals():
-            return run(spark, plan, available_now, timeout, listeners, allow_incompatible_restart)
+            return run(spark, plan, available_now, timeout, listeners,
+                       allow_incompatible_restart, lease)
     deadline = None if timeout is None else time.monotonic() + timeout
     run_ = _Run(spark, plan, available_now, _emitter(tuple(listeners)), allow_incompatible_restart)
     signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
     try:
+        lease = lease or acquire(plan, lambda line: run_.emit(Notice(line)))
         if signals.received:  # a signal during start-up (e.g. while the JVM started)
             run_.emit(Stopping(_reason(signals.received[0]) + " during start-up"))
             return []
         return _run_started(run_, deadline, timeout)
     finally:
+        if lease is not None:
+            lease.release()
         signals._inboxes.remove(run_.inbox)  # noqa: SLF001
 
 
