@@ -80,7 +80,9 @@ class Pipeline:
         Raises:
             SqlStreamError: Spark refused a setting, a source or a query (positioned at
                 the statement); ``IncompatibleRestartError`` (``SS401``): a query changed
-                in a way Spark does not allow on its checkpoint, nothing was started.
+                in a way Spark does not allow on its checkpoint, nothing was started;
+                ``CheckpointInUseError`` (``SS502``): another run holds a query's checkpoint
+                (:mod:`sqlstream.runtime.checkpoint_lock`; released once the queries stop).
         """
         from sqlstream.runtime.runner import start
 
