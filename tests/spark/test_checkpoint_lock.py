@@ -1,5 +1,6 @@
 """Two ``sqlstream exec`` processes on one checkpoint: the second is refused at once, the
 first loses nothing; a SIGKILLed run's lock is taken over by the next run, which completes.
+In one process, a start while the first queries run is refused; one after they stopped is not.
 
 The output is counted against a plain-Python reading of the input files. Without a JVM,
 the lock itself (holders, refusals, races) is in tests/runtime/test_checkpoint_lock.py.
@@ -19,6 +20,7 @@ from collections import Counter
 
 import pytest
 
+import sqlstream
 from tests.conftest import ROOT
 from tests.spark.test_exec_process import NOISE, _exec, _wait_for, _watch
 
@@ -126,3 +128,32 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
     assert not [n for n in NOISE if n in stderr], stderr
     assert (checkpoint / "sqlstream" / "run.lock").read_text() == ""  # released on exit
     assert _written(spark, out) == _expected(data)
+
+
+def test_in_one_process_active_queries_refuse_stopped_ones_hand_over(spark, tmp_path):
+    """``Pipeline.start`` twice in one SparkSession: refused while the first queries run;
+    once they are stopped, the lock is handed over at once (a stop and a start again), and
+    released by its watcher thread when nobody starts again."""
+    text = ("CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
+            f"CREATE SINK o WITH (connector = 'files', path = '{tmp_path / 'out'}', "
+            "format = 'json');\n"
+            "INSERT INTO o SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n")
+    pipeline = sqlstream.compile(text, path="ticks.ssql", state_dir=str(tmp_path / "state"))
+    lock = tmp_path / "state" / "ticks" / "o" / "sqlstream" / "run.lock"
+    (query,) = pipeline.start(spark)
+    try:
+        with pytest.raises(sqlstream.CheckpointInUseError) as refused:
+            pipeline.start(spark)
+        assert refused.value.message.startswith(
+            f"query 'o': checkpoint {lock.parent.parent} is in use by a run of this process "
+            f"whose queries are active: pid {os.getpid()} on host ")
+        assert refused.value.span.line == 3
+        assert query.isActive  # the refused start touched nothing
+    finally:
+        query.stop()
+    (again,) = pipeline.start(spark)
+    again.stop()
+    deadline = time.monotonic() + 30
+    while lock.read_text():
+        assert time.monotonic() < deadline, lock.read_text()
+        time.sleep(0.2)
