@@ -21,7 +21,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sqlstream.api import Pipeline, check, check_plan, compile, compile_file, read_file, translate
-from sqlstream.diagnostics.errors import IncompatibleRestartError, QueryFailedError, SqlStreamError
+from sqlstream.diagnostics.errors import (
+    CheckpointInUseError, IncompatibleRestartError, QueryFailedError, SqlStreamError,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.runtime.events import (
@@ -55,9 +57,9 @@ def __getattr__(name: str):
     return value
 
 __all__ = [
-    "BatchProgress", "Event", "IncompatibleRestartError", "JsonLinesRenderer", "Listener",
-    "ListenerLike", "Notice", "Pipeline", "QueryEvent", "QueryFailed", "QueryFailedError",
-    "QueryIdle", "QueryStarted", "QueryTerminated", "Session", "SqlStreamError", "Stopping",
-    "TextRenderer", "check", "check_plan", "compile", "compile_file", "read_file", "translate",
+    "BatchProgress", "CheckpointInUseError", "Event", "IncompatibleRestartError",
+    "JsonLinesRenderer", "Listener", "ListenerLike", "Notice", "Pipeline", "QueryEvent",
+    "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted", "QueryTerminated",
+    "Session", "SqlStreamError", "Stopping", "TextRenderer", "check", "check_plan", "compile", "compile_file", "read_file", "translate",
 ]
 __version__ = "0.1.0"

@@ -395,11 +395,12 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
 
     Exits 0 when all queries finished (e.g. EMIT … ONCE), or after stopping them cleanly on
     Ctrl-C, SIGTERM (once or repeated) or --timeout; 1 with the failing statement and
-    Spark's reason when a query fails (the others are stopped), or when a query changed in
-    a way Spark does not allow on its checkpoint (nothing is started).
+    Spark's reason when a query fails (the others are stopped), when a query changed in
+    a way Spark does not allow on its checkpoint, or when another run is using a query's
+    checkpoint (nothing is started; the JVM neither).
     """
     from sqlstream.runtime.events import Notice
-    from sqlstream.runtime.runner import StopSignals
+    from sqlstream.runtime.signals import StopSignals
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from sqlstream import api
 
-from sqlstream.runtime import runner
+from sqlstream.runtime import checkpoint_lock, runner
 from sqlstream.ir import plan as p
 from sqlstream.api import Pipeline
 from sqlstream.diagnostics.errors import SqlStreamError
@@ -131,10 +131,17 @@ class Session:
 
         Returns:
             The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
+
+        Raises:
+            CheckpointInUseError: (``SS502``) another run holds a query's checkpoint
+                location (:mod:`sqlstream.runtime.checkpoint_lock`); checked before the
+                SparkSession is created, nothing was started. The other errors are those of
+                :func:`sqlstream.runtime.runner.start`.
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
-        return runner.start(self.spark_for(plan), plan, available_now, self.listeners,
-                            allow_incompatible_restart)
+        lease = self._lock(plan)
+        return runner.start(self._spark_or_release(plan, lease), plan, available_now,
+                            self.listeners, allow_incompatible_restart, lease)
 
     def run(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
             timeout: float | None = None, allow_incompatible_restart: bool = False,
@@ -155,11 +162,31 @@ class Session:
             QueryFailedError: a query failed (``SS501``, at its statement); the others are
                 stopped first.
             SqlStreamError: Spark refused a setting, source or query at start, or a
-                restart on a checkpoint (``SS401``).
+                restart on a checkpoint (``SS401``); another run holds a query's
+                checkpoint (``SS502``, before the SparkSession is created).
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
-        return runner.run(self.spark_for(plan), plan, available_now, timeout, self.listeners,
-                          allow_incompatible_restart)
+        lease = self._lock(plan)
+        return runner.run(self._spark_or_release(plan, lease), plan, available_now, timeout,
+                          self.listeners, allow_incompatible_restart, lease)
+
+    def _lock(self, plan: p.Plan) -> checkpoint_lock.Lease:
+        """Lock every query's checkpoint before the SparkSession is created (no JVM is
+        started for a run that is refused; :func:`sqlstream.runtime.checkpoint_lock.acquire`).
+
+        Raises:
+            CheckpointInUseError: (``SS502``) another run holds a query's checkpoint.
+        """
+        return checkpoint_lock.acquire(
+            plan, lambda line: self._emit(Notice(plan.source.redact(line))))
+
+    def _spark_or_release(self, plan: p.Plan, lease: checkpoint_lock.Lease) -> SparkSession:
+        """:meth:`spark_for`; ``lease`` is released when no session can be had."""
+        try:
+            return self.spark_for(plan)
+        except BaseException:
+            lease.release()
+            raise
 
     # ------------------------------------------------------------------ lifetime
 

@@ -238,6 +238,17 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``exec`` (and ``Pipeline.start``) report Spark's own error, positioned at the statement
      whose source or query failed. When Spark refuses a query that ``check`` accepted,
      ``check`` lacks a rule: please report it."""),
+    ("SS502", "error", "a query's checkpoint location is in use by another run (another "
+     "`exec`, `Session` or `Pipeline.start`, here or on another machine)", """
+     Two runs of a query on one checkpoint race for its offset log: Spark fails the second
+     some seconds later ("Race while writing batch"), or two drivers write the same batch.
+     ``exec`` (and every ``Session`` and ``Pipeline.start`` run) holds an OS file lock
+     (``flock``) on ``<checkpoint>/sqlstream/run.lock`` while the query runs, taken before
+     the SparkSession starts, with the holder's pid, host and start time in it; the kernel
+     releases it when the process ends, however it ends, so a killed run leaves nothing to
+     clean up. Fix: wait for the run the message names to finish, stop it (Ctrl-C, or
+     ``kill PID``: SIGTERM stops it cleanly), or give the sink another
+     ``checkpoint_location`` (a files sink also another ``path``) to run a second copy."""),
     ("SS510", "error", "a Spark package the pipeline needs (Kafka, Avro) cannot be "
      "resolved: no repository reachable, or the version is not served", """
      A pipeline with a ``kafka`` connector (or Avro values) needs Spark's

@@ -209,6 +209,12 @@ class QueryFailedError(SqlStreamError):
     code = "SS501"
 
 
+class CheckpointInUseError(SqlStreamError):
+    """A query's checkpoint location is in use by another run (``sqlstream.runtime.checkpoint_lock``)."""
+
+    code = "SS502"
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"`` for the closest candidate, or ``""`` if none is close.
 

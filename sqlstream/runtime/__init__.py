@@ -4,7 +4,8 @@ Enters: a :class:`~sqlstream.ir.calls.Program` and a SparkSession (local, on a c
 over Spark Connect).
 Leaves: started ``StreamingQuery`` objects and typed events
 (:mod:`~sqlstream.runtime.events`) of what they do, rendered as progress; restart checks
-against what a checkpoint recorded (:mod:`~sqlstream.runtime.restarts`) and the state a
-checkpoint keeps (:mod:`~sqlstream.runtime.state_reader`). The only stage that imports
+against what a checkpoint recorded (:mod:`~sqlstream.runtime.restarts`), one run per
+checkpoint (:mod:`~sqlstream.runtime.checkpoint_lock`) and the state a checkpoint keeps
+(:mod:`~sqlstream.runtime.state_reader`). The only stage that imports
 pyspark.
 """

@@ -99,7 +99,7 @@ def _connector(name: str) -> Connector:
     return CONNECTORS.get(name) or Connector()
 
 
-def _local(path: str | None) -> str | None:
+def local_path(path: str | None) -> str | None:
     """An absolute local path for ``path`` (a path or ``file:`` URI), else ``None``."""
     if not path:
         return None
@@ -129,10 +129,10 @@ def record(state: p.StateSignature, spark_settings: Mapping[str, str | None],
     data = dataclasses.asdict(state)
     for read in data["sources"]:
         if _connector(read["connector"]).path_target:
-            read["target"] = _local(read["target"]) or read["target"]
+            read["target"] = local_path(read["target"]) or read["target"]
     connector, fmt, path = state.sink
     if _connector(connector).path_target:
-        path = _local(path) or path
+        path = local_path(path) or path
     data["sink"] = {"connector": connector, "format": fmt, "path": path}
     data["spark"] = {key: spark_settings.get(key) for key in SPARK_SETTINGS}
     data = source.redact_value(data) if source else json.loads(json.dumps(data))  # lists, not tuples
@@ -349,7 +349,7 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
     for query in plan.queries:
         if query.state is None or query.checkpoint_location is None:
             continue
-        directory = _local(query.checkpoint_location)
+        directory = local_path(query.checkpoint_location)
         if directory is None:
             report(f"query '{query.name}': restart check skipped: checkpoint "
                    f"{query.checkpoint_location} is not a local path")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -29,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from sqlstream.ir import plan as p
 from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
+from sqlstream.runtime.checkpoint_lock import Lease, acquire
+from sqlstream.runtime.signals import StopSignals
 from sqlstream.runtime.events import (
     Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
     Stopping, batch_progress, emitter, redacted,
@@ -123,63 +124,6 @@ class _Timeout(Exception):
 
 class _Interrupted(Exception):
     """A stop signal arrived (SIGINT or SIGTERM); ``args[0]`` is the signal's name."""
-
-
-STOP_SIGNALS = ("SIGINT", "SIGTERM")
-"""The signals that stop a run cleanly (Ctrl-C; ``kill``, ``timeout``, supervisors)."""
-
-_ACTIVE_SIGNALS: list[StopSignals] = []
-
-
-class StopSignals:
-    """Turns SIGINT and SIGTERM into a request to stop every query cleanly.
-
-    While entered (``with StopSignals():``, on the main thread; elsewhere it does nothing,
-    as Python delivers signals only there), a signal neither raises ``KeyboardInterrupt``
-    nor ends the process: its name is added to :attr:`received` and every run waiting in
-    :func:`run` wakes up and stops its queries. A second signal — to the process group,
-    as ``timeout -s INT`` and many supervisors send, or a second Ctrl-C — arrives while the
-    queries stop: it is reported and otherwise ignored, so no py4j call is cut in the
-    middle. :func:`run` enters one itself unless one is already entered (``sqlstream exec``
-    enters one before the JVM starts, so a signal during start-up also ends the run cleanly).
-    The previous handlers are restored on exit; with ``restore=False`` (``exec``, whose
-    process ends next) the signals are ignored from then on instead, so a late second
-    signal cannot end the exit in a ``KeyboardInterrupt``.
-
-    Python's ``signal.signal``; a handler only records and puts on a ``queue.SimpleQueue``
-    (whose ``put`` is reentrant: documented as safe in signal handlers).
-    """
-
-    def __init__(self, restore: bool = True) -> None:
-        self.received: list[str] = []
-        self.restore = restore
-        self._inboxes: list[queue.SimpleQueue] = []
-        self._previous: dict = {}
-
-    @staticmethod
-    def current() -> StopSignals | None:
-        """The innermost entered instance, or ``None``."""
-        return _ACTIVE_SIGNALS[-1] if _ACTIVE_SIGNALS else None
-
-    def _handle(self, signum, frame) -> None:  # noqa: ARG002 - signal's signature
-        name = signal.Signals(signum).name
-        self.received.append(name)
-        for inbox in self._inboxes:
-            inbox.put(("signal", None, name))
-
-    def __enter__(self) -> StopSignals:
-        if threading.current_thread() is threading.main_thread():
-            for name in STOP_SIGNALS:
-                number = getattr(signal, name)
-                self._previous[number] = signal.signal(number, self._handle)
-        _ACTIVE_SIGNALS.append(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        _ACTIVE_SIGNALS.remove(self)
-        for number, handler in self._previous.items():
-            signal.signal(number, handler if self.restore else signal.SIG_IGN)
-        self._previous.clear()
 
 
 def _reason(name: str) -> str:
@@ -357,7 +301,7 @@ class _Run:
 
 def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
           listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
-          ) -> list[StreamingQuery]:
+          lease: Lease | None = None) -> list[StreamingQuery]:
     """Start every query of ``plan`` in ``spark`` and return without waiting.
 
     Settings, views and queries are bound by ``binder.start``. With listeners, a
@@ -374,6 +318,8 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             listener is registered.
         allow_incompatible_restart: start queries despite changes Spark does not allow on
             their checkpoints (reported as :class:`~sqlstream.runtime.events.Notice`).
+        lease: the run's checkpoint locks (:func:`~sqlstream.runtime.checkpoint_lock.acquire`),
+            if taken already (``Session``: before the JVM); released once every query stopped.
 
     Returns:
         The started ``pyspark.sql.streaming.StreamingQuery`` objects, in file order.
@@ -383,23 +329,36 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             (``SS501``), positioned at the statement; queries already started are
             stopped first. ``IncompatibleRestartError`` (``SS401``): a query changed in a
             way Spark does not allow on its checkpoint; nothing was started.
+            ``CheckpointInUseError`` (``SS502``): another run holds a query's checkpoint.
     """
     listeners = tuple(listeners)
+    emit = emitter(listeners)
     plan, notices = _settle(plan, available_now)
-    if not listeners:
-        from sqlstream.runtime.binder import start as bind
+    lease = lease or acquire(plan, lambda line: emit(Notice(plan.source.redact(line)))
+                             if listeners else log.warning(plan.source.redact(line)))
+    try:
+        if not listeners:
+            from sqlstream.runtime.binder import start as bind
 
-        return bind(spark, plan, report=lambda _: None,
-                    allow_incompatible_restart=allow_incompatible_restart)
-    run = _Run(spark, plan, notices, emitter(listeners), allow_incompatible_restart)
-    run.start()
-    threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True).start()
-    return list(run.handles)
+            handles = bind(spark, plan, report=lambda _: None,
+                           allow_incompatible_restart=allow_incompatible_restart)
+        else:
+            run = _Run(spark, plan, notices, emit, allow_incompatible_restart)
+            handles = run.start()
+            threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}",
+                             daemon=True).start()
+    except BaseException:
+        lease.release()
+        raise
+    lease.attach(handles)
+    lease.release_when_stopped()
+    return list(handles)
 
 
 def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         timeout: float | None = None, listeners: Iterable[ListenerLike] = (),
-        allow_incompatible_restart: bool = False) -> list[QueryTerminated]:
+        allow_incompatible_restart: bool = False, lease: Lease | None = None,
+        ) -> list[QueryTerminated]:
     """Start every query of ``plan``, wait until all have terminated, and return.
 
     Events are delivered to the listeners on the calling thread. The run ends when
@@ -418,6 +377,7 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
             ``None``: wait for as long as they run.
         listeners: callables or objects with ``on_event(event)``.
         allow_incompatible_restart: as for :func:`start`.
+        lease: as for :func:`start`; released when this function returns or raises.
 
     Returns:
         The :class:`~sqlstream.runtime.events.QueryTerminated` event of every query, in file
@@ -428,23 +388,27 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
         QueryFailedError: a query failed (code ``SS501``, positioned at its statement,
             Spark's message in one paragraph); the others are stopped first. Also
             (without a position) when the JVM this process launched exits.
-        SqlStreamError: Spark refused a setting, source or query at start (see
-            :func:`start`).
+        SqlStreamError: Spark refused a setting, source or query at start, or another
+            run holds a query's checkpoint (see :func:`start`).
     """
     signals = StopSignals.current()
     if signals is None:
         with StopSignals():
-            return run(spark, plan, available_now, timeout, listeners, allow_incompatible_restart)
+            return run(spark, plan, available_now, timeout, listeners,
+                       allow_incompatible_restart, lease)
     deadline = None if timeout is None else time.monotonic() + timeout
     plan, notices = _settle(plan, available_now)
     run_ = _Run(spark, plan, notices, emitter(tuple(listeners)), allow_incompatible_restart)
     signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
     try:
+        lease = lease or acquire(plan, lambda line: run_.emit(Notice(line)))
         if signals.received:  # a signal during start-up (e.g. while the JVM started)
             run_.emit(Stopping(_reason(signals.received[0]) + " during start-up"))
             return []
         return _run_started(run_, deadline, timeout)
     finally:
+        if lease is not None:
+            lease.release()
         signals._inboxes.remove(run_.inbox)  # noqa: SLF001
 
 

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.runtime.runner import StopSignals, empty_available_now
+from sqlstream.runtime.runner import empty_available_now
+from sqlstream.runtime.signals import StopSignals
 from sqlstream.runtime.spark_session import JvmStderr
 from tests.conftest import FIXTURES
 
