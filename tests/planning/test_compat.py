@@ -1,8 +1,9 @@
 """Programs written as a Flink SQL user and a ksqlDB user would write them
 (``tests/fixtures/compat/``), each checked without a JVM. Each starts with ``-- expect:
 runs`` (it compiles with no error) or ``-- expect: CODE fragment`` (it is refused with that
-code, and the message or hint holds the fragment: the sqlstream spelling). What the runnable
-ones mean on Spark is asserted in tests/spark/test_cumulate_spark.py."""
+code, and the message or hint holds the fragment: the sqlstream spelling). CUMULATE's meaning
+on Spark is asserted in tests/spark/test_cumulate_spark.py; the other runnable programs
+(statement set, PROCTIME, Kafka option names) are checked here only, not yet run on Spark."""
 
 from __future__ import annotations
 
