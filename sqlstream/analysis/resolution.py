@@ -19,7 +19,10 @@ from sqlglot.optimizer.scope import Scope
 
 from sqlstream.sql.expressions import find_all
 from sqlstream.sql.parsing import node_offsets
-from sqlstream.diagnostics.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.diagnostics.errors import (
+    ForeignSpellingError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
+)
+from sqlstream.sql.foreign import FOREIGN_FUNCTIONS
 from sqlstream.analysis.naming import pretty
 from sqlstream.analysis.spark_types import (
     FRACTIONAL, INTEGRAL, WINDOW_FUNCTIONS, aggregate_call, known_functions, type_of,
@@ -69,7 +72,13 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
                 continue
         else:
             continue
-        if name.lower() not in known:
+        if name.lower() in FOREIGN_FUNCTIONS:
+            message, hint = FOREIGN_FUNCTIONS[name.lower()]
+            error = finding("SS260", message, node, kind=ForeignSpellingError, hint=hint)
+            if meta.get("start") is not None and meta.get("end") is not None:
+                error.offset_start, error.offset_end = meta["start"], meta["end"] + 1
+            findings.append(error)
+        elif name.lower() not in known:
             error = finding("SS206", f"unknown function '{name}'"
                              f"{did_you_mean(name, known - TABLE_FUNCTIONS)}", node)
             if meta.get("start") is not None and meta.get("end") is not None:

@@ -21,6 +21,7 @@ from sqlstream.connectors.base import (
 from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend.foreign_options import map_foreign_options
 
 __all__ = [
     "ALL_MODES", "COMPILER_OPTIONS", "CONNECTORS", "DURABLE", "FILE_FORMATS", "FILE_METADATA",
@@ -83,6 +84,7 @@ def resolve_options(
             missing required option, a misspelt known option, or a value the connector
             refuses (:meth:`Connector.validate`, e.g. an unknown file format).
     """
+    options = map_foreign_options(options, source)
     by_key = {o.key.lower(): o for o in options}
     given = by_key.get("connector")
     if given is None:

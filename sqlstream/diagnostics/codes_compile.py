@@ -199,6 +199,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      NULL. Either is usually a mistake in the declaration. Fix: declare every column of
      the file, in file order."""),
     # ---- malformed records (on_error, dead letters) ------------------------------------------
+    # ---- spellings from Flink SQL and ksqlDB ---------------------------------------------------
+    ("SS260", "error", "a spelling from Flink SQL or ksqlDB that sqlstream does not take", """
+     Analysts bring habits from Flink SQL and ksqlDB; those sqlstream takes mean here what
+     they mean there (``CUMULATE``, ``PROCTIME()`` as a computed column, ``EXECUTE STATEMENT
+     SET``, Flink's Kafka option names, docs/compat.md). The others are refused at their
+     position, and the hint shows the sqlstream spelling that does the same. Anti-pattern:
+     ``FROM s WINDOW TUMBLING (SIZE 1 HOUR)`` (ksqlDB). Fix: ``FROM TUMBLE(s, ts, INTERVAL
+     '1' HOUR) … GROUP BY window_start, window_end, …``."""),
     ("SS250", "error", "an `on_error` value other than `fail`, `drop`, `dead_letter`", """
      A source's ``on_error`` says what happens to a record that cannot be decoded into the
      declared columns (docs/operations.md#malformed-records): ``fail`` stops the query (Spark's ``FAILFAST``),

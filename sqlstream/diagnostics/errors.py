@@ -191,6 +191,13 @@ class SemanticError(SqlStreamError):
     code = "SS203"
 
 
+class ForeignSpellingError(SqlStreamError):
+    """A spelling from Flink SQL or ksqlDB that sqlstream does not take; the hint shows the
+    sqlstream spelling that does the same (docs/compat.md)."""
+
+    code = "SS260"
+
+
 class StreamingError(SqlStreamError):
     """A query Spark Structured Streaming would refuse (output mode, trigger, watermark)."""
 

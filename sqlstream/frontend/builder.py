@@ -11,7 +11,7 @@ import re
 from lark import Token, Tree
 
 from sqlstream.frontend import ast
-from sqlstream.diagnostics.errors import SemanticError, did_you_mean
+from sqlstream.diagnostics.errors import ForeignSpellingError, ParseError, SemanticError, did_you_mean
 from sqlstream.frontend.grammar import first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration_problem, quote_identifier
@@ -108,6 +108,19 @@ class TreeBuilder:
 
     def _create_table(self, node: Tree) -> ast.CreateTable:
         column_list = self.find(node, "column_list")
+        if self.find(node, "as_query") is not None:
+            name = self.name(self.find(node, "name")).value
+            raise self.error(
+                ForeignSpellingError, "ksqlDB's CREATE TABLE … AS SELECT is not taken: in sqlstream a "
+                "TABLE is a bounded relation that is read, and a query's results go to a sink",
+                self.find(node, "name"),
+                hint=f"declare where the results go and write them there: CREATE SINK {name} "
+                "WITH (connector = …) AS SELECT … EMIT CHANGES (docs/compat.md)")
+        if self.find(node, "with_clause") is None:
+            raise self.error(
+                ParseError, "CREATE TABLE needs WITH (connector = …)", self.find(node, "name"),
+                hint="e.g. CREATE TABLE airlines (carrier STRING, name STRING) WITH (connector = "
+                "'files', path = 'data/airlines.csv', format = 'csv', header = true)")
         columns, watermark = self.columns(column_list)
         if watermark is not None:
             raise self.error(
@@ -145,6 +158,20 @@ class TreeBuilder:
             self.emit(self.find(node, "emit")),
             self.span(node),
         )
+
+    def _statement_set(self, node: Tree) -> tuple[ast.Insert, ...]:
+        """Flink's ``EXECUTE STATEMENT SET BEGIN … END``: its INSERTs, each its own query."""
+        return tuple(self._insert_stmt(child) for child in node.children
+                     if isinstance(child, Tree) and child.data == "insert_stmt")
+
+    def _create_function(self, node: Tree):
+        name = self.name(self.find(node, "name")).value
+        raise self.error(
+            ForeignSpellingError, f"CREATE FUNCTION {name}: user-defined functions are not taken yet",
+            self.find(node, "name"),
+            hint="write a SQL function's body inline where it is called (or once, as a computed "
+            "column or in a view's SELECT list); Python code runs on each micro-batch in a "
+            "foreach_batch sink (docs/compat.md)")
 
     def _select_stmt(self, node: Tree) -> ast.Select:
         return ast.Select(

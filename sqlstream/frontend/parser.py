@@ -54,7 +54,12 @@ def parse(
         raise error.with_source(source_map.source) from None
     tree = _parse_reporting_all(source_map)
     builder = TreeBuilder(source_map)
-    statements = tuple(builder.statement(child) for child in tree.children if type(child) is Tree)
+    statements = []
+    for child in tree.children:
+        if type(child) is Tree:
+            built = builder.statement(child)
+            statements.extend(built if isinstance(built, tuple) else (built,))
+    statements = tuple(statements)
     return ast.Script(statements, source_map)
 
 

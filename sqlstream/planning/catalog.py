@@ -197,6 +197,10 @@ class Catalog:
         """Know a sink whose declaration failed, so its INSERT is not "unknown sink"."""
         self._sinks.setdefault(name.value.lower(), CatalogSink(None, None))
 
+    def has_query(self, name: str) -> bool:
+        """Whether a query of that name was claimed already."""
+        return name.lower() in self._queries
+
     def claim_query_name(self, name: str, span: ast.Span) -> None:
         """Reserve a query name (one query per sink).
 

@@ -19,7 +19,10 @@ from sqlstream.frontend import ast
 from sqlstream.ir import plan
 from sqlstream.connectors import ResolvedOptions
 from sqlstream.sql.parsing import node_offsets, parse_expression
-from sqlstream.diagnostics.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.diagnostics.errors import (
+    ForeignSpellingError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
+)
+from sqlstream.sql.foreign import is_proctime
 from sqlstream.frontend.literals import duration_problem, quote_identifier as quote
 from sqlstream.sql.rewrite import duration_text
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
@@ -41,6 +44,15 @@ def parse_text(text: ast.SqlText) -> exp.Expression:
         return parse_expression(text.text)
     except SqlStreamError as error:
         raise locate(error, text) from None
+
+
+# Flink's PROCTIME() as a computed column: Spark's processing time, the micro-batch's time.
+_PROCESSING_TIME = "current_timestamp()"
+
+
+def _computed_sql(column) -> str:
+    """The Spark SQL of a computed column (``PROCTIME()`` → ``current_timestamp()``)."""
+    return _PROCESSING_TIME if is_proctime(parse_text(column.expression)) else column.expression.text
 
 
 class SourceDeclaration:
@@ -130,7 +142,7 @@ class SourceDeclaration:
                     expr, _ = spec.metadata[(column.key or column.name.value).lower()]
                     items.append(f"CAST({expr} AS {column.type}) AS {quote(column.name.value)}")
                 else:
-                    items.append(f"{column.expression.text} AS {quote(column.name.value)}")
+                    items.append(f"{_computed_sql(column)} AS {quote(column.name.value)}")
             if not physical and spec.fixed_schema is None:
                 items.insert(0, "*")
             elif not physical:
@@ -156,6 +168,8 @@ class SourceDeclaration:
         for column in statement.columns:
             if isinstance(column, ast.ComputedColumn):
                 tree = parse_text(column.expression)
+                if is_proctime(tree):
+                    tree = parse_expression(_PROCESSING_TIME)
                 if not known:
                     continue
                 visible = tuple(declared + [c for c in columns if c not in declared])
@@ -173,6 +187,14 @@ class SourceDeclaration:
             return None
         column = definition.column.value
         key = column.lower()
+        for computed_column in statement.columns:
+            if isinstance(computed_column, ast.ComputedColumn) and computed_column.name.value.lower() == key \
+                    and is_proctime(parse_text(computed_column.expression)):
+                raise ForeignSpellingError(
+                    f"'{column}' is processing time (PROCTIME()); a watermark is on event time",
+                    definition.column.span,
+                    hint="put the watermark on a TIMESTAMP column of the data, WATERMARK FOR ts AS ts - "
+                    "INTERVAL '5' SECONDS; processing-time columns need none (docs/compat.md)")
         if key not in types and key not in computed:
             raise UnknownNameError(
                 f"watermark column '{column}' is not a column of '{statement.name}'"

@@ -292,6 +292,12 @@ class Planner:
         if entry.sink is None:  # its declaration failed: still check the query
             self._compile(query, sink_name.value)
             return
+        if entry.options.get("query_name") is None and self.catalog.has_query(entry.sink.name):
+            raise UnknownNameError(
+                f"a second INSERT INTO {sink_name}: Spark runs one query per sink", sink_name.span,
+                code="SS204", hint=f"write one INSERT INTO {sink_name} SELECT … FROM a UNION ALL SELECT … "
+                "FROM b (the same columns, in the same order); a Flink statement set's INSERTs into one "
+                "table are written so too (docs/compat.md)")
         name = self._query_name(entry.sink.name, entry.options, sink_name.span)
         self._add_query(name, entry.sink, entry.options, self._compile(query, name), emit, span)
 

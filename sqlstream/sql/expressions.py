@@ -47,7 +47,7 @@ def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
                 push(value)
 
 
-TVF_KINDS = ("TUMBLE", "HOP", "SESSION")
+TVF_KINDS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 
 # Positional parameters of each window TVF after the relation and the time column, in
 # Flink's order (https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-tvf/).
@@ -55,15 +55,17 @@ TVF_PARAMS: dict[str, tuple[tuple[str, ...], int]] = {
     # kind: (parameter names, number required)
     "TUMBLE": (("size", "offset"), 1),
     "HOP": (("slide", "size", "offset"), 2),
+    "CUMULATE": (("step", "size", "offset"), 2),
     "SESSION": (("gap",), 1),
 }
 TVF_SIGNATURES = {
     "TUMBLE": "TUMBLE(relation, time_column, size [, offset])",
     "HOP": "HOP(relation, time_column, slide, size [, offset])",
+    "CUMULATE": "CUMULATE(relation, time_column, step, size [, offset])",
     "SESSION": "SESSION(relation, time_column, gap)",
 }
 TVF_NAMED_PARAMS = {"DATA": "this", "TIMECOL": "time_column", "SIZE": "size", "SLIDE": "slide",
-                 "OFFSET": "offset", "GAP": "gap"}
+                 "STEP": "step", "OFFSET": "offset", "GAP": "gap"}
 
 
 class Watermark(exp.Expression):
@@ -80,15 +82,16 @@ class Watermark(exp.Expression):
 
 
 class WindowTVF(exp.Expression):
-    """A Flink window table-valued function used as a relation: TUMBLE, HOP or SESSION.
+    """A Flink window table-valued function used as a relation: TUMBLE, HOP, CUMULATE or SESSION.
 
     Args:
         this: the input relation (:class:`~sqlglot.expressions.Table` or ``Subquery``).
-        kind: ``"TUMBLE"``, ``"HOP"`` or ``"SESSION"``.
+        kind: ``"TUMBLE"``, ``"HOP"``, ``"CUMULATE"`` or ``"SESSION"``.
         time_column: the event-time :class:`~sqlglot.expressions.Column`.
-        size: window length (TUMBLE, HOP).
+        size: window length (TUMBLE, HOP); the largest window (CUMULATE).
         slide: hop length (HOP).
-        offset: window start offset (TUMBLE, HOP), Spark's ``startTime``.
+        step: how much each cumulating window grows (CUMULATE).
+        offset: window start offset (TUMBLE, HOP, CUMULATE), Spark's ``startTime``.
         gap: session gap (SESSION); may be an expression on the row (dynamic gap).
         partition_by: SESSION's ``PARTITION BY`` keys (Flink 1.19+), a list of columns.
         alias: optional :class:`~sqlglot.expressions.TableAlias`.
@@ -103,6 +106,7 @@ class WindowTVF(exp.Expression):
         "time_column": True,
         "size": False,
         "slide": False,
+        "step": False,
         "offset": False,
         "gap": False,
         "partition_by": False,
@@ -112,5 +116,5 @@ class WindowTVF(exp.Expression):
 
     @property
     def kind(self) -> str:
-        """``"TUMBLE"``, ``"HOP"`` or ``"SESSION"``."""
+        """``"TUMBLE"``, ``"HOP"``, ``"CUMULATE"`` or ``"SESSION"``."""
         return self.args["kind"]

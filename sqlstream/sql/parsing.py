@@ -18,11 +18,13 @@ from sqlstream.diagnostics.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.frontend.literals import literal_problem, split_interval_offsets
 from sqlstream.sql.dialect import SqlStream
 from sqlstream.sql.expressions import find_all
+from sqlstream.sql.foreign import ksql_window_problem
 
 __all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_query",
            "to_spark_sql", "watermark_of"]
 
 _DIALECT = SqlStream()
+_KSQL_WINDOW = re.compile(r"\bWINDOW\s+(TUMBLING|HOPPING|SESSION)\s*\(", re.I)
 
 
 def node_offsets(node: exp.Expr) -> tuple[int, int] | None:
@@ -174,6 +176,13 @@ def parse_query(sql: str) -> exp.Expression:
             ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.frontend.literals`).
     """
     check_sqlglot_build()
+    if _KSQL_WINDOW.search(sql):
+        try:
+            problem = ksql_window_problem(sql, _DIALECT.tokenize(sql))
+        except _PARSE_ERRORS:
+            problem = None
+        if problem is not None:
+            raise problem
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
     except _PARSE_ERRORS as error:

@@ -1,4 +1,4 @@
-"""Window TVFs (``TUMBLE``, ``HOP``, ``SESSION``) lowered to Spark's ``window()`` /
+"""Window TVFs (``TUMBLE``, ``HOP``, ``CUMULATE``, ``SESSION``) lowered to Spark's ``window()`` /
 ``session_window()``: one step of :data:`sqlstream.sql.rewrite.REWRITES`.
 
 Errors are :class:`~sqlstream.diagnostics.errors.SemanticError` with ``offset_start``/``offset_end``
@@ -40,6 +40,8 @@ Window TVFs (docs/dialect.md#window-tvfs), as verified on Spark 4.1 (local, file
   FROM rel)) AS <alias or rel>``. Spark 4.1 accepts ``* EXCEPT``; HOP yields one row per
   overlapping window; the ``window_time`` column keeps the watermark, so it can feed another
   windowed aggregation in append mode.
+* CUMULATE becomes a hopping ``window()`` filtered to the cumulating windows; its window
+  columns are read from the hidden ``__w`` / ``__cs`` columns (:mod:`sqlstream.sql.cumulate`).
 * SESSION without aggregation is refused: Spark merges sessions only inside an aggregate.
   (Spark itself refuses a session-window aggregation in update mode: "not supported for
   session window streaming aggregations".)
@@ -55,6 +57,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from sqlstream.sql.cumulate import CUMULATE_START, CUMULATE_WINDOW, cumulate_relation
 from sqlstream.sql.expressions import find_all
 from sqlstream.sql.dialect import SqlStream, WindowTVF
 from sqlstream.sql.parsing import node_offsets
@@ -150,6 +153,11 @@ def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expression:
     if tvf.kind == "SESSION" and not aggregated:
         raise _error("SESSION windows must be aggregated: GROUP BY window_start, window_end",
                      tvf, hint="Spark merges rows into sessions only inside an aggregation")
+    if tvf.kind == "CUMULATE":
+        if aggregated:
+            return _rewrite_cumulate_aggregated(select, tvf, qualifiers)
+        _rewrite_cumulate_per_row(tvf)
+        return select
     if aggregated:
         return _rewrite_aggregated(select, tvf, qualifiers)
     _rewrite_per_row(tvf)
@@ -317,6 +325,29 @@ def _rewrite_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]
     qualifier = relation_name if select.args.get("joins") else None
     call = _window_call(tvf, qualifier)
 
+    relation = tvf.this
+    if tvf.args.get("alias"):
+        relation.set("alias", tvf.args["alias"])
+
+    def fields(ref: str) -> exp.Expr:
+        if ref == "window_start":
+            return exp.column("start", table=struct)
+        end = exp.column("end", table=struct)
+        if ref == "window_end":
+            return end
+        return _minus_micro(end)
+
+    return _group_by_window(select, tvf, qualifiers, [call], relation, fields, struct)
+
+
+def _minus_micro(end: exp.Expr) -> exp.Expr:
+    return exp.Sub(this=end, expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.var("MICROSECOND")))
+
+
+def _group_by_window(select: exp.Select, tvf: WindowTVF, qualifiers: set[str], calls: list[exp.Expr],
+                     relation: exp.Expr, fields: Callable[[str], exp.Expr], struct: str) -> exp.Expression:
+    """Group ``select`` by ``calls`` in place of its window keys, read the window columns
+    through ``fields``, and put ``relation`` in place of the TVF (see the module docstring)."""
     group = select.args["group"]
     for key in tvf.args.get("partition_by") or []:
         if not any(isinstance(k, exp.Column) and k.name.lower() == key.name.lower() for k in group.expressions):
@@ -326,23 +357,10 @@ def _rewrite_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]
     for key in group.expressions:
         if not _window_ref(key, qualifiers):
             new_keys.append(key)
-        elif call not in new_keys:
-            new_keys.append(call)
+        elif calls[0] not in new_keys:
+            new_keys.extend(calls)
     group.set("expressions", new_keys)
-
-    relation = tvf.this
-    if tvf.args.get("alias"):
-        relation.set("alias", tvf.args["alias"])
     tvf.replace(relation)
-
-    def fields(ref: str) -> exp.Expr:
-        if ref == "window_start":
-            return exp.column("start", table=struct)
-        end = exp.column("end", table=struct)
-        if ref == "window_end":
-            return end
-        return exp.Sub(this=end, expression=exp.Interval(this=exp.Literal.string("1"),
-                                                         unit=exp.var("MICROSECOND")))
 
     items = select.expressions
     bare = {i for i, item in enumerate(items) if _window_ref(item.unalias(), qualifiers) == "window_time"}
@@ -410,6 +428,72 @@ def _rewrite_per_row(tvf: WindowTVF) -> None:
         exp.alias_(exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"),
     ])
     expand.set("from_", exp.From(this=exp.Subquery(this=assign)))
+    subquery = exp.Subquery(this=expand)
+    if alias:
+        subquery.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    tvf.replace(subquery)
+
+
+# --- CUMULATE ------------------------------------------------------------------------------
+
+
+def _micros_of(literal: exp.Literal) -> int:
+    value = duration(literal.name)
+    return value.days * 86_400_000_000 + value.microseconds
+
+
+def _cumulate(tvf: WindowTVF) -> exp.Subquery:
+    """The relation of a CUMULATE (:func:`sqlstream.sql.cumulate.cumulate_relation`)."""
+    step = _duration(tvf.args["step"], "step", "CUMULATE")
+    size = _duration(tvf.args["size"], "size", "CUMULATE")
+    step_us, size_us = _micros_of(step), _micros_of(size)
+    if size_us % step_us:
+        raise _error(f"the size of CUMULATE ('{size.name}') is not a multiple of its step ('{step.name}')",
+                     tvf.args["size"], hint="Flink's rule: size = n × step, e.g. step INTERVAL '1' HOUR, "
+                                            "size INTERVAL '1' DAY")
+    offset = tvf.args.get("offset")
+    offset_literal = _duration(offset, "offset", "CUMULATE") if offset is not None else None
+    offset_us = _micros_of(offset_literal) if offset_literal is not None else 0
+    relation = tvf.this
+    alias = tvf.alias or (relation.name if isinstance(relation, exp.Table) else None)
+    time_column = tvf.args["time_column"].copy()
+    for part in ("table", "db", "catalog"):
+        time_column.set(part, None)
+    return cumulate_relation(relation, time_column, step.name, size.name,
+                             offset_literal.name if offset_literal is not None else None,
+                             step_us, size_us, offset_us, alias)
+
+
+def _rewrite_cumulate_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]) -> exp.Expression:
+    """CUMULATE under ``GROUP BY window_start, window_end``: group by the hopping window and
+    the cumulating start (see :mod:`sqlstream.sql.cumulate`)."""
+    relation = _cumulate(tvf)
+    qualifier = relation.alias if select.args.get("joins") and relation.alias else None
+    calls = [exp.column(CUMULATE_WINDOW, table=qualifier), exp.column(CUMULATE_START, table=qualifier)]
+
+    def fields(ref: str) -> exp.Expr:
+        if ref == "window_start":
+            return exp.column(CUMULATE_START, table=qualifier)
+        end = exp.Dot(this=exp.column(CUMULATE_WINDOW, table=qualifier), expression=exp.to_identifier("end")) \
+            if qualifier else exp.column("end", table=CUMULATE_WINDOW)
+        return end if ref == "window_end" else _minus_micro(end)
+
+    return _group_by_window(select, tvf, qualifiers, calls, relation, fields, CUMULATE_WINDOW)
+
+
+def _rewrite_cumulate_per_row(tvf: WindowTVF) -> None:
+    """CUMULATE without aggregation: one row per cumulating window of each row."""
+    relation = _cumulate(tvf)
+    alias = relation.alias
+    relation.set("alias", None)
+    hidden = exp.column(CUMULATE_WINDOW)
+    expand = exp.Select(expressions=[
+        exp.Star(except_=[hidden.copy(), exp.column(CUMULATE_START)]),
+        exp.alias_(exp.column(CUMULATE_START), "window_start"),
+        exp.alias_(exp.column("end", table=CUMULATE_WINDOW), "window_end"),
+        exp.alias_(exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"),
+    ])
+    expand.set("from_", exp.From(this=relation))
     subquery = exp.Subquery(this=expand)
     if alias:
         subquery.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
