@@ -424,5 +424,45 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
                         allow_incompatible_restart=allow_incompatible_restart)
 
 
+@main.command(name="test")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-k", "keyword", metavar="TEXT", help="Run the tests whose name contains TEXT.")
+@_common
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text",
+              show_default=True, help="Report format (junit: JUnit XML for CI systems).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--record", is_flag=True, help="Write the actual results into the test files "
+              "as their expectations (review the change like code).")
+@_errors
+def test(paths: tuple[str, ...], keyword: str | None, variables: dict[str, str], fmt: str,
+         output: str | None, record: bool) -> None:
+    """Run pipeline tests (*.test.yaml files in PATHS, default: the current directory),
+    micro-batch by micro-batch on one local SparkSession.
+
+    Exits 0 when every test passed, 1 when a test failed, 2 for a usage error or a test
+    file with errors.
+    """
+    import time
+
+    from sqlstream.testing import report, runner
+
+    started = time.monotonic()
+    try:
+        results = runner.run(paths or (".",), keyword, variables, record=record,
+                             on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"))
+    except SqlStreamError as error:
+        click.echo(error.render(), err=True)
+        sys.exit(2)
+    seconds = time.monotonic() - started
+    render = {"text": report.text, "json": report.to_json, "junit": report.junit}[fmt]
+    if output:
+        Path(output).write_text(render(results, seconds), encoding="utf-8")
+        if fmt != "text":
+            click.echo(report.text(results, seconds), err=True)
+    else:
+        click.echo(render(results, seconds))
+    sys.exit(runner.exit_code(results))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
