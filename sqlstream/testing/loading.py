@@ -241,7 +241,7 @@ def _step(read: _Reader, steps: list, index: int) -> Step:
 def _checks(read: _Reader, node: dict, key: str) -> list[Check]:
     value = node[key]
     if isinstance(value, dict):
-        return [Check(str(q), v, read.value(value, q)) for q, v in value.items()]
+        return [Check(str(q), v, read.value(value, q), read.key(value, q)) for q, v in value.items()]
     return [Check(None, value, read.value(node, key))]
 
 
@@ -282,7 +282,8 @@ def _named(read: _Reader, names: dict, name: str, span: Span, what: str):
     if found is None:
         raise read.error(f"the pipeline has no {what} '{name}'" + did_you_mean(name, list(names)),
                          span, code="SS201",
-                         hint=f"its {what}s: {', '.join(names) or 'none'}")
+                         hint=f"its {'querie' if what == 'query' else what}s: "
+                         f"{', '.join(names) or 'none'}")
     return found
 
 
@@ -352,7 +353,7 @@ def _query_check(read: _Reader, pipeline: Pipeline, key: str, check: Check, zone
                              f"'{key}' per query, {{query: value}}", check.span,
                              hint="its queries: " + ", ".join(q.name for q in pipeline.plan.queries))
     else:
-        _named(read, pipeline.queries, check.query, check.span, "query")
+        _named(read, pipeline.queries, check.query, check.key_span or check.span, "query")
     if key == "watermark":
         try:
             check.value = values.parse_time(check.value.isoformat(sep=" ") if hasattr(

@@ -58,6 +58,7 @@ class Check:
     query: str | None
     value: object
     span: Span
+    key_span: Span | None = None
 
 
 @dataclass
