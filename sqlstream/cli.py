@@ -7,13 +7,10 @@ Errors print ``path:line:col: CODE message``, the line and a caret — never a t
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import json
-import os
 import sys
-import threading
 from pathlib import Path
 
 import click
@@ -161,87 +158,6 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
         sys.exit(1)
 
 
-@contextlib.contextmanager
-def _redacted_output(source):
-    """While the block runs, everything written to file descriptors 1 and 2 — by Python,
-    and by the Spark JVM started in the block, which inherits them for good (its log
-    lines, uncaught exceptions, console sink rows; PySpark's own loggers) — passes through
-    a pipe whose reader replaces the pipeline's secrets with ``***``
-    (:meth:`~sqlstream.diagnostics.source_text.Source.redact`) before it reaches the terminal. Nothing to do
-    when the pipeline has no secret. A line is held until its ``\\n`` or ``\\r`` (so a
-    secret cannot be split between two writes), at most 64 KiB."""
-    if not source.secrets:
-        yield
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pumps = []
-    for fd in (1, 2):
-        saved = os.dup(fd)
-        read, write = os.pipe()
-        os.dup2(write, fd)
-        os.close(write)
-        pump = threading.Thread(target=_pump, args=(read, saved, source.redact), daemon=True,
-                                name=f"sqlstream-redact-{fd}")
-        pump.start()
-        pumps.append((fd, saved))
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Python writes directly again; the JVM keeps writing into the pipes until it exits
-        for fd, saved in pumps:
-            os.dup2(saved, fd)
-
-
-def _pump(read: int, out: int, redact) -> None:
-    pending = b""
-    while chunk := os.read(read, 65536):
-        pending += chunk
-        cut = max(pending.rfind(b"\n"), pending.rfind(b"\r")) + 1
-        if not cut and len(pending) > 65536:
-            cut = len(pending)
-        if cut:
-            text = redact(pending[:cut].decode("utf-8", "replace"))
-            os.write(out, text.encode("utf-8"))
-            pending = pending[cut:]
-    if pending:
-        os.write(out, redact(pending.decode("utf-8", "replace")).encode("utf-8"))
-    os.close(read)
-    os.close(out)
-
-
-def _physical_plans(plan) -> list[str]:
-    """Spark's ``explain(mode="formatted")`` of every query of ``plan`` (secrets redacted):
-    a local SparkSession (an active one is reused), the plan's views defined, each query's
-    SQL planned — nothing is started. Spark's notices go to stderr."""
-    import io
-
-    from sqlstream.runtime.binder import define_relations
-    from sqlstream.runtime.spark_session import create_session
-
-    def say(line: str) -> None:
-        click.echo(plan.source.redact(line), err=True)
-
-    spark, created = create_session(plan, None, {}, say)
-    try:
-        define_relations(spark, plan, say)
-        plans = []
-        for query in plan.queries:
-            captured = io.StringIO()
-            with contextlib.redirect_stdout(captured):  # DataFrame.explain prints
-                # select("*"): Spark 4.1 refuses explain on spark.sql's own streaming
-                # DataFrame ("must be executed with writeStream.start()"), not on one
-                # derived from it; the optimizer removes the projection again
-                spark.sql(query.sql).select("*").explain(mode="formatted")
-            plans.append(plan.source.redact(captured.getvalue()))
-        return plans
-    finally:
-        if created:
-            spark.stop()
-
-
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
@@ -260,8 +176,12 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
 
     plan = sqlstream.compile_file(file, variables).plan
     described = describe(plan)
-    with _redacted_output(plan.source):
-        plans = _physical_plans(plan) if physical else None
+    from sqlstream.runtime.redacted_output import redacted_output
+
+    with redacted_output(plan.source):
+        if physical:
+            from sqlstream.runtime.physical_plans import physical_plans
+        plans = physical_plans(plan, lambda line: click.echo(line, err=True)) if physical else None
     if fmt == "json":
         if plans is not None:
             described = [{**d, "physical_plan": text} for d, text in zip(described, plans)]
@@ -400,6 +320,7 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     checkpoint (nothing is started; the JVM neither).
     """
     from sqlstream.runtime.events import Notice
+    from sqlstream.runtime.redacted_output import redacted_output
     from sqlstream.runtime.signals import StopSignals
 
     pipeline = sqlstream.compile_file(file, variables, state_dir)
@@ -418,7 +339,7 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
                         f"{len(plan.queries)} queries"))
         for warning in plan.warnings:
             renderer(Notice(warning.render()))
-        with _redacted_output(plan.source), sqlstream.Session(
+        with redacted_output(plan.source), sqlstream.Session(
                 master=master, remote=remote, conf=conf, listeners=[renderer],
                 jvm_output=jvm_line) as session:
             session.run(pipeline, available_now, timeout=timeout,
@@ -463,6 +384,46 @@ def lsp(var_file: str | None) -> None:
     from sqlstream.lsp.server import serve
 
     serve(var_file)
+
+
+@main.command(name="test")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-k", "keyword", metavar="TEXT", help="Run the tests whose name contains TEXT.")
+@_common
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text",
+              show_default=True, help="Report format (junit: JUnit XML for CI systems).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--record", is_flag=True, help="Write the actual results into the test files "
+              "as their expectations (review the change like code).")
+@_errors
+def test(paths: tuple[str, ...], keyword: str | None, variables: dict[str, str], fmt: str,
+         output: str | None, record: bool) -> None:
+    """Run pipeline tests (*.test.yaml files in PATHS, default: the current directory),
+    micro-batch by micro-batch on one local SparkSession.
+
+    Exits 0 when every test passed, 1 when a test failed, 2 for a usage error or a test
+    file with errors.
+    """
+    import time
+
+    from sqlstream.testing import report, runner
+
+    started = time.monotonic()
+    try:
+        results = runner.run(paths or (".",), keyword, variables, record=record,
+                             on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"))
+    except SqlStreamError as error:
+        click.echo(error.render(), err=True)
+        sys.exit(2)
+    seconds = time.monotonic() - started
+    render = {"text": report.text, "json": report.to_json, "junit": report.junit}[fmt]
+    if output:
+        Path(output).write_text(render(results, seconds), encoding="utf-8")
+        if fmt != "text":
+            click.echo(report.text(results, seconds), err=True)
+    else:
+        click.echo(render(results, seconds))
+    sys.exit(runner.exit_code(results))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,10 @@ from tests.support.kafka_broker import kafka_broker, spark_jars  # noqa: F401  (
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 UPDATE_GOLDEN = os.environ.get("SQLSTREAM_UPDATE_GOLDEN") == "1"
+collect_ignore_glob = ["fixtures/*.test.yaml"]
+"""The ``*.test.yaml`` fixtures run in tests/spark/test_spark_suites.py (with the session
+fixture), not through the pytest plugin of sqlstream."""
+
 PROGRAMS = sorted(p for folder in ("tests/fixtures", "examples") for p in (ROOT / folder).rglob("*.ssql"))
 """Every ``.ssql`` program of the tests and examples (the check corpus included)."""
 

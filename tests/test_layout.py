@@ -28,6 +28,7 @@ STAGES = (
     "planning",     # catalog, the compile path, declarations, settings, malformed records
     "lowering",     # plan -> binding calls, the printer, explain, packages, session config
     "runtime",      # Spark session, binder, runner, events and progress, restarts, state
+    "testing",      # pipeline tests (*.test.yaml): loading, the step harness, comparison, reports
     "api",          # the Python API (compile, translate, Pipeline)
     "session",      # the run API (Session)
     "lsp",          # editor text -> LSP diagnostics, hover, completion, definitions, rename

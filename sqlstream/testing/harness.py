@@ -1,0 +1,366 @@
+"""The harness: runs one test of a pipeline on a SparkSession, step by step.
+
+What runs is the pipeline's plan as ``exec`` runs it — its settings, views,
+deduplications and queries with their output modes, in the same binding calls
+(:mod:`sqlstream.runtime.binder`) — with the ends swapped:
+
+* every stream reads the test feed (:mod:`sqlstream.testing.feed`): one feed DataFrame
+  per test, each stream a filter of it on the stream's tag with the stream's given
+  columns, then its computed columns and its watermark (``withWatermark``) as declared;
+* every ``CREATE TABLE`` is a DataFrame of the test's ``tables`` rows (empty if none);
+* every query writes with ``foreachBatch`` to a capture that collects each micro-batch's
+  rows by batch id, with a checkpoint of its own under the test's folder, and Spark's
+  default trigger (micro-batches as soon as there is data), whatever ``EMIT … EVERY`` says.
+
+An ``input`` step releases its rows to the feed, then waits with
+``StreamingQuery.processAllAvailable`` on every running query: it returns when a trigger
+found no new data and no need for another (no-data) micro-batch, so a window the
+watermark closes is written in the step that closes it. A ``restart`` step stops every
+query and starts it again on its checkpoint. After each step the checks read the rows
+captured in the step's micro-batches and the queries' progress (``eventTime.watermark``,
+``stateOperators[i].numRowsTotal`` / ``numRowsDroppedByWatermark``).
+
+Source: Spark guide, *Structured Streaming Programming Guide* (foreachBatch, watermarks,
+``spark.sql.streaming.noDataMicroBatches.enabled``, *Monitoring Streaming Queries*);
+``StreamingQuery.processAllAvailable`` (PySpark API).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from pyspark.errors import PySparkException
+from py4j.protocol import Py4JJavaError
+
+from sqlstream.diagnostics.errors import QueryFailedError, SqlStreamError
+from sqlstream.frontend.literals import quote_identifier as quote, string_literal
+from sqlstream.ir import plan as p
+from sqlstream.lowering.lower import relation_block, settings_block
+from sqlstream.runtime.binder import run_block, spark_message
+from sqlstream.testing import feed, values
+from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
+from sqlstream.testing.pipeline import Pipeline, time_zone
+from sqlstream.testing.spec import Case, Step, TestFile
+
+QUIET = {"spark.sql.streaming.noDataProgressEventInterval": "86400000"}
+"""Set during a test: no idle progress events (only a micro-batch's own progress)."""
+
+
+class Capture:
+    """A ``foreachBatch`` function: the rows of each micro-batch, by batch id, as
+    :func:`values.normal` tuples, and the columns with their types."""
+
+    def __init__(self, zone: str):
+        self.zone = zone
+        self.batches: dict[int, list[tuple]] = {}
+        self.order: list[int] = []
+        self.columns: list[tuple[str, values.Type]] = []
+
+    def __call__(self, frame, batch_id: int) -> None:
+        columns = [(f.name, values.parse_type(f.dataType.simpleString()))
+                   for f in frame.schema.fields]
+        rows = [tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns))
+                for row in frame.collect()]
+        self.columns = columns
+        if batch_id not in self.batches:
+            self.order.append(batch_id)
+        self.batches[batch_id] = rows
+
+
+def _progress(query) -> list[dict]:
+    found = []
+    for progress in query.recentProgress:
+        found.append(progress if isinstance(progress, dict) else json.loads(progress.json))
+    return found
+
+
+class _Query:
+    """One query of the test: its plan, capture, running ``StreamingQuery`` and progress."""
+
+    def __init__(self, query: p.Query, checkpoint: Path, zone: str):
+        self.plan = query
+        self.checkpoint = checkpoint
+        self.capture = Capture(zone)
+        self.running = None
+        self.failed: SqlStreamError | None = None
+        self.progress: dict[int, dict] = {}  # batch id -> its progress
+        self.last: dict | None = None
+
+    def start(self, spark) -> None:
+        frame = spark.sql(self.plan.sql)
+        self.capture.columns = [(f.name, values.parse_type(f.dataType.simpleString()))
+                                for f in frame.schema.fields]
+        self.running = (frame.writeStream.outputMode(self.plan.output_mode)
+                        .queryName(self.plan.name)
+                        .option("checkpointLocation", str(self.checkpoint))
+                        .foreachBatch(self.capture).start())
+
+    def collect_progress(self) -> None:
+        if self.running is None:
+            return
+        for progress in _progress(self.running):
+            batch = progress.get("batchId")
+            # a trigger that ran no micro-batch reports the next batch id (without addBatch)
+            if batch in self.capture.batches and "addBatch" in (progress.get("durationMs") or {}):
+                self.progress[batch] = progress
+                if self.last is None or batch >= self.last.get("batchId", -1):
+                    self.last = progress
+
+
+class Harness:
+    """Runs tests on one SparkSession; each test in a folder of its own under ``workdir``.
+
+    Args:
+        spark: the session (all tests of a run share it).
+        workdir: where feeds and checkpoints go (a temporary folder when ``None``).
+    """
+
+    def __init__(self, spark, workdir: Path | None = None):
+        self.spark = spark
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sqlstream-test-"))
+        self.spark.dataSource.register(feed.FeedSource)
+        self.count = 0
+
+    def run(self, test_file: TestFile, case: Case, pipeline: Pipeline) -> CaseResult:
+        """Run ``case`` of ``test_file`` on ``pipeline``.
+
+        Returns:
+            A :class:`~sqlstream.testing.compare.CaseResult`: ``passed``, ``failed`` with
+            its failures, or ``error`` with the problem (an expected value that does not
+            fit its column, or Spark rejecting the pipeline's views).
+        """
+        started = time.monotonic()
+        result = CaseResult(test_file.path, case.name, case.span.line, "passed")
+        self.count += 1
+        folder = self.workdir / f"test-{self.count}"
+        folder.mkdir(parents=True)
+        (folder / "feed").mkdir()
+        zone = time_zone(pipeline, case.settings)
+        queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in pipeline.plan.queries]
+        restore = self._settings(pipeline, case)
+        try:
+            self._define(pipeline, case, folder / "feed")
+            self._steps(test_file, case, pipeline, queries, folder / "feed", zone, result)
+        except SqlStreamError as error:
+            result.status, result.error = "error", error
+        finally:
+            for query in queries:
+                if query.running is not None:
+                    query.running.stop()
+            restore()
+            shutil.rmtree(folder, ignore_errors=True)
+        if result.status == "passed" and result.failures:
+            result.status = "failed"
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _settings(self, pipeline: Pipeline, case: Case):
+        """Apply the pipeline's ``SET``s, the test's settings and :data:`QUIET`; return the
+        function that puts the session's values back."""
+        block = settings_block(pipeline.plan)
+        keys = {chain.steps[-1].args[0] for chain in block.chains} if block else set()
+        keys |= set(case.settings) | set(QUIET)
+        conf = self.spark.conf
+        before = {key: conf.get(key, None) for key in keys}
+        if block:
+            run_block(self.spark, pipeline.plan, block, report=lambda _: None)
+        for key, value in {**QUIET, **case.settings}.items():
+            try:
+                conf.set(key, value)
+            except (PySparkException, Py4JJavaError) as exc:
+                raise SqlStreamError(f"Spark refused setting '{key}': {spark_message(exc)}",
+                                     code="SS202") from None
+
+        def restore():
+            for key, value in before.items():
+                try:
+                    conf.unset(key) if value is None else conf.set(key, value)
+                except (PySparkException, Py4JJavaError):
+                    pass
+        return restore
+
+    def _define(self, pipeline: Pipeline, case: Case, folder: Path) -> None:
+        """The temporary views of the pipeline, the streams and tables swapped."""
+        spark, plan = self.spark, pipeline.plan
+        streams = list(pipeline.streams.values())
+        schema = [f"{quote(feed.TAG)} STRING"]
+        for i, stream in enumerate(streams):
+            schema += [f"`s{i}_{j}` {t}" for j, (_, t) in enumerate(stream.given)]
+        source = (spark.readStream.format(feed.FORMAT).option("path", str(folder))
+                  .option("schema", ", ".join(schema)).load())
+        self.tags = {}
+        for i, stream in enumerate(streams):
+            self.tags[stream.name.lower()] = (i, len(stream.given))
+            frame = (source.where(f"{quote(feed.TAG)} = {string_literal(stream.name)}")
+                     .selectExpr(*(f"`s{i}_{j}` AS {quote(n)}"
+                                   for j, (n, _) in enumerate(stream.given)))
+                     .selectExpr(*stream.projection))
+            mark = stream.relation.watermark
+            if mark is not None:
+                frame = frame.withWatermark(mark.column, mark.delay)
+            frame.createOrReplaceTempView(stream.name)
+        given = {name.lower(): rows for name, rows in case.tables.items()}
+        for key, table in pipeline.tables.items():
+            ddl = ", ".join(f"{quote(n)} {t}" for n, t in table.given)
+            rows = given[key].values if key in given else []
+            spark.createDataFrame(rows, ddl).selectExpr(*table.projection) \
+                .createOrReplaceTempView(table.name)
+        for relation in plan.relations:
+            if not isinstance(relation, p.SourceRelation):
+                run_block(spark, plan, relation_block(relation), report=lambda _: None)
+
+    def _release(self, step: Step, folder: Path, released: int) -> None:
+        rows = []
+        for name, given in (step.input or {}).items():
+            for row in given.values:
+                index, width = self.tags[name.lower()]
+                rows.append((self._stream_name(name), (None,) * self._offset(index) + row
+                             + (None,) * (self._width - self._offset(index) - width)))
+        feed.release(folder, released, rows)
+
+    def _steps(self, test_file: TestFile, case: Case, pipeline: Pipeline, queries: list[_Query],
+               folder: Path, zone: str, result: CaseResult) -> None:
+        widths = sorted(self.tags.values())
+        self._offsets = {i: sum(w for j, w in widths if j < i) for i, _ in widths}
+        self._width = sum(w for _, w in widths)
+        self._names = {k: s.name for k, s in pipeline.streams.items()}
+        released = 0
+        for step in case.steps:
+            marks = {id(q): len(q.capture.order) for q in queries}
+            errors: list[SqlStreamError] = []
+            if step.restart:
+                for query in queries:
+                    if query.running is not None:
+                        query.running.stop()
+                        query.running = None
+            else:
+                released += 1
+                self._release(step, folder, released)
+            for query in queries:
+                if query.running is None and query.failed is None:
+                    try:
+                        query.start(self.spark)
+                    except (PySparkException, Py4JJavaError) as exc:
+                        query.failed = QueryFailedError(
+                            f"query '{query.plan.name}': {spark_message(exc)}",
+                            query.plan.span, pipeline.plan.source)
+                        errors.append(query.failed)
+            for query in queries:
+                if query.running is None:
+                    continue
+                try:
+                    query.running.processAllAvailable()
+                except (PySparkException, Py4JJavaError) as exc:
+                    query.failed = QueryFailedError(
+                        f"query '{query.plan.name}' failed: {spark_message(exc)}",
+                        query.plan.span, pipeline.plan.source)
+                    errors.append(query.failed)
+                query.collect_progress()
+                if query.failed is not None:
+                    query.running = None
+            new = {id(q): q.capture.order[marks[id(q)]:] for q in queries}
+            actual = self._actual(pipeline, queries, new, zone)
+            result.actual.append(actual)
+            self._check(test_file, case, step, pipeline, queries, new, actual, errors, zone,
+                        result)
+
+    def _offset(self, index: int) -> int:
+        return self._offsets[index]
+
+    def _stream_name(self, name: str) -> str:
+        return self._names[name.lower()]
+
+    def _actual(self, pipeline: Pipeline, queries: list[_Query], new: dict, zone: str) -> StepActual:
+        actual = StepActual()
+        for query in queries:
+            sink = query.plan.sink.name
+            rows = _received(query, new[id(query)])
+            shown = [{n: values.shown(v, t, zone) for v, (n, t) in zip(row, query.capture.columns)}
+                     for row in rows]
+            actual.sinks.setdefault(sink, []).extend(shown)
+            last = query.last
+            if last is None:
+                continue
+            mark = (last.get("eventTime") or {}).get("watermark")
+            if mark is not None:
+                actual.watermark[query.plan.name] = _watermark_text(mark, zone)
+            operators = last.get("stateOperators") or []
+            if operators:
+                actual.state_rows[query.plan.name] = [o.get("numRowsTotal", 0) for o in operators]
+                dropped = [0] * len(operators)
+                for batch in new[id(query)]:
+                    progress = query.progress.get(batch) or {}
+                    for i, o in enumerate(progress.get("stateOperators") or []):
+                        if i < len(dropped):
+                            dropped[i] += o.get("numRowsDroppedByWatermark", 0)
+                actual.dropped[query.plan.name] = dropped
+        return actual
+
+    def _check(self, test_file, case, step, pipeline, queries, new, actual, errors, zone, result):
+        source = test_file.source
+        for sink, rows in step.expect.items():
+            writers = [q for q in queries if q.plan.sink.name.lower() == sink.lower()]
+            received = [row for q in writers for row in _received(q, new[id(q)])]
+            failure = compare_rows(step, writers[0].plan.sink.name, rows, received,
+                                   writers[0].capture.columns, zone, case.ordered,
+                                   case.tolerance, source)
+            if failure:
+                result.failures.append(failure)
+        names = {q.plan.name.lower(): q.plan.name for q in queries}
+        only = pipeline.plan.queries[0].name if len(pipeline.plan.queries) == 1 else None
+        for check in step.watermark:
+            name = names[check.query.lower()] if check.query else only
+            want = values.epoch_micros(check.value)
+            text = actual.watermark.get(name)
+            got = None if text is None else values.epoch_micros(values.parse_time(text, zone))
+            failure = compare_value(step, f"watermark of {name}", want, got,
+                                    values.show_time(want, zone), text or "none")
+            if failure:
+                result.failures.append(failure)
+        for key, found in (("state_rows", actual.state_rows),
+                           ("dropped_by_watermark", actual.dropped)):
+            for check in getattr(step, key):
+                name = names[check.query.lower()] if check.query else only
+                got = found.get(name, [])
+                got = got[:len(check.value)]
+                failure = compare_value(step, f"{key} of {name}", check.value, got,
+                                        _counts(check.value), _counts(got) if got else "none")
+                if failure:
+                    result.failures.append(failure)
+        from sqlstream.testing.compare import Failure
+        if step.error is not None:
+            wanted = str(step.error.value)
+            if not any(wanted == e.code or wanted.lower() in e.message.lower() for e in errors):
+                got = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
+                result.failures.append(Failure(step.number, step.span.line, "error",
+                                               f"expected error '{wanted}', got {got}",
+                                               expected=wanted, actual=got))
+        else:
+            for error in errors:
+                result.failures.append(Failure(step.number, step.span.line, "error",
+                                               f"{error.code} {error.message}",
+                                               actual=error.message))
+
+
+def _received(query: _Query, batches: list[int]) -> list[tuple]:
+    """The rows ``query`` wrote in ``batches``; in complete mode the last table written."""
+    if query.plan.output_mode == "complete":
+        order = query.capture.order
+        return list(query.capture.batches[order[-1]]) if order else []
+    return [row for batch in batches for row in query.capture.batches[batch]]
+
+
+def _watermark_text(text: str, zone: str) -> str:
+    """Spark's ``eventTime.watermark`` (ISO 8601 in UTC, ``…Z``) in the session zone."""
+    import datetime as dt
+
+    instant = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return values.show_time(values.epoch_micros(instant), zone)
+
+
+def _counts(found: list[int]):
+    return found[0] if len(found) == 1 else found

@@ -1,0 +1,84 @@
+"""The pytest plugin (entry point ``pytest11``): ``*.test.yaml`` files as pytest tests.
+
+pytest's "Working with non-python tests" pattern: :func:`pytest_collect_file` makes a
+:class:`PipelineTestFile` of each ``*.test.yaml`` file pytest meets, whose items are its
+tests (:class:`PipelineTest`, marked ``spark``); a test file with an error is a collection
+error showing the error at its line with a caret; a failed test shows the steps and the row
+diff of ``sqlstream test``. All items of a session share one SparkSession, created when
+the first one runs (an active session, such as a ``spark`` fixture's, is reused).
+Importing the plugin imports no pyspark.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlstream.diagnostics.errors import SqlStreamError
+
+_HARNESS = []
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "spark: runs real Spark streaming queries")
+
+
+def pytest_collect_file(file_path, parent):
+    """A :class:`PipelineTestFile` for a file named ``*.test.yaml``; ``None`` otherwise."""
+    if file_path.name.endswith(".test.yaml"):
+        return PipelineTestFile.from_parent(parent, path=file_path)
+    return None
+
+
+class PipelineTestFile(pytest.File):
+    """A ``*.test.yaml`` file: one item per test."""
+
+    def collect(self):
+        from sqlstream.testing.loading import load
+
+        try:
+            test_file, pipelines = load(self.path)
+        except SqlStreamError as error:
+            raise self.CollectError(error.render()) from None
+        for case in test_file.cases:
+            yield PipelineTest.from_parent(self, name=case.name, test_file=test_file,
+                                           case=case, pipeline=pipelines[case.name])
+
+
+class PipelineFailed(Exception):
+    """A test that failed or had an error (its :class:`~sqlstream.testing.compare.CaseResult`)."""
+
+    def __init__(self, result):
+        super().__init__(result.name)
+        self.result = result
+
+
+class PipelineTest(pytest.Item):
+    """One test of a ``*.test.yaml`` file, run by :class:`~sqlstream.testing.harness.Harness`."""
+
+    def __init__(self, *, test_file, case, pipeline, **kwargs):
+        super().__init__(**kwargs)
+        self.test_file, self.case, self.pipeline = test_file, case, pipeline
+        self.add_marker("spark")
+
+    def runtest(self) -> None:
+        if not _HARNESS:
+            from sqlstream.testing.harness import Harness
+            from sqlstream.testing.runner import test_session
+
+            _HARNESS.append(Harness(test_session()))
+        result = _HARNESS[0].run(self.test_file, self.case, self.pipeline)
+        if result.status != "passed":
+            raise PipelineFailed(result)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, PipelineFailed):
+            from sqlstream.testing.report import failure_lines
+
+            result = excinfo.value.result
+            if result.error is not None:
+                return result.error.render()
+            return "\n".join(line for f in result.failures for line in failure_lines(f))
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, self.case.span.line - 1, f"{self.path.name}::{self.name}"

@@ -1,0 +1,130 @@
+"""A test run: find ``*.test.yaml`` files, load them, run their tests on one SparkSession.
+
+Used by ``sqlstream test`` and the pytest plugin. Importing it imports no pyspark; the
+session is created (:func:`test_session`) only when a test is about to run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.testing.compare import CaseResult
+
+SUFFIX = ".test.yaml"
+
+SESSION_DEFAULTS = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+}
+"""The session of ``sqlstream test`` (a pipeline's ``SET`` or a test's ``settings`` win):
+2 shuffle partitions (a test has few rows; Spark's default of 200 state store partitions
+would cost seconds per micro-batch), UTC, no UI."""
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """The test files of ``paths``: each file as given, and every ``*.test.yaml`` under
+    each directory (sorted; hidden folders, ``.venv`` and ``node_modules`` skipped).
+
+    Raises:
+        SqlStreamError: ``SS002``: a path that does not exist.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for candidate in sorted(path.rglob(f"*{SUFFIX}")):
+                parts = candidate.relative_to(path).parts
+                if not any(p.startswith(".") or p in ("node_modules", "__pycache__")
+                           for p in parts[:-1]):
+                    found.append(candidate)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise SqlStreamError(f"no such file or directory: {path}", code="SS002")
+    return list(dict.fromkeys(found))
+
+
+def test_session(master: str = "local[2]", conf: dict[str, str] | None = None):
+    """Get or create the SparkSession of a run (:data:`SESSION_DEFAULTS`, then ``conf``).
+    An active session is reused as it is."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.master(master).appName("sqlstream-test")
+    for key, value in {**SESSION_DEFAULTS, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run(paths: Iterable[str | Path], keyword: str | None = None,
+        variables: dict[str, str] | None = None, session: Callable[[], object] = test_session,
+        record: bool = False, on_result: Callable[[CaseResult], None] = lambda r: None,
+        ) -> list[CaseResult]:
+    """Run the tests of ``paths``.
+
+    Args:
+        paths: test files or directories (see :func:`discover`).
+        keyword: run only the tests whose name contains it (case-sensitive, as pytest's
+            ``-k`` with a plain word).
+        variables: ``--var`` values for every pipeline.
+        session: returns the SparkSession; called once, before the first test runs.
+        record: write each file's actual results into it as its expectations
+            (:func:`sqlstream.testing.record.record`).
+        on_result: called with each result as it is known.
+
+    Returns:
+        One :class:`~sqlstream.testing.compare.CaseResult` per test, in file order; a test
+        file with an error gives one ``error`` result (named after the file).
+
+    Raises:
+        SqlStreamError: ``SS002``: a path that does not exist.
+    """
+    from sqlstream.testing.loading import load
+
+    results: list[CaseResult] = []
+    harness = None
+    for path in discover(paths):
+        try:
+            test_file, pipelines = load(path, variables)
+        except SqlStreamError as error:
+            result = CaseResult(path, path.name, error.span.line if error.span else 0,
+                                "error", error=error)
+            results.append(result)
+            on_result(result)
+            continue
+        file_results = []
+        for case in test_file.cases:
+            if keyword and keyword not in case.name:
+                continue
+            if harness is None:
+                from sqlstream.testing.harness import Harness
+
+                harness = Harness(session())
+            result = harness.run(test_file, case, pipelines[case.name])
+            file_results.append(result)
+            results.append(result)
+            on_result(result)
+        if record and file_results:
+            from sqlstream.testing.record import record as write_record
+
+            write_record(test_file, file_results)
+    return results
+
+
+def exit_code(results: list[CaseResult]) -> int:
+    """0: every test passed; 2: a test file or test with an error; 1: a test failed."""
+    if any(r.status == "error" for r in results):
+        return 2
+    return 1 if any(r.status == "failed" for r in results) else 0
