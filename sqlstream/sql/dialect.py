@@ -95,6 +95,86 @@ class SqlStream(Spark):
             if len(self.errors) > count:
                 _record_offsets(self.errors[-1], token)
 
+        def _parse_types(self, check_func: bool = False, schema: bool = False,
+                         allow_identifiers: bool = True, with_collation: bool = False) -> exp.Expr | None:
+            # Spark writes nested types with angle brackets only (ARRAY<INT>, STRUCT<a: INT>);
+            # ARRAY(…), MAP(…) and STRUCT(…) are always calls. sqlglot first tries such a call
+            # as a ClickHouse/DuckDB-style type and backtracks, which for STRUCT(STRUCT(…))
+            # takes time exponential in the depth (measured: 16 levels 6 s, 20 over 30 s).
+            if (self._curr is not None and self._next is not None
+                    and self._curr.token_type in self.NESTED_TYPE_TOKENS
+                    and self._next.token_type == TokenType.L_PAREN):
+                return None
+            return super()._parse_types(check_func=check_func, schema=schema,
+                                        allow_identifiers=allow_identifiers,
+                                        with_collation=with_collation)
+
+        def _parse_type(self, parse_interval: bool = True,
+                        fallback_to_identifier: bool = False) -> exp.Expr | None:
+            # A nested type where a value belongs (SELECT ARRAY<INT> FROM s, BigQuery's typed
+            # constructors ARRAY<INT>[1] and STRUCT<a INT>(1)): Spark's parser refuses them;
+            # sqlglot would read the type as a column or a CAST. A column named like the type
+            # is written quoted (`array`).
+            if (not fallback_to_identifier and self._curr is not None and self._next is not None
+                    and self._curr.token_type in self.NESTED_TYPE_TOKENS
+                    and self._next.token_type == TokenType.LT):
+                name = self._curr.text.upper()
+                self.raise_error(f"{name}<…> is a data type, not a value: a type is written in "
+                                 f"CAST(… AS {name}<…>); a column named {self._curr.text} is "
+                                 f"written `{self._curr.text}`", self._curr)
+            return super()._parse_type(parse_interval=parse_interval,
+                                       fallback_to_identifier=fallback_to_identifier)
+
+        def _replace_lambda(self, node: exp.Expr | None, expressions: list[exp.Expr]) -> exp.Expr | None:
+            # sqlglot's rule (a column named like a lambda variable becomes that variable),
+            # but the columns a nested lambda left (not its own variables) are remembered on
+            # its body and not searched for again: sqlglot walks each lambda's whole body, so
+            # x -> f(y -> f(z -> …)) took time quadratic in the depth (500 levels: 17 s).
+            if not node:
+                return node
+            lambda_types = {e.name: e.args.get("to") or False for e in expressions}
+            left = []
+            for column in self._lambda_columns(node):
+                typ = lambda_types.get(column.parts[0].name)
+                if typ is None:
+                    left.append(column)
+                    continue
+                dot_or_id = column.to_dot() if column.table else column.this
+                if isinstance(typ, exp.DataType):
+                    dot_or_id = self.expression(exp.Cast(this=dot_or_id, to=typ.copy()))
+                parent = column.parent
+                while isinstance(parent, exp.Dot):
+                    if not isinstance(parent.parent, exp.Dot):
+                        parent.replace(dot_or_id)
+                        break
+                    parent = parent.parent
+                else:
+                    if column is node:
+                        node = dot_or_id
+                    else:
+                        column.replace(dot_or_id)
+            self._lambda_bodies[id(node)] = (node, left)
+            return node
+
+        def reset(self) -> None:
+            super().reset()
+            # id(body) → (body, the columns it kept) of each lambda parsed so far
+            self._lambda_bodies: dict[int, tuple[exp.Expr, list[exp.Column]]] = {}
+
+        def _lambda_columns(self, node: exp.Expr) -> list[exp.Column]:
+            """The columns under ``node``; below a nested lambda's body, those it kept."""
+            found, stack = [], [node]
+            while stack:
+                current = stack.pop()
+                known = self._lambda_bodies.get(id(current))
+                if known is not None and known[0] is current and current is not node:
+                    found.extend(known[1])
+                    continue
+                if isinstance(current, exp.Column):
+                    found.append(current)
+                stack.extend(current.iter_expressions())
+            return found
+
         def _parse_table(self, schema=False, joins=False, alias_tokens=None, parse_bracket=False,
                          is_db_reference=False, parse_partition=False, consume_pipe=False) -> exp.Expr | None:
             if not schema and not is_db_reference:
@@ -281,6 +361,16 @@ class SqlStream(Spark):
             Watermark: lambda self, e: self.watermark_sql(e),
             WindowTVF: lambda self, e: self.windowtvf_sql(e),
         }
+
+        def struct_sql(self, expression: exp.Struct) -> str:
+            # sqlglot's struct_sql, except that a named field's value is moved into its alias,
+            # not copied: copying made struct(struct(…)) time quadratic in the depth
+            # (measured: 400 levels 15 s). The tree printed is already a copy (to_spark_sql).
+            expression.set("expressions", [
+                exp.alias_(e.expression, e.name if e.this.is_string else e.this, copy=False)
+                if isinstance(e, exp.PropertyEQ) else e
+                for e in expression.expressions])
+            return self.function_fallback_sql(expression)
 
         def watermark_sql(self, expression: Watermark) -> str:
             return f"WATERMARK {self.sql(expression, 'this')} DELAY OF {self.sql(expression, 'expression')}"
