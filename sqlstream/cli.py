@@ -14,7 +14,6 @@ import json
 import os
 import sys
 import threading
-from pathlib import Path
 
 import click
 
@@ -50,6 +49,8 @@ def _errors(command):
     def wrapper(*args, debug=False, **kwargs):
         try:
             return command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click prints them: usage errors exit 2, file errors 1
         except SqlStreamError as error:
             if debug:
                 raise
@@ -103,9 +104,23 @@ def translate(file: str, variables: dict[str, str], target: str, output: str | N
     else:
         text = pipeline.translate()
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        _write(output, text)
     else:
         click.echo(text, nl=False)
+
+
+def _write(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8).
+
+    Raises:
+        click.FileError: the file cannot be written (a missing folder, no permission, a full
+            disk: the operating system's reason); click prints it and exits 1.
+    """
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise click.FileError(path, hint=error.strerror or str(error)) from None
 
 
 def _check_text(text: str, variables: dict[str, str], path: str):

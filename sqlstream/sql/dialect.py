@@ -34,11 +34,13 @@ the offsets of their whole text. :func:`sqlstream.sql.parsing.node_offsets` turn
 
 from __future__ import annotations
 
+import functools
 import typing as t
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
+from sqlglot.parser import Parser
 from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
@@ -105,9 +107,18 @@ class SqlStream(Spark):
                     and self._curr.token_type in self.NESTED_TYPE_TOKENS
                     and self._next.token_type == TokenType.L_PAREN):
                 return None
-            return super()._parse_types(check_func=check_func, schema=schema,
-                                        allow_identifiers=allow_identifiers,
-                                        with_collation=with_collation)
+            # Hive's parser rewrites CHAR/VARCHAR in the whole type after parsing each level
+            # of it (time quadratic in the depth: CAST(x AS ARRAY<ARRAY<…>>) of 300 levels
+            # took 8 s): the levels inside are parsed by sqlglot's base parser, so the
+            # rewrite runs once, over the outermost type.
+            parse = super()._parse_types if not self._type_depth else \
+                functools.partial(Parser._parse_types, self)
+            self._type_depth += 1
+            try:
+                return parse(check_func=check_func, schema=schema,
+                             allow_identifiers=allow_identifiers, with_collation=with_collation)
+            finally:
+                self._type_depth -= 1
 
         def _parse_type(self, parse_interval: bool = True,
                         fallback_to_identifier: bool = False) -> exp.Expr | None:
@@ -160,6 +171,7 @@ class SqlStream(Spark):
             super().reset()
             # id(body) → (body, the columns it kept) of each lambda parsed so far
             self._lambda_bodies: dict[int, tuple[exp.Expr, list[exp.Column]]] = {}
+            self._type_depth = 0  # _parse_types calls under way
 
         def _lambda_columns(self, node: exp.Expr) -> list[exp.Column]:
             """The columns under ``node``; below a nested lambda's body, those it kept."""
