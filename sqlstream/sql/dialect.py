@@ -26,6 +26,13 @@ It closes four gaps of sqlglot's Spark dialect:
    ``SESSION(TABLE rel PARTITION BY k, …)``. Parsed into :class:`WindowTVF`, which
    :mod:`sqlstream.sql.rewrite` replaces by Spark's ``window()`` / ``session_window()``.
 
+It also keeps time linear in the depth of nesting where sqlglot's Spark dialect is not:
+``ARRAY(…)``, ``MAP(…)`` and ``STRUCT(…)`` are calls, never tried as types first; a nested
+type is parsed with Hive's CHAR/VARCHAR rewrite once, not once per level; a lambda body's
+columns are searched once, not again by every enclosing lambda; a struct's named fields are
+moved, not copied, when printed. A nested type where a value belongs (``SELECT ARRAY<INT>``)
+is a syntax error, as in Spark.
+
 Positions: sqlglot keeps ``meta`` (``line``, ``col``, ``start``, ``end``; ``end``
 inclusive) on identifiers and literals; :class:`WindowTVF` and :class:`Watermark` carry
 the offsets of their whole text. :func:`sqlstream.sql.parsing.node_offsets` turns any node into

@@ -335,6 +335,15 @@ def test_cli_paths_that_cannot_be_read_or_written(paths):
     assert MAX_FILE_BYTES < 2 * 1024**3
 
 
+@pytest.mark.parametrize("kind, why", [("fifo", "not a regular file"), ("/dev/zero", "not a regular file"),
+                                       ("huge sparse", "larger than"), ("directory", "Is a directory")])
+def test_an_avro_schema_file_that_is_not_a_small_regular_file_is_ss211(paths, kind, why):
+    text = (f"CREATE STREAM k (a INT) WITH (connector = 'kafka', bootstrap_servers = 'h:9092', "
+            f"topic = 't', format = 'avro', avro_schema = '{paths[kind]}');\nSELECT a FROM k;\n")
+    error = only_finding(text, "SS211")
+    assert why in error.message and text[error.span.start:error.span.end] == f"'{paths[kind]}'"
+
+
 @fuzz(40)
 @given(data=st.data())
 def test_fuzz_cli_paths(paths, data):
