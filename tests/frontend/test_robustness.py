@@ -344,6 +344,19 @@ def test_an_avro_schema_file_that_is_not_a_small_regular_file_is_ss211(paths, ki
     assert why in error.message and text[error.span.start:error.span.end] == f"'{paths[kind]}'"
 
 
+def test_a_csv_data_file_without_line_breaks_is_not_read_whole(tmp_path):
+    import time
+
+    from sqlstream.connectors.formats.csv_header import first_record
+
+    with open(tmp_path / "big.csv", "wb") as handle:
+        handle.truncate(2 * 1024**3)  # sparse: 2 GB of NUL bytes, no line break
+    started = time.perf_counter()
+    reason = first_record(str(tmp_path), {"header": "true"})
+    assert reason == "big.csv cannot be read (a line is longer than 1,048,576 characters)"
+    assert time.perf_counter() - started < 5
+
+
 @fuzz(40)
 @given(data=st.data())
 def test_fuzz_cli_paths(paths, data):
