@@ -130,16 +130,21 @@ def read_file(path: str | Path) -> str:
     """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped.
 
     Raises:
-        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason),
+        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason;
+            a directory, a FIFO or device, a file over
+            :data:`~sqlstream.frontend.limits.MAX_FILE_BYTES`: :func:`~sqlstream.frontend.limits.read_small_file`),
             or it is not UTF-8 (positioned at the first byte that is not, whose offset the
             message gives).
     """
     from sqlstream.diagnostics.source_text import Source
+    from sqlstream.frontend.limits import read_small_file
 
     try:
-        data = Path(path).read_bytes()
+        data = read_small_file(path)
     except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
+        raise SqlStreamError(f"cannot read {path}: {exc.strerror or exc}", code="SS002") from None
+    except ValueError as exc:  # a NUL character in the path
+        raise SqlStreamError(f"cannot read {path!r}: {exc}", code="SS002") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

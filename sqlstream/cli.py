@@ -47,6 +47,8 @@ def _errors(command):
     def wrapper(*args, debug=False, **kwargs):
         try:
             return command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click prints them: usage errors exit 2, file errors 1
         except SqlStreamError as error:
             if debug:
                 raise
@@ -100,9 +102,27 @@ def translate(file: str, variables: dict[str, str], target: str, output: str | N
     else:
         text = pipeline.translate()
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        _write(output, text)
     else:
         click.echo(text, nl=False)
+
+
+def _write(path: str, text: str | bytes) -> None:
+    """Write ``text`` to ``path`` (UTF-8 for a ``str``; bytes as they are).
+
+    Raises:
+        click.FileError: the file cannot be written (a missing folder, no permission, a full
+            disk: the operating system's reason); click prints it and exits 1.
+    """
+    try:
+        if isinstance(text, bytes):
+            with open(path, "wb") as handle:
+                handle.write(text)
+        else:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+    except OSError as error:
+        raise click.FileError(path, hint=error.strerror or str(error)) from None
 
 
 def _check_text(text: str, variables: dict[str, str], path: str):
@@ -369,7 +389,7 @@ def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) ->
     except GraphvizMissing as error:
         raise click.ClickException(str(error)) from None
     if output:
-        Path(output).write_bytes(data)
+        _write(output, data)
     else:
         click.echo(data, nl=False)
 

@@ -167,3 +167,53 @@ def test_check_as_a_process_imports_no_pyspark():
         "assert not any(m == 'pyspark' or m.startswith(('pyspark.', 'py4j')) for m in sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)  # timing lives in bench/, not here
+
+
+def test_inputs_that_are_not_regular_files_are_ss002_not_a_hang(runner, tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.ssql"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    huge = tmp_path / "huge.ssql"
+    with open(huge, "wb") as handle:
+        handle.truncate(2 * 1024**3)  # sparse: 2 GB, no disk used
+    for path, why in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+                      (huge, "larger than 8,388,608 bytes")):
+        for command in ("check", "translate", "explain"):
+            result = runner.invoke(main, [command, str(path)])
+            assert result.exit_code == 1, (command, path, result.output)
+            assert f"SS002 cannot read {path}: {why}" in result.output
+            assert "internal error" not in result.output
+            assert isinstance(result.exception, SystemExit)  # sys.exit(1), nothing raised
+    result = runner.invoke(main, ["check", str(tmp_path)])  # a directory: a usage error
+    assert result.exit_code == 2 and "is a directory" in result.output
+
+
+def test_check_through_a_subprocess_returns_on_dev_zero():
+    result = subprocess.run([sys.executable, "-m", "sqlstream.cli", "check", "/dev/zero"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "SS002" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_translate_output_that_cannot_be_written_is_an_error_without_traceback(runner, tmp_path):
+    missing = tmp_path / "no" / "such" / "out.py"
+    result = runner.invoke(main, ["translate", str(EXAMPLE), "-o", str(missing)])
+    assert result.exit_code == 1, result.output
+    assert f"Could not open file '{missing}': No such file or directory" in result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert runner.invoke(main, ["translate", str(EXAMPLE), "-o", str(tmp_path)]).exit_code == 2
+    written = tmp_path / "out.py"
+    assert runner.invoke(main, ["translate", str(EXAMPLE), "-o", str(written)]).exit_code == 0
+    assert "spark.readStream" in written.read_text(encoding="utf-8")
+
+
+def test_a_parenthesised_query_with_an_alias_is_a_positioned_error(runner, tmp_path):
+    for tail in (";\n", "\0", ";\0"):
+        path = tmp_path / "alias.ssql"
+        path.write_text("CREATE STREAM s (a INT) WITH (connector = 'files', path = 'x', format = 'json');\n"
+                        "(SELECT a FROM s) AS x" + tail, encoding="utf-8")
+        for command in ("check", "translate"):
+            result = runner.invoke(main, [command, str(path)])
+            assert result.exit_code == 1 and f"{path}:2:" in result.output, result.output
+            assert "internal error" not in result.output

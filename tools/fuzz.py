@@ -1,8 +1,12 @@
 """A longer fuzzing run than the test suite's (``tests/frontend/test_robustness.py``).
 
-Runs the three fuzz properties of :mod:`tests.support.fuzzing` — grammar-built programs, text
-mutations and byte mutations of the corpus — with a random seed (or ``--seed``) and
-``--examples`` examples each; prints the failing input and exits 1 at the first failure.
+Runs the fuzz properties of :mod:`tests.support.fuzzing` — grammar-built programs, text
+mutations and byte mutations of the corpus, every expression kind nested (up to
+``--max-depth`` levels) in every place, statement-level parentheses, NUL bytes after valid
+prefixes, and the command line on paths that cannot be read or written — with a random
+seed (or ``--seed``) and ``--examples`` examples each; every compile must finish within
+``tests.support.fuzzing.SECONDS`` (5 s). Prints the failing input and exits 1 at the first
+failure.
 
     python tools/fuzz.py --examples 5000            # about 10 minutes on one core
     python tools/fuzz.py --examples 500 --seed 7    # reproducible
@@ -11,7 +15,9 @@ mutations and byte mutations of the corpus — with a random seed (or ``--seed``
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -21,13 +27,17 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
-from tests.support.fuzzing import assert_file_robust, assert_robust, byte_mutants, mutants, programs  # noqa: E402
+from tests.support.fuzzing import (  # noqa: E402
+    assert_cli_robust, assert_file_robust, assert_robust, byte_mutants, cli_invocations, cli_paths, mutants,
+    nestings, nul_after_prefix, programs, statement_parens,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=2000, help="examples per property")
     parser.add_argument("--seed", type=int, default=None, help="a fixed seed (default: random)")
+    parser.add_argument("--max-depth", type=int, default=200, help="deepest nesting generated")
     args = parser.parse_args(argv)
     config = settings(max_examples=args.examples, deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
@@ -37,21 +47,34 @@ def main(argv: list[str] | None = None) -> int:
     def bytes_property(data: bytes) -> None:
         assert_file_robust(data)
 
+    folder = Path(tempfile.mkdtemp(prefix="sqlstream-fuzz-"))
+    paths = cli_paths(folder)
+
+    def cli_property(arguments: list[str]) -> None:
+        assert_cli_robust(arguments)
+
     properties = [("grammar-built programs", given(programs())(text_property)),
                   ("mutated corpus text", given(mutants())(text_property)),
-                  ("mutated corpus bytes", given(byte_mutants())(bytes_property))]
-    for name, test in properties:
-        test = config(test)
-        if args.seed is not None:
-            test = seed(args.seed)(test)
-        started = time.perf_counter()
-        try:
-            test()
-        except Exception as error:  # noqa: BLE001 - its notes hold the falsifying example
-            traceback.print_exception(error)
-            print(f"{name}: FAILED: {type(error).__name__}: {error}")
-            return 1
-        print(f"{name}: {args.examples} examples passed in {time.perf_counter() - started:.0f} s")
+                  ("mutated corpus bytes", given(byte_mutants())(bytes_property)),
+                  ("nested expressions", given(nestings(args.max_depth))(text_property)),
+                  ("statement-level parentheses", given(statement_parens())(text_property)),
+                  ("NUL bytes after valid prefixes", given(nul_after_prefix())(text_property)),
+                  ("command-line paths", given(cli_invocations(paths))(cli_property))]
+    try:
+        for name, test in properties:
+            test = config(test)
+            if args.seed is not None:
+                test = seed(args.seed)(test)
+            started = time.perf_counter()
+            try:
+                test()
+            except Exception as error:  # noqa: BLE001 - its notes hold the falsifying example
+                traceback.print_exception(error)
+                print(f"{name}: FAILED: {type(error).__name__}: {error}")
+                return 1
+            print(f"{name}: {args.examples} examples passed in {time.perf_counter() - started:.0f} s")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -62,6 +62,14 @@ def pretty(node: exp.Expr, top: bool = False) -> str:
         return f"({pretty(node.this)} IS NULL)"
     if isinstance(node, exp.Not):
         return f"(NOT {pretty(node.this.unnest())})"
+    # subqueries: Spark names them without their query (Spark 4.1: `scalarsubquery()`,
+    # `exists()`, `(a IN (listquery()))`)
+    if isinstance(node, exp.Subquery):
+        return "scalarsubquery()"
+    if isinstance(node, exp.Exists):
+        return "exists()"
+    if isinstance(node, exp.In) and node.args.get("query") is not None:
+        return f"({pretty(node.this)} IN (listquery()))"
     if isinstance(node, exp.In) and node.expressions:
         return f"({pretty(node.this)} IN ({', '.join(pretty(e) for e in node.expressions)}))"
     if isinstance(node, exp.Between):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.expressions import find_all, find_own
 from sqlstream.analysis.facts import (
     RelationInfo, StreamingScope, from_relations, function_name, grouping_key, is_aggregate, outer_select,
 )
@@ -233,8 +233,7 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         sorts.extend((sort, depth(select) > 0) for sort in _sorts(select))
         if select.args.get("distinct") is not None and distinct is None:
             distinct = select.args["distinct"]
-        own = [n for n in find_all(select, exp.Window, exp.AggFunc, exp.Func)
-               if n.find_ancestor(exp.Select) is select]
+        own = list(find_own(select, exp.Window, exp.AggFunc, exp.Func))
         if window_function is None:
             window_function = next((n for n in own if isinstance(n, exp.Window)), None)
         if distinct_aggregate is None:
@@ -246,9 +245,8 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
                 not_map_like.append((f"{name or 'explode'}()", node))
             elif name in CURRENT_TIME:
                 not_map_like.append((f"{name}()", node))
-        for lateral in find_all(select, exp.Lateral):
-            if lateral.find_ancestor(exp.Select) is select:
-                not_map_like.append(("LATERAL VIEW", lateral))
+        for lateral in find_own(select, exp.Lateral):
+            not_map_like.append(("LATERAL VIEW", lateral))
         group = select.args.get("group")
         keys = [grouping_key(select, k) for k in (group.expressions if group else [])]
         if len(keys) == 1 and function_name(keys[0]) == "session_window":

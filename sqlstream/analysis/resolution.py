@@ -87,33 +87,52 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
 
 
 class _Sources:
-    """The relations a SELECT scope reads: name → lower-case column names, ``None`` if unknown."""
+    """The relations a SELECT scope reads: name → lower-case column names, ``None`` if unknown.
 
-    def __init__(self, scope: Scope, schemas: Mapping[str, list[str]]):
-        self.local: dict[str, list[str] | None] = {}
-        selected = dict(scope.selected_sources)
-        for join in scope.expression.args.get("joins") or []:  # LEFT SEMI/ANTI sides too
-            name = join.this.alias_or_name
-            if name in scope.sources and name not in selected:
-                selected[name] = (join.this, scope.sources[name])
-        for name, (node, source) in selected.items():
-            columns = None
-            if node is not None and getattr(node, "alias_column_names", None):
-                columns = [c.lower() for c in node.alias_column_names]
-            elif isinstance(source, exp.Table):
-                columns = schemas.get(source.name.lower())
-            elif isinstance(source, Scope) and isinstance(source.expression, (exp.Select, exp.SetOperation)):
-                selects = source.expression.selects
-                if not any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in selects):
-                    columns = [s.alias_or_name.lower() for s in selects]
-            self.local[name] = columns
+    ``local``: the scope's own FROM/JOIN relations; ``outer``: those of the enclosing scopes
+    a correlated subquery sees (nearest first). ``cache`` (``id(scope)`` → local relations)
+    lets :func:`check_columns` compute each scope's relations once, so a query of ``d``
+    nested subqueries costs ``O(d²)`` lookups, not ``2^d``.
+    """
+
+    def __init__(self, scope: Scope, schemas: Mapping[str, list[str]],
+                 cache: dict[int, dict[str, list[str] | None]] | None = None):
+        cache = {} if cache is None else cache
+        self.local = _local_sources(scope, schemas, cache)
         self.outer: dict[str, list[str] | None] = {}
         parent, child = scope.parent, scope
         while parent is not None and (child.is_subquery or child.can_be_correlated):
-            for name, columns in _Sources(parent, schemas).local.items():
+            for name, columns in _local_sources(parent, schemas, cache).items():
                 self.outer.setdefault(name, columns)
             parent, child = parent.parent, parent
         self.incomplete = any(c is None for c in (*self.local.values(), *self.outer.values()))
+
+
+def _local_sources(scope: Scope, schemas: Mapping[str, list[str]],
+                   cache: dict[int, dict[str, list[str] | None]]) -> dict[str, list[str] | None]:
+    """The relations ``scope`` itself reads (FROM, JOINs, LEFT SEMI/ANTI sides): name →
+    lower-case column names, ``None`` if unknown; memoised in ``cache`` by ``id(scope)``."""
+    if id(scope) in cache:
+        return cache[id(scope)]
+    local: dict[str, list[str] | None] = {}
+    selected = dict(scope.selected_sources)
+    for join in scope.expression.args.get("joins") or []:  # LEFT SEMI/ANTI sides too
+        name = join.this.alias_or_name
+        if name in scope.sources and name not in selected:
+            selected[name] = (join.this, scope.sources[name])
+    for name, (node, source) in selected.items():
+        columns = None
+        if node is not None and getattr(node, "alias_column_names", None):
+            columns = [c.lower() for c in node.alias_column_names]
+        elif isinstance(source, exp.Table):
+            columns = schemas.get(source.name.lower())
+        elif isinstance(source, Scope) and isinstance(source.expression, (exp.Select, exp.SetOperation)):
+            selects = source.expression.selects
+            if not any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in selects):
+                columns = [s.alias_or_name.lower() for s in selects]
+        local[name] = columns
+    cache[id(scope)] = local
+    return local
 
 
 def _suggestion(name: str, candidates: list[str], listed: int = 8) -> str:
@@ -142,11 +161,12 @@ def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs
     (relations not in it have unknown columns: never a finding); ``case``: lower-case
     name → the spelling to show; ``where_refs``: ``id(SELECT)`` → the unqualified WHERE
     columns named like one of its select aliases (Spark does not see aliases there)."""
+    cache: dict[int, dict[str, list[str] | None]] = {}
     for scope in scopes:
         select = scope.expression
         if not isinstance(select, exp.Select):
             continue
-        sources = _Sources(scope, schemas)
+        sources = _Sources(scope, schemas, cache)
         pseudo = {n.name.lower() for n in find_all(select, exp.Anonymous) if n.name.lower() in WINDOW_FUNCTIONS}
         aliases = select.meta.get(ALIASES, [])
         from_where = {id(c) for c in where_refs.get(id(select), ())}

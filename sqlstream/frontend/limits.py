@@ -1,20 +1,26 @@
-"""Limits that keep any input from crashing the compiler: nesting depth and a deep stack.
+"""Limits that keep any input from crashing or stalling the compiler: nesting depth, file
+size, and a deep stack.
 
 sqlglot's parser, ``qualify`` and generator, and parts of the analysis, recurse once or
 more per level of nesting, so Python's default recursion limit (1,000 frames) would end a
 query of about 48 nested parentheses in a ``RecursionError``. Spark accepts deeper
 queries than that, so the compiler runs in a thread of its own with a large stack and a
 raised recursion limit (:func:`run_deep`), and refuses, with a positioned ``SS103``, only
-what is deeper than :data:`MAX_NESTING` (:func:`check_nesting`), a depth Spark 4.1 itself
+what is deeper than :data:`MAX_NESTING` (parentheses and ``CASE … END`` together; nested
+types) or :data:`MAX_SUBQUERY_NESTING` (:func:`check_nesting`), depths Spark 4.1 itself
 refuses (``FAILED_TO_PARSE_TOO_COMPLEX``; measured on Spark 4.1.4: 300 nested parentheses
 parse, 400 do not; 150 nested subqueries parse, 200 do not; a schema of 300 nested
-``STRUCT``s fails).
+``STRUCT``s fails). Within these limits every nesting of every expression kind compiles in
+well under 5 s (``tests/frontend/test_robustness.py`` bounds each one). Files are read
+through :func:`read_small_file`: regular files of at most :data:`MAX_FILE_BYTES`.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import re
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -23,17 +29,22 @@ from typing import TypeVar
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.diagnostics.source_text import Span
 
-__all__ = ["MAX_NESTING", "MAX_SUBQUERY_NESTING", "NestingError", "check_nesting", "nesting_error",
-           "run_deep"]
+__all__ = ["MAX_FILE_BYTES", "MAX_NESTING", "MAX_SUBQUERY_NESTING", "NestingError", "check_nesting",
+           "nesting_error", "read_small_file", "run_deep"]
 
 # Parentheses (expressions, subqueries, calls) and nested types (ARRAY<…>, STRUCT<…>):
 # deeper than Spark 4.1 accepts in every form measured, so no program Spark runs is refused.
 MAX_NESTING = 1000
 # Subqueries (a parenthesis opening SELECT, WITH, FROM, VALUES or TABLE) within each other:
-# Spark 4.1 refuses 200; some analysis passes take time quadratic in this depth.
-MAX_SUBQUERY_NESTING = 256
+# Spark 4.1 parses 150 and refuses 200. sqlglot's qualify and scope passes and some of the
+# analysis take time quadratic in this depth (measured: 256 nested IN subqueries 3.3 s per
+# compile, 160 about 1.3 s), so the limit is 160, above what Spark was measured to parse.
+MAX_SUBQUERY_NESTING = 160
+# A file the compiler reads (a .ssql file, an .avsc schema): larger ones are refused before
+# they are read (a .ssql file of 10,000 statements is about 1 MiB).
+MAX_FILE_BYTES = 8 * 1024 * 1024
 STACK_BYTES = 512 * 1024 * 1024  # reserved, not committed: pages are used as the stack grows
-RECURSION_LIMIT = 250_000  # frames: 1,000 parentheses need 20,000–40,000 (measured), 256 subqueries fewer
+RECURSION_LIMIT = 250_000  # frames: 1,000 parentheses need 20,000–40,000 (measured), 160 subqueries fewer
 
 T = TypeVar("T")
 
@@ -45,53 +56,76 @@ class NestingError(SqlStreamError):
 
 
 # A string, quoted identifier or comment (skipped), or a parenthesis (group 1), or a word
-# (group 2: a subquery starts when it follows an opening parenthesis).
+# (group 2: a subquery starts when it follows an opening parenthesis; CASE opens a level
+# that END closes; ARRAY, MAP and STRUCT followed by "<" open a nested type), or an angle
+# bracket (group 3: ">" closes a nested type).
 _TOKENS = re.compile(
-    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|([()])|([A-Za-z_]\w*)", re.S)
+    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|([()])|([A-Za-z_]\w*)|([<>])",
+    re.S)
 _QUERY_WORDS = {"select", "with", "from", "values", "table"}
+_TYPE_WORDS = {"array", "map", "struct"}
+_LEVELS = {"(": "parentheses", "case": "CASE expressions"}
 
 
 def check_nesting(text: str, span: Callable[[int, int], Span], limit: int = MAX_NESTING,
                   subquery_limit: int = MAX_SUBQUERY_NESTING) -> None:
-    """Refuse text whose parentheses nest deeper than ``limit``, or whose subqueries nest
-    deeper than ``subquery_limit`` (strings, quoted names and comments are skipped;
-    unbalanced parentheses are left to the parsers).
+    """Refuse text whose parentheses and ``CASE … END`` nest deeper than ``limit`` together,
+    or whose nested types (``ARRAY<…>``, ``MAP<…>``, ``STRUCT<…>``) nest deeper than ``limit``, or whose subqueries nest deeper than ``subquery_limit``
+    (strings, quoted names and comments are skipped; unbalanced parentheses are left to the
+    parsers).
 
     Args:
         text: the text the parsers will see (variables substituted).
         span: maps ``(start, end)`` offsets of ``text`` to a :class:`Span` of the file.
-        limit: the deepest nesting of parentheses accepted.
+        limit: the deepest nesting of parentheses and CASE accepted.
         subquery_limit: the deepest nesting of subqueries accepted.
 
     Raises:
-        NestingError: ``SS103`` at the first parenthesis past a limit.
+        NestingError: ``SS103`` at the first parenthesis, CASE or ``<`` past a limit.
     """
-    if text.count("(") <= subquery_limit:
+    if text.count("(") + text.count("<") + text.lower().count("case") <= subquery_limit:
         return
-    opened: list[bool] = []  # per open parenthesis: whether it opens a subquery
+    opened: list[str] = []  # per open level: "(", "query" (a subquery's "(") or "case"
     subqueries = 0
     after_open = None  # the match of a "(" that no word followed yet
+    types = 0  # nested types open
+    type_word = False  # the previous token is ARRAY, MAP or STRUCT
     for match in _TOKENS.finditer(text):
-        paren, word = match.group(1), match.group(2)
+        paren, word, angle = match.group(1), match.group(2), match.group(3)
+        opening = None
         if word is not None:
-            if after_open is not None and word.lower() in _QUERY_WORDS:
-                opened[-1] = True
+            lowered = word.lower()
+            if after_open is not None and lowered in _QUERY_WORDS:
+                opened[-1] = "query"
                 subqueries += 1
                 if subqueries > subquery_limit:
                     raise nesting_error("subqueries", span(after_open.start(), match.end()),
                                         subquery_limit)
+            elif lowered == "case":
+                opening = "case"
+            elif lowered == "end" and opened and opened[-1] == "case":
+                opened.pop()
             after_open = None
         elif paren == "(":
-            opened.append(False)
+            opening = "("
             after_open = match
-            if len(opened) > limit:
-                raise nesting_error("parentheses", span(match.start(), match.end()), limit)
         elif paren == ")":
             after_open = None
-            if opened and opened.pop():
+            while opened and opened[-1] == "case":  # an unclosed CASE: closed by the ")"
+                opened.pop()
+            if opened and opened.pop() == "query":
                 subqueries -= 1
-        else:
-            continue  # a comment, string or quoted name: a "(" before it opens no subquery
+        elif angle == "<" and type_word:
+            types += 1
+            if types > limit:
+                raise nesting_error("nested types", span(match.start(), match.end()), limit)
+        elif angle == ">" and types:
+            types -= 1
+        type_word = word is not None and word.lower() in _TYPE_WORDS
+        if opening is not None:
+            opened.append(opening)
+            if len(opened) > limit:
+                raise nesting_error(_LEVELS[opening], span(match.start(), match.end()), limit)
 
 
 def nesting_error(what: str, span: Span | None, limit: int = MAX_NESTING) -> NestingError:
@@ -101,6 +135,33 @@ def nesting_error(what: str, span: Span | None, limit: int = MAX_NESTING) -> Nes
         hint="Spark refuses such statements as too complex (FAILED_TO_PARSE_TOO_COMPLEX); "
         "split the query into views",
     )
+
+
+def read_small_file(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, refusing what would block or never end.
+
+    A FIFO would block the open until a writer comes, ``/dev/zero`` never ends and a 2 GB
+    (sparse) file takes minutes: only a regular file of at most ``limit`` bytes is read
+    (checked before the read, and again by reading at most ``limit + 1`` bytes).
+
+    Raises:
+        OSError: the operating system's error, or one whose ``strerror`` says that the path
+            is a directory, not a regular file, or larger than ``limit`` bytes.
+        ValueError: the path holds a NUL character.
+    """
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(0, "not a regular file (a FIFO, device or socket)", str(path))
+    too_large = OSError(0, f"larger than {limit:,} bytes (the compiler's limit)", str(path))
+    if info.st_size > limit:
+        raise too_large
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise too_large
+    return data
 
 
 _lock = threading.Lock()

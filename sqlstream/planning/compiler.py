@@ -83,10 +83,8 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
     """
     try:
         tree = parse_query(text.text)
-        if isinstance(tree, (exp.Tuple, exp.Paren, exp.Condition)) and not isinstance(tree, exp.Query):
-            raise SqlSyntaxError(  # e.g. "(a = 1, b = 2);": the grammar takes it for a query
-                "invalid SQL: expected a query (SELECT …), found an expression", text.span,
-                hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE")
+        if not isinstance(tree, (exp.Query, exp.Values)):
+            raise _not_a_query(tree, text)
         for relation, start, end in relation_names(tree):
             if relation not in catalog:
                 raise UnknownNameError(
@@ -107,6 +105,23 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
             hint="a streaming query must read at least one CREATE STREAM relation", code="SS309",
         )
     return replace(compiled, steps=steps, findings=findings + compiled.findings)
+
+
+def _not_a_query(tree: exp.Expr, text: ast.SqlText) -> SqlSyntaxError:
+    """``SS102`` for a body the grammar took for a query that sqlglot parsed as something
+    else: ``(a = 1, b = 2)``, ``(SELECT …) AS x``, ``TABLE t`` (read by sqlglot as the
+    column ``TABLE`` aliased ``t``)."""
+    if (isinstance(tree, exp.Alias) and isinstance(tree.this, exp.Column)
+            and tree.this.name.upper() == "TABLE" and not tree.this.this.quoted):
+        return SqlSyntaxError("invalid SQL: TABLE t is not supported as a query", text.span,
+                              hint=f"write SELECT * FROM {tree.alias}")
+    if isinstance(tree, exp.Alias):
+        return SqlSyntaxError(
+            "invalid SQL: expected a query (SELECT …), found an aliased expression", text.span,
+            hint="a query takes no alias: remove AS …, or write SELECT … FROM (…) AS name")
+    return SqlSyntaxError(  # e.g. "(a = 1, b = 2);"
+        "invalid SQL: expected a query (SELECT …), found an expression", text.span,
+        hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE")
 
 
 def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from sqlglot import exp
 
 __all__ = ["TVF_KINDS", "TVF_PARAMS", "TVF_SIGNATURES", "TVF_NAMED_PARAMS", "Watermark", "WindowTVF",
-           "find_all"]
+           "find_all", "find_own"]
 
 
 # Nodes that never hold another node (their arguments are strings and flags).
@@ -38,6 +38,30 @@ def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
         current = pop()
         if isinstance(current, types):
             yield current
+        for value in current.args.values():
+            if type(value) is list:
+                for item in value:
+                    if hasattr(item, "parent") and type(item) not in skipped:
+                        push(item)
+            elif hasattr(value, "parent") and type(value) not in skipped:
+                push(value)
+
+
+def find_own(select: exp.Expr, *types: type) -> Iterator[exp.Expr]:
+    """The nodes of ``select``'s tree that are instances of ``types`` and whose nearest
+    enclosing SELECT is ``select`` (``n.find_ancestor(exp.Select) is select``), in
+    :func:`find_all`'s order; nested SELECTs are yielded but not entered. One walk, where
+    asking each node for its ancestor costs time quadratic in the depth of the query."""
+    skipped = _skipped(types)
+    queue = deque((select,))
+    pop, push = queue.popleft, queue.append
+    while queue:
+        current = pop()
+        if current is not select:
+            if isinstance(current, types):
+                yield current
+            if isinstance(current, exp.Select):
+                continue
         for value in current.args.values():
             if type(value) is list:
                 for item in value:

@@ -190,7 +190,7 @@ def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: 
 # ``x = ANY(array)`` an ``EXISTS`` (Spark's ``any`` is the boolean aggregate). These are the
 # rewrites of sqlglot's Spark generator (``transforms.preprocess`` on ``exp.Select``), run
 # here explicitly, before the checks: the generator itself no longer rewrites
-# (:data:`sqlstream.sql.dialect.GENERATOR_REWRITES`).
+# (:data:`sqlstream.sql.dialect_generator.GENERATOR_REWRITES`).
 def _distinct_on(select: exp.Expression) -> exp.Expression:
     """sqlglot's ``eliminate_distinct_on``, without leaking its ``_row_number`` column
     through ``SELECT DISTINCT ON (k) *`` (the outer query becomes ``* EXCEPT (…)``)."""

@@ -508,6 +508,15 @@ def test_unaliased_expressions_get_spark_names():
         "origin LIKE J%", "(flight IN (1, 2))", "window", "CASE WHEN delayed THEN a END"]
 
 
+def test_unaliased_subqueries_get_spark_names_without_their_query():
+    # Spark 4.1 (spark.sql(…).columns): the query is not part of the name, so naming a
+    # nested subquery costs no time per level
+    schema, _ = schema_of("SELECT (SELECT max(flight) FROM flights), EXISTS (SELECT 1 FROM flights), "
+                          "flight IN (SELECT flight FROM flights) FROM flights")
+    assert [name for name, _ in schema] == ["scalarsubquery()", "exists()",
+                                            "(flight IN (listquery()))"]
+
+
 def test_unknown_relation_gives_unknown_columns_and_no_findings():
     assert schema_of("SELECT x, y.z FROM nowhere") == ((("x", UNKNOWN), ("z", UNKNOWN)), [])
     assert schema_of("SELECT * FROM nowhere") == (None, [])

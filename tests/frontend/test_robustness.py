@@ -12,8 +12,15 @@
   ``SqlStreamError`` escapes, spans lie in the input, ``check`` and ``translate`` agree.
   A longer run: ``python tools/fuzz.py`` (see ``bench/README.md``).
 
-Timings are not asserted here (``bench/compile_scaling.py`` measures them); the larger
-cases only have to finish.
+* Time (issue 19): every kind of expression (calls, CAST, IF, CASE, NOT, lambdas, struct,
+  array and map constructors, scalar/IN/EXISTS subqueries, nested types) nested to its limit,
+  in every place (select list, WHERE, a view, a computed column, FROM), compiles in at most
+  :data:`tests.support.fuzzing.SECONDS` (5 s) per ``check`` and per ``translate`` — a bound
+  against exponential or quadratic blow-up, not a benchmark (``bench/compile_scaling.py``
+  measures speed).
+* Statements the grammar takes for a query that are not one (``(SELECT …) AS x;``,
+  ``TABLE t``), NUL bytes after them, and the command line on paths that cannot be read
+  (directories, FIFOs, ``/dev/zero``, a 2 GB sparse file) or written (``-o``).
 """
 
 from __future__ import annotations
@@ -21,11 +28,16 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.frontend.limits import MAX_NESTING, MAX_SUBQUERY_NESTING
-from tests.support.fuzzing import assert_file_robust, assert_robust, byte_mutants, mutants, programs
+from sqlstream.frontend.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_SUBQUERY_NESTING
+from tests.support.fuzzing import (
+    NESTING_PLACES, NESTING_SHAPES, SUBQUERY_SHAPES, assert_cli_robust, assert_file_robust, assert_robust,
+    byte_mutants, cli_invocations, cli_paths, mutants, nested, nestings, nul_after_prefix, programs,
+    statement_parens,
+)
 
 HEAD = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
         "WITH (connector = 'files', path = 'in', format = 'json');\n"
@@ -138,6 +150,71 @@ def test_deep_nesting_through_the_cli(tmp_path):
         assert "internal error" not in result.output
 
 
+# ---- time: every expression kind nested to its limit -----------------------------------
+
+def limit_depth(shape: str) -> int:
+    """The deepest nesting of ``shape`` within the limits (each level opens one parenthesis,
+    CASE or subquery; the select list adds none)."""
+    if shape in SUBQUERY_SHAPES:
+        return MAX_SUBQUERY_NESTING
+    opening = NESTING_SHAPES[shape][0]
+    per_level = opening.count("(") - opening.count(")") + opening.upper().count("CASE ")
+    return (MAX_NESTING - 2) // max(per_level, 1)
+
+
+@pytest.mark.parametrize("shape", sorted(NESTING_SHAPES))
+def test_every_expression_kind_nested_to_its_limit_compiles_within_the_bound(shape):
+    findings = assert_robust(nested(shape, limit_depth(shape)))  # each compile <= 5 s
+    assert "SS103" not in [f.code for f in findings]
+
+
+@pytest.mark.parametrize("place", [p for p in NESTING_PLACES if p not in ("FROM subqueries", "type as a select item")])
+def test_every_expression_kind_nested_in_every_place_within_the_bound(place):
+    for shape in sorted(NESTING_SHAPES):
+        assert_robust(nested(shape, 60, place))
+
+
+def test_subqueries_in_from_to_the_limit_and_types_as_select_items_within_the_bound():
+    assert codes(nested("parentheses", MAX_SUBQUERY_NESTING, "FROM subqueries")) == []
+    text = nested("parentheses", MAX_NESTING, "type as a select item")
+    assert only_finding(text, "SS102").span.line == 3
+
+
+def test_case_and_nested_types_past_the_limit_are_ss103():
+    text = nested("CASE", MAX_NESTING + 1)
+    error = only_finding(text, "SS103")
+    assert text[error.span.start:error.span.end].upper() == "CASE" and "CASE" in error.message
+    text = nested("cast to nested type", MAX_NESTING + 1)
+    error = only_finding(text, "SS103")
+    assert text[error.span.start] == "<" and "nested types" in error.message
+    text = nested("scalar subquery", MAX_SUBQUERY_NESTING + 1)
+    assert only_finding(text, "SS103").span.line == 3
+
+
+@pytest.mark.parametrize("item, at", [
+    ("ARRAY<ARRAY<INT>>", "ARRAY"), ("a, MAP<STRING, INT>", "MAP"), ("STRUCT<f: INT>(1)", "STRUCT"),
+    ("ARRAY<INT>(1, 2)", "ARRAY"), ("a + ARRAY<INT>", "ARRAY")])
+def test_a_type_where_a_value_belongs_is_ss102_at_the_type(item, at):
+    text = HEAD + f"INSERT INTO o SELECT {item} FROM s;"
+    error = only_finding(text, "SS102")
+    assert text[error.span.start:error.span.end] == at and "data type" in error.message
+
+
+def test_types_in_casts_and_constructor_calls_still_compile():
+    assert codes(HEAD + "INSERT INTO o SELECT CAST(a AS ARRAY<STRUCT<f: INT>>) AS x, a::ARRAY<INT> AS y, "
+                 "STRUCT(a, STRUCT(b)) AS z, ARRAY(a) AS w, MAP(a, b) AS m FROM s;") == []
+
+
+@pytest.mark.parametrize("statement, code", [
+    ("(SELECT a FROM s) AS x;", "SS102"), ("(SELECT a FROM s) x;", "SS102"),
+    ("INSERT INTO o (SELECT a FROM s) AS x;", "SS102"), ("CREATE VIEW v AS (SELECT a FROM s) AS x;", "SS102"),
+    ("(SELECT a FROM s) AS x\x00", "SS102"), ("TABLE s;", "SS102"), ("(SELECT a FROM s) AS x;\x00", "SS101")])
+def test_a_parenthesised_query_with_an_alias_as_a_statement_is_a_positioned_error(statement, code):
+    text = HEAD + statement
+    error = only_finding(text, code)
+    assert error.span.line == 4
+
+
 # ---- encodings ---------------------------------------------------------------------------
 
 def test_a_byte_order_mark_is_accepted(tmp_path):
@@ -224,3 +301,63 @@ def test_fuzz_mutated_corpus_programs(text):
 @given(byte_mutants())
 def test_fuzz_mutated_bytes(data):
     assert_file_robust(data)
+
+
+@fuzz(80)
+@given(nestings())
+def test_fuzz_nesting_of_every_expression_kind(text):
+    assert_robust(text)
+
+
+@fuzz(60)
+@given(statement_parens())
+def test_fuzz_statement_level_parentheses(text):
+    assert_robust(text)
+
+
+@fuzz(60)
+@given(nul_after_prefix())
+def test_fuzz_nul_bytes_after_valid_prefixes(text):
+    assert_robust(text)
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    return cli_paths(tmp_path_factory.mktemp("cli"))
+
+
+def test_cli_paths_that_cannot_be_read_or_written(paths):
+    for kind in ("directory", "fifo", "/dev/zero", "huge sparse", "missing", "missing folder"):
+        for command in ("check", "translate", "explain"):
+            assert_cli_robust([command, paths[kind]])
+    assert_cli_robust(["translate", paths["valid"], "-o", paths["missing folder"]])
+    assert_cli_robust(["translate", paths["valid"], "-o", paths["directory"]])
+    assert MAX_FILE_BYTES < 2 * 1024**3
+
+
+@pytest.mark.parametrize("kind, why", [("fifo", "not a regular file"), ("/dev/zero", "not a regular file"),
+                                       ("huge sparse", "larger than"), ("directory", "Is a directory")])
+def test_an_avro_schema_file_that_is_not_a_small_regular_file_is_ss211(paths, kind, why):
+    text = (f"CREATE STREAM k (a INT) WITH (connector = 'kafka', bootstrap_servers = 'h:9092', "
+            f"topic = 't', format = 'avro', avro_schema = '{paths[kind]}');\nSELECT a FROM k;\n")
+    error = only_finding(text, "SS211")
+    assert why in error.message and text[error.span.start:error.span.end] == f"'{paths[kind]}'"
+
+
+def test_a_csv_data_file_without_line_breaks_is_not_read_whole(tmp_path):
+    import time
+
+    from sqlstream.connectors.formats.csv_header import first_record
+
+    with open(tmp_path / "big.csv", "wb") as handle:
+        handle.truncate(2 * 1024**3)  # sparse: 2 GB of NUL bytes, no line break
+    started = time.perf_counter()
+    reason = first_record(str(tmp_path), {"header": "true"})
+    assert reason == "big.csv cannot be read (a line is longer than 1,048,576 characters)"
+    assert time.perf_counter() - started < 5
+
+
+@fuzz(40)
+@given(data=st.data())
+def test_fuzz_cli_paths(paths, data):
+    assert_cli_robust(data.draw(cli_invocations(paths)))

@@ -352,7 +352,7 @@ def test_find_all_equals_sqlglots_over_every_query():
     the same order, for every query body of the tests and examples and the node types the
     compiler looks for (leaves included)."""
     from sqlstream.diagnostics.errors import SqlStreamError
-    from sqlstream.sql.expressions import find_all
+    from sqlstream.sql.expressions import find_all, find_own
     from sqlstream.frontend.parser import parse
 
     kinds = [(exp.Expr,), (exp.Table,), (exp.Column,), (exp.Identifier,), (exp.Literal, exp.Select),
@@ -375,4 +375,35 @@ def test_find_all_equals_sqlglots_over_every_query():
             queries += 1
             for types in kinds:
                 assert [id(n) for n in find_all(tree, *types)] == [id(n) for n in tree.find_all(*types)]
+            for select in tree.find_all(exp.Select):  # find_own: the nodes of this SELECT only
+                for types in ((exp.Window, exp.AggFunc, exp.Func), (exp.Lateral,), (exp.Column,)):
+                    assert [id(n) for n in find_own(select, *types)] == [
+                        id(n) for n in tree.find_all(*types) if n.find_ancestor(exp.Select) is select]
     assert queries > 300
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT transform(arr, x -> x + 1) FROM s",
+    "SELECT transform(arr, x -> transform(x, y -> y + x.f + a + x.g.h)) FROM s",
+    "SELECT filter(m, (k, v) -> k.z > v AND b) FROM s",
+    "SELECT aggregate(arr, 0, (acc, x) -> acc + x, acc -> acc * 10) FROM s",
+    "SELECT transform(a, x -> transform(b, y -> transform(c, z -> x + y + z + w + exists(d, q -> q = x)))) FROM s",
+    "SELECT transform(a, x -> transform(x, y -> x)) FROM s",
+    "SELECT struct(a, struct(b AS c)) AS s1, struct(struct(a AS g) AS f) AS s2 FROM s",
+    "SELECT CAST(a AS ARRAY<VARCHAR(3)>), CAST(b AS STRUCT<x: CHAR(2), y: MAP<STRING, ARRAY<VARCHAR(1)>>>) FROM s",
+])
+def test_linear_time_rewrites_keep_sqlglots_trees_and_text(sql):
+    """The dialect's linear-time lambda resolution, struct printing and type parsing give
+    sqlglot's Spark trees and SQL (which took time quadratic or exponential in the depth)."""
+    import sqlglot
+
+    tree = parse_query(sql)
+    assert tree == sqlglot.parse_one(sql, read="spark")
+    assert to_spark_sql(tree) == sqlglot.parse_one(sql, read="spark").sql("spark")
+
+
+def test_nested_named_struct_prints_as_written_in_linear_time():
+    """``named_struct`` keeps its spelling (the field names are string literals, as
+    written), nested too; printing moves, never copies, so depth costs linear time."""
+    sql = "SELECT named_struct('f', named_struct('g', a)) AS s2 FROM s"
+    assert to_spark_sql(parse_query(sql)) == "SELECT NAMED_STRUCT('f', NAMED_STRUCT('g', a)) AS s2 FROM s"

@@ -8,19 +8,25 @@ Two sources of inputs, both ``hypothesis`` strategies:
   and options; views, inserts and bare selects whose bodies come from a small expression
   grammar (columns, literals, intervals, operators, calls, ``CASE``, subqueries, window
   TVFs), ``EMIT`` clauses — valid and invalid alike;
+* :func:`nestings`: every expression kind of :data:`NESTING_SHAPES` nested in every place
+  (:func:`nested`); :func:`statement_parens`: parenthesised and aliased queries as
+  statements; :func:`nul_after_prefix`: NUL bytes after a valid prefix; and
+  :func:`cli_invocations` with :func:`assert_cli_robust`: the command line on paths that
+  cannot be read or written (:func:`cli_paths`);
 * :func:`mutants`: the corpus programs (``tests/fixtures/check/*.ssql`` and the translate
   goldens) with text mutations (slices deleted or repeated, tokens inserted, characters
   replaced) and byte mutations (read through :func:`sqlstream.read_file` from a file).
 
 :func:`assert_robust` is the property: only :class:`~sqlstream.SqlStreamError` escapes,
 every finding's span lies inside the input (and its line is shown), and ``check`` and ``translate`` agree
-(``translate`` raises if and only if ``check`` reports an error).
+(``translate`` raises if and only if ``check`` reports an error), each within :data:`SECONDS`.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -36,8 +42,18 @@ VARIABLES = {"data": "/tmp/sqlstream-fuzz-data", "day": "2013-01-01", "path": "d
 # ---- the property ------------------------------------------------------------------------
 
 
-def assert_robust(text: str, variables: dict | None = None) -> list[SqlStreamError]:
+SECONDS = 5.0  # the bound on one compile of any input within the documented limits
+
+
+def assert_robust(text: str, variables: dict | None = None,
+                  seconds: float | None = SECONDS) -> list[SqlStreamError]:
     """Check ``text`` and translate it; fail unless the compiler behaved.
+
+    Args:
+        text: the program.
+        variables: values for ``${…}`` (default :data:`VARIABLES`).
+        seconds: the longest each of ``check`` and ``translate`` may take (wall clock;
+            a bound against exponential or quadratic blow-up, not a benchmark), or ``None``.
 
     Returns:
         The findings of ``check``.
@@ -45,10 +61,13 @@ def assert_robust(text: str, variables: dict | None = None) -> list[SqlStreamErr
     Raises:
         AssertionError: a finding that is not a ``SqlStreamError`` or whose span lies
             outside ``text``; ``translate`` raising without an error from ``check``, or
-            not raising with one. Any other exception propagates (that is a bug).
+            not raising with one; either taking longer than ``seconds``. Any other
+            exception propagates (that is a bug).
     """
     variables = VARIABLES if variables is None else variables
+    started = time.perf_counter()
     findings = sqlstream.check(text, variables)
+    _assert_within(started, seconds, "check", text)
     for finding in findings:
         assert isinstance(finding, SqlStreamError), finding
         finding.render()
@@ -59,6 +78,7 @@ def assert_robust(text: str, variables: dict | None = None) -> list[SqlStreamErr
             assert span.line >= 1 and span.column >= 1, span
             assert finding.source is not None, f"{finding.code} has a position but no source line"
     errors = [f for f in findings if f.severity == "error"]
+    started = time.perf_counter()
     try:
         sqlstream.translate(text, variables)
     except SqlStreamError as error:
@@ -66,7 +86,14 @@ def assert_robust(text: str, variables: dict | None = None) -> list[SqlStreamErr
         assert errors, f"translate raised {error.render()!r} but check found no error"
     else:
         assert not errors, f"check found {errors[0].render()!r} but translate succeeded"
+    _assert_within(started, seconds, "translate", text)
     return findings
+
+
+def _assert_within(started: float, seconds: float | None, what: str, text: str) -> None:
+    took = time.perf_counter() - started
+    assert seconds is None or took <= seconds, \
+        f"{what} took {took:.1f} s (over {seconds} s) on {len(text)} characters: {text[:300]!r}…"
 
 
 def assert_file_robust(data: bytes) -> None:
@@ -210,6 +237,168 @@ def programs(draw) -> str:
     """A program of up to 6 statements (the first often a valid stream ``s``)."""
     head = [STREAM, "CREATE SINK o WITH (connector = 'console')"] if draw(st.booleans()) else []
     return ";\n".join(head + draw(st.lists(statements(), min_size=1, max_size=6))) + ";\n"
+
+
+# ---- nesting of every expression kind ---------------------------------------------------
+
+# name → (opening, closing, innermost): one level is opening + inner + closing.
+NESTING_SHAPES = {
+    "parentheses": ("(", ")", "a"),
+    "function call": ("abs(", ")", "a"),
+    "CAST": ("CAST(", " AS INT)", "a"),
+    "IF": ("if(a = 1, ", ", 0)", "a"),
+    "CASE": ("CASE WHEN a = 1 THEN ", " END", "a"),
+    "simple CASE": ("CASE a WHEN 1 THEN ", " ELSE 0 END", "a"),
+    "NOT": ("NOT ", "", "a = 1"),
+    "lambda": ("transform(array(1), x -> ", ")", "x + a"),
+    "struct": ("struct(", ")", "a"),
+    "STRUCT": ("STRUCT(", ")", "a"),
+    "named_struct": ("named_struct('f', ", ")", "a"),
+    "array": ("array(", ")", "a"),
+    "element": ("array(", ")[0]", "a"),
+    "map": ("map(1, ", ")", "a"),
+    "scalar subquery": ("(SELECT ", " AS c FROM s)", "a"),
+    "IN subquery": ("a IN (SELECT a FROM s WHERE ", ")", "a = 1"),
+    "EXISTS": ("EXISTS (SELECT a FROM s WHERE ", ")", "a = 1"),
+    "cast to nested type": ("CAST(NULL AS ", ")", "INT"),  # the type's levels: see nested()
+}
+SUBQUERY_SHAPES = {"scalar subquery", "IN subquery", "EXISTS"}
+NESTING_PLACES = ("select", "where", "view", "computed column", "FROM subqueries",
+                  "type as a select item")
+NESTED_HEAD = ("CREATE STREAM s (a INT, ts TIMESTAMP{computed}, WATERMARK FOR ts AS ts - "
+               "INTERVAL '1' MINUTE) WITH (connector = 'files', path = 'in', format = 'json');\n"
+               "CREATE SINK o WITH (connector = 'console');\n")
+
+
+def nested(shape: str, depth: int, place: str = "select") -> str:
+    """A program with an expression of ``shape`` (:data:`NESTING_SHAPES`) nested ``depth``
+    levels at ``place`` (:data:`NESTING_PLACES`; ``"FROM subqueries"`` and ``"type as a
+    select item"`` ignore ``shape``)."""
+    opening, closing, inner = NESTING_SHAPES[shape]
+    if shape == "cast to nested type":
+        inner = "ARRAY<" * depth + "INT" + ">" * depth
+        depth = 1
+    expression = opening * depth + inner + closing * depth
+    head = NESTED_HEAD.format(computed="")
+    if place == "select":
+        return head + f"INSERT INTO o SELECT {expression} AS x FROM s;\n"
+    if place == "where":
+        return head + f"INSERT INTO o SELECT a FROM s WHERE ({expression}) IS NOT NULL;\n"
+    if place == "view":
+        return head + f"CREATE VIEW v AS SELECT {expression} AS x, ts FROM s;\nINSERT INTO o SELECT x FROM v;\n"
+    if place == "computed column":
+        return NESTED_HEAD.format(computed=f", x AS {expression}") + "INSERT INTO o SELECT x FROM s;\n"
+    if place == "FROM subqueries":
+        return head + "INSERT INTO o SELECT a FROM " + "(SELECT a, ts FROM " * depth + "s" + ")" * depth + ";\n"
+    if place == "type as a select item":
+        return head + "INSERT INTO o SELECT " + "ARRAY<" * depth + "INT" + ">" * depth + " FROM s;\n"
+    raise ValueError(place)
+
+
+@st.composite
+def nestings(draw, max_depth: int = 40) -> str:
+    """A program of :func:`nested` with a random shape, depth (1 to ``max_depth``) and place,
+    sometimes cut short or with one closing level too many."""
+    text = nested(draw(st.sampled_from(sorted(NESTING_SHAPES))), draw(st.integers(1, max_depth)),
+                  draw(st.sampled_from(NESTING_PLACES)))
+    cut = draw(st.sampled_from(("", "short", "long")))
+    if cut == "short":
+        text = text.replace(")", "", 1)
+    elif cut == "long":
+        text = text.replace(";", ");", 1)
+    return text
+
+
+# ---- statement-level parentheses and NUL bytes ------------------------------------------
+
+PARENTHESISED = ("(SELECT a FROM s)", "(SELECT a FROM s) AS x", "(SELECT a FROM s) x", "((SELECT a FROM s))",
+                 "(SELECT a FROM s) UNION (SELECT a FROM s)", "(a = 1, b = 2)", "(a)", "()", "TABLE s",
+                 "(SELECT a FROM s) ORDER BY a", "(WITH c AS (SELECT a FROM s) SELECT a FROM c) AS y",
+                 "(VALUES (1)) AS t (a)")
+
+
+@st.composite
+def statement_parens(draw) -> str:
+    """A parenthesised query, expression or aliased query as a statement (bare, after INSERT
+    INTO, in CREATE VIEW / CREATE STREAM … AS), sometimes followed by a NUL byte."""
+    body = draw(st.sampled_from(PARENTHESISED))
+    statement = draw(st.sampled_from(("{}", "INSERT INTO o {}", "CREATE VIEW v AS {}",
+                                      "CREATE STREAM t WITH (connector = 'memory') AS {}"))).format(body)
+    end = draw(st.sampled_from((";\n", ";", "", ";\x00", "\x00", "\x00;", " \x00\n")))
+    return STREAM + ";\nCREATE SINK o WITH (connector = 'console');\n" + statement + end
+
+
+@st.composite
+def nul_after_prefix(draw) -> str:
+    """A corpus program cut after a random prefix, a NUL byte (or a few), then the rest or
+    nothing."""
+    text = CORPUS[draw(st.integers(0, len(CORPUS) - 1))]
+    at = draw(st.integers(0, len(text)))
+    rest = text[at:] if draw(st.booleans()) else ""
+    return text[:at] + "\x00" * draw(st.integers(1, 3)) + rest
+
+
+# ---- the command line on paths that cannot be read or written ---------------------------
+
+PATH_KINDS = ("valid", "missing", "directory", "fifo", "/dev/zero", "huge sparse", "not utf-8",
+              "missing folder", "nul after a statement")
+OUTPUT_KINDS = (None, "writable", "missing folder", "directory", "/dev/full")
+
+
+def cli_paths(folder: Path) -> dict[str, str]:
+    """The files of :data:`PATH_KINDS` (and writable outputs) made under ``folder``."""
+    valid = folder / "valid.ssql"
+    valid.write_text(STREAM + ";\nSELECT a FROM s;\n", encoding="utf-8")
+    fifo = folder / "fifo.ssql"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    huge = folder / "huge.ssql"
+    with open(huge, "wb") as handle:  # sparse: no disk used
+        handle.truncate(2 * 1024**3)
+    latin = folder / "latin1.ssql"
+    latin.write_bytes("-- café\nSELECT 1;".encode("latin-1"))
+    nul = folder / "nul.ssql"
+    nul.write_text(STREAM + ";\n(SELECT a FROM s) AS x;\x00", encoding="utf-8")
+    (folder / "out").mkdir(exist_ok=True)
+    return {"valid": str(valid), "missing": str(folder / "missing.ssql"), "directory": str(folder),
+            "fifo": str(fifo), "/dev/zero": "/dev/zero", "huge sparse": str(huge),
+            "not utf-8": str(latin), "missing folder": str(folder / "no" / "such.ssql"),
+            "nul after a statement": str(nul), "writable": str(folder / "out" / "x.py"),
+            "/dev/full": "/dev/full"}
+
+
+@st.composite
+def cli_invocations(draw, paths: dict[str, str]) -> list[str]:
+    """Arguments of a ``sqlstream`` command that reads (and with ``-o`` writes) a path of
+    :func:`cli_paths`."""
+    command = draw(st.sampled_from(("check", "translate", "explain")))
+    args = [command, paths[draw(st.sampled_from(PATH_KINDS))]]
+    if command == "check" and draw(st.booleans()):
+        args.append(paths[draw(st.sampled_from(PATH_KINDS))])
+    if command == "translate":
+        output = draw(st.sampled_from(OUTPUT_KINDS))
+        if output is not None:
+            args += ["-o", paths.get(output, output)]
+    if draw(st.booleans()):
+        args += ["--format", "json"] if command != "translate" else ["--to", "pyspark"]
+    return args
+
+
+def assert_cli_robust(args: list[str], seconds: float = SECONDS) -> None:
+    """Run ``sqlstream args`` (click's CliRunner): exit 0, 1 or 2, no traceback, no
+    "internal error", within ``seconds``."""
+    from click.testing import CliRunner
+
+    from sqlstream.cli import main
+
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, args)
+    took = time.perf_counter() - started
+    output = result.output
+    assert result.exit_code in (0, 1, 2), (args, result.exit_code, output, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+    assert "Traceback" not in output and "internal error" not in output, (args, output)
+    assert took <= seconds, f"sqlstream {' '.join(args)} took {took:.1f} s"
 
 
 # ---- mutations of the corpus -------------------------------------------------------------

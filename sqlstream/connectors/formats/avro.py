@@ -15,6 +15,7 @@ from collections.abc import Callable
 from sqlstream.frontend import ast
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError
 from sqlstream.frontend.literals import quote_identifier
+from sqlstream.frontend.limits import read_small_file
 from sqlstream.analysis.spark_types import spark_type
 
 __all__ = ["avro_columns", "load_schema", "null_record"]
@@ -38,10 +39,9 @@ def load_schema(option: ast.Option, resolve_path: Callable[[str], str | None]) -
     text = option.text.strip()
     if not text.startswith("{"):
         path = resolve_path(text) or text
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        try:  # a regular file of a bounded size: a FIFO or /dev/zero would never return
+            text = read_small_file(path).decode("utf-8")
+        except (OSError, ValueError) as error:  # ValueError: a NUL in the path, not UTF-8
             raise OptionError(f"cannot read the Avro schema file '{option.text}': "
                              f"{getattr(error, 'strerror', None) or error}", option.value_span, code="SS211",
                              hint="give the path of an .avsc file (relative to the .ssql file) "

@@ -40,6 +40,7 @@ from sqlstream.diagnostics.errors import SemanticError, SqlStreamError, UnknownN
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open}
 _UNREADABLE = (".zst", ".lz4", ".snappy", ".deflate", ".xz", ".zip")
 _MAX_FILES = 100_000
+_MAX_LINE = 1024 * 1024  # characters: a longer first line (a file with no line break) is not read whole
 
 
 @dataclass(frozen=True)
@@ -130,13 +131,22 @@ def _read_first(file: str, options: dict[str, str]) -> list[str] | None:
     escape = options.get("escape", "\\") or None
     comment = options.get("comment")
     with opener(file, "rt", encoding=encoding, newline="") as stream:
-        lines = (line for line in stream if not (comment and line.startswith(comment)))
+        lines = (line for line in _lines(stream) if not (comment and line.startswith(comment)))
         if len(sep) != 1:  # Spark accepts a multi-character separator; csv does not
             line = next(lines, None)
             return None if line is None else line.rstrip("\r\n").split(sep)
         reader = csv.reader(lines, delimiter=sep, quotechar=quote[0],
                             escapechar=escape[0] if escape else None, doublequote=True)
         return next(reader, None)
+
+
+def _lines(stream):
+    """The lines of ``stream``, each read with a bound: a line over :data:`_MAX_LINE`
+    characters raises ``ValueError`` (so a 2 GB file without a line break is not read)."""
+    while line := stream.readline(_MAX_LINE + 1):
+        if len(line) > _MAX_LINE:
+            raise ValueError(f"a line is longer than {_MAX_LINE:,} characters")
+        yield line
 
 
 @dataclass(frozen=True)
