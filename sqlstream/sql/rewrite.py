@@ -99,6 +99,10 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
                                 "as in Flink", join, "use JOIN or LEFT JOIN")
         select = join.parent
         source = select.args.get("from_") or select.args.get("from")
+        if source is None:  # `SELECT 1 JOIN t FOR SYSTEM_TIME …`: no left side to look up from
+            raise _lookup_error("a lookup join (FOR SYSTEM_TIME AS OF) needs a stream on its "
+                                "left: this SELECT has no FROM", table,
+                                "write FROM stream AS s JOIN table FOR SYSTEM_TIME AS OF s.ts AS t ON …")
         left = {name.lower() for relation in [source.this, *(
             j.this for j in select.args["joins"][:join.index])]
             for name in (relation.alias_or_name, relation.name if isinstance(relation, exp.Table)

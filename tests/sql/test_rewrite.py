@@ -146,3 +146,17 @@ def test_relation_names_dotted_and_table_functions() -> None:
 def test_relation_names_watermark_clause() -> None:
     sql = "SELECT * FROM clicks WATERMARK ts DELAY OF INTERVAL 10 MINUTES AS c"
     assert _names(sql) == [("clicks", "clicks")]
+
+
+def test_lookup_join_without_from_is_a_positioned_finding():
+    """``SELECT 1 JOIN t FOR SYSTEM_TIME AS OF …`` (found by the fuzzer): no left side to
+    look up from is SS335 at the join's table, not an internal error."""
+    import sqlstream
+
+    findings = sqlstream.check(
+        "CREATE STREAM s (a INT, ts TIMESTAMP) WITH (connector = 'rate');\n"
+        "CREATE TABLE t (a INT) WITH (connector = 'files', path = 'x', format = 'json');\n"
+        "SELECT 1 JOIN t FOR SYSTEM_TIME AS OF s.ts ON s.a = t.a;\n", path="p.ssql")
+    rendered = [f.render() for f in findings]
+    assert any(r.startswith("p.ssql:3:15: SS335 a lookup join (FOR SYSTEM_TIME AS OF) needs a "
+                            "stream on its left") for r in rendered), rendered
