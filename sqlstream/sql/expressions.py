@@ -31,20 +31,7 @@ def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
     literals, …) that cannot match: about three times as fast, and the compiler walks each
     query some 60 times (``bench/README.md``, "Compile scaling"; the equivalence is
     tested over every query of the tests and examples in tests/sql/test_dialect.py)."""
-    skipped = _skipped(types)
-    queue = deque((node,))
-    pop, push = queue.popleft, queue.append
-    while queue:
-        current = pop()
-        if isinstance(current, types):
-            yield current
-        for value in current.args.values():
-            if type(value) is list:
-                for item in value:
-                    if hasattr(item, "parent") and type(item) not in skipped:
-                        push(item)
-            elif hasattr(value, "parent") and type(value) not in skipped:
-                push(value)
+    return _walk(node, types, own=False)
 
 
 def find_own(select: exp.Expr, *types: type) -> Iterator[exp.Expr]:
@@ -52,15 +39,20 @@ def find_own(select: exp.Expr, *types: type) -> Iterator[exp.Expr]:
     enclosing SELECT is ``select`` (``n.find_ancestor(exp.Select) is select``), in
     :func:`find_all`'s order; nested SELECTs are yielded but not entered. One walk, where
     asking each node for its ancestor costs time quadratic in the depth of the query."""
+    return _walk(select, types, own=True)
+
+
+def _walk(root: exp.Expr, types: tuple[type, ...], own: bool) -> Iterator[exp.Expr]:
+    """The breadth-first walk of :func:`find_all` (``own``: of :func:`find_own`)."""
     skipped = _skipped(types)
-    queue = deque((select,))
+    queue = deque((root,))
     pop, push = queue.popleft, queue.append
     while queue:
         current = pop()
-        if current is not select:
+        if not own or current is not root:
             if isinstance(current, types):
                 yield current
-            if isinstance(current, exp.Select):
+            if own and isinstance(current, exp.Select):
                 continue
         for value in current.args.values():
             if type(value) is list:
