@@ -351,10 +351,10 @@ def test_a_csv_data_file_without_line_breaks_is_not_read_whole(tmp_path):
 
     with open(tmp_path / "big.csv", "wb") as handle:
         handle.truncate(2 * 1024**3)  # sparse: 2 GB of NUL bytes, no line break
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: reading 2 GB would take them, load would not
     reason = first_record(str(tmp_path), {"header": "true"})
     assert reason == "big.csv cannot be read (a line is longer than 1,048,576 characters)"
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
 
 
 @fuzz(40)
