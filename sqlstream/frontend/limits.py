@@ -18,6 +18,7 @@ through :func:`read_small_file`: regular files of at most :data:`MAX_FILE_BYTES`
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import re
 import stat
@@ -176,6 +177,23 @@ _saved_thresholds = (0, 0, 0)
 _NO_FULL_COLLECTION = 10**9
 
 
+COMPILE_THREAD = "sqlstream-compile"
+"""The name of the threads :func:`run_deep` runs the compiler in."""
+
+
+class _NotWhileCompiling(logging.Filter):
+    """Drops the log records of a library sqlstream calls (sqlglot) made on a compile
+    thread: sqlglot logs the text it could not translate ("unsupported …", a JSON path), which
+    can hold a secret, while sqlstream reports every problem of a program itself, as a
+    positioned finding. Records of other threads (a tool's own use of sqlglot) pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return threading.current_thread().name != COMPILE_THREAD
+
+
+logging.getLogger("sqlglot").addFilter(_NotWhileCompiling())
+
+
 def _start(target: Callable[[], None]) -> threading.Thread | None:
     """Start ``target`` in a daemon thread with a :data:`STACK_BYTES` stack (a smaller one
     where the system refuses that much); ``None`` when no thread can be started."""
@@ -184,7 +202,7 @@ def _start(target: Callable[[], None]) -> threading.Thread | None:
             previous = threading.stack_size()
             try:
                 threading.stack_size(size)
-                worker = threading.Thread(target=target, name="sqlstream-compile", daemon=True)
+                worker = threading.Thread(target=target, name=COMPILE_THREAD, daemon=True)
                 worker.start()
                 return worker
             except (RuntimeError, ValueError, MemoryError):
