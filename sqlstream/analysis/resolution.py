@@ -2,7 +2,7 @@
 
 :mod:`sqlstream.analysis.schema` prepares a copy of a query, lets sqlglot's ``qualify`` resolve its
 names and runs these checks over the result: unknown functions (``SS206``, by the name
-written, against ``spark_functions.txt``), unknown and ambiguous columns (``SS205``,
+written, against ``spark_functions_<X.Y>.txt`` of the target Spark), unknown and ambiguous columns (``SS205``,
 ``SS207``; Spark's ``UNRESOLVED_COLUMN`` / ``AMBIGUOUS_REFERENCE``), columns neither grouped
 nor aggregated (``SS209``, ``MISSING_AGGREGATION``) and type errors Spark is certain to raise
 (``SS208``, ``DATATYPE_MISMATCH``). Each finding carries offsets within the query text (end

@@ -173,6 +173,19 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      o.ts`` where ``rates`` is a ``CREATE STREAM``. Fix: declare the looked-up relation
      with ``CREATE TABLE``, or write a stream-stream join without the clause, with
      watermarks on both sides and a time range in ``ON``."""),
+    ("SS337", "error", "a files sink's partition_by that Spark refuses (every column; from "
+     "4.3 also a complex-typed or repeated column)", """
+     A files sink partitioned by every column of its query has nothing left to write into
+     the files: Spark 4.0–4.2 fail its first micro-batch (``TASK_WRITE_FAILED``), 4.3
+     refuses it at start (``ALL_PARTITION_COLUMNS_NOT_ALLOWED``). Since Spark 4.3 a query
+     into a files sink also checks its partition columns when it starts, as a batch write
+     does: a column of type ``ARRAY``, ``MAP``, ``STRUCT`` or ``VARIANT``
+     (``INVALID_PARTITION_COLUMN_DATA_TYPE``) or a column named twice
+     (``COLUMN_ALREADY_EXISTS``) stops it, where 4.0–4.2 run it; ``check`` reports those
+     when judging for 4.3 (``--spark-version``, ``SET 'sqlstream.spark_version'``, or the
+     installed PySpark). Anti-pattern: ``partition_by =
+     'route'`` where ``route`` is ``named_struct(…)``. Fix: partition by atomic columns and
+     leave at least one column to write into the files."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …
