@@ -116,7 +116,9 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR`` (months and years cannot bound it)."""),
     ("SS322", "error", "stream-stream join in update or complete mode", """
      A join of two streams runs only in append mode, also when an aggregation follows it
-     (R6). Fix: ``EMIT FINAL``, with windows on watermarked columns for an aggregation
+     (R6); from Spark 4.2 an inner join of two streams also runs in update mode (an
+     aggregation after it too; measured: 4.1.4 refuses it, 4.2.1 and 4.3.0 run it), which
+     ``check`` allows when judging for 4.2 or later. Fix: ``EMIT FINAL``, with windows on watermarked columns for an aggregation
      after the join."""),
     ("SS323", "error", "stream-stream join without an equality between the two streams", """
      Spark starts the query and fails its first batch: "Stream-stream join without equality
@@ -173,17 +175,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      o.ts`` where ``rates`` is a ``CREATE STREAM``. Fix: declare the looked-up relation
      with ``CREATE TABLE``, or write a stream-stream join without the clause, with
      watermarks on both sides and a time range in ``ON``."""),
-    ("SS337", "error", "a files sink's partition_by that Spark refuses (every column; from "
-     "4.3 also a complex-typed or repeated column)", """
-     A files sink partitioned by every column of its query has nothing left to write into
-     the files: Spark 4.0–4.2 fail its first micro-batch (``TASK_WRITE_FAILED``), 4.3
-     refuses it at start (``ALL_PARTITION_COLUMNS_NOT_ALLOWED``). Since Spark 4.3 a query
-     into a files sink also checks its partition columns when it starts, as a batch write
-     does: a column of type ``ARRAY``, ``MAP``, ``STRUCT`` or ``VARIANT``
-     (``INVALID_PARTITION_COLUMN_DATA_TYPE``) or a column named twice
-     (``COLUMN_ALREADY_EXISTS``) stops it, where 4.0–4.2 run it; ``check`` reports those
-     when judging for 4.3 (``--spark-version``, ``SET 'sqlstream.spark_version'``, or the
-     installed PySpark). Anti-pattern: ``partition_by =
+    ("SS337", "error", "a files sink's partition_by that Spark 4.3 refuses (a complex-typed, "
+     "repeated or every column)", """
+     Since Spark 4.3 a query into a files sink checks its partition columns when it starts,
+     as a batch write does: a column of type ``ARRAY``, ``MAP``, ``STRUCT`` or ``VARIANT``
+     (``INVALID_PARTITION_COLUMN_DATA_TYPE``), a column named twice
+     (``COLUMN_ALREADY_EXISTS``) or every column of the query
+     (``ALL_PARTITION_COLUMNS_NOT_ALLOWED``) stops it, where Spark 4.0–4.2 run it;
+     ``check`` reports it when judging for 4.3 (``--spark-version``, ``SET
+     'sqlstream.spark_version'``, or the installed PySpark). Anti-pattern: ``partition_by =
      'route'`` where ``route`` is ``named_struct(…)``. Fix: partition by atomic columns and
      leave at least one column to write into the files."""),
     # ---- warnings ----------------------------------------------------------------------------

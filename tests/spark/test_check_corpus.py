@@ -158,7 +158,8 @@ def test_corpus_covers_every_rule():
     result), a warning code one that Spark runs; and valid programs are a good part of it."""
     assert len(PROGRAMS) >= MIN_PROGRAMS
     for code in RULE_CODES:
-        spark = {p.spark for p in PROGRAMS if code in p.expect}
+        spark = {p.spark_for(v) for p in PROGRAMS for v in spark_versions.SUPPORTED
+                 if code in p.expect_for(v)}
         wanted = {"runs"} if CODES[code].severity == "warning" else {"rejects", "differs"}
         assert spark & wanted, f"{code} has no program that Spark {' or '.join(sorted(wanted))}"
     assert sum(p.spark == "runs" and not p.expect for p in PROGRAMS) >= len(PROGRAMS) // 4
