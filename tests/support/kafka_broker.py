@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-POM = ROOT / "tests" / "kafka" / "pom.xml"
+POM = ROOT / "tests" / "support" / "kafka" / "pom.xml"
 JARS = Path(os.environ.get("SQLSTREAM_KAFKA_JARS", ROOT / ".cache" / "kafka-jars"))
 JVM_OPTS = ["-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             "-Djava.awt.headless=true"]
@@ -55,7 +55,7 @@ def ensure_jars(jars: Path = JARS) -> Path:
     return jars
 
 
-SPARK_POM = ROOT / "tests" / "kafka" / "spark-pom.xml"
+SPARK_POM = ROOT / "tests" / "support" / "kafka" / "spark-pom.xml"
 SPARK_JARS = ROOT / ".cache" / "spark-kafka-jars"
 """One folder per package version under it (``.cache/spark-kafka-jars/4.2.0``): the supported
 Spark minors' venvs share a checkout; ``$SQLSTREAM_SPARK_KAFKA_JARS`` names one folder instead."""
