@@ -186,6 +186,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      'sqlstream.spark_version'``, or the installed PySpark). Anti-pattern: ``partition_by =
      'route'`` where ``route`` is ``named_struct(…)``. Fix: partition by atomic columns and
      leave at least one column to write into the files."""),
+    ("SS338", "error", "SQL syntax the judged Spark version does not have (the WATERMARK … "
+     "DELAY OF clause before Spark 4.1)", """
+     Spark 4.0's SQL parser has no ``WATERMARK <column> DELAY OF <interval>`` clause in
+     ``FROM`` (4.1 added it): Spark 4.0 refuses the query (``PARSE_SYNTAX_ERROR``).
+     ``check`` reports it when judging for 4.0 (``--spark-version 4.0``, ``SET
+     'sqlstream.spark_version' = '4.0'``, or an installed PySpark 4.0). Anti-pattern: ``FROM
+     clicks WATERMARK ts DELAY OF INTERVAL 1 MINUTE`` on Spark 4.0. Fix: ``WATERMARK FOR ts
+     AS ts - INTERVAL '1' MINUTE`` in the stream's declaration."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …
