@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import click
@@ -429,7 +430,12 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     def jvm_line(line: str) -> None:
         say(json.dumps({"event": "jvm_output", "line": line}) if log_format == "json" else line)
 
-    with StopSignals(restore=False), _exec_renderer(log_format, plan, say) as renderer:
+    with StopSignals(restore=False), _exec_renderer(log_format, plan, say) as renderer, \
+            warnings.catch_warnings():
+        # Python warnings (PySpark 4.2+ warns about pandas 3 when it starts) are notices of
+        # the renderer, so --log-format json keeps one JSON object per line
+        warnings.showwarning = lambda message, category, *_: renderer(
+            Notice(f"{category.__name__}: {message}"))
         renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
                         f"{len(plan.queries)} queries"))
         for warning in plan.warnings:
