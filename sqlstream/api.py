@@ -85,6 +85,7 @@ def compile(  # noqa: A001 - the API's name in the spec
     path: str | None = None,
     state_dir: str | None = None,
     checks: bool = True,
+    spark_version: str | None = None,
 ) -> Pipeline:
     """Compile `.ssql` text.
 
@@ -99,6 +100,9 @@ def compile(  # noqa: A001 - the API's name in the spec
             findings (``SS205``–``SS209``) and watermarks on non-timestamps into warnings
             and plans the queries anyway, so Spark itself can be asked; for testing the
             rules, not for running pipelines.
+        spark_version: the Spark major.minor to judge the text for (``"4.2"``; overrides
+            ``SET 'sqlstream.spark_version'``; default: the installed PySpark's, see
+            :mod:`sqlstream.frontend.spark_versions`).
 
     Returns:
         A :class:`Pipeline`.
@@ -113,17 +117,17 @@ def compile(  # noqa: A001 - the API's name in the spec
     """
     from sqlstream.frontend.limits import run_deep
 
-    return run_deep(_compile, text, variables, path, state_dir, checks)
+    return run_deep(_compile, text, variables, path, state_dir, checks, spark_version)
 
 
-def _compile(text, variables, path, state_dir, checks) -> Pipeline:
+def _compile(text, variables, path, state_dir, checks, spark_version=None) -> Pipeline:
     from sqlstream.sql.parsing import check_sqlglot_build
     from sqlstream.frontend.parser import parse
     from sqlstream.planning.planner import build_plan
 
     check_sqlglot_build()  # SS003 once, not at every query
     script = parse(text, variables, path)
-    return Pipeline(build_plan(script, path, state_dir, enforce=checks))
+    return Pipeline(build_plan(script, path, state_dir, enforce=checks, spark_version=spark_version))
 
 
 def read_file(path: str | Path) -> str:
@@ -181,16 +185,17 @@ def translate(text: str, variables: Mapping[str, object] | None = None, path: st
 
 
 def check_plan(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
-               ) -> tuple[list[SqlStreamError], Plan | None]:
+               spark_version: str | None = None) -> tuple[list[SqlStreamError], Plan | None]:
     """Compile ``text``; return ``(findings, plan)``: every finding (errors and warnings) in
-    file order, and the plan, or ``None`` when there is an error.
+    file order, and the plan, or ``None`` when there is an error. ``spark_version``: the
+    Spark major.minor to judge it for (see :func:`compile`).
 
     Never raises for problems in the text (no JVM, no pyspark import).
     """
     from sqlstream.diagnostics.errors import CompileError
 
     try:
-        plan = compile(text, variables, path).plan
+        plan = compile(text, variables, path, spark_version=spark_version).plan
     except CompileError as error:
         return error.findings, None
     except SqlStreamError as error:
@@ -199,11 +204,12 @@ def check_plan(text: str, variables: Mapping[str, object] | None = None, path: s
 
 
 def check(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
-          ) -> list[SqlStreamError]:
+          spark_version: str | None = None) -> list[SqlStreamError]:
     """Compile ``text`` and return every finding (errors and warnings), in file order
-    (:func:`check_plan` without the plan).
+    (:func:`check_plan` without the plan), judged for Spark ``spark_version`` (a
+    major.minor such as ``"4.2"``; default: the installed PySpark's).
 
     Never raises for problems in the text (no JVM, no pyspark import): an empty list
     means the file compiles cleanly. ``finding.severity`` is ``"error"`` or ``"warning"``.
     """
-    return check_plan(text, variables, path)[0]
+    return check_plan(text, variables, path, spark_version)[0]

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -125,10 +126,23 @@ def _write(path: str, text: str | bytes) -> None:
         raise click.FileError(path, hint=error.strerror or str(error)) from None
 
 
-def _check_text(text: str, variables: dict[str, str], path: str):
+def _spark_version(ctx, param, value):
+    """``--spark-version``: a supported major.minor (``4.2``; ``4.2.1`` is read as ``4.2``)."""
+    from sqlstream.frontend import spark_versions
+
+    if value is None:
+        return None
+    found = spark_versions.supported(value)
+    if found is None:
+        raise click.BadParameter(
+            f"'{value}' is not a supported Spark version ({', '.join(spark_versions.SUPPORTED)})")
+    return found
+
+
+def _check_text(text: str, variables: dict[str, str], path: str, spark_version: str | None = None):
     """``(findings, queries)``: every finding, and each query's output mode, why, columns
-    and state signature (secrets redacted)."""
-    findings, plan = sqlstream.check_plan(text, variables, path)
+    and state signature (secrets redacted), judged for Spark ``spark_version``."""
+    findings, plan = sqlstream.check_plan(text, variables, path, spark_version=spark_version)
     queries = [{"name": q.name, "output_mode": q.output_mode,
                 "output_mode_reason": q.output_mode_reason,
                 "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns],
@@ -143,8 +157,12 @@ def _check_text(text: str, variables: dict[str, str], path: str):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text: one block per finding; json: one document.")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.option("--spark-version", metavar="X.Y", callback=_spark_version,
+              help="Judge for this Spark version (4.0 … 4.3; overrides SET "
+                   "'sqlstream.spark_version'; default: the installed PySpark's).")
 @_errors
-def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: bool) -> None:
+def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: bool,
+          spark_version: str | None) -> None:
     """Check FILES without running them (no JVM): report every finding of every file.
 
     Exit 0: no errors (warnings are printed); 1: errors (or warnings with --strict).
@@ -156,7 +174,7 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
         except SqlStreamError as error:
             findings, queries = [error], []
         else:
-            findings, queries = _check_text(text, variables, file)
+            findings, queries = _check_text(text, variables, file, spark_version)
         failed = failed or any(f.severity == "error" or strict for f in findings)
         report.append((file, findings, queries))
     if fmt == "json":
@@ -354,7 +372,12 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     def jvm_line(line: str) -> None:
         say(json.dumps({"event": "jvm_output", "line": line}) if log_format == "json" else line)
 
-    with StopSignals(restore=False), _exec_renderer(log_format, plan, say) as renderer:
+    with StopSignals(restore=False), _exec_renderer(log_format, plan, say) as renderer, \
+            warnings.catch_warnings():
+        # Python warnings (PySpark 4.2+ warns about pandas 3 when it starts) are notices of
+        # the renderer, so --log-format json keeps one JSON object per line
+        warnings.showwarning = lambda message, category, *_: renderer(
+            Notice(f"{category.__name__}: {message}"))
         renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
                         f"{len(plan.queries)} queries"))
         for warning in plan.warnings:

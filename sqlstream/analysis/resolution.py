@@ -2,7 +2,7 @@
 
 :mod:`sqlstream.analysis.schema` prepares a copy of a query, lets sqlglot's ``qualify`` resolve its
 names and runs these checks over the result: unknown functions (``SS206``, by the name
-written, against ``spark_functions.txt``), unknown and ambiguous columns (``SS205``,
+written, against ``spark_functions_<X.Y>.txt`` of the target Spark), unknown and ambiguous columns (``SS205``,
 ``SS207``; Spark's ``UNRESOLVED_COLUMN`` / ``AMBIGUOUS_REFERENCE``), columns neither grouped
 nor aggregated (``SS209``, ``MISSING_AGGREGATION``) and type errors Spark is certain to raise
 (``SS208``, ``DATATYPE_MISMATCH``). Each finding carries offsets within the query text (end
@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
+from sqlstream.frontend import spark_versions
+from sqlstream.sql.dialect import Watermark as WatermarkClause
 from sqlstream.sql.expressions import find_all
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.diagnostics.errors import (
@@ -58,7 +60,16 @@ def finding(code: str, message: str, node: exp.Expr | None, kind=UnknownNameErro
 
 
 def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
-    """Unknown functions: every call sqlglot does not know; with ``sql``, every call by name."""
+    """Unknown functions: every call sqlglot does not know; with ``sql``, every call by name.
+    And ``SS338``: a ``WATERMARK <column> DELAY OF <interval>`` clause when judging for Spark
+    4.0, whose SQL parser lacks it (``PARSE_SYNTAX_ERROR``; 4.1 added ``watermarkClause``,
+    measured on 4.0.5 and 4.1.4)."""
+    if not spark_versions.at_least(spark_versions.target(), "4.1"):
+        for node in find_all(tree, WatermarkClause):
+            findings.append(finding(
+                "SS338", f"Spark {spark_versions.target()} has no WATERMARK … DELAY OF clause in "
+                "SQL (Spark 4.1 added it)", node, kind=SemanticError,
+                hint="declare the watermark on the stream: WATERMARK FOR ts AS ts - INTERVAL …"))
     known = known_functions()
     for node in find_all(tree, exp.Func):
         meta = node._meta or {}

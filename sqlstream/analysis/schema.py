@@ -12,7 +12,8 @@ table of Spark typing rules (:mod:`sqlstream.analysis.spark_types`), each checke
 and ``UNKNOWN`` never causes a finding.
 
 With the query text (``sql=``), every function call is checked by the name written against
-Spark's built-in functions (``spark_functions.txt``, written by ``tools/gen_spark_functions.py``);
+Spark's built-in functions of the judged Spark minor (``spark_functions_<X.Y>.txt``, written
+by ``tools/gen_spark_functions.py``);
 without it, only the calls sqlglot does not know.
 
 ``WATERMARK`` clauses are replaced, in a copy, by equivalent subqueries

@@ -5,8 +5,10 @@ Types are spelt as Spark SQL prints them (``BIGINT``, ``DECIMAL(10, 2)``,
 and prints types (:func:`data_type`, :func:`type_string`, :func:`spark_type`); the rules
 that give an expression its type are in :mod:`sqlstream.analysis.type_rules`.
 
-:func:`known_functions` lists Spark's built-in function names (``spark_functions.txt``,
-written by ``tools/gen_spark_functions.py`` from ``SHOW FUNCTIONS``).
+:func:`known_functions` lists Spark's built-in function names of a Spark minor
+(``spark_functions_<X.Y>.txt``, one per supported minor, written by
+``tools/gen_spark_functions.py`` from ``SHOW FUNCTIONS`` on that Spark): by default the
+minor the file is judged for (:func:`sqlstream.frontend.spark_versions.target`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from importlib import resources
 
 from sqlglot import exp
 
+from sqlstream.frontend import spark_versions
 from sqlstream.frontend.literals import quote_identifier
 
 __all__ = ["FRACTIONAL", "INTEGRAL", "UNKNOWN", "WINDOW_BOUND", "WINDOW_FUNCTIONS",
@@ -37,11 +40,17 @@ def _names(resource: str) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
 
 
-@lru_cache(maxsize=1)
-def aggregate_functions() -> frozenset[str]:
-    """Lower-case names of Spark's aggregate and window functions
-    (``spark_aggregate_functions.txt``: an ``AggregateFunction`` class or group ``agg_funcs``)."""
-    return frozenset(_names("spark_aggregate_functions.txt"))
+def aggregate_functions(version: str | None = None) -> frozenset[str]:
+    """Lower-case names of Spark's aggregate and window functions in Spark ``version``
+    (default: the target, :func:`sqlstream.frontend.spark_versions.target`):
+    ``spark_aggregate_functions_<version>.txt``, an ``AggregateFunction`` class or group
+    ``agg_funcs``."""
+    return _aggregates(version or spark_versions.target())
+
+
+@lru_cache(maxsize=None)
+def _aggregates(version: str) -> frozenset[str]:
+    return frozenset(_names(f"spark_aggregate_functions_{version}.txt"))
 
 
 def aggregate_call(node, sql: str | None = None) -> bool:
@@ -59,10 +68,16 @@ def aggregate_call(node, sql: str | None = None) -> bool:
     return bool(names & aggregate_functions())
 
 
-@lru_cache(maxsize=1)
-def known_functions() -> frozenset[str]:
-    """Lower-case names of Spark's built-in functions (``spark_functions.txt``)."""
-    return frozenset(_names("spark_functions.txt") | _SYNTAX_FUNCTIONS)
+def known_functions(version: str | None = None) -> frozenset[str]:
+    """Lower-case names of Spark's built-in functions in Spark ``version`` (default: the
+    target, :func:`sqlstream.frontend.spark_versions.target`): ``spark_functions_<version>.txt``,
+    one file per supported minor (``tools/gen_spark_functions.py``)."""
+    return _functions(version or spark_versions.target())
+
+
+@lru_cache(maxsize=None)
+def _functions(version: str) -> frozenset[str]:
+    return frozenset(_names(f"spark_functions_{version}.txt") | _SYNTAX_FUNCTIONS)
 
 
 # ---- types: our spelling <-> sqlglot DataType -------------------------------------------

@@ -13,7 +13,7 @@ column*).
 
 from __future__ import annotations
 
-from sqlstream.frontend import ast
+from sqlstream.frontend import ast, spark_versions
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath
@@ -121,6 +121,47 @@ class Files(Connector):
                                      hint="remove it"))
         return tuple(found)
 
+    def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
+                   ) -> tuple[OptionError, ...]:
+        """``SS337`` at ``partition_by``, judging for Spark 4.3 or later
+        (:func:`sqlstream.frontend.spark_versions.target`): a partition column of a complex
+        type (``ARRAY``, ``MAP``, ``STRUCT``, ``VARIANT``), a column named twice, or every
+        column of the query. Spark 4.3 checks a file sink's partition columns when the query
+        starts, as batch writes do (``INVALID_PARTITION_COLUMN_DATA_TYPE``,
+        ``COLUMN_ALREADY_EXISTS``, ``ALL_PARTITION_COLUMNS_NOT_ALLOWED``; Spark's *Structured
+        Streaming migration guide*, 4.2 to 4.3), where 4.0–4.2 run the query (every column
+        too, in JSON; parquet fails its first batch; measured on 4.2.1 and 4.3.0).
+        ``columns`` ``None`` (known only at run time): only the repeated column."""
+        option = resolved.compiler.get("partition_by")
+        version = spark_versions.target()
+        if option is None or not spark_versions.at_least(version, "4.3"):
+            return ()
+        names = _split(option.text)
+        seen: set[str] = set()
+        for name in names:
+            if name.lower() in seen:
+                return (OptionError(f"partition column '{name}' is named twice; Spark {version} "
+                                    "refuses that when the query starts", option.value_span, source,
+                                    code="SS337", hint="name each partition column once"),)
+            seen.add(name.lower())
+        if columns is None:
+            return ()
+        types = {n.lower(): t for n, t in columns}
+        for name in names:
+            kind = types.get(name.lower(), "").split("<")[0]
+            if kind in ("ARRAY", "MAP", "STRUCT", "VARIANT"):
+                return (OptionError(
+                    f"partition column '{name}' is {types[name.lower()]}; Spark {version} partitions "
+                    "files only by columns of atomic types", option.value_span, source, code="SS337",
+                    hint="partition by an atomic column (e.g. a field: … AS part_key), or drop it "
+                    "from partition_by"),)
+        if seen >= set(types):
+            return (OptionError(
+                f"partition_by names every column of the query; Spark {version} needs at "
+                "least one column left to write into the files", option.value_span, source, code="SS337",
+                hint="leave at least one column out of partition_by"),)
+        return ()
+
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(format in lower case, path resolved against the file's folder)``."""
         return resolved.get("format").lower(), resolve_path(resolved.get("path"))
@@ -151,3 +192,7 @@ class Files(Connector):
         steps += [Step("load", (relation.path,)), Step("schema", call=False)]
         return Chain("spark", tuple(steps),
                      note=f"{relation.name}: schema inferred from {relation.path}")
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip().strip("`") for part in text.split(",") if part.strip()]

@@ -89,10 +89,13 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      CTEs (Spark: ``UNRESOLVED_COLUMN``, ``FIELD_NOT_FOUND``, ``UNRESOLVED_USING_COLUMN_FOR_JOIN``).
      A ``SELECT`` alias is not visible in ``WHERE``. Anti-pattern: ``SELECT carier FROM
      flights``. Fix: the suggested name, or the relation's columns the message lists."""),
-    ("SS206", "error", "unknown function (with \"did you mean\"; the names are Spark 4.1's "
-     "built-in functions)", """
+    ("SS206", "error", "unknown function (with \"did you mean\"; the names are the built-in "
+     "functions of the Spark version judged for)", """
      A call to a function that is not one of Spark's built-in functions (Spark:
-     ``UNRESOLVED_ROUTINE``); sqlstream does not know user-defined functions. Anti-pattern:
+     ``UNRESOLVED_ROUTINE``) in the Spark version the file is judged for (``check
+     --spark-version``, ``SET 'sqlstream.spark_version'``, else the installed PySpark's:
+     4.2 and 4.3 add functions, e.g. ``jaro_winkler_similarity`` in 4.3); sqlstream does
+     not know user-defined functions. Anti-pattern:
      ``SELECT avrg(dep_delay)``. Fix: ``avg(dep_delay)``; ``SHOW FUNCTIONS`` lists them."""),
     ("SS207", "error", "ambiguous column: more than one relation of the `FROM` clause has it", """
      Spark raises ``AMBIGUOUS_REFERENCE`` for an unqualified column two joined relations

@@ -116,7 +116,9 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR`` (months and years cannot bound it)."""),
     ("SS322", "error", "stream-stream join in update or complete mode", """
      A join of two streams runs only in append mode, also when an aggregation follows it
-     (R6). Fix: ``EMIT FINAL``, with windows on watermarked columns for an aggregation
+     (R6); from Spark 4.2 an inner join of two streams also runs in update mode (an
+     aggregation after it too; measured: 4.1.4 refuses it, 4.2.1 and 4.3.0 run it), which
+     ``check`` allows when judging for 4.2 or later. Fix: ``EMIT FINAL``, with windows on watermarked columns for an aggregation
      after the join."""),
     ("SS323", "error", "stream-stream join without an equality between the two streams", """
      Spark starts the query and fails its first batch: "Stream-stream join without equality
@@ -173,6 +175,25 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      o.ts`` where ``rates`` is a ``CREATE STREAM``. Fix: declare the looked-up relation
      with ``CREATE TABLE``, or write a stream-stream join without the clause, with
      watermarks on both sides and a time range in ``ON``."""),
+    ("SS337", "error", "a files sink's partition_by that Spark 4.3 refuses (a complex-typed, "
+     "repeated or every column)", """
+     Since Spark 4.3 a query into a files sink checks its partition columns when it starts,
+     as a batch write does: a column of type ``ARRAY``, ``MAP``, ``STRUCT`` or ``VARIANT``
+     (``INVALID_PARTITION_COLUMN_DATA_TYPE``), a column named twice
+     (``COLUMN_ALREADY_EXISTS``) or every column of the query
+     (``ALL_PARTITION_COLUMNS_NOT_ALLOWED``) stops it, where Spark 4.0–4.2 run it;
+     ``check`` reports it when judging for 4.3 (``--spark-version``, ``SET
+     'sqlstream.spark_version'``, or the installed PySpark). Anti-pattern: ``partition_by =
+     'route'`` where ``route`` is ``named_struct(…)``. Fix: partition by atomic columns and
+     leave at least one column to write into the files."""),
+    ("SS338", "error", "SQL syntax the judged Spark version does not have (the WATERMARK … "
+     "DELAY OF clause before Spark 4.1)", """
+     Spark 4.0's SQL parser has no ``WATERMARK <column> DELAY OF <interval>`` clause in
+     ``FROM`` (4.1 added it): Spark 4.0 refuses the query (``PARSE_SYNTAX_ERROR``).
+     ``check`` reports it when judging for 4.0 (``--spark-version 4.0``, ``SET
+     'sqlstream.spark_version' = '4.0'``, or an installed PySpark 4.0). Anti-pattern: ``FROM
+     clicks WATERMARK ts DELAY OF INTERVAL 1 MINUTE`` on Spark 4.0. Fix: ``WATERMARK FOR ts
+     AS ts - INTERVAL '1' MINUTE`` in the stream's declaration."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …

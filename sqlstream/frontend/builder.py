@@ -313,6 +313,13 @@ class TreeBuilder:
                 every = kept_children(child)  # CONTINUOUS [EVERY interval]
                 interval = self.interval(every[0]) if every else "1 second"
                 trigger = ast.Trigger("continuous", interval, self.span(child))
+            elif child.data == "real_time":
+                raise self.error(
+                    SemanticError, "EMIT … REAL TIME (Spark's real-time mode) is not supported yet",
+                    child, hint="PySpark 4.2 and 4.3 expose it as DataStreamWriter.trigger(realTime="
+                    "'<batch duration>') (4.0 and 4.1 do not), with its own allow-list of sources, "
+                    "sinks and operators that sqlstream does not check; use EMIT … EVERY <interval> "
+                    "or CONTINUOUS for now")
         return ast.Emit(mode, trigger, self.span(node))
 
     def interval(self, node: Tree) -> str:

@@ -316,6 +316,8 @@ class Plan:
         relations: steps that define temporary views, in dependency order.
         queries: the streaming queries, in file order.
         state_dir: the root of default checkpoint locations.
+        spark_version: the Spark major.minor the plan was judged for
+            (:mod:`sqlstream.frontend.spark_versions`).
         warnings: :class:`~sqlstream.diagnostics.errors.SqlStreamError` findings of severity
             ``warning`` (the pipeline runs, but perhaps not as meant).
     """
@@ -326,6 +328,7 @@ class Plan:
     relations: tuple[Relation, ...]
     queries: tuple[Query, ...]
     state_dir: str
+    spark_version: str = ""
     setting_spans: tuple[tuple[str, Span], ...] = ()
     warnings: tuple = ()
 

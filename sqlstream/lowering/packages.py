@@ -20,6 +20,16 @@ resolves and runs with pyspark 4.1.4). :func:`package_version` finds it:
    Maven's own repository settings: the first that resolves is cached;
 5. no ``mvn``: pyspark's own version, unprobed.
 
+When no patch of the running minor is served, and the minor is in :data:`FALLBACKS`, the
+newest patch of the older minor named there that resolves (steps 3–4 for that minor) —
+only for pairs this project's Kafka tests ran on a real broker: the connector's Scala
+classes are compiled against that minor's Spark, and nothing else says they work with a
+newer one. Measured here: Maven Central serves ``spark-sql-kafka-0-10_2.13`` and
+``spark-avro_2.13`` ``4.2.0``, but no ``4.2.1`` and no ``4.3.x``; the Kafka and Avro tests
+(``tests/spark/test_kafka_spark.py``, ``tests/spark/test_kafka_on_error.py``) pass on
+pyspark 4.3.0 with ``4.2.0``. ``exec`` says so when it uses a fallback
+(:func:`packages_with_note`).
+
 When nothing resolves (offline, no cache), :class:`PackageError` (``SS510``) names the
 package; so does a session whose Ivy resolution fails (:func:`resolution_error`, raised by
 :func:`sqlstream.runtime.spark_session.launch_jvm`, whose filter of the JVM's output hides Ivy's report).
@@ -46,6 +56,10 @@ USER_KEYS = ("spark.jars.packages", "spark.jars")
 # 3.x: the 2.8 that Maven picks by default also fetches test-jar dependencies, which Spark's
 # package resolution does not need (and Maven Central does not always serve).
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+FALLBACKS = {"4.3": "4.2.1"}
+"""Spark minor → the newest release of the older minor whose connector is used when no
+patch of that minor is served, probed from that release down to ``.0``. Only pairs the
+Kafka tests ran on a real broker (see the module docstring)."""
 
 
 class PackageError(SqlStreamError):
@@ -125,26 +139,51 @@ def package_version(artifact: str = KAFKA, spark: str | None = None, probe: bool
     key = f"{artifact}:{major_minor}"
     if key in cached:
         return cached[key], f"cached in {cache}"
-    in_ivy = _ivy_versions(artifact, major_minor)
-    if in_ivy:
-        return in_ivy[0], "in the local Ivy cache"
+    candidates = [spark] + ([FALLBACKS[major_minor]] if major_minor in FALLBACKS else [])
+    for release in candidates:
+        in_ivy = _ivy_versions(artifact, ".".join(release.split(".")[:2]))
+        if in_ivy:
+            return in_ivy[0], "in the local Ivy cache"
     if not probe or shutil.which("mvn") is None:
         return spark, "pyspark's version (not probed)"
-    patch = int(re.match(r"\d+\.\d+\.(\d+)", spark).group(1)) if re.match(r"\d+\.\d+\.\d+", spark) else 0
-    for candidate in (f"{major_minor}.{n}" for n in range(patch, -1, -1)):
-        if _mvn_resolves(artifact, candidate):
-            cached[key] = candidate
+    for release in candidates:
+        minor = ".".join(release.split(".")[:2])
+        found = _newest_served(artifact, release)
+        if found:
+            cached[key] = found
             try:
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 cache.write_text(json.dumps(cached, indent=1, sort_keys=True))
             except OSError:
                 pass
-            return candidate, f"the newest {major_minor}.x that resolves (cached in {cache})"
+            return found, f"the newest {minor}.x that resolves (cached in {cache})"
+    tried = " and ".join(f"{'.'.join(r.split('.')[:2])}.0–{r}" for r in candidates)
     raise PackageError(
-        f"Spark package {artifact} cannot be resolved: no version {major_minor}.0–{spark} "
-        "resolves with Maven (offline, or not served by the repository)",
+        f"Spark package {artifact} cannot be resolved for Spark {spark}: no version "
+        f"{tried} resolves with Maven (offline, or not served by the repository)",
         hint=f"run once with network access; or pass --packages {artifact}:<version> "
         f"(SET 'spark.jars.packages'), spark.jars with local jars, or set {OVERRIDE}")
+
+
+def _newest_served(artifact: str, release: str) -> str | None:
+    """The newest of ``release``'s patch releases down to ``.0`` that Maven resolves."""
+    minor = ".".join(release.split(".")[:2])
+    patch = int(re.match(r"\d+\.\d+\.(\d+)", release).group(1)) if re.match(r"\d+\.\d+\.\d+", release) else 0
+    for candidate in (f"{minor}.{n}" for n in range(patch, -1, -1)):
+        if _mvn_resolves(artifact, candidate):
+            return candidate
+    return None
+
+
+def fallback_note(version: str, spark: str | None = None) -> str | None:
+    """What ``exec`` says when the package ``version`` is not of the running Spark's minor
+    (a :data:`FALLBACKS` answer), else ``None``."""
+    spark = spark or spark_version()
+    own, used = (".".join(v.split(".")[:2]) for v in (spark, version))
+    if own == used:
+        return None
+    return (f"no Kafka connector {own}.x is served for Spark {spark}; using {version}, "
+            f"the newest {used}.x served (its tests pass on Spark {own})")
 
 
 def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str | None:
@@ -161,6 +200,19 @@ def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str 
         return None
     version, _ = package_version(KAFKA, probe=probe)
     return ",".join(f"{a}:{version}" for a in artifacts)
+
+
+def packages_with_note(plan: p.Plan, conf: dict[str, str], probe: bool = True
+                       ) -> tuple[str | None, str | None]:
+    """:func:`packages_for` and, when its version is a fallback, :func:`fallback_note`.
+
+    Raises:
+        PackageError: see :func:`package_version`.
+    """
+    packages = packages_for(plan, conf, probe)
+    if not packages or os.environ.get(OVERRIDE):
+        return packages, None
+    return packages, fallback_note(packages.split(",")[0].rsplit(":", 1)[1])
 
 
 def resolution_error(packages: str, error: BaseException, unresolved: list[str] = ()) -> PackageError:

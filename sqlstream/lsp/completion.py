@@ -18,10 +18,9 @@ Items are ``{"label", "kind", "detail", "insert"}`` dicts; ``kind`` is one of
 
 from __future__ import annotations
 
-import functools
 import re
-from importlib import resources
 
+from sqlstream.analysis.spark_types import known_functions
 from sqlstream.connectors import COMPILER_OPTIONS, CONNECTORS, snake_case
 from sqlstream.lsp.analysis import Analysis
 from sqlstream.lsp.features import scope_columns
@@ -95,12 +94,10 @@ SIGNATURES = {  # Spark SQL built-in functions: the most used ones (Spark SQL re
 }
 
 
-@functools.lru_cache(maxsize=1)
 def spark_functions() -> tuple[str, ...]:
-    """Spark's built-in function names (``sqlstream/analysis/spark_functions.txt``)."""
-    text = resources.files("sqlstream.analysis").joinpath("spark_functions.txt").read_text("utf-8")
-    return tuple(line.strip() for line in text.splitlines()
-                 if line.strip() and not line.startswith("#"))
+    """Spark's built-in function names of the Spark version ``check`` judges for
+    (:func:`sqlstream.analysis.spark_types.known_functions`), sorted."""
+    return tuple(sorted(known_functions()))
 
 
 def connector_options(name: str) -> list[tuple[str, str]]:

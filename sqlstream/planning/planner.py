@@ -15,7 +15,7 @@ import os
 from dataclasses import replace
 from pathlib import PurePath
 
-from sqlstream.frontend import ast
+from sqlstream.frontend import ast, spark_versions
 
 from sqlstream.ir import plan
 from sqlstream.analysis.facts import RelationInfo
@@ -42,14 +42,18 @@ class Planner:
         path: the file's path (names the pipeline; relative paths in ``path`` options and
             the default state directory are resolved against its folder), or ``None``.
         state_dir: ``--state-dir`` from the CLI or API; overrides ``SET 'sqlstream.state_dir'``.
+        spark_version: the Spark major.minor to judge the file for (``check --spark-version``);
+            overrides ``SET 'sqlstream.spark_version'``; default
+            :func:`sqlstream.frontend.spark_versions.default`.
         enforce: ``False`` records violations of streaming rules (SS3xx), schema findings
             and watermarks on non-timestamps as warnings and plans the query anyway (used
             to test the rules against Spark itself).
     """
 
     def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
-                 enforce: bool = True):
+                 enforce: bool = True, spark_version: str | None = None):
         self.script = script
+        self.spark_version = target_version(script, spark_version)
         self.source = script.source_map.source
         self.path = path
         self.base_dir = os.path.dirname(path) if path else ""
@@ -68,7 +72,8 @@ class Planner:
 
     # ---- entry point
     def build(self) -> plan.Plan:
-        """Return the plan, with its warnings in ``Plan.warnings``.
+        """Return the plan, with its warnings in ``Plan.warnings``, judged for
+        :attr:`spark_version` (:func:`sqlstream.frontend.spark_versions.judging_for`).
 
         Every statement is planned even after an error in an earlier one (a name whose
         declaration failed is still known, so one mistake is reported once).
@@ -76,6 +81,10 @@ class Planner:
         Raises:
             SqlStreamError: the only error found, or :class:`CompileError` holding all.
         """
+        with spark_versions.judging_for(self.spark_version):
+            return self._build()
+
+    def _build(self) -> plan.Plan:
         for statement in self.script.statements:
             try:
                 getattr(self, "_" + type(statement).__name__)(statement)
@@ -105,6 +114,7 @@ class Planner:
             relations=tuple(self.relations),
             queries=tuple(self._finish_query(state_dir, name, query) for query in self.queries),
             state_dir=state_dir,
+            spark_version=self.spark_version,
             setting_spans=tuple(self.setting_spans),
             warnings=tuple(f for f in self.findings if f.severity == "warning"),
         )
@@ -377,12 +387,35 @@ class Planner:
         return query
 
 
+def target_version(script: ast.Script, given: str | None = None) -> str:
+    """The Spark major.minor a file is judged for: ``given`` (``--spark-version``), else the
+    last valid ``SET 'sqlstream.spark_version'`` of ``script`` (an invalid one is ``SS202``
+    at its statement), else :func:`sqlstream.frontend.spark_versions.default`.
+
+    Raises:
+        SqlStreamError: ``SS202``: ``given`` is not a supported version.
+    """
+    if given is not None:
+        found = spark_versions.supported(given)
+        if found is None:
+            raise SqlStreamError(
+                f"Spark version '{given}' is not supported", code="SS202",
+                hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}")
+        return found
+    found = None
+    for statement in script.statements:
+        if isinstance(statement, ast.SetStatement) \
+                and statement.option.key.lower() == spark_versions.SETTING:
+            found = spark_versions.supported(statement.option.text) or found
+    return found or spark_versions.default()
+
+
 def build_plan(script: ast.Script, path: str | None = None, state_dir: str | None = None,
-               enforce: bool = True) -> plan.Plan:
+               enforce: bool = True, spark_version: str | None = None) -> plan.Plan:
     """Build the :class:`~sqlstream.ir.plan.Plan` of a parsed file (see :class:`Planner`).
 
     Raises:
         SqlStreamError: the first problem found (unknown names, bad options, invalid SQL,
             an output mode Spark would refuse), with its position in the file.
     """
-    return Planner(script, path, state_dir, enforce).build()
+    return Planner(script, path, state_dir, enforce, spark_version).build()

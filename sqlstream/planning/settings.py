@@ -19,6 +19,10 @@ except the static ones (:data:`STATIC_SETTINGS`), which only a session being cre
   running session; Spark then pins the provider in the checkpoint's offset log and
   keeps it on every restart (Spark guide, *State Store*; *RocksDB state store
   implementation*). Any other value is ``SS326``.
+* ``sqlstream.spark_version``: the Spark major.minor ``check`` judges the file for
+  (:mod:`sqlstream.frontend.spark_versions`; ``check --spark-version`` overrides it); one
+  of :data:`~sqlstream.frontend.spark_versions.SUPPORTED`, else ``SS202``. It applies to
+  the whole file, wherever it stands.
 * ``spark.sql.streaming.multipleWatermarkPolicy``: how a query over several watermarked
   streams computes its global watermark, ``min`` (Spark's default: the slowest stream
   decides, nothing of it is dropped as late) or ``max`` (the fastest decides: results
@@ -33,14 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlstream.frontend import ast
+from sqlstream.frontend import ast, spark_versions
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
 
 __all__ = ["CHANGELOG_CHECKPOINTING", "COMPILER_SETTINGS", "PROVIDER_CLASS", "STATE_STORES",
            "STATIC_SETTINGS", "WATERMARK_POLICY", "expand", "is_static", "problem", "state_store",
            "watermark_policy"]
 
-COMPILER_SETTINGS = {"sqlstream.state_dir", "sqlstream.state_store"}
+COMPILER_SETTINGS = {"sqlstream.state_dir", "sqlstream.state_store", spark_versions.SETTING}
 """The ``sqlstream.*`` keys; any other is ``SS202``."""
 
 STATIC_SETTINGS = (
@@ -110,6 +114,7 @@ def problem(option: ast.Option) -> SqlStreamError | None:
     Returns:
         ``OptionError`` (``SS202``): an unknown ``sqlstream.*`` key (with "did you mean"),
         ``spark.sql.variable.substitute`` set to anything but ``false``;
+        or a ``sqlstream.spark_version`` that is not a supported Spark version;
         :class:`StateStoreError` (``SS326``): a ``sqlstream.state_store`` that is neither a
         name of :data:`STATE_STORES` nor a qualified class name;
         :class:`WatermarkPolicyError` (``SS327``): a ``multipleWatermarkPolicy`` that is
@@ -132,6 +137,11 @@ def problem(option: ast.Option) -> SqlStreamError | None:
             option.value_span,
             hint="'rocksdb' (RocksDB with changelog checkpointing), 'hdfs' (Spark's default, "
                  "in memory) or the fully-qualified class name of a StateStoreProvider")
+    if key == spark_versions.SETTING and spark_versions.supported(value) is None:
+        return OptionError(
+            f"Spark version '{value}' is not supported",
+            option.value_span,
+            hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}")
     if key == WATERMARK_POLICY.lower() and value.lower() not in WATERMARK_POLICIES:
         return WatermarkPolicyError(
             f"'{value}' is not a multiple-watermark policy: Spark accepts 'min' or 'max'",

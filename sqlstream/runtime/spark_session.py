@@ -322,12 +322,14 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
         return active, False
     from pyspark import SparkConf, SparkContext
 
-    from sqlstream.lowering.packages import packages_for
+    from sqlstream.lowering.packages import packages_with_note
 
-    packages = packages_for(plan, {**conf, **dict(plan.settings)})
+    packages, note = packages_with_note(plan, {**conf, **dict(plan.settings)})
     if packages:
         report(f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
                "override with --packages or SET 'spark.jars.packages' = …)")
+    if note:
+        report(f"note: {note}")
     spark_conf = SparkConf().setAppName(f"sqlstream:{plan.name}")
     if master or SUBMIT_GATEWAY not in os.environ:
         spark_conf.setMaster(master or "local[*]")  # under spark-submit: its --master
@@ -351,9 +353,13 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
 def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Report):
     """A new Spark Connect session at ``remote`` for ``plan`` (see :func:`create_session`)."""
     try:
+        import inspect
+
         from pyspark.sql.connect.utils import check_dependencies
 
-        check_dependencies("pyspark.sql.connect.session")
+        # PySpark 4.0/4.1 take the calling module's name; 4.2 and later take no argument.
+        named = bool(inspect.signature(check_dependencies).parameters)
+        check_dependencies(*(("pyspark.sql.connect.session",) if named else ()))
     except ImportError as error:
         raise SqlStreamError(
             f"--remote needs the Spark Connect client libraries: {error}", code="SS531",

@@ -91,7 +91,7 @@ class Watermark(exp.Expression):
         this: the event-time column (a named expression: ``ts`` or ``expr AS ts``).
         expression: the delay, an :class:`~sqlglot.expressions.Interval`.
 
-    Spark source: ``watermarkClause`` in ``SqlBaseParser.g4`` (Spark 4.0+).
+    Spark source: ``watermarkClause`` in ``SqlBaseParser.g4`` (Spark 4.1+; 4.0 refuses it: SS338).
     """
 
     arg_types = {"this": True, "expression": True}

@@ -99,3 +99,30 @@ def test_pyspark_script_gets_the_package(monkeypatch, tmp_path):
     assert f".config('spark.jars.packages', '{packages.KAFKA}:4.1.1')" in script
     mine = sqlstream.compile("SET 'spark.jars.packages' = 'a:b:1';" + PIPELINE.format(fmt="")).to_pyspark()
     assert "a:b:1" in mine and packages.KAFKA not in mine
+
+
+def _ivy_has(home, artifact: str, version: str) -> None:
+    """Put ``artifact`` ``version`` into an Ivy cache under ``home`` as Spark's Ivy leaves it."""
+    group, name = artifact.split(":")
+    folder = home / ".ivy2.5.2" / "cache" / group / name
+    (folder / "jars").mkdir(parents=True, exist_ok=True)
+    (folder / f"ivy-{version}.xml").write_text("<ivy-module/>")
+    (folder / "jars" / f"{name}-{version}.jar").write_bytes(b"")
+
+
+def test_a_spark_minor_without_a_served_connector_falls_back_only_where_tested(monkeypatch, tmp_path):
+    """Spark 4.3 has no connector 4.3.x served: the newest 4.2.x is used (its Kafka tests ran
+    on 4.3), with a note for ``exec``; a minor outside FALLBACKS gets none."""
+    monkeypatch.setenv("SQLSTREAM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(packages.OVERRIDE, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _ivy_has(tmp_path, packages.KAFKA, "4.2.0")
+    assert packages.package_version(packages.KAFKA, "4.3.0", probe=False) == (
+        "4.2.0", "in the local Ivy cache")
+    assert packages.fallback_note("4.2.0", "4.3.0") == (
+        "no Kafka connector 4.3.x is served for Spark 4.3.0; using 4.2.0, the newest 4.2.x "
+        "served (its tests pass on Spark 4.3)")
+    assert packages.fallback_note("4.2.0", "4.2.1") is None
+    # 4.1 is not a fallback of anything newer it was not tested with: its own version, unprobed
+    assert packages.package_version(packages.KAFKA, "4.1.4", probe=False) == (
+        "4.1.4", "pyspark's version (not probed)")

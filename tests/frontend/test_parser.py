@@ -90,6 +90,19 @@ def test_emit_clauses(text, mode, trigger):
     assert (got_mode, got_trigger) == (mode, trigger)
 
 
+@pytest.mark.parametrize("emit", ["EMIT CHANGES REAL TIME",
+                                  "EMIT REAL TIME CHECKPOINT EVERY INTERVAL '5' SECONDS"])
+def test_real_time_mode_is_refused_with_what_spark_offers(emit):
+    """Spark's real-time trigger (PySpark 4.2+: ``trigger(realTime=…)``) is not compiled yet:
+    the spelling is recognised and refused at the trigger, the hint says which PySpark has it."""
+    with pytest.raises(SemanticError) as caught:
+        parse(f"SELECT 1 FROM s {emit}")
+    assert caught.value.message.startswith("EMIT … REAL TIME (Spark's real-time mode) is not supported")
+    assert "PySpark 4.2 and 4.3" in caught.value.hint
+    start = len("SELECT 1 FROM s ") + (len("EMIT CHANGES ") if "CHANGES" in emit else len("EMIT "))
+    assert caught.value.span.start == start
+
+
 def test_query_bodies_end_at_top_level_semicolon_or_emit():
     script = parse(
         "CREATE VIEW v AS SELECT ';' AS a, `emit` FROM t /* ; EMIT */ WHERE f(x, ';');\n"

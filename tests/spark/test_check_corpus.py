@@ -7,11 +7,23 @@ of :mod:`sqlstream.analysis.schema` against Spark itself.
     -- expect: ok | SS311[, SS350 …]      codes of every finding `check` reports (errors and warnings)
     -- spark: runs | rejects | differs: <why the result differs from what the SQL means>
 
+and, where a Spark version judges it otherwise (a rule or a function list that changed),
+lines for that version (``X.Y`` one of :data:`sqlstream.frontend.spark_versions.SUPPORTED`)::
+
+    -- expect 4.3: SS353                  what `check --spark-version 4.3` reports
+    -- spark 4.3: rejects                 what Spark 4.3 does
+
+and the verdicts observed on each version, written by ``tools/probe_check_corpus.py``::
+
+    -- probed: 4.0 runs, 4.1 runs, 4.2 runs, 4.3 rejects
+
 Two tests per program:
 
-* ``test_check`` (no JVM): the codes :func:`sqlstream.check` returns are the header's
-  ``expect``, and the header agrees with itself — a program with an error must be one Spark
-  ``rejects`` or one whose result ``differs``; one without errors must ``runs``.
+* ``test_check`` (no JVM), for every supported Spark version: the codes
+  :func:`sqlstream.check` returns judging for that version are the header's ``expect`` for
+  it, and the header agrees with itself — a program with an error must be one Spark
+  ``rejects`` or one whose result ``differs`` on that version; one without errors must
+  ``runs`` — and with the ``probed`` verdict recorded for that version.
 * ``test_on_spark`` (marked ``spark``): the program runs on the shared SparkSession over
   the small data of :func:`corpus_data`. ``runs``: compiled normally and started (with
   ``availableNow``, or for a few seconds for ``rate`` sources and continuous triggers); no
@@ -20,7 +32,9 @@ Two tests per program:
   warnings; the query is planned with its EMIT mode, or append when no mode fits) and
   Spark must refuse it when it starts or fail it while it runs. ``differs``: compiled with
   ``checks=False``, it runs, and the difference the header names is asserted against a
-  batch computation of the same SQL over the same files (:data:`DIFFERS`).
+  batch computation of the same SQL over the same files (:data:`DIFFERS`). The header
+  read is the one for the installed Spark's version. With ``$SQLSTREAM_CORPUS_RECORD`` set
+  (by ``tools/probe_check_corpus.py``), what Spark did is appended to that file first.
 
 The agreement is counted and printed at the end of the module (and stated in docs/testing.md#agreement-with-spark).
 """
@@ -39,45 +53,73 @@ import pytest
 
 import sqlstream
 from sqlstream.diagnostics.codes import CODES
+from sqlstream.frontend import spark_versions
 from sqlstream.analysis.schema import UNKNOWN, spark_type
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError
 from tests.conftest import FIXTURES, settings_kept
 
 CORPUS = FIXTURES / "check"
 CHECK_VARIABLES = {"data": "/data", "out": "/out"}
-HEADER = re.compile(r"^-- (expect|spark): *(.*?) *$", re.MULTILINE)
+HEADER = re.compile(r"^-- (expect|spark|probed)(?: (\d+\.\d+))?: *(.*?) *$", re.MULTILINE)
+VERDICTS = ("runs", "rejects", "differs")
 MIN_PROGRAMS = 80
 
 
 @dataclass(frozen=True)
 class Program:
-    """One corpus file and what its header promises."""
+    """One corpus file and what its header promises: ``expect`` / ``spark`` on every
+    version, ``expect_on`` / ``spark_on`` where a version differs, ``probed`` the verdicts
+    ``tools/probe_check_corpus.py`` saw, by version."""
 
     path: Path
     text: str
     expect: frozenset[str]
     spark: str  # runs | rejects | differs
     why: str
+    expect_on: tuple[tuple[str, frozenset[str]], ...] = ()
+    spark_on: tuple[tuple[str, str], ...] = ()
+    probed: tuple[tuple[str, str], ...] = ()
 
     @property
     def stem(self) -> str:
         return self.path.stem
+
+    def expect_for(self, version: str) -> frozenset[str]:
+        """The codes ``check`` reports judging for Spark ``version``."""
+        return dict(self.expect_on).get(version, self.expect)
+
+    def spark_for(self, version: str) -> str:
+        """What Spark ``version`` does with it: runs, rejects or differs."""
+        return dict(self.spark_on).get(version, self.spark)
+
+    @property
+    def versioned(self) -> bool:
+        """Some version judges it otherwise."""
+        return bool(self.expect_on or self.spark_on)
 
     @property
     def query_name(self) -> str:
         return f"q_{self.stem}"
 
 
+def _codes(value: str) -> frozenset[str]:
+    return frozenset() if value == "ok" else frozenset(code.strip() for code in value.split(","))
+
+
 def _program(path: Path) -> Program:
     text = path.read_text(encoding="utf-8")
-    header = dict(HEADER.findall(text))
+    lines = HEADER.findall(text)
+    header = {key: value for key, version, value in lines if not version}
     assert {"expect", "spark"} <= set(header), f"{path.name}: needs '-- expect:' and '-- spark:'"
-    expect = frozenset() if header["expect"] == "ok" else frozenset(
-        code.strip() for code in header["expect"].split(","))
     spark, _, why = header["spark"].partition(":")
-    assert spark in ("runs", "rejects", "differs"), f"{path.name}: bad '-- spark: {spark}'"
+    assert spark in VERDICTS, f"{path.name}: bad '-- spark: {spark}'"
     assert (spark == "differs") == bool(why.strip()), f"{path.name}: 'differs: <why>' needs a why"
-    return Program(path, text, expect, spark, why.strip())
+    expect_on = tuple((v, _codes(value)) for key, v, value in lines if key == "expect" and v)
+    spark_on = tuple((v, value.partition(":")[0]) for key, v, value in lines if key == "spark" and v)
+    probed = tuple(tuple(entry.split()) for entry in header.get("probed", "").split(",") if entry.strip())
+    for version, verdict in spark_on + probed:
+        assert version in spark_versions.SUPPORTED and verdict in VERDICTS, (path.name, version, verdict)
+    return Program(path, text, _codes(header["expect"]), spark, why.strip(), expect_on, spark_on, probed)
 
 
 PROGRAMS = [_program(p) for p in sorted(CORPUS.glob("*.ssql"))]
@@ -116,7 +158,8 @@ def test_corpus_covers_every_rule():
     result), a warning code one that Spark runs; and valid programs are a good part of it."""
     assert len(PROGRAMS) >= MIN_PROGRAMS
     for code in RULE_CODES:
-        spark = {p.spark for p in PROGRAMS if code in p.expect}
+        spark = {p.spark_for(v) for p in PROGRAMS for v in spark_versions.SUPPORTED
+                 if code in p.expect_for(v)}
         wanted = {"runs"} if CODES[code].severity == "warning" else {"rejects", "differs"}
         assert spark & wanted, f"{code} has no program that Spark {' or '.join(sorted(wanted))}"
     assert sum(p.spark == "runs" and not p.expect for p in PROGRAMS) >= len(PROGRAMS) // 4
@@ -124,20 +167,26 @@ def test_corpus_covers_every_rule():
 
 @pytest.mark.parametrize("program", _fast_cases())
 def test_check(program: Program):
-    findings = sqlstream.check(program.text, CHECK_VARIABLES, str(program.path))
-    codes = {f.code for f in findings}
-    rendered = "\n".join(f.render() for f in findings)
-    assert codes == set(program.expect), rendered or "no findings"
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        assert program.spark in ("rejects", "differs"), (
-            "check rejects this program: Spark must reject it or give another result")
-        pipeline = sqlstream.compile(program.text, CHECK_VARIABLES, str(program.path), checks=False)
-        for query in pipeline.plan.queries:
-            assert query.output_mode_reason == "from EMIT" or "SS305" in codes, (
-                "a rejected program says its output mode (EMIT …) so Spark is asked about that mode")
-    else:
-        assert program.spark == "runs", "check accepts this program: Spark must run it"
+    for version in spark_versions.SUPPORTED:
+        findings = sqlstream.check(program.text, CHECK_VARIABLES, str(program.path), spark_version=version)
+        codes = {f.code for f in findings}
+        rendered = "\n".join(f.render() for f in findings)
+        assert codes == set(program.expect_for(version)), f"Spark {version}: {rendered or 'no findings'}"
+        errors = [f for f in findings if f.severity == "error"]
+        verdict = program.spark_for(version)
+        assert dict(program.probed).get(version, verdict) == verdict, (
+            f"Spark {version} was probed to do otherwise: update the header")
+        if errors:
+            assert verdict in ("rejects", "differs"), (
+                f"check rejects this program for Spark {version}: Spark must reject it or give "
+                "another result")
+            pipeline = sqlstream.compile(program.text, CHECK_VARIABLES, str(program.path),
+                                         checks=False, spark_version=version)
+            for query in pipeline.plan.queries:
+                assert query.output_mode_reason == "from EMIT" or "SS305" in codes, (
+                    "a rejected program says its output mode (EMIT …) so Spark is asked about that mode")
+        else:
+            assert verdict == "runs", f"check accepts this program for Spark {version}: Spark must run it"
 
 
 # ---- Spark ---------------------------------------------------------------------------------------
@@ -433,24 +482,33 @@ SPARK_VERDICTS = {"ran": "ran", "rejected at start": "rejected it at start",
 @pytest.mark.spark
 @pytest.mark.parametrize("program", PROGRAMS, ids=_ids)
 def test_on_spark(spark, program: Program, corpus_data, tmp_path, agreement):
+    version = spark_versions.major_minor(spark.version)
     variables = {"data": str(corpus_data), "out": str(tmp_path / "out")}
     path = str(tmp_path / program.path.name)
-    errors = [f for f in sqlstream.check(program.text, variables, path) if f.severity == "error"]
-    pipeline = sqlstream.compile(program.text, variables, path, checks=program.spark == "runs")
+    errors = [f for f in sqlstream.check(program.text, variables, path, spark_version=version)
+              if f.severity == "error"]
+    verdict = program.spark_for(version)
+    pipeline = sqlstream.compile(program.text, variables, path, checks=verdict == "runs",
+                                 spark_version=version)
     with settings_kept(spark, pipeline):
         outcome = _run(spark, pipeline)
-        _verify(spark, program, pipeline, outcome, agreement, errors)
+        record = os.environ.get("SQLSTREAM_CORPUS_RECORD")
+        if record:  # tools/probe_check_corpus.py
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(f"{program.stem} {version} {outcome.status.replace(' ', '_')}\n")
+        _verify(spark, program, pipeline, outcome, agreement, errors, verdict)
 
 
-def _verify(spark, program: Program, pipeline, outcome: Outcome, agreement, errors) -> None:
-    """Hold Spark's outcome to the header, run the program's result check, count it."""
+def _verify(spark, program: Program, pipeline, outcome: Outcome, agreement, errors, verdict: str) -> None:
+    """Hold Spark's outcome to the header's ``verdict`` for this Spark, run the program's
+    result check, count it."""
     spark_verdict = SPARK_VERDICTS[outcome.status]
-    if program.spark == "runs":
+    if verdict == "runs":
         assert outcome.status == "ran", f"check accepts it, but Spark: {outcome}"
         _static_columns_agree(spark, pipeline)
         if program.stem in VERIFY:
             VERIFY[program.stem](spark, program, pipeline)
-    elif program.spark == "rejects":
+    elif verdict == "rejects":
         assert outcome.status != "ran", "check rejects it, but Spark ran it without an error"
     else:
         assert program.stem in DIFFERS, "a `differs` program needs its check in DIFFERS"

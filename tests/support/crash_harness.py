@@ -189,7 +189,7 @@ def kill_points(seed: int, kills: int, batches: int) -> list[int]:
 def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
                    master: str = "local[2]", timeout: float = 600.0,
                    args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                   batches: int | None = None) -> Report:
+                   batches: int | None = None, between_logs: bool = False) -> Report:
     """Run ``sqlstream exec work/p.ssql`` and SIGKILL it ``kills`` times, then let it finish.
 
     Each run is started in a new session (process group), with ``args`` after the file
@@ -200,9 +200,11 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
     committed that many (the slowest, a stateful one most often, sets the pace: each
     query's stream is cut at points spread over it), then ``uniform(0, max_delay)``
     seconds more — into the batches in flight, most often — and kills the
-    group (driver and JVM) with ``SIGKILL``. A run that ends by itself (the stream was
-    done before its kill point) ends the harness, with fewer kills in the report than
-    asked. Before each restart, the
+    group (driver and JVM) with ``SIGKILL``. With ``between_logs``, every second kill (the
+    1st, 3rd, …) then also waits until some query has a micro-batch in its offset log and
+    not in its commit log (polled every 10 ms), so it lands between the two. A run that
+    ends by itself (the stream was done before its kill point) ends the harness, with
+    fewer kills in the report than asked. Before each restart, the
     micro-batches each query had planned but not committed are recorded
     (``Report.replayed``).
 
@@ -231,6 +233,11 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
                 assert time.monotonic() < deadline, f"run {report.runs} made no progress: {log}"
                 time.sleep(0.05)
             time.sleep(delay)
+            if between_logs and len(report.kills) % 2 == 0:
+                while process.poll() is None and not any(
+                        uncommitted_batches(work, q) for q in queries):
+                    assert time.monotonic() < deadline, f"run {report.runs}: no batch in flight"
+                    time.sleep(0.01)
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)  # the driver and its JVM, at once
                 process.wait()

@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-POM = ROOT / "tests" / "kafka" / "pom.xml"
+POM = ROOT / "tests" / "support" / "kafka" / "pom.xml"
 JARS = Path(os.environ.get("SQLSTREAM_KAFKA_JARS", ROOT / ".cache" / "kafka-jars"))
 JVM_OPTS = ["-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             "-Djava.awt.headless=true"]
@@ -55,8 +55,10 @@ def ensure_jars(jars: Path = JARS) -> Path:
     return jars
 
 
-SPARK_POM = ROOT / "tests" / "kafka" / "spark-pom.xml"
-SPARK_JARS = Path(os.environ.get("SQLSTREAM_SPARK_KAFKA_JARS", ROOT / ".cache" / "spark-kafka-jars"))
+SPARK_POM = ROOT / "tests" / "support" / "kafka" / "spark-pom.xml"
+SPARK_JARS = ROOT / ".cache" / "spark-kafka-jars"
+"""One folder per package version under it (``.cache/spark-kafka-jars/4.2.0``): the supported
+Spark minors' venvs share a checkout; ``$SQLSTREAM_SPARK_KAFKA_JARS`` names one folder instead."""
 
 
 def _artifact(jar: str) -> str:
@@ -64,19 +66,23 @@ def _artifact(jar: str) -> str:
     return re.sub(r"-\d[\w.]*\.jar$", "", jar.split("_", 1)[-1] if "_" in jar.split("-")[0] else jar)
 
 
-def spark_jars(folder: Path = SPARK_JARS) -> list[str]:
+def spark_jars(folder: Path | None = None) -> list[str]:
     """Spark's Kafka and Avro packages as local jars for ``spark.jars``: the artifacts
-    ``exec`` adds to ``spark.jars.packages`` (version: :func:`sqlstream.lowering.packages.package_version`),
-    resolved with Maven (``tests/support/kafka/spark-pom.xml``) into ``folder`` once, without the
+    ``exec`` adds to ``spark.jars.packages`` (version: :func:`sqlstream.lowering.packages.package_version`
+    for the installed pyspark), resolved with Maven (``tests/support/kafka/spark-pom.xml``) into
+    ``folder`` (default ``$SQLSTREAM_SPARK_KAFKA_JARS``, else :data:`SPARK_JARS`/<version>) once, without the
     jars pyspark already ships (Scala, Hadoop client, compression codecs), as Spark's own
     package resolution leaves them out.
 
     Raises:
         RuntimeError: ``mvn`` is missing or failed.
     """
-    if not (folder.is_dir() and any(folder.glob("spark-sql-kafka-*.jar"))):
-        from sqlstream.lowering.packages import package_version
+    from sqlstream.lowering.packages import package_version
 
+    if folder is None:
+        given = os.environ.get("SQLSTREAM_SPARK_KAFKA_JARS")
+        folder = Path(given) if given else SPARK_JARS / package_version()[0]
+    if not (folder.is_dir() and any(folder.glob("spark-sql-kafka-*.jar"))):
         version, _ = package_version()
         if shutil.which("mvn") is None:
             raise RuntimeError("mvn is not installed: it resolves Spark's Kafka package for the tests")
