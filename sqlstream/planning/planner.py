@@ -285,9 +285,11 @@ class Planner:
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
         name = resolved.get("query_name") or default
         if self.source.redact(name) != name:  # shown by check, Spark's UI, logs, progress
+            given = resolved.options.get("query_name")
             raise OptionError(
                 f"the query name '{name}' contains the value of a secret (${{env:…}}); a query "
-                "name is shown by check, in Spark's UI, logs and progress", span,
+                "name is shown by check, in Spark's UI, logs and progress",
+                given.value_span if given is not None else span,
                 hint="set query_name to a plain name", code="SS240")
         self.catalog.claim_query_name(name, span)
         return name

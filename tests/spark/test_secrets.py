@@ -233,3 +233,14 @@ def test_exec_process_prints_no_secret(tmp_path):
     for name, text in _sqlstream_files(tmp_path / "state").items():
         assert not leaks(text), name
     assert re.search(r"\*\*\*", proc.stderr)
+
+
+def test_a_secret_query_name_is_refused_at_the_option_value(monkeypatch):
+    """SS240 points at the ``query_name`` value that holds the secret, not at the sink."""
+    monkeypatch.setenv("QN_SECRET", "hunter2-qn")
+    text = ("CREATE STREAM s WITH (connector = 'rate');\n"
+            "CREATE SINK o WITH (connector = 'noop', query_name = 'q ${env:QN_SECRET}');\n"
+            "INSERT INTO o SELECT value FROM s;\n")
+    (finding,) = [f for f in sqlstream.check(text, path="q.ssql") if f.code == "SS240"]
+    assert finding.render().startswith("q.ssql:2:54: SS240 the query name 'q ***' contains")
+    assert "hunter2" not in finding.render()
