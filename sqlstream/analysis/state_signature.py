@@ -41,20 +41,20 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
 
 
 def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
-                 relation: str | None = None, scope: StreamingScope | None = None,
+                 scope: StreamingScope | None = None,
                  ) -> tuple[plan.StatefulOperator, ...]:
     """The stateful operators in one rewritten query tree.
 
     Args:
         tree: a query after :func:`sqlstream.sql.rewrite.rewrite`.
         infos: lower-case relation name → what is known of it (streaming or not).
-        relation: the view the tree defines, or ``None`` for a query.
         scope: the :class:`~sqlstream.analysis.facts.StreamingScope` of ``tree`` shared with
             the other passes (built here when ``None``).
 
     Returns:
         Aggregations and ``SELECT DISTINCT`` on streaming data, and joins of two streams,
-        in the order of the tree (outermost first).
+        in the order of the tree (outermost first), with ``relation`` ``None``:
+        :func:`state_signature` names the view they are in.
     """
     streaming = (scope or StreamingScope(tree, infos)).streaming
 
@@ -69,22 +69,23 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
                 if aggregate_call(node) and not node.find_ancestor(exp.Window))
             keys = [grouping_key(select, key) for key in group.expressions] if group else ()
             found.append(plan.StatefulOperator("aggregation", _sql(keys) if group else (),
-                                               tuple(aggregates), relation=relation))
+                                               tuple(aggregates)))
         elif select.args.get("distinct") is not None:
-            found.append(plan.StatefulOperator("distinct", _sql(select.expressions), relation=relation))
+            found.append(plan.StatefulOperator("distinct", _sql(select.expressions)))
         source = select.args.get("from_")
         left_streaming = source is not None and streaming(source)
         for join in select.args.get("joins") or ():
             if left_streaming and streaming(join.this):
                 found.append(plan.StatefulOperator("stream_stream_join", _join_keys(join),
-                                                   join_type=join_kind(join), relation=relation))
+                                                   join_type=join_kind(join)))
     return tuple(found)
 
 
-def watermarks_of(tree: exp.Expression, relation: str | None) -> tuple[plan.WatermarkDef, ...]:
-    """The ``WATERMARK`` clauses of one query tree."""
+def watermarks_of(tree: exp.Expression) -> tuple[plan.WatermarkDef, ...]:
+    """The ``WATERMARK`` clauses of one query tree (``relation`` empty: :func:`state_signature`
+    names the view they are in)."""
     return tuple(
-        plan.WatermarkDef(relation or "", clause.this.alias_or_name.lower(),
+        plan.WatermarkDef("", clause.this.alias_or_name.lower(),
                           to_spark_sql(clause.expression))
         for clause in find_all(tree, WatermarkClause))
 

@@ -137,7 +137,7 @@ def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
     return CompiledQuery(
         sql=to_spark_sql(tree), text=text, columns=columns, info=info, operators=operators,
         findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
-        stateful=operators_of(tree, infos, scope=scope), watermark_defs=watermarks_of(tree, None),
+        stateful=operators_of(tree, infos, scope=scope), watermark_defs=watermarks_of(tree),
     )
 
 
