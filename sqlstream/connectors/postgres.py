@@ -46,7 +46,7 @@ from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.frontend.literals import quote_identifier
-from sqlstream.diagnostics.source_text import Source
+from sqlstream.diagnostics.source_text import SECRET_TOKEN, Source
 
 PROGRESS_TABLE = "sqlstream_batches"
 MODES = ("append", "upsert")
@@ -91,7 +91,8 @@ class Postgres(Connector):
         if url is not None and host is not None:
             raise OptionError("give either 'url' or 'host', not both", host.key_span, source,
                               code="SS222", hint="put the host into the URL, or drop the URL")
-        if url is not None and not url.text.lower().startswith(_SCHEMES):
+        # a URL that is a secret is judged by its value (Source.unseal) and shown as ***
+        if url is not None and not source.unseal(url.text).lower().startswith(_SCHEMES):
             raise OptionError(f"'{url.text}' is not a PostgreSQL URL", url.value_span, source,
                               code="SS222",
                               hint="postgresql://host:port/database (jdbc:postgresql://… also "
@@ -100,7 +101,8 @@ class Postgres(Connector):
             raise OptionError("option 'host' needs option 'database'", host.key_span, source,
                               code="SS222", hint="add database = '…'")
         port = compiler.get("port")
-        if port is not None and (not port.text.isdigit() or not 1 <= int(port.text) <= 65535):
+        port_text = port and source.unseal(port.text)
+        if port is not None and (not port_text.isdigit() or not 1 <= int(port_text) <= 65535):
             raise OptionError(f"port '{port.text}' is not a number from 1 to 65535",
                               port.value_span, source, code="SS222", hint="the default is 5432")
         self._check_mode(compiler, source)
@@ -168,7 +170,7 @@ class Postgres(Connector):
         arguments (``port`` a number, ``key_columns`` a list)."""
         kwargs = []
         for key, value in sink.options:
-            if key == "port":
+            if key == "port" and not SECRET_TOKEN.search(value):  # a secret: libpq reads text
                 value = int(value)
             elif key == "key_columns":
                 value = tuple(value.split(","))
@@ -282,7 +284,7 @@ class PostgresWriter:
                  progress_table: str = PROGRESS_TABLE):
         self.table, self.mode, self.key_columns = table, mode, tuple(key_columns)
         self.progress_table = progress_table
-        self._url = url or ""
+        self._url = libpq_url(url) if url else ""  # a secret URL arrives as written
         self._params = {k: v for k, v in (("host", host), ("port", port), ("dbname", database),
                                           ("user", user), ("password", password)) if v is not None}
 

@@ -43,19 +43,37 @@ class Span:
         }
 
 
+SECRET_TOKEN = re.compile(r"__sqlstream_secret_(\d+)__")
+"""The token that stands for a secret in every text the compiler makes (docs/dialect.md#secrets):
+``__sqlstream_secret_<i>__``, ``i`` the secret's index in :attr:`Source.secrets`. Letters,
+digits and ``_`` only, so no quoting, escaping or SQL rewrite changes it."""
+
+
+def secret_token(index: int) -> str:
+    """The token of the ``index``-th secret (0-based) of a file."""
+    return f"__sqlstream_secret_{index}__"
+
+
 @dataclass(frozen=True)
 class Secret:
     """A value substituted from ``${env:NAME}``, recorded once by the substitution.
+
+    The substitution writes :attr:`token` into the text the parser sees, not the value: the
+    compiler (parser, sqlglot, the planner, every printer) never holds the value, so nothing
+    it prints, logs or raises can contain it, in whatever form a rewrite gives its text. The
+    value enters only where sqlstream hands a text to Spark (:meth:`Source.unseal`).
 
     Attributes:
         name: the environment variable's name (``NAME``).
         value: its value (what runs; never shown).
         span: where ``${env:NAME}`` is written in the original file.
+        token: what stands for it in the substituted text (:func:`secret_token`).
     """
 
     name: str
-    value: str
+    value: str = field(repr=False)  # a repr (a log line, a traceback's locals) shows no value
     span: Span
+    token: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,16 +123,52 @@ class Source:
         return self.text[begin:stop].rstrip("\r")
 
     def redact(self, text: str) -> str:
-        """Return ``text`` with every secret value replaced by ``***``.
+        """Return ``text`` with every secret replaced by ``***``: its token (what the
+        compiler's texts hold, whatever was done to them) and, for text that comes from
+        Spark (which holds the value once a query runs: its exceptions, logs and progress),
+        its value.
 
-        A secret is found in any case and in the forms its punctuation and non-ASCII
+        A value is found in any case and in the forms its punctuation and non-ASCII
         characters take when text is quoted or escaped on its way out: backslash escapes
         (SQL strings, Python ``repr``, JSON), a doubled quote (SQL), ``%XX`` (URIs, e.g. a
         Hadoop path in Spark's messages), ``\\uXXXX`` / ``\\xXX`` (JSON, ``repr``).
         """
+        if not self.secrets:
+            return text
+        text = SECRET_TOKEN.sub("***", text)
         if self._redactor is None:
             return text
         return self._redactor.sub("***", text)
+
+    def holds_secret(self, text: str) -> bool:
+        """Whether ``text`` (a compiler text: an option value, SQL) holds a secret's token."""
+        return bool(self.secrets) and SECRET_TOKEN.search(text) is not None
+
+    def unseal(self, text: str, sql: bool = False) -> str:
+        """Return ``text`` with each secret's token replaced by its value: the one place a
+        value enters a text, used where sqlstream hands the text to Spark or to a sink's
+        client (the binder's calls, the session's settings).
+
+        Args:
+            text: a text of the compiled program (an argument of a binding call).
+            sql: the text is Spark SQL, where the token stands inside a ``'…'`` string:
+                the value goes in escaped (``\\`` → ``\\\\``, ``'`` → ``\\'``), so the
+                string's value is exactly the secret; otherwise the value as it is.
+
+        Returns:
+            The text Spark runs (never shown to a user).
+        """
+        if not self.secrets or "__sqlstream_secret_" not in text:
+            return text
+
+        def value(match: re.Match) -> str:
+            index = int(match.group(1))
+            if index >= len(self.secrets):
+                return match.group()
+            secret = self.secrets[index].value
+            return secret.replace("\\", "\\\\").replace("'", "\\'") if sql else secret
+
+        return SECRET_TOKEN.sub(value, text)
 
     def redact_value(self, value):
         """Return ``value`` (JSON-ready: dicts, lists, tuples, strings, other scalars) with

@@ -7,8 +7,10 @@ original file, so later stages report positions the user can find.
 
 Values of ``${env:NAME}`` are secrets: each is recorded once, as a
 :class:`~sqlstream.diagnostics.source_text.Secret` (name, value, where it is written), in the
-:class:`Source`, redacted (shown as ``***``) wherever text is shown to a user and written
-as ``os.environ['NAME']`` by ``translate --to pyspark``.
+:class:`Source`, and the substituted text holds its token (``__sqlstream_secret_<i>__``), not
+its value: no later stage holds the value, so none can print it. The binder puts the value
+back where it hands a text to Spark; every text shown to a user shows ``***``, and
+``translate --to pyspark`` writes ``os.environ['NAME']``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sqlstream.diagnostics.errors import VariableError, did_you_mean
-from sqlstream.diagnostics.source_text import Secret, Source, Span
+from sqlstream.diagnostics.source_text import Secret, Source, Span, secret_token
 
 # A comment (skipped), a string literal (searched for references), or a reference.
 _REF = r"\$\{(?P<body>[^}\n']*)(?P<close>\}?)"
@@ -116,8 +118,10 @@ def substitute(
         value, secret_name = _resolve(source, match, variables, environ)
         if secret_name is not None:
             _check_secret_position(source, match, string_start)
-            secrets.append(Secret(secret_name, value, source.span(match.start(), match.end())))
-            value = _escape(value)
+            token = secret_token(len(secrets))
+            secrets.append(Secret(secret_name, value, source.span(match.start(), match.end()),
+                                  token))
+            value = token  # the compiler never holds the value (Source.unseal puts it back)
         replacements.append((new_len, new_len + len(value), match.start(), match.end()))
         out.append(value)
         new_len += len(value)
@@ -170,12 +174,6 @@ def _check_secret_position(source: Source, match: re.Match, string_start: int | 
 # A typed literal's keyword right before a string: INTERVAL '1' HOUR, DATE '…', X'…'.
 _TYPED_LITERAL = re.compile(
     r"(?<![\w`])(INTERVAL|DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ|X)\s*\Z", re.I)
-
-
-def _escape(value: str) -> str:
-    """``value`` escaped for a ``'…'`` string (``\\`` and ``\'``), so that the string's
-    value is exactly the secret and the secret cannot end the string."""
-    return value.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def _resolve(source, match, variables, environ) -> tuple[str, str | None]:

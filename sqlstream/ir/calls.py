@@ -29,6 +29,12 @@ from sqlstream.diagnostics.source_text import Span
 Arg = object  # str | int | float | bool | None | tuple[Arg, ...] | Chain
 
 
+SQL_TEXT_STEPS = frozenset({"sql", "selectExpr", "expr", "where", "filter"})
+"""The PySpark methods whose string arguments are Spark SQL text: a secret's token there
+stands inside a ``'…'`` string, so its value goes in escaped (the binder, and the script of
+``translate --to pyspark``; docs/dialect.md#secrets)."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One link of a chain: ``.name(*args, **kwargs)``, or the property ``.name``.

@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable
 
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, Program, Step
+from sqlstream.diagnostics.source_text import SECRET_TOKEN
+from sqlstream.ir.calls import SQL_TEXT_STEPS, Chain, Program, Step
 from sqlstream.lowering.lower import lower
 from sqlstream.lowering.packages import packages_for
 from sqlstream.lowering.session_config import session_defaults, session_settings
@@ -25,33 +26,41 @@ from sqlstream.lowering.session_config import session_defaults, session_settings
 _MULTILINE = {"builder", "read", "readStream", "writeStream"}
 
 
-Literal = Callable[[object], str]  # Python source of a str/int/bool/None argument
+Literal = Callable[[object, bool], str]
+"""Python source of a str/int/bool/None argument; the flag: the argument is Spark SQL text
+(an argument of :data:`~sqlstream.ir.calls.SQL_TEXT_STEPS`)."""
 
 
-def render_arg(arg, literal: Literal = repr) -> str:
+def plain(value, sql: bool = False) -> str:
+    """The :data:`Literal` of ``translate``: ``repr`` (``sql`` is not read)."""
+    return repr(value)
+
+
+def render_arg(arg, literal: Literal = plain, sql: bool = False) -> str:
     """Python source of an argument: ``literal`` of a value (``repr``), a tuple as a
-    list, a nested chain inline."""
+    list, a nested chain inline; ``sql``: the argument is Spark SQL text."""
     if isinstance(arg, Chain):
         return "".join(_root_and_steps(arg, literal))
     if isinstance(arg, tuple):
-        return "[" + ", ".join(render_arg(a, literal) for a in arg) + "]"
-    return literal(arg)
+        return "[" + ", ".join(render_arg(a, literal, sql) for a in arg) + "]"
+    return literal(arg, sql)
 
 
-def render_step(step: Step, literal: Literal = repr) -> str:
+def render_step(step: Step, literal: Literal = plain) -> str:
     """``.name`` for a property, ``.name(arg, …, key=value, …)`` for a call."""
     if not step.call:
         return f".{step.name}"
-    args = [render_arg(a, literal) for a in step.args]
-    args += [f"{k}={render_arg(v, literal)}" for k, v in step.kwargs]
+    sql = step.name in SQL_TEXT_STEPS
+    args = [render_arg(a, literal, sql) for a in step.args]
+    args += [f"{k}={render_arg(v, literal, sql)}" for k, v in step.kwargs]
     return f".{step.name}({', '.join(args)})"
 
 
-def _root_and_steps(chain: Chain, literal: Literal = repr) -> list[str]:
+def _root_and_steps(chain: Chain, literal: Literal = plain) -> list[str]:
     return [chain.root, *(render_step(s, literal) for s in chain.steps)]
 
 
-def render_chain(chain: Chain, literal: Literal = repr) -> list[str]:
+def render_chain(chain: Chain, literal: Literal = plain) -> list[str]:
     """The Python statement of ``chain``, as lines.
 
     One line (``df = df.selectExpr(…)``), or, for a chain that reads or writes (a
@@ -67,7 +76,7 @@ def render_chain(chain: Chain, literal: Literal = repr) -> list[str]:
     return lines
 
 
-def render_program(program: Program, marker: str = "--", literal: Literal = repr) -> str:
+def render_program(program: Program, marker: str = "--", literal: Literal = plain) -> str:
     """The text of ``program``: its blocks separated by blank lines, comments after
     ``marker`` (``--`` for ``translate``, ``#`` in a script), values written by
     ``literal``. Not redacted."""
@@ -106,35 +115,34 @@ def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
 
 
 def _secret_literal(plan: p.Plan) -> Literal:
-    """``repr``, except that a string holding the value of an ``${env:NAME}`` is written
-    as an expression reading ``os.environ['NAME']`` (so the script holds no secret); in
-    Spark SQL text, where the value is a string literal's escaped text, the expression
-    escapes it the same way (``\\`` → ``\\\\``, ``'`` → ``\\'``). The names come from the
-    substitution's records (:class:`~sqlstream.diagnostics.source_text.Secret`); where two
-    references have one value, the first one's name is used."""
-    names: dict[str, str] = {}
-    for secret in plan.source.secrets:
-        value, read = secret.value, f"os.environ[{secret.name!r}]"
-        if not value or value in names:
-            continue
-        names[value] = read
-        # in a Spark SQL string literal (spark.sql's text) the value is escaped
-        quoted = value.replace("\\", "\\\\").replace("'", "\\'")
-        if quoted != value:
-            names.setdefault(quoted, f"{read}.replace('\\\\', '\\\\\\\\')"
-                                     f".replace(\"'\", \"\\\\'\")")
-    if not names:
-        return repr
-    pattern = re.compile("|".join(re.escape(v) for v in sorted(names, key=len, reverse=True)))
+    """``repr``, except that a string holding a secret's token is written as an expression
+    that puts in ``os.environ['NAME']`` for it (so the script holds no secret); in the SQL
+    text of :data:`SQL_TEXT_STEPS`, where the token stands inside a ``'…'`` string, the
+    expression escapes the value (``\\`` → ``\\\\``, ``'`` → ``\\'``) as
+    :meth:`~sqlstream.diagnostics.source_text.Source.unseal` does. The names come from the
+    substitution's records (:class:`~sqlstream.diagnostics.source_text.Secret`), found by
+    the token, never by the value."""
+    secrets = plan.source.secrets
+    if not secrets:
+        return plain
 
-    def literal(value) -> str:
-        if not isinstance(value, str) or not pattern.search(value):
+    def read(match: re.Match, sql: bool) -> str:
+        index = int(match.group(1))
+        if index >= len(secrets):
+            return repr(match.group())
+        value = f"os.environ[{secrets[index].name!r}]"
+        if sql:
+            value += ".replace('\\\\', '\\\\\\\\').replace(\"'\", \"\\\\'\")"
+        return value
+
+    def literal(value, sql: bool = False) -> str:
+        if not isinstance(value, str) or not SECRET_TOKEN.search(value):
             return repr(value)
         parts, pos = [], 0
-        for match in pattern.finditer(value):
+        for match in SECRET_TOKEN.finditer(value):
             if match.start() > pos:
                 parts.append(repr(value[pos:match.start()]))
-            parts.append(names[match.group()])
+            parts.append(read(match, sql))
             pos = match.end()
         if pos < len(value):
             parts.append(repr(value[pos:]))

@@ -63,11 +63,16 @@ class SourceDeclaration:
             computed columns, a watermark on a column that is not a TIMESTAMP), with the
             text they are positioned in (or ``None`` when they carry a span).
         resolve_path: makes a relative ``path`` relative to the ``.ssql`` file's folder.
+        unseal: puts secrets' values in a path for reading the files' header at compile
+            time (:meth:`~sqlstream.diagnostics.source_text.Source.unseal`); the plan keeps
+            the path with its tokens.
     """
 
-    def __init__(self, record: Record, resolve_path: Callable[[str | None], str | None]):
+    def __init__(self, record: Record, resolve_path: Callable[[str | None], str | None],
+                 unseal: Callable[[str], str] = lambda text: text):
         self._record = record
         self._resolve_path = resolve_path
+        self._unseal = unseal
 
     def relation(self, statement, resolved: ResolvedOptions, bounded: bool) -> plan.SourceRelation:
         """The :class:`~sqlstream.ir.plan.SourceRelation` of ``statement``.
@@ -128,7 +133,8 @@ class SourceDeclaration:
         schema, options, read_as = None, resolved.spark, {}
         if spec.fixed_schema is None and physical:
             read, read_as, options = spec.bind_columns(
-                resolved, physical, path, lambda error: self._record(error, None))
+                resolved, physical, path and self._unseal(path),
+                lambda error: self._record(error, None))
             schema = tuple(read)
         projection: tuple[str, ...] = ()
         if metadata or computed or (spec.fixed_schema is not None and physical) or read_as:

@@ -60,7 +60,7 @@ class Planner:
         self.state_dir_override = state_dir
         self.enforce = enforce
         self.catalog = Catalog()
-        self.declarations = SourceDeclaration(self._record, self._resolve_path)
+        self.declarations = SourceDeclaration(self._record, self._resolve_path, self.source.unseal)
         self.settings: list[tuple[str, str]] = []
         self.setting_spans: list[tuple[str, ast.Span]] = []
         self.relations: list[plan.Relation] = []
@@ -242,9 +242,13 @@ class Planner:
         return resolved
 
     def _resolve_path(self, value: str | None) -> str | None:
-        if value is None or "://" in value or os.path.isabs(value) or not self.base_dir:
+        if value is None or not self.base_dir:
             return value
-        return os.path.normpath(os.path.join(self.base_dir, value))
+        shown = self.source.unseal(value)  # a secret's value decides whether it is relative
+        if "://" in shown or os.path.isabs(shown):
+            return value
+        joined = os.path.join(self.base_dir, value)
+        return joined if shown != value else os.path.normpath(joined)
 
     def _compile(self, text: ast.SqlText, name: str) -> CompiledQuery:
         """:func:`~sqlstream.planning.compiler.compile_query` of the body of view or query ``name``,

@@ -28,8 +28,9 @@ from py4j.protocol import Py4JJavaError
 from sqlstream.ir import plan as p
 
 from sqlstream.runtime import restarts
-from sqlstream.ir.calls import Block, Chain, Program
+from sqlstream.ir.calls import SQL_TEXT_STEPS, Block, Chain, Program
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
+from sqlstream.diagnostics.source_text import Source
 from sqlstream.lowering.lower import lower, relation_block
 from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
 
@@ -91,28 +92,38 @@ def _fail(plan: p.Plan, block: Block, chain: Chain, exc: BaseException) -> SqlSt
     return QueryFailedError(message, chain.span, plan.source)
 
 
-def _value(arg, env: dict, report: Report):
+def _value(arg, env: dict, report: Report, source: Source | None, sql: bool):
     if isinstance(arg, Chain):
-        value = evaluate(arg, env, report)
+        value = evaluate(arg, env, report, source=source)
         if arg.note:
             shown = value.simpleString() if isinstance(value, StructType) else str(value)
             report(f"{arg.note}: {shown}")
         return value
     if isinstance(arg, tuple):
-        return [_value(a, env, report) for a in arg]
+        return [_value(a, env, report, source, sql) for a in arg]
+    if isinstance(arg, str) and source is not None:
+        return source.unseal(arg, sql)
     return arg
 
 
-def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None = None):
+def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None = None,
+             source: Source | None = None):
     """Evaluate ``chain`` from ``env[chain.root]``: ``getattr`` each step, call it with its
     arguments (nested chains evaluated first, tuples passed as lists) unless it is a
     property; assign the value to ``env[chain.assign]``.
+
+    This is where the value of a secret enters what runs: each string argument goes to
+    PySpark with ``source``'s secret tokens replaced by their values
+    (:meth:`~sqlstream.diagnostics.source_text.Source.unseal`; escaped in the SQL text of
+    :data:`SQL_TEXT_STEPS`). The chain itself, which ``translate`` prints, holds tokens.
 
     Args:
         chain: the chain.
         env: root names to objects (``spark``, ``df``); updated by the assignment.
         report: receives the notes of nested chains (an inferred schema).
         steps: evaluate only the first ``steps`` steps (all when ``None``).
+        source: the pipeline's source, whose secrets the arguments' tokens stand for
+            (``None``: arguments as they are).
 
     Returns:
         The value of the last step evaluated.
@@ -124,8 +135,10 @@ def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None 
     for step in chain.steps[:steps]:
         value = getattr(value, step.name)
         if step.call:
-            args = [_value(a, env, report) for a in step.args]
-            value = value(*args, **{k: _value(v, env, report) for k, v in step.kwargs})
+            sql = step.name in SQL_TEXT_STEPS
+            args = [_value(a, env, report, source, sql) for a in step.args]
+            value = value(*args, **{k: _value(v, env, report, source, sql)
+                                    for k, v in step.kwargs})
     if chain.assign and steps is None:
         env[chain.assign] = value
     return value
@@ -153,24 +166,10 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
     values = []
     for chain in block.chains:
         try:
-            values.append(evaluate(chain, env, report))
+            values.append(evaluate(chain, env, report, source=plan.source))
         except (PySparkException, Py4JJavaError) as exc:
             raise _fail(plan, block, chain, exc) from None
     return values
-
-
-def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> DataFrame:
-    """Build the DataFrame of one plan step without registering it as a view (its
-    block's chains, without the final ``createOrReplaceTempView``).
-
-    Raises:
-        Whatever PySpark raises.
-    """
-    env = _env(spark)
-    *chains, last = relation_block(relation).chains
-    for chain in chains:
-        evaluate(chain, env, report)
-    return evaluate(last, env, report, steps=len(last.steps) - 1)
 
 
 def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:

@@ -34,7 +34,7 @@ def physical_plans(plan: p.Plan, report: Callable[[str], None]) -> list[str]:
                 # select("*"): Spark 4.1 refuses explain on spark.sql's own streaming
                 # DataFrame ("must be executed with writeStream.start()"), not on one
                 # derived from it; the optimizer removes the projection again
-                spark.sql(query.sql).select("*").explain(mode="formatted")
+                spark.sql(plan.source.unseal(query.sql, sql=True)).select("*").explain(mode="formatted")
             plans.append(plan.source.redact(captured.getvalue()))
         return plans
     finally:

@@ -318,7 +318,7 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
         kept = _runtime_settings({**defaults, **conf, **static}, defaults, report,
                                  "applied to the running session", "the session's")
         for key, value in kept.items():
-            active.conf.set(key, value)
+            active.conf.set(key, plan.source.unseal(value))
         return active, False
     from pyspark import SparkConf, SparkContext
 
@@ -337,8 +337,8 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     java_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"
     given = settings.pop("spark.driver.extraJavaOptions", None)
     spark_conf.set("spark.driver.extraJavaOptions", f"{java_options} {given}" if given else java_options)
-    for key, value in settings.items():
-        spark_conf.set(key, value)
+    for key, value in settings.items():  # the one place a SET's secret enters the JVM's conf
+        spark_conf.set(key, plan.source.unseal(value))
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - PySpark's own test
         main = threading.current_thread() is threading.main_thread()
         handler = signal.getsignal(signal.SIGINT) if main else None
@@ -376,6 +376,6 @@ def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Re
     builder = SparkSession.builder.remote(remote)
     for key, value in _runtime_settings(settings, defaults, report,
                                         "sent to the Spark Connect server", "the server's").items():
-        builder = builder.config(key, value)
+        builder = builder.config(key, plan.source.unseal(value))
     report(f"Spark Connect server: {remote} (paths are resolved by the server)")
     return builder.create()

@@ -24,12 +24,21 @@ def test_positions_after_a_value_map_back_to_the_original():
     assert inside.column == 8  # the start of ${long_name}
 
 
-def test_env_values_are_secrets():
-    result = substitute(Source("x = '${env:TOKEN}'"), {}, {"TOKEN": "hunter2"})
-    assert result.text == "x = 'hunter2'"
+def test_env_values_are_secrets_and_the_compiler_gets_a_token_not_the_value():
+    """The text the parser sees holds the secret's token; the value comes back only by
+    ``unseal`` (raw for a value, escaped for Spark SQL text), and ``redact`` hides both the
+    token (compiler texts) and the value (Spark's texts)."""
+    result = substitute(Source("x = '${env:TOKEN}'"), {}, {"TOKEN": "hun'ter\\2"})
+    assert result.text == "x = '__sqlstream_secret_0__'"
+    assert "hun" not in result.text
     (secret,) = result.source.secrets
-    assert (secret.name, secret.value, secret.span.start, secret.span.end) == ("TOKEN", "hunter2", 5, 17)
-    assert result.source.redact("pw=hunter2") == "pw=***"
+    assert (secret.name, secret.value, secret.span.start, secret.span.end, secret.token) == (
+        "TOKEN", "hun'ter\\2", 5, 17, "__sqlstream_secret_0__")
+    assert result.source.unseal(result.text) == "x = 'hun'ter\\2'"
+    assert result.source.unseal(result.text, sql=True) == "x = 'hun\\'ter\\\\2'"
+    assert result.source.redact("pw=hun'ter\\2 at __sqlstream_secret_0__") == "pw=*** at ***"
+    assert result.source.holds_secret("a __sqlstream_secret_0__ b")
+    assert not Source("x").holds_secret("a __sqlstream_secret_0__ b")  # no secrets: no token
 
 
 def test_each_secret_keeps_the_reference_it_came_from():

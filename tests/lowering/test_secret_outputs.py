@@ -17,3 +17,61 @@ def test_translate_to_pyspark_names_each_secret_from_its_record(monkeypatch):
     script = to_pyspark(plan)
     assert "'spark.hadoop.fs.s3a.secret.key', os.environ['SS_TOKEN']" in script, script
     assert "s3cr3t" not in script
+
+
+PROGRAM = """\
+SET 'spark.hadoop.fs.s3a.secret.key' = '${env:SS_A}';
+CREATE STREAM s (k STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+  WITH (connector = 'files', format = 'json', path = '/in/${env:SS_B}', password = '${env:SS_A}');
+CREATE SINK o WITH (connector = 'postgres', url = '${env:SS_URL}', table = 't',
+                    password = '${env:SS_A}', port = '5432');
+INSERT INTO o
+SELECT k, date_format(ts, 'y E ${env:SS_B}') AS f, get_json_object(k, '$.${env:SS_B}') AS j,
+       regexp_extract(k, '${env:SS_A}', 0) AS r
+FROM s WHERE k <> '${env:SS_A}' AND k RLIKE '${env:SS_B}';
+"""
+VALUES = {"SS_A": "Pl'ugh\\Xyzzy42", "SS_B": "Quux7Frob", "SS_URL": "jdbc:postgresql://h:5/db"}
+
+
+def test_the_compiler_never_holds_a_secret_value(monkeypatch, caplog):
+    """The value-independent guarantee: the substitution hands the compiler a token, so the
+    plan, the binding program and every printed form are free of the values whatever a
+    rewrite does to their text (sqlglot's format-pattern and JSON-path handling included),
+    and nothing logged while compiling holds one either."""
+    for key, value in VALUES.items():
+        monkeypatch.setenv(key, value)
+    import logging
+    import pickle
+
+    from sqlstream.lowering import explain
+    from sqlstream.lowering.lower import lower
+    from sqlstream.lowering.printer import render
+
+    caplog.set_level(logging.DEBUG)
+    pipeline = sqlstream.compile(PROGRAM)
+    plan = pipeline.plan
+    dumps = [repr(plan), repr(lower(plan)), pickle.dumps(lower(plan)).decode("latin-1"),
+             render(plan), to_pyspark(plan), explain.render(explain.describe(plan)), caplog.text]
+    for text in dumps:
+        for value in VALUES.values():
+            assert value not in text and value.replace("'", "\\'") not in text
+            assert "Xyzzy42" not in text and "Quux7Frob" not in text and "h:5" not in text
+    # the tokens are where the values go; unseal is the only way back
+    query = plan.queries[0].sql
+    assert "Quux7Frob" in plan.source.unseal(query, sql=True)
+    assert "Pl\\'ugh\\\\Xyzzy42" in plan.source.unseal(query, sql=True)
+
+
+def test_a_postgres_url_that_is_a_secret_is_judged_by_its_value(monkeypatch):
+    """``url = '${env:…}'``: check reads the value (a jdbc:postgresql URL is accepted), the
+    writer receives it as written and makes it libpq's."""
+    for key, value in VALUES.items():
+        monkeypatch.setenv(key, value)
+    from sqlstream.connectors.postgres import PostgresWriter
+
+    plan = sqlstream.compile(PROGRAM).plan
+    (sink,) = {q.sink.name: q.sink for q in plan.queries}.values()
+    options = dict(sink.options)
+    assert "h:5" not in options["url"]
+    writer = PostgresWriter(table="t", url=plan.source.unseal(options["url"]))
+    assert writer._url == "postgresql://h:5/db"  # noqa: SLF001 - what psycopg connects to

@@ -148,18 +148,23 @@ def test_accepted_positions_print_no_secret_and_the_script_reads_the_environment
     script = outputs["translate --to pyspark"]
     assert "***" not in script  # every secret is read from the environment: the script runs
     assert "os.environ['SQ']" in script and "os.environ['SP']" in script
-    # translate prints what runs: each printed expression evaluates to the value exec uses
+    # translate prints what runs: each printed expression evaluates to the text exec hands
+    # to Spark (the binder's Source.unseal: escaped in SQL text, as it is in a value)
     for key, value in ENV.items():
         monkeypatch.setenv(key, value)
     plan = sqlstream.compile_file(str(path)).plan
     literal = _secret_literal(plan)
     (source,) = plan.relations
-    values = [plan.queries[0].sql, *source.projection, *(v for _, v in source.options),
-              source.path, plan.queries[0].sink.path, *(v for _, v in plan.settings)]
-    for value in values:
-        assert eval(literal(value), {"os": os}) == value  # noqa: S307 - our own output
-    assert any(SQ.replace("\\", "\\\\").replace("'", "\\'") in v for v in values)  # escaped in SQL
-    assert ("password", SQ) in source.options  # reaches Spark intact
+    sql_texts = [plan.queries[0].sql, *source.projection]
+    values = [*(v for _, v in source.options), source.path, plan.queries[0].sink.path,
+              *(v for _, v in plan.settings)]
+    for text, sql in [*((t, True) for t in sql_texts), *((v, False) for v in values)]:
+        # the compiled plan holds tokens, never a value: nothing printed from it can leak
+        assert not leaks(text), text
+        assert eval(literal(text, sql), {"os": os}) == plan.source.unseal(text, sql)  # noqa: S307
+    escaped = SQ.replace("\\", "\\\\").replace("'", "\\'")
+    assert any(escaped in plan.source.unseal(t, sql=True) for t in sql_texts)  # escaped in SQL
+    assert ("password", SQ) in [(k, plan.source.unseal(v)) for k, v in source.options]
 
 
 def _day_folder(tmp_path):
