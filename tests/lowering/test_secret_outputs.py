@@ -3,6 +3,8 @@ the environment variable the substitution recorded."""
 
 from __future__ import annotations
 
+import pytest
+
 import sqlstream
 from sqlstream.lowering.printer import to_pyspark
 
@@ -75,3 +77,53 @@ def test_a_postgres_url_that_is_a_secret_is_judged_by_its_value(monkeypatch):
     assert "h:5" not in options["url"]
     writer = PostgresWriter(table="t", url=plan.source.unseal(options["url"]))
     assert writer._url == "postgresql://h:5/db"  # noqa: SLF001 - what psycopg connects to
+
+
+_STREAM = """\
+CREATE STREAM s (k STRING, v INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE,
+                 tagged AS concat(k, '${env:SS_A}'))
+  WITH (connector = 'files', format = 'json', path = '/in');
+CREATE STREAM t (k STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+  WITH (connector = 'files', format = 'json', path = '/in2');
+CREATE SINK o WITH (connector = 'noop');
+"""
+POSITIONS = {  # every expression position a string can take in a query that Spark runs
+    "select_item": "SELECT concat(k, '${env:SS_A}') AS c FROM s",
+    "where": "SELECT k FROM s WHERE k = '${env:SS_A}'",
+    "in_list": "SELECT k FROM s WHERE k IN ('a', '${env:SS_A}')",
+    "like": "SELECT k FROM s WHERE k LIKE '%${env:SS_A}%'",
+    "rlike": "SELECT k FROM s WHERE k RLIKE '${env:SS_A}'",
+    "case": "SELECT CASE WHEN k = '${env:SS_A}' THEN 1 ELSE 0 END AS c FROM s",
+    "computed_column": "SELECT tagged FROM s",
+    "format_pattern": "SELECT date_format(ts, '${env:SS_A} yyyy') AS d FROM s",
+    "json_path": "SELECT get_json_object(k, '$.${env:SS_A}') AS j FROM s",
+    "regexp": "SELECT regexp_replace(k, '${env:SS_A}', 'x') AS r FROM s",
+    "aggregate_argument": ("SELECT window.start AS w, count_if(k = '${env:SS_A}') AS n FROM s "
+                           "GROUP BY window(ts, '1 minute') EMIT FINAL"),
+    "grouping_key": ("SELECT window.start AS w, count(*) AS n FROM s "
+                     "GROUP BY window(ts, '1 minute'), k = '${env:SS_A}' EMIT FINAL"),
+    "having": ("SELECT window.start AS w, count(*) AS n FROM s GROUP BY window(ts, '1 minute') "
+               "HAVING max(k) <> '${env:SS_A}' EMIT FINAL"),
+    "join_condition": ("SELECT s.k FROM s JOIN t ON s.k = t.k AND t.k <> '${env:SS_A}' "
+                       "AND t.ts BETWEEN s.ts AND s.ts + INTERVAL 1 MINUTE"),
+    "subquery": "SELECT k FROM (SELECT k FROM s WHERE k <> '${env:SS_A}') AS q",
+    "cast_of_string": "SELECT CAST(concat('1', '${env:SS_A}') AS STRING) AS c FROM s",
+}
+
+
+@pytest.mark.parametrize("position", sorted(POSITIONS))
+def test_every_string_position_compiles_to_a_token_and_runs_the_value(position, monkeypatch):
+    """A secret in each expression position a string can take: compiled (not refused),
+    the plan and every printed form free of the value, and the SQL Spark receives (the
+    binder's unsealed text) holds the value escaped as the literal needs."""
+    monkeypatch.setenv("SS_A", "Pl'ugh\\Xyzzy42")
+    from sqlstream.lowering import explain
+    from sqlstream.lowering.lower import lower
+    from sqlstream.lowering.printer import render
+
+    plan = sqlstream.compile(_STREAM + "INSERT INTO o " + POSITIONS[position] + ";\n").plan
+    for text in (repr(plan), repr(lower(plan)), render(plan), to_pyspark(plan),
+                 explain.render(explain.describe(plan))):
+        assert "Xyzzy42" not in text
+    texts = [plan.queries[0].sql, *(t for r in plan.relations for t in getattr(r, "projection", ()))]
+    assert any("Pl\\'ugh\\\\Xyzzy42" in plan.source.unseal(t, sql=True) for t in texts)
