@@ -118,7 +118,8 @@ def substitute(
         value, secret_name = _resolve(source, match, variables, environ)
         if secret_name is not None:
             _check_secret_position(source, match, string_start)
-            token = secret_token(len(secrets))
+            # one token per value: equal texts stay equal (a grouping key and its SELECT item)
+            token = next((s.token for s in secrets if s.value == value), secret_token(len(secrets)))
             secrets.append(Secret(secret_name, value, source.span(match.start(), match.end()),
                                   token))
             value = token  # the compiler never holds the value (Source.unseal puts it back)

@@ -48,6 +48,8 @@ def test_each_secret_keeps_the_reference_it_came_from():
     result = substitute(Source(text), {}, {"A": "s3cr3t", "B": "s3cr3t"})
     assert [(s.name, s.value, text[s.span.start:s.span.end]) for s in result.source.secrets] == [
         ("A", "s3cr3t", "${env:A}"), ("B", "s3cr3t", "${ env:B }"), ("A", "s3cr3t", "${env:A}")]
+    # one token per value: texts equal at run time are equal to the compiler too
+    assert {s.token for s in result.source.secrets} == {"__sqlstream_secret_0__"}
 
 
 def test_booleans_render_as_sql():

@@ -100,7 +100,7 @@ POSITIONS = {  # every expression position a string can take in a query that Spa
     "regexp": "SELECT regexp_replace(k, '${env:SS_A}', 'x') AS r FROM s",
     "aggregate_argument": ("SELECT window.start AS w, count_if(k = '${env:SS_A}') AS n FROM s "
                            "GROUP BY window(ts, '1 minute') EMIT FINAL"),
-    "grouping_key": ("SELECT window.start AS w, count(*) AS n FROM s "
+    "grouping_key": ("SELECT window.start AS w, k = '${env:SS_A}' AS hit, count(*) AS n FROM s "
                      "GROUP BY window(ts, '1 minute'), k = '${env:SS_A}' EMIT FINAL"),
     "having": ("SELECT window.start AS w, count(*) AS n FROM s GROUP BY window(ts, '1 minute') "
                "HAVING max(k) <> '${env:SS_A}' EMIT FINAL"),
