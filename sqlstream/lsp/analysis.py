@@ -99,6 +99,8 @@ class Analysis:
     """The script parsed (``None`` when the grammar refused the text): for the next version."""
     planner: Planner | None = field(default=None, repr=False, compare=False)
     """The :class:`~sqlstream.planning.planner.Planner` that planned it, or ``None``."""
+    plan: p.Plan | None = field(default=None, repr=False, compare=False)
+    """The plan its queries were described from, or ``None``."""
 
     def statement_at(self, offset: int) -> Statement | None:
         """The statement around ``offset`` (its ``;`` included), or ``None``."""
@@ -175,15 +177,13 @@ def _analyze(text: str, variables: dict, path: str | None,
     if plan is None:  # the queries planned before the errors, described all the same
         plan = p.Plan("pipeline", script.source_map.source, tuple(planner.settings),
                       tuple(planner.relations), tuple(planner.queries), "")
-    queries = {}
-    for query in plan.queries:
-        queries.setdefault(query.span.start, describe_query(plan, query))
+    queries = _descriptions(plan, previous)
     index = _Indexer(planner)
     for statement in script.statements:
         index.statement(statement, queries.get(statement.span.start))
     findings = sorted(refused + findings, key=lambda f: f.span.start if f.span else -1)
     analysis = Analysis(text, findings, index.statements, index.declarations, index.references,
-                        True, script, planner)
+                        True, script, planner, plan)
     if blanked:  # the refused statements, as a lexical scan sees them
         lexical = _lexical(text, [])
         inside = [s for s in lexical.statements if any(a <= s.start < b for a, b in blanked)]
@@ -196,6 +196,45 @@ def _analyze(text: str, variables: dict, path: str | None,
             if any(a <= declared.start < b for a, b in blanked):
                 analysis.declarations.setdefault(key, declared)
     return analysis
+
+
+def _descriptions(plan: p.Plan, previous: Analysis | None) -> dict[int, dict]:
+    """Statement start → :func:`describe_query` of the first query of ``plan`` there. The
+    description ``previous`` holds at the same start is reused when it was made from an
+    equal query, with the same settings, secrets and source relations (all that
+    ``describe_query`` reads)."""
+    old_plan = previous.plan if previous is not None else None
+    if old_plan is None or old_plan.settings != plan.settings or \
+            _secret_values(old_plan) != _secret_values(plan):
+        old_plan = None
+    old_queries: dict[int, p.Query] = {}
+    described: dict[int, dict] = {}
+    if old_plan is not None:
+        for query in old_plan.queries:
+            old_queries.setdefault(query.span.start, query)
+        described = {s.start: s.query for s in previous.statements if s.query is not None}
+        old_sources = _sources(old_plan)
+    sources = _sources(plan)
+    queries: dict[int, dict] = {}
+    for query in plan.queries:
+        start = query.span.start
+        if start in queries:
+            continue
+        before, reused = old_queries.get(start), described.get(start)
+        if reused is None or before != query or any(
+                old_sources.get(s.relation) != sources.get(s.relation)
+                for s in (query.state.sources if query.state is not None else ())):
+            reused = describe_query(plan, query)
+        queries[start] = reused
+    return queries
+
+
+def _secret_values(plan: p.Plan) -> set[str]:
+    return {secret.value for secret in plan.source.secrets}
+
+
+def _sources(plan: p.Plan) -> dict[str, p.SourceRelation]:
+    return {r.name.lower(): r for r in plan.relations if isinstance(r, p.SourceRelation)}
 
 
 def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
