@@ -53,6 +53,9 @@ class Planner:
             re-checking as the user types): :meth:`build` takes its state after the longest
             run of leading statements the two scripts share (equal, positions included)
             and plans only the statements after it (:meth:`_resume`). ``None``: plan all.
+
+    After :meth:`build`, ``reused`` is the number of leading statements taken from
+    ``previous`` (0 without it) and ``marks`` the sizes of the state after each statement.
     """
 
     def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
