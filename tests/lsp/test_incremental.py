@@ -99,3 +99,21 @@ def test_a_query_after_an_edited_source_is_described_anew():
     assert _key(again) == _key(analyze(edited, VARIABLES))
     query = next(s.query for s in again.statements if s.query and s.query["name"] == "o")
     assert [source["path"] for source in query["sources"]] == ["/data/im"]
+
+
+def test_a_spark_version_set_at_the_end_rechecks_every_statement():
+    first = analyze(BASE, VARIABLES)
+    edited = BASE + "SET 'sqlstream.spark_version' = '4.0';\n"
+    again = analyze(edited, VARIABLES, previous=first)
+    assert again.planner.reused == 0
+    assert _key(again) == _key(analyze(edited, VARIABLES))
+
+
+def test_a_new_secret_at_the_end_rechecks_every_statement(monkeypatch):
+    monkeypatch.setenv("SQLSTREAM_TEST_TOKEN", "in")  # also a word of the statements before
+    first = analyze(BASE, VARIABLES)
+    edited = BASE + ("CREATE SINK k WITH (connector = 'kafka', topic = 'x', "
+                     "bootstrap_servers = '${env:SQLSTREAM_TEST_TOKEN}');\n")
+    again = analyze(edited, VARIABLES, previous=first)
+    assert again.planner.reused == 0
+    assert _key(again) == _key(analyze(edited, VARIABLES))
