@@ -2,9 +2,11 @@
 file after a keystroke (issue 23: within 100 ms on 2 cores). Measures
 :func:`sqlstream.lsp.analysis.analyze` (what the server runs after the debounce: parse,
 plan, index) on the "mixed" file of ``bench/compile_scaling.py``, with one character
-changed in a query near the end each time, and the end-to-end time from a ``didChange``
-to its ``publishDiagnostics`` over stdio with the debounce set to zero. See
-``bench/README.md``.
+changed in a query near the end each time, incrementally (given the previous version's
+analysis, as the server calls it) and from scratch, in wall and CPU time
+(``time.process_time``: what the load of the machine does not inflate); and the
+end-to-end time from a ``didChange`` to its ``publishDiagnostics`` over stdio with the
+debounce set to zero. See ``bench/README.md``.
 
     python bench/lsp_latency.py [--statements 300] [--repeat 20]
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -27,19 +30,21 @@ from compile_scaling import statements_file  # noqa: E402
 from sqlstream.lsp.analysis import analyze  # noqa: E402
 
 
-def in_process(text: str, repeat: int) -> list[float]:
-    """Seconds of each :func:`analyze` after a one-character edit (``a > i`` → ``a >= i``
-    toggled in the last view)."""
+def in_process(text: str, repeat: int, incremental: bool) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each :func:`analyze` after a one-character edit (``a > i`` →
+    ``a >= i`` toggled in the last view), given the previous analysis or not."""
     marker = text.rindex("WHERE a > ")
-    analyze(text)  # warm: imports, the dialect, per-statement caches
-    times = []
+    previous = analyze(text)  # warm: imports, the dialect, per-statement caches
+    wall, cpu = [], []
     for i in range(repeat):
         edited = text[:marker] + ("WHERE a >= " if i % 2 == 0 else "WHERE a > ") + \
             text[marker + len("WHERE a > "):]
-        start = time.perf_counter()
-        analyze(edited)
-        times.append(time.perf_counter() - start)
-    return times
+        start, start_cpu = time.perf_counter(), time.process_time()
+        analysis = analyze(edited, previous=previous if incremental else None)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+        previous = analysis
+    return wall, cpu
 
 
 def _message(payload: dict) -> bytes:
@@ -99,16 +104,24 @@ def over_stdio(text: str, repeat: int) -> list[float]:
     return times
 
 
+def _summary(seconds: list[float]) -> str:
+    ms = sorted(t * 1000 for t in seconds)
+    p90 = ms[min(len(ms) - 1, round(0.9 * (len(ms) - 1)))]
+    return f"median {statistics.median(ms):.0f} ms, p90 {p90:.0f} ms, max {ms[-1]:.0f} ms"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--statements", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     text = statements_file(args.statements)
-    for name, run in (("analyze (in process)", in_process), ("didChange -> diagnostics", over_stdio)):
-        times = [t * 1000 for t in run(text, args.repeat)]
-        print(f"{name}: {args.statements} statements, median {statistics.median(times):.0f} ms, "
-              f"max {max(times):.0f} ms over {len(times)} edits")
+    print(f"{args.statements} statements, {args.repeat} edits, load average "
+          f"{os.getloadavg()[0]:.1f} at the start")
+    for name, incremental in (("analyze, incremental", True), ("analyze, from scratch", False)):
+        wall, cpu = in_process(text, args.repeat, incremental)
+        print(f"{name}: wall {_summary(wall)}; CPU {_summary(cpu)}")
+    print(f"didChange -> publishDiagnostics over stdio: wall {_summary(over_stdio(text, args.repeat))}")
 
 
 if __name__ == "__main__":

@@ -226,7 +226,13 @@ Statement = SetStatement | CreateStream | CreateTable | CreateView | CreateSink 
 
 @dataclass(frozen=True)
 class Script:
-    """A parsed `.ssql` file: its statements in order and the map back to the source."""
+    """A parsed `.ssql` file: its statements in order and the map back to the source.
+
+    ``ends`` holds the offset just past each top-level ``;`` in the substituted text (where
+    one statement ends and the next may start); :func:`sqlstream.frontend.parser.reparse`
+    cuts there.
+    """
 
     statements: tuple[Statement, ...]
     source_map: SourceMap = field(repr=False, compare=False)
+    ends: tuple[int, ...] = field(default=(), repr=False, compare=False)

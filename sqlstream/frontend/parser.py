@@ -47,20 +47,93 @@ def parse(
         NestingError: parentheses or nested types deeper than
             :data:`~sqlstream.frontend.limits.MAX_NESTING` (``SS103``).
     """
+    return _parse(_substitute(text, variables, path, environ))
+
+
+def reparse(
+    previous: ast.Script,
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ast.Script:
+    """:func:`parse` ``text``, an edited version of the text ``previous`` was parsed from,
+    reusing the statements of ``previous`` before the edit.
+
+    The cut is the last top-level ``;`` of ``previous`` (``Script.ends``) before the first
+    character where the two texts differ, both as written and after substitution, with
+    the same ``${…}`` references up to it and the same ``path``. The statement grammar
+    runs over the rest of the text only, the part before the cut blanked out (spaces), so
+    every offset, line and column is that of the whole text. The statements before the
+    cut are ``previous``'s own objects (they are equal to what :func:`parse` would build:
+    same text, same positions); the grammar is LALR and is in its start state after a
+    top-level ``;``, so the rest parses as in a full parse.
+
+    Args, Returns and Raises: as :func:`parse` (the same script, the same errors).
+    """
+    source_map = _substitute(text, variables, path, environ)
+    cut = _cut(previous, source_map)
+    if cut == 0:
+        return _parse(source_map)
+    kept_before = source_map.original_offset(cut)
+    kept = tuple(s for s in previous.statements if s.span.start < kept_before)
+    ends = tuple(e for e in previous.ends if e <= cut)
+    return _parse(source_map, cut, kept, ends)
+
+
+def _substitute(text: str, variables, path, environ) -> SourceMap:
     source_map = substitute(Source(text, path), variables, environ)
     try:
         check_nesting(source_map.text, source_map.span)
     except NestingError as error:
         raise error.with_source(source_map.source) from None
-    tree = _parse_reporting_all(source_map)
+    return source_map
+
+
+def _parse(source_map: SourceMap, cut: int = 0, kept: tuple = (), ends: tuple = ()) -> ast.Script:
+    """The script of ``source_map``'s text from offset ``cut`` on, after the statements
+    ``kept`` and the statement ends ``ends`` that come before it."""
+    tree = _parse_reporting_all(source_map, cut)
     builder = TreeBuilder(source_map)
-    statements = []
+    statements = list(kept)
+    ends = list(ends)
     for child in tree.children:
         if type(child) is Tree:
             built = builder.statement(child)
             statements.extend(built if isinstance(built, tuple) else (built,))
-    statements = tuple(statements)
-    return ast.Script(statements, source_map)
+        elif child == ";":
+            ends.append(child.end_pos)
+    return ast.Script(tuple(statements), source_map, tuple(ends))
+
+
+def _cut(previous: ast.Script, source_map: SourceMap) -> int:
+    """Where :func:`reparse` may start the grammar: a top-level statement end of
+    ``previous`` before the first difference of the two texts (0: nowhere)."""
+    old = previous.source_map
+    if old.source.path != source_map.source.path or not previous.ends:
+        return 0
+    same = _common_prefix(old.text, source_map.text)
+    written = _common_prefix(old.source.text, source_map.source.text)
+    for cut in reversed(previous.ends[:bisect.bisect_right(previous.ends, same)]):
+        at = source_map.original_offset(cut)
+        if at <= written and old.original_offset(cut) == at and \
+                [r for r in old.replacements if r[0] < cut] == \
+                [r for r in source_map.replacements if r[0] < cut]:
+            return cut
+    return 0
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (a binary search of
+    slice comparisons, which run in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 # A string, quoted identifier or comment (skipped), or a statement-ending `;`.
@@ -68,8 +141,8 @@ _STATEMENT_END = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[
 MAX_SYNTAX_ERRORS = 20
 
 
-def _parse_reporting_all(source_map: SourceMap) -> Tree:
-    """Parse; after a syntax error, blank out the text up to the end of the failing
+def _parse_reporting_all(source_map: SourceMap, cut: int = 0) -> Tree:
+    """Parse (the text before offset ``cut`` blanked out); after a syntax error, blank out the text up to the end of the failing
     statement and go on, so that one run reports the syntax errors of every statement (at
     most ``MAX_SYNTAX_ERRORS``). Each new attempt starts where the last one failed (the
     blanks are skipped as white space): time linear in the length of the text.
@@ -77,7 +150,7 @@ def _parse_reporting_all(source_map: SourceMap) -> Tree:
     Raises:
         ParseError: the only syntax error, or CompileError holding all of them.
     """
-    text = source_map.text
+    text = " " * cut + source_map.text[cut:] if cut else source_map.text
     errors: list[ParseError] = []
     ends: list[int] | None = None
     while True:

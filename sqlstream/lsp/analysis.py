@@ -8,6 +8,12 @@ the aliases of each statement, and each query's plan (output mode, trigger, stat
 operators, watermarks). Offsets are character offsets in the document's original text
 (``${…}`` not substituted). When the statement grammar refuses the text, declarations and
 statements are found by a lexical scan instead, so the outline and completion still work.
+
+Given the analysis of the document's previous version, :func:`analyze` is incremental:
+the statement grammar runs only from the last statement end before the first edited
+character (:func:`sqlstream.frontend.parser.reparse`), and the planner takes the earlier
+planner's state after the statements the two versions share and plans only the rest
+(``Planner(previous=…)``). The result is the same as from scratch.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from sqlglot import exp
 from sqlstream.diagnostics.errors import CompileError, SqlStreamError
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import run_deep
-from sqlstream.frontend.parser import parse
+from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir import plan as p
 from sqlstream.lowering.explain import describe_query
 from sqlstream.planning.planner import Planner
@@ -89,6 +95,12 @@ class Analysis:
     declarations: dict[tuple[str, str], Declaration]  # (namespace, lower name) -> declaration
     references: list[Reference]
     parsed: bool
+    script: ast.Script | None = field(default=None, repr=False, compare=False)
+    """The script parsed (``None`` when the grammar refused the text): for the next version."""
+    planner: Planner | None = field(default=None, repr=False, compare=False)
+    """The :class:`~sqlstream.planning.planner.Planner` that planned it, or ``None``."""
+    plan: p.Plan | None = field(default=None, repr=False, compare=False)
+    """The plan its queries were described from, or ``None``."""
 
     def statement_at(self, offset: int) -> Statement | None:
         """The statement around ``offset`` (its ``;`` included), or ``None``."""
@@ -110,10 +122,22 @@ class Analysis:
 
 
 def analyze(text: str, variables: Mapping[str, object] | None = None,
-            path: str | None = None) -> Analysis:
+            path: str | None = None, previous: Analysis | None = None) -> Analysis:
     """Check and index ``text`` (see the module docstring); never raises for problems in
-    the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does."""
-    return run_deep(_analyze, text, dict(variables or {}), path)
+    the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does.
+
+    Args:
+        text: the document's text.
+        variables: values for ``${name}``.
+        path: the document's path, or ``None``.
+        previous: the analysis of an earlier version of the same document (any variables
+            and path: what differs is not reused), to re-check only what the edit may
+            change; ``None`` checks everything.
+
+    Returns:
+        The :class:`Analysis`; equal, finding for finding, to that without ``previous``.
+    """
+    return run_deep(_analyze, text, dict(variables or {}), path, previous)
 
 
 MAX_RETRIES = 3
@@ -121,14 +145,17 @@ MAX_RETRIES = 3
 blanked out, so that the others are still planned and indexed."""
 
 
-def _analyze(text: str, variables: dict, path: str | None) -> Analysis:
+def _analyze(text: str, variables: dict, path: str | None,
+             previous: Analysis | None = None) -> Analysis:
     check_sqlglot_build()
     refused: list[SqlStreamError] = []
     blanked: list[tuple[int, int]] = []
     work = text
+    earlier = previous.script if previous is not None else None
     for _ in range(MAX_RETRIES + 1):
         try:
-            script = parse(work, variables, path)
+            script = parse(work, variables, path) if earlier is None else \
+                reparse(earlier, work, variables, path)
             break
         except SqlStreamError as error:
             found = error.findings if isinstance(error, CompileError) else [error]
@@ -136,10 +163,10 @@ def _analyze(text: str, variables: dict, path: str | None) -> Analysis:
             work, more = _blank_statements(work, [f.span for f in found if f.span is not None])
             blanked += more
             if not more:
-                return _lexical(text, refused)
+                return _lexical(text, refused, previous)
     else:
-        return _lexical(text, refused)
-    planner = Planner(script, path)
+        return _lexical(text, refused, previous)
+    planner = Planner(script, path, previous=previous.planner if previous is not None else None)
     try:
         plan = planner.build()
         findings = list(plan.warnings)
@@ -150,15 +177,13 @@ def _analyze(text: str, variables: dict, path: str | None) -> Analysis:
     if plan is None:  # the queries planned before the errors, described all the same
         plan = p.Plan("pipeline", script.source_map.source, tuple(planner.settings),
                       tuple(planner.relations), tuple(planner.queries), "")
-    queries = {}
-    for query in plan.queries:
-        queries.setdefault(query.span.start, describe_query(plan, query))
+    queries = _descriptions(plan, previous)
     index = _Indexer(planner)
     for statement in script.statements:
         index.statement(statement, queries.get(statement.span.start))
     findings = sorted(refused + findings, key=lambda f: f.span.start if f.span else -1)
     analysis = Analysis(text, findings, index.statements, index.declarations, index.references,
-                        True)
+                        True, script, planner, plan)
     if blanked:  # the refused statements, as a lexical scan sees them
         lexical = _lexical(text, [])
         inside = [s for s in lexical.statements if any(a <= s.start < b for a, b in blanked)]
@@ -171,6 +196,45 @@ def _analyze(text: str, variables: dict, path: str | None) -> Analysis:
             if any(a <= declared.start < b for a, b in blanked):
                 analysis.declarations.setdefault(key, declared)
     return analysis
+
+
+def _descriptions(plan: p.Plan, previous: Analysis | None) -> dict[int, dict]:
+    """Statement start → :func:`describe_query` of the first query of ``plan`` there. The
+    description ``previous`` holds at the same start is reused when it was made from an
+    equal query, with the same settings, secrets and source relations (all that
+    ``describe_query`` reads)."""
+    old_plan = previous.plan if previous is not None else None
+    if old_plan is None or old_plan.settings != plan.settings or \
+            _secret_values(old_plan) != _secret_values(plan):
+        old_plan = None
+    old_queries: dict[int, p.Query] = {}
+    described: dict[int, dict] = {}
+    if old_plan is not None:
+        for query in old_plan.queries:
+            old_queries.setdefault(query.span.start, query)
+        described = {s.start: s.query for s in previous.statements if s.query is not None}
+        old_sources = _sources(old_plan)
+    sources = _sources(plan)
+    queries: dict[int, dict] = {}
+    for query in plan.queries:
+        start = query.span.start
+        if start in queries:
+            continue
+        before, reused = old_queries.get(start), described.get(start)
+        if reused is None or before != query or any(
+                old_sources.get(s.relation) != sources.get(s.relation)
+                for s in (query.state.sources if query.state is not None else ())):
+            reused = describe_query(plan, query)
+        queries[start] = reused
+    return queries
+
+
+def _secret_values(plan: p.Plan) -> set[str]:
+    return {secret.value for secret in plan.source.secrets}
+
+
+def _sources(plan: p.Plan) -> dict[str, p.SourceRelation]:
+    return {r.name.lower(): r for r in plan.relations if isinstance(r, p.SourceRelation)}
 
 
 def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
@@ -337,9 +401,11 @@ _DECLARE = re.compile(rf"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(STREAM|TABLE|VIEW|SIN
 _INSERT = re.compile(rf"^\s*INSERT\s+INTO\s+({_WORD})", re.IGNORECASE)
 
 
-def _lexical(text: str, findings: list[SqlStreamError]) -> Analysis:
+def _lexical(text: str, findings: list[SqlStreamError],
+             previous: Analysis | None = None) -> Analysis:
     """The index of a text the statement grammar refused: statements split at ``;``
-    (outside strings and comments), declarations and references found by their keywords."""
+    (outside strings and comments), declarations and references found by their keywords.
+    The script and planner of ``previous`` are carried on, for the next version."""
     blank = _blank_strings(text)
     statements, declarations, references = [], {}, []
     for chunk in _STATEMENT.finditer(blank):
@@ -369,7 +435,10 @@ def _lexical(text: str, findings: list[SqlStreamError]) -> Analysis:
         references += [Reference(n, "relation", chunk.start() + s, chunk.start() + e)
                        for n, s, e in refs if kind not in ("stream", "table", "sink")]
         statements.append(Statement(start, end, kind, name, aliases))
-    return Analysis(text, findings, statements, declarations, references, False)
+    if previous is None:
+        return Analysis(text, findings, statements, declarations, references, False)
+    return Analysis(text, findings, statements, declarations, references, False,
+                    previous.script, previous.planner)
 
 
 def _lexical_columns(rest: str) -> Columns | None:

@@ -90,7 +90,9 @@ class SqlStreamServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         path = _path_of(uri)
         variables = {**self.file_variables, **self.setting_variables}
-        analysis = analyze(document.source, variables, path)
+        known = self.analyses.get(uri)
+        analysis = analyze(document.source, variables, path,
+                           previous=known[1] if known is not None else None)
         lines = Lines(document.source, self.encoding)
         self.analyses[uri] = (document.version, analysis, lines)
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(

@@ -9,6 +9,7 @@ is still recorded (``poisoned``), so one mistake is reported once.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -97,6 +98,20 @@ class Catalog:
         self._position: dict[str, int] = {}  # name → declaration order
         self._sinks: dict[str, CatalogSink] = {}
         self._queries: dict[str, object] = {}
+
+    def sizes(self) -> tuple[int, int, int, int]:
+        """How many relations, declaration positions, sinks and query names it holds (the
+        catalog only grows: see :meth:`prefix`)."""
+        return len(self._relations), len(self._position), len(self._sinks), len(self._queries)
+
+    def prefix(self, sizes: tuple[int, int, int, int]) -> Catalog:
+        """A new catalog holding what this one held when :meth:`sizes` returned ``sizes``:
+        names are only ever added (a name declared twice is refused, a poisoned one is
+        kept), so that is the first entries of each table, in order."""
+        copied = Catalog()
+        for table, size in zip(("_relations", "_position", "_sinks", "_queries"), sizes):
+            setattr(copied, table, dict(itertools.islice(getattr(self, table).items(), size)))
+        return copied
 
     # ---- relations
     def declare(self, name: ast.Name) -> None:

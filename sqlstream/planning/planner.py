@@ -11,6 +11,7 @@ names and checkpoint locations (docs/dialect.md#checkpoints). Every finding is p
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import replace
 from pathlib import PurePath
@@ -48,10 +49,18 @@ class Planner:
         enforce: ``False`` records violations of streaming rules (SS3xx), schema findings
             and watermarks on non-timestamps as warnings and plans the query anyway (used
             to test the rules against Spark itself).
+        previous: a planner that built an earlier version of the same file (an editor
+            re-checking as the user types): :meth:`build` takes its state after the longest
+            run of leading statements the two scripts share (equal, positions included)
+            and plans only the statements after it (:meth:`_resume`). ``None``: plan all.
+
+    After :meth:`build`, ``reused`` is the number of leading statements taken from
+    ``previous`` (0 without it) and ``marks`` the sizes of the state after each statement.
     """
 
     def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
-                 enforce: bool = True, spark_version: str | None = None):
+                 enforce: bool = True, spark_version: str | None = None,
+                 previous: Planner | None = None):
         self.script = script
         self.spark_version = target_version(script, spark_version)
         self.source = script.source_map.source
@@ -69,6 +78,9 @@ class Planner:
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
         self.dead_letters: list[tuple[plan.SourceRelation, ResolvedOptions]] = []
+        self.marks: list[tuple] = []  # the sizes of the state above after each statement
+        self.reused = 0  # statements whose planning was taken from ``previous``
+        self._previous = previous
 
     # ---- entry point
     def build(self) -> plan.Plan:
@@ -85,7 +97,9 @@ class Planner:
             return self._build()
 
     def _build(self) -> plan.Plan:
-        for statement in self.script.statements:
+        self.reused = self._resume(self._previous)
+        self._previous = None  # no chain of earlier versions kept alive
+        for statement in self.script.statements[self.reused:]:
             try:
                 getattr(self, "_" + type(statement).__name__)(statement)
             except SqlStreamError as error:
@@ -96,15 +110,16 @@ class Planner:
                     "this statement is too complex to compile", statement.span, self.source,
                     hint="split it into views (CREATE VIEW)"))
                 self._poison(statement)
+            self.marks.append(self._mark())
         for relation, resolved in self.dead_letters:
             try:
                 self._dead_letter_query(relation, resolved)
             except SqlStreamError as error:
                 self.findings.append(error.with_source(self.source))
-        self.findings.sort(key=lambda f: f.span.start if f.span is not None else -1)
-        errors = [f for f in self.findings if f.severity == "error"]
+        findings = sorted(self.findings, key=lambda f: f.span.start if f.span is not None else -1)
+        errors = [f for f in findings if f.severity == "error"]
         if errors:
-            raise errors[0] if len(self.findings) == 1 else CompileError(self.findings)
+            raise errors[0] if len(findings) == 1 else CompileError(findings)
         state_dir = self._state_dir()
         name = PurePath(self.path).stem if self.path else "pipeline"
         return plan.Plan(
@@ -116,8 +131,59 @@ class Planner:
             state_dir=state_dir,
             spark_version=self.spark_version,
             setting_spans=tuple(self.setting_spans),
-            warnings=tuple(f for f in self.findings if f.severity == "warning"),
+            warnings=tuple(f for f in findings if f.severity == "warning"),
         )
+
+    def _mark(self) -> tuple:
+        """The sizes of the planner's state: every list and the catalog only grow while the
+        statements are folded, so the state after a statement is a prefix of each."""
+        return (len(self.settings), len(self.setting_spans), len(self.relations),
+                len(self.queries), len(self.compiled), len(self.findings),
+                len(self.dead_letters), self.select_count, self.catalog.sizes())
+
+    def _resume(self, previous: Planner | None) -> int:
+        """Take ``previous``'s state after the leading statements its script shares with
+        this one; return how many (0: none, or ``previous`` judged with other settings).
+
+        A statement is planned against what the statements before it declared, and
+        against nothing after it (a dead letter's sink, which may be declared later, is
+        looked up after the fold, by :meth:`_build`): so the state after ``n`` equal
+        statements is the same in both. Equal means equal AST nodes, spans included, so
+        every finding kept is where it was. The findings kept are rebound to this file's
+        text (the lines a rendering quotes)."""
+        if previous is None or not previous.marks or (
+                previous.spark_version, previous.path, previous.state_dir_override,
+                previous.enforce, {s.value for s in previous.source.secrets}) != (
+                self.spark_version, self.path, self.state_dir_override, self.enforce,
+                {s.value for s in self.source.secrets}):
+            return 0
+        count = 0
+        for old, new in zip(previous.script.statements[:len(previous.marks)],
+                            self.script.statements):
+            if old is not new and old != new:
+                break
+            count += 1
+        if count == 0:
+            return 0
+        (settings, setting_spans, relations, queries, compiled, findings, dead_letters,
+         self.select_count, catalog) = previous.marks[count - 1]
+        self.settings = previous.settings[:settings]
+        self.setting_spans = previous.setting_spans[:setting_spans]
+        self.relations = previous.relations[:relations]
+        self.queries = previous.queries[:queries]
+        self.compiled = previous.compiled[:compiled]
+        self.findings = [self._rebound(f, previous.source) for f in previous.findings[:findings]]
+        self.dead_letters = previous.dead_letters[:dead_letters]
+        self.catalog = previous.catalog.prefix(catalog)
+        self.marks = previous.marks[:count]
+        return count
+
+    def _rebound(self, finding: SqlStreamError, old) -> SqlStreamError:
+        if finding.source is not old:
+            return finding
+        finding = copy.copy(finding)
+        finding.source = self.source
+        return finding
 
     def _poison(self, statement) -> None:
         """After a failed declaration, know its name anyway so later uses are not errors."""
