@@ -22,7 +22,10 @@ from sqlstream.analysis.facts import RelationInfo
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
 from sqlstream.planning import malformed
 from sqlstream.planning.dead_letters import dead_letter_query
-from sqlstream.planning.compiler import CompiledQuery, check_query, compile_query, locate
+from sqlstream.planning.compiler import (
+    CompiledQuery, check_query, compile_query, compile_union, locate,
+)
+from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_problem
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
 from sqlstream.planning.declarations import SourceDeclaration
 from sqlstream.diagnostics.errors import (
@@ -69,6 +72,8 @@ class Planner:
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
         self.dead_letters: list[tuple[plan.SourceRelation, ResolvedOptions]] = []
+        self.insert_counts = insert_counts(script.statements)
+        self.insert_parts: dict[str, list[InsertPart]] = {}
 
     # ---- entry point
     def build(self) -> plan.Plan:
@@ -195,6 +200,14 @@ class Planner:
             self._insert(statement.name, statement.query, statement.emit, statement.span)
 
     def _Insert(self, statement: ast.Insert) -> None:
+        name = statement.sink
+        if statement.ksql_table and self.catalog.sink(name.value) is None:
+            raise UnknownNameError(
+                f"CREATE TABLE {name} AS SELECT writes its results into the sink '{name}', which "
+                f"is not declared{did_you_mean(name.value, self.catalog.sink_names())}", name.span,
+                hint=f"declare where the results go, before this statement: CREATE SINK {name} WITH "
+                "(connector = …); or give the table its sink's options: CREATE TABLE "
+                f"{name} WITH (connector = …) AS SELECT … (docs/compat.md)")
         self._insert(statement.sink, statement.query, statement.emit, statement.span)
 
     def _Select(self, statement: ast.Select) -> None:
@@ -304,6 +317,9 @@ class Planner:
         if entry.sink is None:  # its declaration failed: still check the query
             self._compile(query, sink_name.value)
             return
+        if self.insert_counts[entry.sink.name.lower()] > 1:
+            self._insert_part(sink_name, entry, query, emit, span)
+            return
         if entry.options.get("query_name") is None and self.catalog.has_query(entry.sink.name):
             raise UnknownNameError(
                 f"a second INSERT INTO {sink_name}: Spark runs one query per sink", sink_name.span,
@@ -312,6 +328,31 @@ class Planner:
                 "table are written so too (docs/compat.md)")
         name = self._query_name(entry.sink.name, entry.options, sink_name.span)
         self._add_query(name, entry.sink, entry.options, self._compile(query, name), emit, span)
+
+    def _insert_part(self, sink_name: ast.Name, entry: CatalogSink, query: ast.SqlText, emit,
+                     span) -> None:
+        """One of several ``INSERT``s into one sink: compiled and kept; with the last one, the
+        query over ``UNION ALL`` of them all (:mod:`sqlstream.planning.union_inserts`).
+
+        Raises:
+            SemanticError: ``SS265`` the bodies cannot be one query.
+        """
+        compiled = self._compile(query, entry.sink.name)
+        reads = self.catalog.closure(compiled.info.relations)
+        checked, _ = check_query(compiled, emit, entry.sink, reads)
+        parts = self.insert_parts.setdefault(entry.sink.name.lower(), [])
+        parts.append(InsertPart(compiled, emit, sink_name, checked.output_mode, span))
+        if len(parts) < self.insert_counts[entry.sink.name.lower()]:
+            return
+        if any(r.poisoned for p in parts for r in self.catalog.closure(p.compiled.info.relations)):
+            return  # reads a relation whose declaration failed: reported there
+        problem = union_problem(parts)
+        if problem is not None:
+            raise problem
+        union = compile_union([p.compiled for p in parts], self.catalog)
+        emit = next((p.emit for p in parts if p.emit is not None), None)
+        name = self._query_name(entry.sink.name, entry.options, parts[0].sink.span)
+        self._add_query(name, entry.sink, entry.options, union, emit, parts[0].span)
 
     def _add_query(self, name: str, sink: plan.Sink, resolved: ResolvedOptions,
                    compiled: CompiledQuery, emit, span) -> None:
