@@ -339,13 +339,12 @@ class Planner:
         """
         compiled = self._compile(query, entry.sink.name)
         reads = self.catalog.closure(compiled.info.relations)
-        checked, _ = check_query(compiled, emit, entry.sink, reads)
+        poisoned = any(r.poisoned for r in reads)  # its mode cannot be known
+        mode = None if poisoned else check_query(compiled, emit, entry.sink, reads)[0].output_mode
         parts = self.insert_parts.setdefault(entry.sink.name.lower(), [])
-        parts.append(InsertPart(compiled, emit, sink_name, checked.output_mode, span))
-        if len(parts) < self.insert_counts[entry.sink.name.lower()]:
-            return
-        if any(r.poisoned for p in parts for r in self.catalog.closure(p.compiled.info.relations)):
-            return  # reads a relation whose declaration failed: reported there
+        parts.append(InsertPart(compiled, emit, sink_name, mode, span, poisoned))
+        if len(parts) < self.insert_counts[entry.sink.name.lower()] or any(p.poisoned for p in parts):
+            return  # more to come, or one reads a relation whose declaration failed (reported)
         problem = union_problem(parts)
         if problem is not None:
             raise problem

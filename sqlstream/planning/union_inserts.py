@@ -41,6 +41,7 @@ class InsertPart:
         sink: the sink's name in the statement (its span points at the ``INSERT``).
         mode: the output mode the body gets alone (``None`` when none fits).
         span: the statement's span.
+        poisoned: it reads a relation whose declaration failed (no query is planned).
     """
 
     compiled: CompiledQuery
@@ -48,6 +49,7 @@ class InsertPart:
     sink: ast.Name
     mode: str | None
     span: ast.Span
+    poisoned: bool = False
 
 
 def insert_counts(statements) -> Counter:

@@ -107,3 +107,11 @@ def test_ksql_create_table_with_options_declares_its_sink():
 def test_ksql_create_table_without_a_sink_says_to_declare_it():
     error = _refusal("CREATE TABLE counts AS SELECT id, COUNT(*) AS n FROM eu GROUP BY id;\n")
     assert error.code == "SS201" and "CREATE SINK counts WITH (connector = …)" in error.hint
+
+
+def test_a_body_reading_a_failed_declaration_reports_that_alone():
+    text = STREAMS + ("CREATE STREAM bad (id STRING) WITH (connector = 'nope');\n"
+                      "INSERT INTO out SELECT id FROM bad;\nINSERT INTO out SELECT id FROM eu;\n")
+    with pytest.raises(SqlStreamError) as info:
+        sqlstream.compile(text)
+    assert info.value.code != "SS265" and "nope" in info.value.render()
