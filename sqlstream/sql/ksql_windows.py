@@ -5,7 +5,8 @@ with a placeholder time column; this pass completes it, before the TVF rewrite).
 ksqlDB windows a stream by its event time and groups by the window implicitly, so:
 
 * the TVF's time column is the event-time column of the stream, the column of its
-  ``WATERMARK FOR``; a relation without one is refused (``SS260``) with the TVF to write;
+  ``WATERMARK FOR`` (or of a ``WATERMARK`` clause on it in this ``FROM``); a relation
+  without one is refused (``SS260``) with the TVF to write;
 * ``window_start, window_end`` are added to the ``GROUP BY`` (a query that aggregates
   without ``GROUP BY`` groups by the window alone; one that does not aggregate is refused:
   ksqlDB's ``WINDOW`` windows an aggregation);
@@ -77,7 +78,11 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
     kind = _KSQL_KIND[tvf.args["kind"]]
     relation = tvf.this
     name = relation.name if isinstance(relation, exp.Table) else ""
-    found = event_time(name.lower()) if name else None
+    clause = relation.args.get("watermark")  # FROM s WATERMARK ts DELAY OF … WINDOW …
+    if clause is not None:
+        found = (clause.this.alias_or_name, duration_text(clause.expression))
+    else:
+        found = event_time(name.lower()) if name else None
     if found is None or found[0] is None:
         what = f"'{name}' has no event-time column (no WATERMARK FOR)" if name else \
             "it follows a subquery, which has no event-time column of its own"
@@ -89,9 +94,9 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
     if grace is not None:
         given = duration_text(grace)
         number, unit = given.split()
-        shown = f"{number} {unit}{'' if number == '1' else 's'}"
+        shown = _plural(given)
         if delay is None or duration(delay) != duration(given):
-            have = f"the watermark's delay of '{name}' is {delay}" if delay is not None else \
+            have = f"the watermark's delay of '{name}' is {_plural(delay)}" if delay is not None else \
                 f"'{name}' is a view, whose watermark is set on the stream it reads"
             raise _error(grace, f"GRACE PERIOD {shown} is how late a row may arrive after its "
                          f"window's end, which Spark's watermark sets: {have}",
@@ -110,6 +115,14 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
     missing = [b for b in ("window_start", "window_end") if b not in keys]
     if missing:
         select.group_by(*missing, copy=False)
+
+
+def _plural(text: str) -> str:
+    """``'5 minute'`` → ``'5 minutes'`` (a Spark duration of one term, else ``text``)."""
+    words = text.split()
+    if len(words) != 2 or words[0] == "1" or words[1].endswith("s"):
+        return text
+    return f"{words[0]} {words[1]}s"
 
 
 def _bounds(select: exp.Select, tvf: WindowTVF) -> None:

@@ -104,3 +104,12 @@ def test_named_windows_of_spark_keep_working():
     sql = to_spark_sql(parse_query(
         "SELECT k, SUM(v) OVER w AS s FROM t WINDOW w AS (PARTITION BY k ORDER BY v)"))
     assert "WINDOW w AS (PARTITION BY k ORDER BY v)" in sql
+
+
+def test_a_watermark_clause_in_from_gives_the_event_time_and_the_grace():
+    sql = _spark("SELECT COUNT(*) AS n FROM plain WATERMARK t2 DELAY OF INTERVAL 5 MINUTES "
+                 "WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 5 MINUTES)")
+    assert "window(t2, '1 hour')" in sql
+    error = _refusal("SELECT COUNT(*) AS n FROM plain WATERMARK t2 DELAY OF INTERVAL 5 MINUTES "
+                     "WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 1 MINUTE)")
+    assert "is 5 minutes" in error.message
