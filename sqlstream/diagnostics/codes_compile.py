@@ -207,10 +207,21 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     ("SS260", "error", "a spelling from Flink SQL or ksqlDB that sqlstream does not take", """
      Analysts bring habits from Flink SQL and ksqlDB; those sqlstream takes mean here what
      they mean there (``CUMULATE``, ``PROCTIME()`` as a computed column, ``EXECUTE STATEMENT
-     SET``, Flink's Kafka option names, docs/compat.md). The others are refused at their
-     position, and the hint shows the sqlstream spelling that does the same. Anti-pattern:
-     ``FROM s WINDOW TUMBLING (SIZE 1 HOUR)`` (ksqlDB). Fix: ``FROM TUMBLE(s, ts, INTERVAL
-     '1' HOUR) … GROUP BY window_start, window_end, …``."""),
+     SET``, Flink's Kafka option names, ksqlDB's ``WINDOW TUMBLING|HOPPING|SESSION`` and
+     ``CREATE TABLE … AS SELECT``, docs/compat.md). The others are refused at their
+     position, and the hint shows the sqlstream spelling that does the same; so is a ksqlDB
+     window that cannot mean the same here (on a stream without event-time column, with a
+     ``GRACE PERIOD`` other than the watermark's delay, after a join). Anti-pattern:
+     ``FROM a JOIN b ON … WINDOW TUMBLING (SIZE 1 HOUR)`` (ksqlDB). Fix: ``FROM TUMBLE(a,
+     ts, INTERVAL '1' HOUR) JOIN b ON … GROUP BY window_start, window_end, …``."""),
+    ("SS265", "error", "several `INSERT INTO` one sink that cannot be one query over `UNION ALL`", """
+     Spark runs one query per sink, so the ``INSERT``s into one sink (also those of a Flink
+     statement set) run as one query over ``UNION ALL`` of their bodies. That needs the same
+     columns (names and types, in order: ``UNION ALL`` matches them by position) and the
+     same output mode and trigger. The finding names the
+     column, type or mode that differs and shows the ``UNION ALL``. Anti-pattern: ``INSERT
+     INTO out SELECT id FROM a; INSERT INTO out SELECT id, ts FROM b;``. Fix: the same columns
+     in both, e.g. ``SELECT id, CAST(NULL AS TIMESTAMP) AS ts FROM a``."""),
     ("SS250", "error", "an `on_error` value other than `fail`, `drop`, `dead_letter`", """
      A source's ``on_error`` says what happens to a record that cannot be decoded into the
      declared columns (docs/operations.md#malformed-records): ``fail`` stops the query (Spark's ``FAILFAST``),

@@ -204,12 +204,18 @@ class CreateSink:
 
 @dataclass(frozen=True)
 class Insert:
-    """``INSERT INTO sink query [EMIT …]`` — one streaming query."""
+    """``INSERT INTO sink query [EMIT …]`` — one streaming query.
+
+    Attributes:
+        ksql_table: written as ksqlDB's ``CREATE TABLE sink AS SELECT …`` (without ``WITH``),
+            for the messages about it.
+    """
 
     sink: Name
     query: SqlText
     emit: Emit | None
     span: Span
+    ksql_table: bool = False
 
 
 @dataclass(frozen=True)

@@ -109,13 +109,7 @@ class TreeBuilder:
     def _create_table(self, node: Tree) -> ast.CreateTable:
         column_list = self.find(node, "column_list")
         if self.find(node, "as_query") is not None:
-            name = self.name(self.find(node, "name")).value
-            raise self.error(
-                ForeignSpellingError, "ksqlDB's CREATE TABLE … AS SELECT is not taken: in sqlstream a "
-                "TABLE is a bounded relation that is read, and a query's results go to a sink",
-                self.find(node, "name"),
-                hint=f"declare where the results go and write them there: CREATE SINK {name} "
-                "WITH (connector = …) AS SELECT … EMIT CHANGES (docs/compat.md)")
+            return self._ksql_table_as(node, column_list)
         if self.find(node, "with_clause") is None:
             raise self.error(
                 ParseError, "CREATE TABLE needs WITH (connector = …)", self.find(node, "name"),
@@ -135,6 +129,33 @@ class TreeBuilder:
             span=self.span(node),
             has_schema=column_list is not None,
         )
+
+    def _ksql_table_as(self, node: Tree, column_list: Tree | None) -> ast.CreateSink | ast.Insert:
+        """ksqlDB's ``CREATE TABLE t [WITH (…)] AS SELECT … [EMIT CHANGES | FINAL]``: a query
+        whose results update the table ``t``. Here that is a query writing into the sink ``t``:
+        with ``WITH (…)`` it declares the sink (as ``CREATE SINK t WITH (…) AS …``), without it
+        it writes into a sink ``t`` declared before (as ``INSERT INTO t …``). Without a mode
+        it is ``EMIT CHANGES`` (update mode), as a ksqlDB table is a changelog.
+
+        Raises:
+            ForeignSpellingError: ``SS260``, a column list (the columns are the query's).
+        """
+        name = self.name(self.find(node, "name"))
+        if column_list is not None:
+            raise self.error(
+                ForeignSpellingError, f"CREATE TABLE {name.value} … AS SELECT takes its columns "
+                "from the query, not from a column list", column_list,
+                hint="drop the column list, or name the columns in the SELECT list (… AS name)")
+        query, emit = self.as_query(self.find(node, "as_query"))
+        span = self.span(node)
+        if emit is None:
+            emit = ast.Emit("update", None, name.span)
+        elif emit.output_mode is None:
+            emit = ast.Emit("update", emit.trigger, emit.span)
+        with_clause = self.find(node, "with_clause")
+        if with_clause is not None:
+            return ast.CreateSink(name, self.options(with_clause), query, emit, span)
+        return ast.Insert(name, query, emit, span, ksql_table=True)
 
     def _create_view(self, node: Tree) -> ast.CreateView:
         return ast.CreateView(

@@ -37,6 +37,7 @@ from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
 from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
 from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.analysis.operators import DedupInfo, collect_operators
+from sqlstream.sql.ksql_windows import ksql_windows
 from sqlstream.sql.rewrite import relation_names, rewrite
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
@@ -94,6 +95,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
+        tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
         tree = rewrite(tree, copy=False)  # the parsed tree is not used again
         tree, steps, findings = deduplicate(tree, text, catalog, name)
     except SqlStreamError as error:
@@ -105,6 +107,21 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
             hint="a streaming query must read at least one CREATE STREAM relation", code="SS309",
         )
     return replace(compiled, steps=steps, findings=findings + compiled.findings)
+
+
+def event_time(catalog: Catalog, name: str) -> tuple[str | None, str | None] | None:
+    """The event-time column of relation ``name`` (its only watermarked column, else
+    ``None``) and its watermark's delay (a Spark duration string; ``None`` for a view),
+    or ``None`` when there is no such relation; for ksqlDB's windows
+    (:mod:`sqlstream.sql.ksql_windows`)."""
+    relation = catalog.get(name)
+    if relation is None:
+        return None
+    marks = sorted(relation.info.watermarks)
+    source = relation.source
+    if source is not None and source.watermark is not None:
+        return source.watermark.column, source.watermark.delay
+    return (marks[0] if len(marks) == 1 else None), None
 
 
 def _not_a_query(tree: exp.Expr, text: ast.SqlText) -> SqlSyntaxError:
@@ -139,6 +156,35 @@ def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
         findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
         stateful=operators_of(tree, infos, scope=scope), watermark_defs=watermarks_of(tree),
     )
+
+
+def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery:
+    """One query over ``UNION ALL`` of compiled bodies (:mod:`sqlstream.planning.union_inserts`),
+    in their order; a body that is not a plain ``SELECT`` (``WITH``, ``ORDER BY``, ``LIMIT``, a
+    set operation) is read as a subquery. Its facts and operators are those of the whole
+    plan, as Spark checks it; positions of its operators point into the body each was written
+    in. The bodies' schema findings and plan steps were recorded when each was compiled; the
+    steps are kept for the state signature.
+
+    Returns:
+        The :class:`CompiledQuery` (``text`` is the first body's).
+    """
+    texts: dict[int, ast.SqlText] = {}
+    trees = []
+    for index, part in enumerate(parts, start=1):
+        tree = part.tree
+        texts.update({id(node): part.text for node in tree.walk()})
+        texts.update(part.node_texts)
+        plain = isinstance(tree, exp.Select) and not any(
+            tree.args.get(k) for k in ("with_", "order", "limit", "offset"))
+        trees.append(tree if plain else exp.select("*").from_(tree.subquery(f"__part_{index}")))
+    union = trees[0]
+    for tree in trees[1:]:
+        union = exp.union(union, tree, distinct=False, copy=False)
+    compiled = _compile_tree(union, parts[0].text, catalog)
+    node_texts = {**compiled.node_texts, **{k: texts[k] for k in compiled.node_texts if k in texts}}
+    return replace(compiled, findings=(), node_texts=node_texts,
+                   steps=tuple(step for part in parts for step in part.steps))
 
 
 def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):

@@ -11,7 +11,6 @@ names and checkpoint locations (docs/dialect.md#checkpoints). Every finding is p
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import replace
 from pathlib import PurePath
@@ -23,13 +22,17 @@ from sqlstream.analysis.facts import RelationInfo
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
 from sqlstream.planning import malformed
 from sqlstream.planning.dead_letters import dead_letter_query
-from sqlstream.planning.compiler import CompiledQuery, check_query, compile_query, locate
+from sqlstream.planning.compiler import (
+    CompiledQuery, check_query, compile_query, compile_union, locate,
+)
+from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_problem
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
 from sqlstream.planning.declarations import SourceDeclaration
 from sqlstream.diagnostics.errors import (
     CompileError, OptionError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
 )
 from sqlstream.frontend.limits import NestingError
+from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem
 
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
@@ -78,6 +81,8 @@ class Planner:
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
         self.dead_letters: list[tuple[plan.SourceRelation, ResolvedOptions]] = []
+        self.insert_counts = insert_counts(script.statements)
+        self.insert_parts: dict[str, list[InsertPart]] = {}
         self.marks: list[tuple] = []  # the sizes of the state above after each statement
         self.reused = 0  # statements whose planning was taken from ``previous``
         self._previous = previous
@@ -97,7 +102,7 @@ class Planner:
             return self._build()
 
     def _build(self) -> plan.Plan:
-        self.reused = self._resume(self._previous)
+        self.reused = resume(self, self._previous)
         self._previous = None  # no chain of earlier versions kept alive
         for statement in self.script.statements[self.reused:]:
             try:
@@ -110,7 +115,7 @@ class Planner:
                     "this statement is too complex to compile", statement.span, self.source,
                     hint="split it into views (CREATE VIEW)"))
                 self._poison(statement)
-            self.marks.append(self._mark())
+            self.marks.append(mark(self))
         for relation, resolved in self.dead_letters:
             try:
                 self._dead_letter_query(relation, resolved)
@@ -133,57 +138,6 @@ class Planner:
             setting_spans=tuple(self.setting_spans),
             warnings=tuple(f for f in findings if f.severity == "warning"),
         )
-
-    def _mark(self) -> tuple:
-        """The sizes of the planner's state: every list and the catalog only grow while the
-        statements are folded, so the state after a statement is a prefix of each."""
-        return (len(self.settings), len(self.setting_spans), len(self.relations),
-                len(self.queries), len(self.compiled), len(self.findings),
-                len(self.dead_letters), self.select_count, self.catalog.sizes())
-
-    def _resume(self, previous: Planner | None) -> int:
-        """Take ``previous``'s state after the leading statements its script shares with
-        this one; return how many (0: none, or ``previous`` judged with other settings).
-
-        A statement is planned against what the statements before it declared, and
-        against nothing after it (a dead letter's sink, which may be declared later, is
-        looked up after the fold, by :meth:`_build`): so the state after ``n`` equal
-        statements is the same in both. Equal means equal AST nodes, spans included, so
-        every finding kept is where it was. The findings kept are rebound to this file's
-        text (the lines a rendering quotes)."""
-        if previous is None or not previous.marks or (
-                previous.spark_version, previous.path, previous.state_dir_override,
-                previous.enforce, {s.value for s in previous.source.secrets}) != (
-                self.spark_version, self.path, self.state_dir_override, self.enforce,
-                {s.value for s in self.source.secrets}):
-            return 0
-        count = 0
-        for old, new in zip(previous.script.statements[:len(previous.marks)],
-                            self.script.statements):
-            if old is not new and old != new:
-                break
-            count += 1
-        if count == 0:
-            return 0
-        (settings, setting_spans, relations, queries, compiled, findings, dead_letters,
-         self.select_count, catalog) = previous.marks[count - 1]
-        self.settings = previous.settings[:settings]
-        self.setting_spans = previous.setting_spans[:setting_spans]
-        self.relations = previous.relations[:relations]
-        self.queries = previous.queries[:queries]
-        self.compiled = previous.compiled[:compiled]
-        self.findings = [self._rebound(f, previous.source) for f in previous.findings[:findings]]
-        self.dead_letters = previous.dead_letters[:dead_letters]
-        self.catalog = previous.catalog.prefix(catalog)
-        self.marks = previous.marks[:count]
-        return count
-
-    def _rebound(self, finding: SqlStreamError, old) -> SqlStreamError:
-        if finding.source is not old:
-            return finding
-        finding = copy.copy(finding)
-        finding.source = self.source
-        return finding
 
     def _poison(self, statement) -> None:
         """After a failed declaration, know its name anyway so later uses are not errors."""
@@ -261,6 +215,14 @@ class Planner:
             self._insert(statement.name, statement.query, statement.emit, statement.span)
 
     def _Insert(self, statement: ast.Insert) -> None:
+        name = statement.sink
+        if statement.ksql_table and self.catalog.sink(name.value) is None:
+            raise UnknownNameError(
+                f"CREATE TABLE {name} AS SELECT writes its results into the sink '{name}', which "
+                f"is not declared{did_you_mean(name.value, self.catalog.sink_names())}", name.span,
+                hint=f"declare where the results go, before this statement: CREATE SINK {name} WITH "
+                "(connector = …); or give the table its sink's options: CREATE TABLE "
+                f"{name} WITH (connector = …) AS SELECT … (docs/compat.md)")
         self._insert(statement.sink, statement.query, statement.emit, statement.span)
 
     def _Select(self, statement: ast.Select) -> None:
@@ -374,6 +336,9 @@ class Planner:
         if entry.sink is None:  # its declaration failed: still check the query
             self._compile(query, sink_name.value)
             return
+        if self.insert_counts[entry.sink.name.lower()] > 1:
+            self._insert_part(sink_name, entry, query, emit, span)
+            return
         if entry.options.get("query_name") is None and self.catalog.has_query(entry.sink.name):
             raise UnknownNameError(
                 f"a second INSERT INTO {sink_name}: Spark runs one query per sink", sink_name.span,
@@ -382,6 +347,30 @@ class Planner:
                 "table are written so too (docs/compat.md)")
         name = self._query_name(entry.sink.name, entry.options, sink_name.span)
         self._add_query(name, entry.sink, entry.options, self._compile(query, name), emit, span)
+
+    def _insert_part(self, sink_name: ast.Name, entry: CatalogSink, query: ast.SqlText, emit,
+                     span) -> None:
+        """One of several ``INSERT``s into one sink: compiled and kept; with the last one, the
+        query over ``UNION ALL`` of them all (:mod:`sqlstream.planning.union_inserts`).
+
+        Raises:
+            SemanticError: ``SS265`` the bodies cannot be one query.
+        """
+        compiled = self._compile(query, entry.sink.name)
+        reads = self.catalog.closure(compiled.info.relations)
+        poisoned = any(r.poisoned for r in reads)  # its mode cannot be known
+        mode = None if poisoned else check_query(compiled, emit, entry.sink, reads)[0].output_mode
+        parts = self.insert_parts.setdefault(entry.sink.name.lower(), [])
+        parts.append(InsertPart(compiled, emit, sink_name, mode, span, poisoned))
+        if len(parts) < self.insert_counts[entry.sink.name.lower()] or any(p.poisoned for p in parts):
+            return  # more to come, or one reads a relation whose declaration failed (reported)
+        problem = union_problem(parts)
+        if problem is not None:
+            raise problem
+        union = compile_union([p.compiled for p in parts], self.catalog)
+        emit = next((p.emit for p in parts if p.emit is not None), None)
+        name = self._query_name(entry.sink.name, entry.options, parts[0].sink.span)
+        self._add_query(name, entry.sink, entry.options, union, emit, parts[0].span)
 
     def _add_query(self, name: str, sink: plan.Sink, resolved: ResolvedOptions,
                    compiled: CompiledQuery, emit, span) -> None:

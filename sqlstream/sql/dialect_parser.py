@@ -215,7 +215,65 @@ class SqlStreamParser(SparkParser):
             parse_bracket=parse_bracket, is_db_reference=is_db_reference,
             parse_partition=parse_partition, consume_pipe=consume_pipe,
         )
-        return _hoist_watermark(this)
+        return self._parse_ksql_window(_hoist_watermark(this))
+
+    def _parse_ksql_window(self, relation: exp.Expr | None) -> exp.Expr | None:
+        """ksqlDB's ``WINDOW TUMBLING (SIZE …)``, ``WINDOW HOPPING (SIZE …, ADVANCE BY …)``,
+        ``WINDOW SESSION (gap)`` after a relation (each with ``GRACE PERIOD …`` and
+        ``RETENTION …`` optional) → the :class:`WindowTVF` it means, marked
+        ``meta["ksql"]`` (its ``GRACE PERIOD`` interval or ``None``) and with a placeholder
+        time column that :mod:`sqlstream.sql.ksql_windows` replaces by the relation's
+        event-time column. ``relation`` unchanged if no such clause follows."""
+        kind_token = self._peek(1)
+        if (relation is None or self._curr is None or self._curr.token_type != TokenType.WINDOW
+                or not _is_var_text(kind_token, *KSQL_WINDOWS)
+                or (self._peek(2) is None or self._peek(2).token_type != TokenType.L_PAREN)):
+            return relation
+        start = self._curr
+        self._advance(3)
+        parts: dict[str, exp.Expr] = {}
+        while True:
+            key = ""
+            for words in (("SIZE",), ("ADVANCE", "BY"), ("GRACE", "PERIOD"), ("RETENTION",)):
+                if self._match_text_seq(*words):
+                    key = " ".join(words)
+                    break
+            if key in parts:
+                self.raise_error(f"Duplicate {key} in the WINDOW clause", self._prev)
+            parts[key] = self._parse_ksql_duration()
+            if not self._match(TokenType.COMMA):
+                break
+        self._match_r_paren()
+        kind = KSQL_WINDOWS[kind_token.text.upper()]
+        needed = {"TUMBLE": ("SIZE",), "HOP": ("SIZE", "ADVANCE BY"), "SESSION": ("",)}[kind]
+        allowed = set(needed) | {"GRACE PERIOD", "RETENTION"}
+        if any(k not in parts for k in needed) or any(k not in allowed for k in parts):
+            expected = {"TUMBLE": "(SIZE <n> <unit>)", "HOP": "(SIZE <n> <unit>, ADVANCE BY <n> <unit>)",
+                        "SESSION": "(<n> <unit>)"}[kind]
+            self.raise_error(f"Expected WINDOW {kind_token.text.upper()} {expected}", kind_token)
+        args = {"TUMBLE": {"size": parts.get("SIZE")},
+                "HOP": {"size": parts.get("SIZE"), "slide": parts.get("ADVANCE BY")},
+                "SESSION": {"gap": parts.get("")}}[kind]
+        alias = relation.args.get("alias")
+        if alias is not None:
+            relation.set("alias", None)
+        tvf = WindowTVF(this=relation, kind=kind, time_column=exp.column(KSQL_TIME_PLACEHOLDER),
+                        alias=alias, **args)
+        tvf = _with_positions(tvf, start, self._prev)
+        tvf.meta["ksql"] = parts.get("GRACE PERIOD")
+        return tvf
+
+    def _parse_ksql_duration(self) -> exp.Interval:
+        """``<number> <unit>`` (ksqlDB's durations: ``10 MINUTES``) as ``INTERVAL '10' MINUTE``."""
+        number, unit = self._curr, self._next
+        if number is None or number.token_type != TokenType.NUMBER or unit is None \
+                or unit.token_type in (TokenType.STRING, TokenType.COMMA, TokenType.R_PAREN):
+            self.raise_error("Expected a duration such as 10 MINUTES in the WINDOW clause", number)
+        self._advance(2)
+        word = unit.text.upper()
+        word = word[:-1] if word.endswith("S") else word
+        return _with_positions(exp.Interval(this=exp.Literal.string(number.text),
+                                            unit=exp.var(word)), number, unit)
 
     def _parse_table_alias(self, alias_tokens=None) -> exp.TableAlias | None:
         # WATERMARK col DELAY OF interval [AS] alias: the clause sits before the alias, so it
@@ -370,6 +428,12 @@ class SqlStreamParser(SparkParser):
             self.raise_error(f"Too few arguments; expected {TVF_SIGNATURES[kind]}", name_token)
         if not isinstance(args["time_column"], exp.Column):
             self.raise_error(f"The time column of {kind} must be a column name", name_token)
+
+
+# ksqlDB's window kinds and the window TVFs they are; the placeholder time column that
+# sqlstream.sql.ksql_windows replaces by the relation's event-time column.
+KSQL_WINDOWS = {"TUMBLING": "TUMBLE", "HOPPING": "HOP", "SESSION": "SESSION"}
+KSQL_TIME_PLACEHOLDER = "__ksql_event_time"
 
 
 def _record_offsets(error: ParseError | dict, token: Token | None) -> None:

@@ -9,9 +9,9 @@ their position with the sqlstream spelling that does the same (``SS260``, docs/c
 * Flink's ``CURRENT_WATERMARK(ts)`` has no Spark counterpart: Spark keeps the watermark per
   query, drops late rows in stateful operators, and reports both in each micro-batch's
   progress (``eventTime.watermark``, ``numRowsDroppedByWatermark``).
-* ksqlDB's ``FROM s WINDOW TUMBLING|HOPPING|SESSION (…)`` (with ``WINDOWSTART`` /
-  ``WINDOWEND`` and ``GRACE PERIOD``) is written with the window TVFs here; the hint builds
-  the TVF call from the clause.
+* ksqlDB's ``WINDOW TUMBLING|HOPPING|SESSION (…)`` is taken right after one relation in
+  ``FROM`` (:mod:`sqlstream.sql.ksql_windows`); elsewhere (after a join) it is refused, the
+  hint building the TVF call from the clause.
 """
 
 from __future__ import annotations
@@ -57,8 +57,9 @@ def _interval(text: str) -> str:
 
 
 def ksql_window_problem(sql: str, tokens: list[Token]) -> ForeignSpellingError | None:
-    """ksqlDB's ``WINDOW TUMBLING|HOPPING|SESSION (…)`` clause in ``sql``, refused with the
-    TVF that means the same; ``None`` if there is none.
+    """ksqlDB's ``WINDOW TUMBLING|HOPPING|SESSION (…)`` clause in ``sql`` where the parser
+    does not take it (after a join), refused with the TVF that means the same; ``None`` if
+    there is none. The first such clause is the one refused.
 
     Args:
         sql: a query body.
@@ -78,7 +79,8 @@ def ksql_window_problem(sql: str, tokens: list[Token]) -> ForeignSpellingError |
             if depth == 0:
                 break
         body = sql[tokens[index + 2].end + 1:tokens[end].start]
-        relation = tokens[index - 1].text if index else "s"
+        relation = tokens[index - 1].text if index > 1 and tokens[index - 2].token_type == TokenType.FROM \
+            else "s"
         parts = {(m.group(1) or "").upper(): m.group(2) for m in re.finditer(
             r"(SIZE|ADVANCE\s+BY|GRACE\s+PERIOD|RETENTION)?\s*(\d+\s+[A-Za-z]+)", body, re.I)}
         parts = {re.sub(r"\s+", " ", k): v for k, v in parts.items()}
@@ -93,8 +95,9 @@ def ksql_window_problem(sql: str, tokens: list[Token]) -> ForeignSpellingError |
         lateness = (f"; GRACE PERIOD is the watermark's delay: WATERMARK FOR ts AS ts - {_interval(grace)} "
                     "on the stream" if grace else "")
         error = ForeignSpellingError(
-            f"ksqlDB's WINDOW {kind} clause is written with a window table-valued function here",
-            hint=f"FROM {call} … GROUP BY window_start, window_end, … (ts: the stream's event-time "
+            f"ksqlDB's WINDOW {kind} clause is taken right after one stream or view in FROM "
+            f"(FROM s [AS a] WINDOW {kind} (…)), not here",
+            hint=f"window the relation with a window table-valued function: FROM {call} … GROUP BY window_start, window_end, … (ts: the stream's event-time "
                  f"column; WINDOWSTART and WINDOWEND are window_start and window_end){lateness}")
         error.offset_start, error.offset_end = token.start, tokens[end].end + 1
         return error

@@ -176,17 +176,19 @@ def parse_query(sql: str) -> exp.Expression:
             ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.frontend.literals`).
     """
     check_sqlglot_build()
-    if _KSQL_WINDOW.search(sql):
-        try:
-            problem = ksql_window_problem(sql, _DIALECT.tokenize(sql))
-        except _PARSE_ERRORS:
-            problem = None
-        if problem is not None:
-            raise problem
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
     except _PARSE_ERRORS as error:
-        raise _syntax_error(sql, error) from None
+        syntax = _syntax_error(sql, error)
+        if _KSQL_WINDOW.search(sql):  # a ksqlDB WINDOW clause where it cannot be taken
+            try:
+                problem = ksql_window_problem(sql, _DIALECT.tokenize(sql))
+            except _PARSE_ERRORS:
+                problem = None
+            at = getattr(syntax, "offset_start", None)
+            if problem is not None and (at is None or problem.offset_start <= at <= problem.offset_end):
+                raise problem from None
+        raise syntax from None
     if len(trees) != 1:
         error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}",
                                hint="end the statement with ';' before the next one")
