@@ -30,6 +30,8 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.frontend.limits import NestingError
 from sqlstream.planning.settings import expand, problem
+from sqlstream.planning.functions import resolve_function
+from sqlstream.ir.functions import UserFunction, defining
 
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
@@ -69,6 +71,7 @@ class Planner:
         self.findings: list[SqlStreamError] = []
         self.select_count = 0
         self.dead_letters: list[tuple[plan.SourceRelation, ResolvedOptions]] = []
+        self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
 
     # ---- entry point
     def build(self) -> plan.Plan:
@@ -81,7 +84,7 @@ class Planner:
         Raises:
             SqlStreamError: the only error found, or :class:`CompileError` holding all.
         """
-        with spark_versions.judging_for(self.spark_version):
+        with spark_versions.judging_for(self.spark_version), defining(self.functions):
             return self._build()
 
     def _build(self) -> plan.Plan:
@@ -117,6 +120,7 @@ class Planner:
             spark_version=self.spark_version,
             setting_spans=tuple(self.setting_spans),
             warnings=tuple(f for f in self.findings if f.severity == "warning"),
+            functions=tuple(self.functions.values()),
         )
 
     def _poison(self, statement) -> None:
@@ -153,6 +157,12 @@ class Planner:
         for key, value in expand(option.key, option.text):
             self.settings.append((key, value))
             self.setting_spans.append((key, statement.span))
+
+    def _CreateFunction(self, statement: ast.CreateFunction) -> None:
+        """A user-defined function, known to the statements after it
+        (:func:`sqlstream.planning.functions.resolve_function`)."""
+        function = resolve_function(statement, self.source, self.functions)
+        self.functions[function.name.lower()] = function
 
     def _CreateStream(self, statement: ast.CreateStream) -> None:
         if statement.query is not None:
