@@ -46,3 +46,8 @@ def doubled(values: pd.Series) -> pd.Series:
 
 
 NOT_CALLABLE = 42
+
+
+def upper_code(code: str) -> str:
+    """An airline code in upper case, without surrounding blanks."""
+    return None if code is None else code.strip().upper()

@@ -94,3 +94,39 @@ def test_udfs_equal_plain_python_over_the_flights(spark, tmp_path):
         assert math.isclose(got[key][1], km, rel_tol=1e-9), key
         assert (got[key][2] is None and minutes is None) or math.isclose(got[key][2], minutes,
                                                                          rel_tol=1e-9), key
+
+
+JOINED = """
+CREATE FUNCTION upper_code AS 'tests.udf_functions.upper_code' LANGUAGE PYTHON;
+CREATE FUNCTION same_code(a STRING, b STRING) RETURNS BOOLEAN RETURN lower(a) = lower(b);
+CREATE STREAM flights (carrier STRING, flight INT, time_hour TIMESTAMP)
+WITH (connector = 'files', path = '{data}', format = 'csv', header = true, nullValue = 'NA');
+CREATE TABLE airlines (carrier STRING, name STRING)
+WITH (connector = 'files', path = '{airlines}', format = 'csv', header = true);
+CREATE SINK joined WITH (connector = 'memory', query_name = 'udf_joined');
+INSERT INTO joined
+SELECT f.flight, a.name FROM flights AS f
+JOIN airlines AS a ON upper_code(lower(f.carrier)) = a.carrier AND same_code(a.carrier, f.carrier);
+"""
+
+
+def test_python_and_sql_functions_in_a_join_condition(spark, tmp_path):
+    """A stream-static join whose condition calls a Python and a SQL function: the rows
+    equal a plain Python join of the same CSV files."""
+    data = tmp_path / "flights"
+    data.mkdir()
+    shutil.copy(DAYS[0], data / DAYS[0].name)
+    airlines = EXAMPLE / "data" / "airlines.csv"
+    pipeline = sqlstream.compile(JOINED.format(data=data, airlines=airlines),
+                                 state_dir=str(tmp_path / "state"))
+    with settings_kept(spark, pipeline):
+        (query,) = pipeline.start(spark, available_now=True)
+        query.awaitTermination()
+    assert query.exception() is None
+    got = sorted((r.flight, r.name) for r in spark.table("udf_joined").collect())
+    with open(airlines, newline="") as handle:
+        names = {row["carrier"]: row["name"] for row in csv.DictReader(handle)}
+    with open(DAYS[0], newline="") as handle:
+        expected = sorted((int(row["flight"]), names[row["carrier"]])
+                          for row in csv.DictReader(handle) if row["carrier"] in names)
+    assert len(expected) > 800 and got == expected
