@@ -152,3 +152,23 @@ def test_a_function_wrapped_with_pandas_udf_is_registered_as_it_is(tmp_path):
     (block,) = [b for b in lower(pipeline.plan).blocks if b.kind == "function"]
     register = block.chains[-1]
     assert register.steps[-1].name == "register" and len(register.steps[-1].args) == 2
+
+
+def test_check_and_translate_of_the_example_import_no_pyspark():
+    """The example's module is imported (pandas too), pyspark is not."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    example = str(ROOT / "examples" / "flights" / "udfs.ssql")
+    code = (
+        "import sys, sqlstream\n"
+        f"text = open({example!r}).read()\n"
+        f"sqlstream.check(text, path={example!r})\n"
+        f"out = sqlstream.translate(text, path={example!r})\n"
+        "assert \"spark.udf.register('carrier_group'\" in out and 'udfs' in sys.modules\n"
+        "assert not any(m == 'pyspark' or m.startswith(('pyspark.', 'py4j')) for m in sys.modules), "
+        "sorted(m for m in sys.modules if 'spark' in m)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
