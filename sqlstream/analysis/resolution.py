@@ -95,7 +95,7 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
             findings.append(error)
         elif name.lower() not in known:
             error = finding("SS206", f"unknown function '{name}'"
-                             f"{did_you_mean(name, known - TABLE_FUNCTIONS)}", node)
+                             f"{did_you_mean(name, (known - TABLE_FUNCTIONS) | set(defined()))}", node)
             if meta.get("start") is not None and meta.get("end") is not None:
                 error.offset_start, error.offset_end = meta["start"], meta["end"] + 1
             findings.append(error)

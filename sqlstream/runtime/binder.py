@@ -30,7 +30,7 @@ from sqlstream.ir import plan as p
 from sqlstream.runtime import restarts
 from sqlstream.ir.calls import Block, Chain, Program
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
-from sqlstream.lowering.lower import lower, relation_block
+from sqlstream.lowering.lower import function_block, lower, relation_block
 from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
 
 Report = Callable[[str], None]
@@ -174,11 +174,15 @@ def bind_relation(spark: SparkSession, relation: p.Relation, report: Report) -> 
 
 
 def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:
-    """Register every relation of ``plan`` as a temporary view, in plan order.
+    """Register the user-defined functions of ``plan`` in the session, then every relation
+    as a temporary view, in plan order.
 
     Raises:
-        QueryFailedError: Spark rejected a source (missing path, bad option, bad SQL).
+        QueryFailedError: Spark rejected a function or a source (missing path, bad option,
+            bad SQL).
     """
+    for function in plan.functions:
+        run_block(spark, plan, function_block(function), report)
     for relation in plan.relations:
         run_block(spark, plan, relation_block(relation), report)
 

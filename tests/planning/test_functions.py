@@ -172,3 +172,10 @@ def test_check_and_translate_of_the_example_import_no_pyspark():
         "sorted(m for m in sys.modules if 'spark' in m)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_misspelt_function_is_suggested_by_its_declared_name():
+    with pytest.raises(SqlStreamError) as info:
+        sqlstream.compile("CREATE FUNCTION to_fahrenheit(c DOUBLE) RETURNS DOUBLE RETURN c * 1.8 + 32;"
+                          + STREAM + "INSERT INTO out SELECT to_farenheit(celsius) AS f FROM readings;")
+    assert info.value.code == "SS206" and "to_fahrenheit" in info.value.message
