@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
 from sqlstream.frontend import spark_versions
+from sqlstream.ir.functions import defined
 from sqlstream.sql.dialect import Watermark as WatermarkClause
 from sqlstream.sql.expressions import find_all
 from sqlstream.sql.parsing import node_offsets
@@ -42,7 +43,7 @@ _HINTS = {
     "SS205": "check the spelling against the relation's declared columns (CREATE STREAM/TABLE) "
              "or the view's SELECT list",
     "SS206": "use one of Spark's built-in functions (SHOW FUNCTIONS lists them); "
-             "sqlstream does not know user-defined functions",
+             "or declare your own with CREATE FUNCTION (docs/dialect.md#create-function)",
     "SS207": "qualify it with the relation's name or alias, e.g. f.carrier",
 }
 
@@ -83,7 +84,10 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
                 continue
         else:
             continue
-        if name.lower() in FOREIGN_FUNCTIONS:
+        user = defined().get(name.lower())
+        if user is not None:
+            _check_arity(node, user, meta, findings)
+        elif name.lower() in FOREIGN_FUNCTIONS:
             message, hint = FOREIGN_FUNCTIONS[name.lower()]
             error = finding("SS260", message, node, kind=ForeignSpellingError, hint=hint)
             if meta.get("start") is not None and meta.get("end") is not None:
@@ -91,10 +95,23 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
             findings.append(error)
         elif name.lower() not in known:
             error = finding("SS206", f"unknown function '{name}'"
-                             f"{did_you_mean(name, known - TABLE_FUNCTIONS)}", node)
+                             f"{did_you_mean(name, (known - TABLE_FUNCTIONS) | set(defined()))}", node)
             if meta.get("start") is not None and meta.get("end") is not None:
                 error.offset_start, error.offset_end = meta["start"], meta["end"] + 1
             findings.append(error)
+
+
+def _check_arity(node: exp.Func, user, meta: dict, findings: list) -> None:
+    """``SS273``: a call of a user-defined function with an argument count it does not take."""
+    count = len(node.expressions) if isinstance(node, exp.Anonymous) else len(
+        [a for a in node.args.values() if a is not None])
+    if count >= user.min_args and (user.max_args is None or count <= user.max_args):
+        return
+    error = finding("SS273", f"{user.name} takes {user.arity_text()} argument(s), "
+                    f"this call gives {count}", node, kind=SemanticError,
+                    hint=f"{user.name}({', '.join(f'{n} {t}' for n, t in user.parameters)}) "
+                    f"is defined at line {user.span.line}")
+    findings.append(error)
 
 
 class _Sources:

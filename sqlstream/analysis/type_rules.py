@@ -24,6 +24,7 @@ from sqlstream.analysis.spark_types import (
     type_string,
 )
 from sqlstream.sql.dialect import SqlStream
+from sqlstream.ir.functions import defined
 
 __all__ = ["EXPRESSION_METADATA", "FUNCTIONS", "Annotator", "common_type", "is_numeric"]
 
@@ -360,6 +361,9 @@ def _annotate_function(annotator: TypeAnnotator, node: exp.Expr) -> exp.Expr:
         result = type_string(node.to)
     else:
         key = node.name.lower() if isinstance(node, exp.Anonymous) else node.key
+        user = defined().get(key) if isinstance(node, exp.Anonymous) else None
+        if user is not None:  # CREATE FUNCTION: its declared (or annotated) type
+            return _set_type(annotator, node, user.returns)
         rule = FUNCTIONS.get(key)
         try:
             result = rule(node, [type_of(a) for a in _arguments(node)]) if rule else UNKNOWN

@@ -70,12 +70,35 @@ def load_function(option: ast.Option, source: Source):
         OptionError: ``SS220`` at the value: malformed, the module cannot be imported (or
             fails while importing), no such attribute, not callable.
     """
-    spec = split_function(option.text)
+    return import_callable(option.text, option.value_span, source, "SS220",
+                           "function = 'sinks:write_batch'", "a function of (DataFrame, batch_id)")
+
+
+def import_callable(text: str, span, source: Source, code: str, example: str, what: str,
+                    spec: tuple[str, tuple[str, ...]] | None = None):
+    """Import the callable ``text`` (``'module:attr'``) names; errors at ``span``.
+
+    Args:
+        text: the reference as written.
+        span: where it was written.
+        source: the file (its folder is appended to ``sys.path``, once, first).
+        code: the finding code of every error.
+        example: a correct reference, for the hint of a malformed one.
+        what: what the callable should be, for the hint of a value that is not callable.
+        spec: ``(module, attrs)`` already split from ``text``; else :func:`split_function`.
+
+    Returns:
+        The callable.
+
+    Raises:
+        OptionError: ``code`` at ``span``: malformed, the module cannot be imported (or
+            fails while importing), no such attribute, not callable.
+    """
+    spec = spec or split_function(text)
     if spec is None:
-        raise OptionError(f"function '{option.text}' is not 'package.module:callable'",
-                          option.value_span, source, code="SS220",
-                          hint="write the module path, a colon and the function name, "
-                               "e.g. function = 'sinks:write_batch'")
+        raise OptionError(f"'{text}' is not 'package.module:callable'", span, source, code=code,
+                          hint=f"write the module path, a colon and the function name, e.g. "
+                               f"{example}")
     module_name, attrs = spec
     folder = os.path.abspath(os.path.dirname(source.path)) if source.path else None
     if folder and folder not in sys.path:
@@ -84,20 +107,19 @@ def load_function(option: ast.Option, source: Source):
         value = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure while importing user code
         raise OptionError(f"cannot import module '{module_name}': {type(exc).__name__}: {exc}",
-                          option.value_span, source, code="SS220",
+                          span, source, code=code,
                           hint="the module must be importable from sys.path (PYTHONPATH, the "
                                "current directory with python -m, or the pipeline's folder)"
                           ) from None
     for index, attr in enumerate(attrs):
         if not hasattr(value, attr):
             where = ".".join((module_name, *attrs[:index]))
-            raise OptionError(f"'{where}' has no attribute '{attr}'", option.value_span, source,
-                              code="SS220", hint="name a function the module defines")
+            raise OptionError(f"'{where}' has no attribute '{attr}'", span, source,
+                              code=code, hint="name a function the module defines")
         value = getattr(value, attr)
     if not callable(value):
-        raise OptionError(f"'{option.text}' is a {type(value).__name__}, not a function",
-                          option.value_span, source, code="SS220",
-                          hint="name a function of (DataFrame, batch_id)")
+        raise OptionError(f"'{text}' is a {type(value).__name__}, not a function",
+                          span, source, code=code, hint=f"name {what}")
     return value
 
 

@@ -94,8 +94,8 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      A call to a function that is not one of Spark's built-in functions (Spark:
      ``UNRESOLVED_ROUTINE``) in the Spark version the file is judged for (``check
      --spark-version``, ``SET 'sqlstream.spark_version'``, else the installed PySpark's:
-     4.2 and 4.3 add functions, e.g. ``jaro_winkler_similarity`` in 4.3); sqlstream does
-     not know user-defined functions. Anti-pattern:
+     4.2 and 4.3 add functions, e.g. ``jaro_winkler_similarity`` in 4.3), nor a function
+     the file declared before the call (``CREATE FUNCTION``). Anti-pattern:
      ``SELECT avrg(dep_delay)``. Fix: ``avg(dep_delay)``; ``SHOW FUNCTIONS`` lists them."""),
     ("SS207", "error", "ambiguous column: more than one relation of the `FROM` clause has it", """
      Spark raises ``AMBIGUOUS_REFERENCE`` for an unqualified column two joined relations
@@ -222,6 +222,33 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      column, type or mode that differs and shows the ``UNION ALL``. Anti-pattern: ``INSERT
      INTO out SELECT id FROM a; INSERT INTO out SELECT id, ts FROM b;``. Fix: the same columns
      in both, e.g. ``SELECT id, CAST(NULL AS TIMESTAMP) AS ts FROM a``."""),
+    # ---- user-defined functions (CREATE FUNCTION) ---------------------------------------------
+    ("SS270", "error", "a `CREATE FUNCTION` that defines no function sqlstream can run", """
+     A Python function names its callable (``AS 'module:callable'``, ``LANGUAGE PYTHON``); a
+     SQL function declares its parameters, ``RETURNS`` a type and ``RETURN`` an expression
+     (docs/dialect.md#create-function). Refused: both or neither, another ``LANGUAGE`` (Java,
+     Scala), a name that is one of Spark's built-in functions or a function defined before.
+     Anti-pattern: ``CREATE FUNCTION f AS 'com.acme.F' LANGUAGE JAVA``. Fix: a Python
+     callable, or a SQL function ``CREATE FUNCTION f(x DOUBLE) RETURNS DOUBLE RETURN …``."""),
+    ("SS271", "error", "the module or callable of a Python function cannot be imported", """
+     The function is imported when the file is compiled (``check`` and ``translate`` too), as
+     Python imports it: ``sys.path``, with the `.ssql` file's folder appended, so a module
+     beside the file is found. The message gives Python's error. Anti-pattern: ``AS
+     'udf:fn'`` for a file ``udfs.py``. Fix: the module's import path and the callable's
+     name: ``AS 'udfs:fn'`` (or Flink's ``AS 'udfs.fn'``)."""),
+    ("SS272", "error", "a Python function whose signature does not fit its declaration", """
+     The declared parameters must bind to the callable's (``inspect.signature``); without
+     declared types (Flink's ``CREATE FUNCTION f AS 'mod.fn' LANGUAGE PYTHON``) every
+     parameter and the return value need an annotation Spark has a type for (``int``
+     BIGINT, ``float`` DOUBLE, ``str`` STRING, ``bool`` BOOLEAN, ``datetime`` TIMESTAMP,
+     ``date`` DATE, ``Decimal`` DECIMAL(38,18), ``bytes`` BINARY). Anti-pattern: ``def
+     fn(code):`` with no annotations. Fix: ``def fn(code: str) -> str:``, or declare the
+     types: ``CREATE FUNCTION fn(code STRING) RETURNS STRING LANGUAGE PYTHON AS …``."""),
+    ("SS273", "error", "a call of a user-defined function with the wrong number of arguments", """
+     Spark would fail the query when it analyses it (a Python function when its worker
+     calls it: ``TypeError``). The count is the declared parameters' (a SQL function), or
+     what the callable's signature takes (a Python function). Anti-pattern: ``to_f(a, b)``
+     for ``to_f(c DOUBLE)``. Fix: call it with the arguments it declares."""),
     ("SS250", "error", "an `on_error` value other than `fail`, `drop`, `dead_letter`", """
      A source's ``on_error`` says what happens to a record that cannot be decoded into the
      declared columns (docs/operations.md#malformed-records): ``fail`` stops the query (Spark's ``FAILFAST``),

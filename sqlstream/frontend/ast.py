@@ -227,7 +227,37 @@ class Select:
     span: Span
 
 
-Statement = SetStatement | CreateStream | CreateTable | CreateView | CreateSink | Insert | Select
+@dataclass(frozen=True)
+class CreateFunction:
+    """``CREATE FUNCTION`` — a user-defined function (docs/dialect.md#create-function).
+
+    Attributes:
+        name: the function's name.
+        parameters: ``(name, Spark SQL type)`` of each declared parameter, or ``None``
+            without a parameter list (Flink's form: the types are the callable's annotations).
+        returns: the declared result type (``RETURNS``), or ``None``.
+        returns_span: where the type was written (``None`` without ``RETURNS``).
+        language: ``PYTHON`` or ``SQL`` (upper case) as written, or ``None``.
+        reference: the string after ``AS`` (``'module:callable'`` or Flink's
+            ``'module.callable'``), or ``None``.
+        reference_span: where that string was written.
+        body: a SQL function's expression (after ``RETURN``), or ``None``.
+        span: the whole statement.
+    """
+
+    name: Name
+    parameters: tuple[tuple[Name, str], ...] | None
+    returns: str | None
+    returns_span: Span | None
+    language: Name | None
+    reference: str | None
+    reference_span: Span | None
+    body: SqlText | None
+    span: Span
+
+
+Statement = (SetStatement | CreateStream | CreateTable | CreateView | CreateSink | Insert | Select
+             | CreateFunction)
 
 
 @dataclass(frozen=True)

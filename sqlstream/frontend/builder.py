@@ -185,14 +185,39 @@ class TreeBuilder:
         return tuple(self._insert_stmt(child) for child in node.children
                      if isinstance(child, Tree) and child.data == "insert_stmt")
 
-    def _create_function(self, node: Tree):
-        name = self.name(self.find(node, "name")).value
-        raise self.error(
-            ForeignSpellingError, f"CREATE FUNCTION {name}: user-defined functions are not taken yet",
-            self.find(node, "name"),
-            hint="write a SQL function's body inline where it is called (or once, as a computed "
-            "column or in a view's SELECT list); Python code runs on each micro-batch in a "
-            "foreach_batch sink (docs/compat.md)")
+    def _create_function(self, node: Tree) -> ast.CreateFunction:
+        """``CREATE FUNCTION``: its clauses, each at most once; whether they make a Python
+        or a SQL function is the planner's to judge (:mod:`sqlstream.planning.functions`)."""
+        clauses: dict[str, Tree] = {}
+        for child in node.children:
+            if isinstance(child, Tree) and child.data.startswith("function_"):
+                if child.data in clauses:
+                    raise self.error(ParseError, f"{str(child.children[0]).upper()} is given "
+                                     "twice in this CREATE FUNCTION", child,
+                                     hint="keep one of the two")
+                clauses[child.data] = child
+        params = clauses.get("function_params")
+        parameters = None if params is None else tuple(
+            (self.name(kept_children(p)[0]), self.type(kept_children(p)[1]))
+            for p in params.children if isinstance(p, Tree))
+        returns = clauses.get("function_returns")
+        language = clauses.get("function_language")
+        reference = clauses.get("function_reference")
+        body = clauses.get("function_return")
+        reference_token = kept_children(reference)[0] if reference is not None else None
+        return ast.CreateFunction(
+            name=self.name(self.find(node, "name")),
+            parameters=parameters,
+            returns=self.type(kept_children(returns)[0]) if returns is not None else None,
+            returns_span=self.span(kept_children(returns)[0]) if returns is not None else None,
+            language=(ast.Name(str(kept_children(language)[0]).upper(),
+                               self.span(kept_children(language)[0]))
+                      if language is not None else None),
+            reference=_unquote_string(str(reference_token)) if reference_token else None,
+            reference_span=self.span(reference_token) if reference_token else None,
+            body=self.sql(kept_children(body)[0]) if body is not None else None,
+            span=self.span(node),
+        )
 
     def _select_stmt(self, node: Tree) -> ast.Select:
         return ast.Select(

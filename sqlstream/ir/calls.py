@@ -86,7 +86,7 @@ class Block:
     """The calls of one statement, with the comments that head them.
 
     Attributes:
-        kind: ``warnings``, ``settings``, ``relation`` or ``query``.
+        kind: ``warnings``, ``settings``, ``function``, ``relation`` or ``query``.
         items: comment lines (``str``, without a comment marker) and :class:`Chain`
             objects, in printing (and running) order.
         name: the relation or query name (``None`` for settings and warnings).

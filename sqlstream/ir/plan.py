@@ -320,6 +320,8 @@ class Plan:
             (:mod:`sqlstream.frontend.spark_versions`).
         warnings: :class:`~sqlstream.diagnostics.errors.SqlStreamError` findings of severity
             ``warning`` (the pipeline runs, but perhaps not as meant).
+        functions: the user-defined functions (:class:`~sqlstream.ir.functions.UserFunction`),
+            in file order, registered in the session before any relation is defined.
     """
 
     name: str
@@ -331,6 +333,7 @@ class Plan:
     spark_version: str = ""
     setting_spans: tuple[tuple[str, Span], ...] = ()
     warnings: tuple = ()
+    functions: tuple = ()
 
     def available_now(self) -> Plan:
         """This plan with every query's trigger replaced by ``availableNow`` (``exec

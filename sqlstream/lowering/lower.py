@@ -12,6 +12,8 @@ from __future__ import annotations
 from sqlstream.lowering.decoding import read_chains
 
 from sqlstream.ir import plan as p
+from sqlstream.ir.functions import UserFunction
+from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.ir.calls import Block, Chain, Program, Step
 from sqlstream.connectors import connector
 from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
@@ -74,6 +76,42 @@ def settings_block(plan: p.Plan) -> Block:
               Chain("spark", (Step("conf", call=False), Step("set", NO_SPARK_SUBSTITUTION)),
                     label="Spark refused turning off spark.sql.variable.substitute")]
     return Block("settings", tuple(items))
+
+
+def function_block(function: UserFunction) -> Block:
+    """The calls that register one user-defined function in the session:
+
+    * a SQL function: ``spark.sql('CREATE OR REPLACE TEMPORARY FUNCTION f(x T) RETURNS T
+      RETURN …')`` (Spark's SQL functions, 4.0 and later);
+    * a Python function: its module pickled by value
+      (``pyspark.cloudpickle.register_pickle_by_value``: Spark's Python workers need not
+      find the module on their ``sys.path``), then ``spark.udf.register(name, f,
+      returnType)``; a pandas function wrapped first, ``F.pandas_udf(f, returnType)``; a
+      callable the module already wrapped (``udf``/``pandas_udf``) registered as it is.
+
+    PySpark ``UDFRegistration.register``, ``pandas_udf``; Spark SQL reference *CREATE
+    FUNCTION (SQL)*."""
+    what = dict(label=f"Spark refused function '{function.name}'", span=function.span)
+    head = (f"FUNCTION {function.name} ({function.kind}, line {function.span.line}): "
+            f"({', '.join(t for _, t in function.parameters)}) -> {function.returns}",)
+    if function.kind == "sql":
+        params = ", ".join(f"{n} {t}" for n, t in function.parameters)
+        ddl = (f"CREATE OR REPLACE TEMPORARY FUNCTION {function.name}({params}) "
+               f"RETURNS {function.returns} RETURN {function.body}")
+        return Block("function", (*head, Chain("spark", (Step("sql", (ddl,)),), **what)),
+                     function.name)
+    module = Chain("importlib", (Step("import_module", (function.module,)),))
+    by_value = Chain("importlib", (Step("import_module", ("pyspark.cloudpickle",)),
+                                   Step("register_pickle_by_value", (module,))), **what)
+    callable_ = function_chain(function.module, function.attrs)
+    if function.wrapped:
+        args = (function.name, callable_)
+    elif function.kind == "pandas":
+        args = (function.name, Chain("F", (Step("pandas_udf", (callable_, function.returns)),)))
+    else:
+        args = (function.name, callable_, function.returns)
+    register = Chain("spark", (Step("udf", call=False), Step("register", args)), **what)
+    return Block("function", (*head, by_value, register), function.name)
 
 
 def global_watermark_comment(plan: p.Plan, query: p.Query) -> tuple[str, ...]:
@@ -140,7 +178,8 @@ def lower(plan: p.Plan) -> Program:
 
     Returns:
         A :class:`~sqlstream.ir.calls.Program`: a ``warnings`` block (comments only), the
-        ``settings`` block, one ``relation`` block per relation and one ``query`` block
+        ``settings`` block, one ``function`` block per user-defined function, one
+        ``relation`` block per relation and one ``query`` block
         per query, in plan order. Secrets are not redacted (the printers redact).
     """
     blocks: list[Block] = []
@@ -148,6 +187,7 @@ def lower(plan: p.Plan) -> Program:
         blocks.append(Block("warnings", tuple(
             f"warning {w.code} (line {w.span.line}): {w.message}" for w in plan.warnings)))
     blocks.append(settings_block(plan))
+    blocks += [function_block(f) for f in plan.functions]
     blocks += [relation_block(r) for r in plan.relations]
     blocks += [query_block(q, global_watermark_comment(plan, q)) for q in plan.queries]
     return Program(tuple(blocks))

@@ -12,6 +12,7 @@ from the translation; the script reads them from the environment when it runs.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -205,6 +206,9 @@ def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | N
     calls = render_program(program, "#", literal)
     if "importlib." in calls:  # a foreachBatch function, imported by its module path
         head.insert(head.index("import os"), "import importlib")
+    if any(f.module for f in plan.functions) and plan.source.path:
+        folder = os.path.dirname(plan.source.path) or "."  # CREATE FUNCTION modules beside it
+        head.append(f"sys.path.append(os.path.abspath({folder!r}))")
     text = "\n".join(head) + "\n" + calls
     if plan.queries:
         text += "\n" + _WAIT

@@ -73,7 +73,7 @@ class Reference:
 @dataclass(frozen=True)
 class Statement:
     """One statement: ``start``/``end`` offsets, ``kind`` (``set``, ``stream``, ``table``,
-    ``view``, ``sink``, ``insert``, ``select``), ``name`` (or ``None``), ``aliases``
+    ``view``, ``sink``, ``insert``, ``select``, ``function``), ``name`` (or ``None``), ``aliases``
     (alias or relation name, lower case → relation name, lower case) and the ``query`` plan
     it starts (``describe_query`` dict, or ``None``)."""
 
@@ -268,7 +268,7 @@ class _Indexer:
         span = (node.span.start, node.span.end)
         kind = {ast.SetStatement: "set", ast.CreateStream: "stream", ast.CreateTable: "table",
                 ast.CreateView: "view", ast.CreateSink: "sink", ast.Insert: "insert",
-                ast.Select: "select"}[type(node)]
+                ast.Select: "select", ast.CreateFunction: "function"}[type(node)]
         name = getattr(node, "name", None) or getattr(node, "sink", None)
         if kind in ("stream", "table", "view"):
             self._declare("relation", node.name, kind, span, self._relation_detail(node))

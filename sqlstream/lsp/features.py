@@ -69,7 +69,7 @@ def rename(analysis: Analysis, offset: int, new_name: str) -> list[tuple[int, in
     return [(start, end, new_name) for start, end in references(analysis, offset)]
 
 
-SYMBOL_KINDS = ("set", "stream", "table", "view", "sink", "insert", "select")
+SYMBOL_KINDS = ("set", "stream", "table", "view", "sink", "insert", "select", "function")
 
 
 def symbols(analysis: Analysis) -> list[dict]:

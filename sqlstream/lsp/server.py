@@ -39,7 +39,7 @@ _KINDS = {"relation": t.CompletionItemKind.Class, "sink": t.CompletionItemKind.I
 _SYMBOLS = {"set": t.SymbolKind.Property, "stream": t.SymbolKind.Event,
             "table": t.SymbolKind.Struct, "view": t.SymbolKind.Class,
             "sink": t.SymbolKind.Interface, "insert": t.SymbolKind.Method,
-            "select": t.SymbolKind.Function}
+            "select": t.SymbolKind.Function, "function": t.SymbolKind.Function}
 
 
 def read_var_file(path: str | None) -> dict[str, str]:

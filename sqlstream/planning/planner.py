@@ -34,6 +34,8 @@ from sqlstream.diagnostics.errors import (
 from sqlstream.frontend.limits import NestingError
 from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem
+from sqlstream.planning.functions import resolve_function
+from sqlstream.ir.functions import UserFunction, defining
 
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
@@ -86,6 +88,7 @@ class Planner:
         self.marks: list[tuple] = []  # the sizes of the state above after each statement
         self.reused = 0  # statements whose planning was taken from ``previous``
         self._previous = previous
+        self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
 
     # ---- entry point
     def build(self) -> plan.Plan:
@@ -98,7 +101,7 @@ class Planner:
         Raises:
             SqlStreamError: the only error found, or :class:`CompileError` holding all.
         """
-        with spark_versions.judging_for(self.spark_version):
+        with spark_versions.judging_for(self.spark_version), defining(self.functions):
             return self._build()
 
     def _build(self) -> plan.Plan:
@@ -137,6 +140,7 @@ class Planner:
             spark_version=self.spark_version,
             setting_spans=tuple(self.setting_spans),
             warnings=tuple(f for f in findings if f.severity == "warning"),
+            functions=tuple(self.functions.values()),
         )
 
     def _poison(self, statement) -> None:
@@ -173,6 +177,12 @@ class Planner:
         for key, value in expand(option.key, option.text):
             self.settings.append((key, value))
             self.setting_spans.append((key, statement.span))
+
+    def _CreateFunction(self, statement: ast.CreateFunction) -> None:
+        """A user-defined function, known to the statements after it
+        (:func:`sqlstream.planning.functions.resolve_function`)."""
+        function = resolve_function(statement, self.source, self.functions)
+        self.functions[function.name.lower()] = function
 
     def _CreateStream(self, statement: ast.CreateStream) -> None:
         if statement.query is not None:

@@ -19,7 +19,8 @@ def mark(planner) -> tuple:
     return (len(planner.settings), len(planner.setting_spans), len(planner.relations),
             len(planner.queries), len(planner.compiled), len(planner.findings),
             len(planner.dead_letters), planner.select_count, planner.catalog.sizes(),
-            tuple((sink, len(parts)) for sink, parts in planner.insert_parts.items()))
+            tuple((sink, len(parts)) for sink, parts in planner.insert_parts.items()),
+            len(planner.functions))
 
 def resume(planner, previous) -> int:
     """Take ``previous``'s state after the leading statements its script shares with
@@ -47,7 +48,8 @@ def resume(planner, previous) -> int:
     if count == 0:
         return 0
     (settings, setting_spans, relations, queries, compiled, findings, dead_letters,
-     planner.select_count, catalog, parts) = previous.marks[count - 1]
+     planner.select_count, catalog, parts, functions) = previous.marks[count - 1]
+    planner.functions = dict(list(previous.functions.items())[:functions])
     planner.insert_parts = {sink: previous.insert_parts[sink][:n] for sink, n in parts}
     planner.settings = previous.settings[:settings]
     planner.setting_spans = previous.setting_spans[:setting_spans]

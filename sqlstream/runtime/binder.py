@@ -31,7 +31,7 @@ from sqlstream.runtime import restarts
 from sqlstream.ir.calls import SQL_TEXT_STEPS, Block, Chain, Program
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
-from sqlstream.lowering.lower import lower, relation_block
+from sqlstream.lowering.lower import function_block, lower, relation_block
 from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
 
 Report = Callable[[str], None]
@@ -173,11 +173,15 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
 
 
 def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:
-    """Register every relation of ``plan`` as a temporary view, in plan order.
+    """Register the user-defined functions of ``plan`` in the session, then every relation
+    as a temporary view, in plan order.
 
     Raises:
-        QueryFailedError: Spark rejected a source (missing path, bad option, bad SQL).
+        QueryFailedError: Spark rejected a function or a source (missing path, bad option,
+            bad SQL).
     """
+    for function in plan.functions:
+        run_block(spark, plan, function_block(function), report)
     for relation in plan.relations:
         run_block(spark, plan, relation_block(relation), report)
 

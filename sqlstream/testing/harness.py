@@ -39,7 +39,7 @@ from py4j.protocol import Py4JJavaError
 from sqlstream.diagnostics.errors import QueryFailedError, SqlStreamError
 from sqlstream.frontend.literals import quote_identifier as quote, string_literal
 from sqlstream.ir import plan as p
-from sqlstream.lowering.lower import relation_block, settings_block
+from sqlstream.lowering.lower import function_block, relation_block, settings_block
 from sqlstream.runtime.binder import run_block, spark_message
 from sqlstream.testing import feed, values
 from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
@@ -186,6 +186,8 @@ class Harness:
     def _define(self, pipeline: Pipeline, case: Case, folder: Path) -> None:
         """The temporary views of the pipeline, the streams and tables swapped."""
         spark, plan = self.spark, pipeline.plan
+        for function in plan.functions:  # CREATE FUNCTION: registered before any view
+            run_block(spark, plan, function_block(function), report=lambda _: None)
         streams = list(pipeline.streams.values())
         schema = [f"{quote(feed.TAG)} STRING"]
         for i, stream in enumerate(streams):
