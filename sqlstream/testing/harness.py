@@ -240,6 +240,10 @@ class Harness:
             else:
                 released += 1
                 self._release(step, folder, released)
+            # one query at a time, each started and run to idle before the next starts:
+            # each start launches a Python worker for the feed, which must connect back
+            # to the JVM within Spark's fixed 10 seconds; several at once on a loaded
+            # machine miss it (queries are independent, so the order changes no result)
             for query in queries:
                 if query.running is None and query.failed is None:
                     try:
@@ -249,7 +253,6 @@ class Harness:
                             f"query '{query.plan.name}': {spark_message(exc)}",
                             query.plan.span, pipeline.plan.source)
                         errors.append(query.failed)
-            for query in queries:
                 if query.running is None:
                     continue
                 try:
