@@ -261,6 +261,9 @@ class Harness:
                     query.failed = QueryFailedError(
                         f"query '{query.plan.name}' failed: {spark_message(exc)}",
                         query.plan.span, pipeline.plan.source)
+                    # the whole of Spark's message, for `error: 'fragment'` (the shown
+                    # message is cut short, and the capture's foreachBatch wraps the cause)
+                    query.failed.detail = str(exc)
                     errors.append(query.failed)
                 query.collect_progress()
                 if query.failed is not None:
@@ -337,7 +340,8 @@ class Harness:
         from sqlstream.testing.compare import Failure
         if step.error is not None:
             wanted = str(step.error.value)
-            if not any(wanted == e.code or wanted.lower() in e.message.lower() for e in errors):
+            if not any(wanted == e.code or wanted.lower() in e.message.lower()
+                       or wanted.lower() in getattr(e, "detail", "").lower() for e in errors):
                 got = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
                 result.failures.append(Failure(step.number, step.span.line, "error",
                                                f"expected error '{wanted}', got {got}",
