@@ -242,6 +242,10 @@ class Harness:
             else:
                 released += 1
                 self._release(step, folder, released)
+            # one query at a time, each started and run to idle before the next starts:
+            # each start launches a Python worker for the feed, which must connect back
+            # to the JVM within Spark's fixed 10 seconds; several at once on a loaded
+            # machine miss it (queries are independent, so the order changes no result)
             for query in queries:
                 if query.running is None and query.failed is None:
                     try:
@@ -251,7 +255,6 @@ class Harness:
                             f"query '{query.plan.name}': {spark_message(exc)}",
                             query.plan.span, pipeline.plan.source)
                         errors.append(query.failed)
-            for query in queries:
                 if query.running is None:
                     continue
                 try:
@@ -260,6 +263,9 @@ class Harness:
                     query.failed = QueryFailedError(
                         f"query '{query.plan.name}' failed: {spark_message(exc)}",
                         query.plan.span, pipeline.plan.source)
+                    # the whole of Spark's message, for `error: 'fragment'` (the shown
+                    # message is cut short, and the capture's foreachBatch wraps the cause)
+                    query.failed.detail = str(exc)
                     errors.append(query.failed)
                 query.collect_progress()
                 if query.failed is not None:
@@ -336,7 +342,8 @@ class Harness:
         from sqlstream.testing.compare import Failure
         if step.error is not None:
             wanted = str(step.error.value)
-            if not any(wanted == e.code or wanted.lower() in e.message.lower() for e in errors):
+            if not any(wanted == e.code or wanted.lower() in e.message.lower()
+                       or wanted.lower() in getattr(e, "detail", "").lower() for e in errors):
                 got = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
                 result.failures.append(Failure(step.number, step.span.line, "error",
                                                f"expected error '{wanted}', got {got}",

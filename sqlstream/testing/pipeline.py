@@ -10,6 +10,7 @@ columns on top of them. No pyspark import.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,28 @@ class Pipeline:
     queries: dict[str, p.Query]
 
 
+STAND_IN = "sqlstream-test-stand-in"
+"""The value of every ``${env:NAME}`` in a test run: the sinks and sources that would use
+it (a password, a token) are swapped for captures and feeds, so no real secret is needed
+or read."""
+
+
+class _StandIns(Mapping):
+    """An environment in which every variable is set to :data:`STAND_IN`."""
+
+    def __getitem__(self, name: str) -> str:
+        return STAND_IN
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
 def read_text(path: Path) -> str:
     """A `.ssql` file's text (UTF-8, a byte-order mark dropped).
 
@@ -67,7 +90,9 @@ def read_text(path: Path) -> str:
 
 
 def compile_pipeline(path: Path, variables: dict[str, str]) -> Pipeline:
-    """Compile the `.ssql` file ``path`` with ``variables`` as ``exec`` does.
+    """Compile the `.ssql` file ``path`` with ``variables`` as ``exec`` does, but with
+    every ``${env:NAME}`` given :data:`STAND_IN` (a test swaps the connectors that read
+    them, so it needs no secret from the environment).
 
     Raises:
         SqlStreamError: the file cannot be read (``SS002``), or its first problem (with
@@ -83,7 +108,7 @@ def compile_pipeline(path: Path, variables: dict[str, str]) -> Pipeline:
 
     def build():
         check_sqlglot_build()
-        script = parse(text, variables, str(path))
+        script = parse(text, variables, str(path), environ=_StandIns())
         return script, build_plan(script, str(path), None, enforce=True)
 
     script, plan = run_deep(build)

@@ -58,6 +58,10 @@ class PipelineTest(pytest.Item):
     def __init__(self, *, test_file, case, pipeline, **kwargs):
         super().__init__(**kwargs)
         self.test_file, self.case, self.pipeline = test_file, case, pipeline
+        # no fixtures; but plugins that wrap pytest_runtest_call may read ``funcargs`` as
+        # on a Python test function (pytest-lsp 1.x returns without yielding when it is
+        # missing, which breaks the run of every item)
+        self.funcargs = {}
         self.add_marker("spark")
 
     def runtest(self) -> None:

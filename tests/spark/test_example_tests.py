@@ -25,11 +25,11 @@ def test_every_example_test_file_passes(spark, monkeypatch):
 
     files = discover([EXAMPLES])
     cases = sum(len(load(f)[0].cases) for f in files)
-    # every example has a test file beside it, but the PostgreSQL one: its password is
-    # read from the environment (PGPASSWORD) when it compiles, even in a test
-    pipelines = sorted(p.with_suffix(".test.yaml") for p in EXAMPLES.rglob("*.ssql")
-                       if p.stem != "hourly_delays_postgres")
+    # every example has a test file beside it, the PostgreSQL one too: in a test its
+    # ${env:PGPASSWORD} gets a stand-in value (so it is unset here on purpose)
+    pipelines = sorted(p.with_suffix(".test.yaml") for p in EXAMPLES.rglob("*.ssql"))
     assert files == pipelines
+    monkeypatch.delenv("PGPASSWORD", raising=False)
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(main, ["test", "examples/"])
     assert result.exit_code == 0, result.output

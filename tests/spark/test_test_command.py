@@ -1,0 +1,103 @@
+"""``sqlstream test`` beyond a passing run: ``--record``, ``--format json|junit -o``, and
+the pytest plugin run by a pytest of its own on a folder of test files.
+
+They use the guide's word count (tests/fixtures/spark_suites/guide_word_count.*): one
+query in complete mode, three steps, whose expected tables are the Structured Streaming
+guide's; a copy with one count changed is the failing case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sqlstream.cli import main
+from tests.conftest import FIXTURES
+
+pytestmark = pytest.mark.spark
+
+SUITES = FIXTURES / "spark_suites"
+NAME = "Structured Streaming guide word count in complete mode"
+
+
+def _folder(tmp_path: Path, wrong_count: bool) -> Path:
+    """tmp_path holding the word count pipeline and ``ok.test.yaml`` (the guide's tables);
+    with ``wrong_count``, also ``bad.test.yaml``, the same with dog's count 4 in step 2."""
+    shutil.copy(SUITES / "guide_word_count.ssql", tmp_path)
+    text = (SUITES / "guide_word_count.test.yaml").read_text(encoding="utf-8")
+    (tmp_path / "ok.test.yaml").write_text(text, encoding="utf-8")
+    if wrong_count:
+        bad = text.replace("{word: dog, count: 3}, {word: owl, count: 1}",
+                           "{word: dog, count: 4}, {word: owl, count: 1}")
+        assert bad != text
+        (tmp_path / "bad.test.yaml").write_text(bad, encoding="utf-8")
+    return tmp_path
+
+
+def _expectations(path: Path) -> list[list[tuple]]:
+    """The expected rows of each step of the file's one test, as sorted (word, count)."""
+    from sqlstream.testing.loading import yaml
+
+    steps = yaml().load(path.read_text(encoding="utf-8"))["tests"][0]["steps"]
+    return [sorted((r["word"], r["count"]) for r in s["expect"]["word_counts"]) for s in steps]
+
+
+def test_record_writes_what_spark_did_as_the_expectations(spark, tmp_path):
+    folder = _folder(tmp_path, wrong_count=True)
+    bad = folder / "bad.test.yaml"
+    runner = CliRunner()
+    failed = runner.invoke(main, ["test", str(bad)])
+    assert failed.exit_code == 1, failed.output
+    assert "count: 4" in failed.output
+
+    recorded = runner.invoke(main, ["test", "--record", str(bad)])
+    assert recorded.exit_code == 1, recorded.output          # the run itself still failed
+    # the recorded expectations are the guide's tables, read from the untouched copy
+    assert _expectations(bad) == _expectations(folder / "ok.test.yaml")
+    assert "guide" in bad.read_text(encoding="utf-8")         # comments are kept
+    again = runner.invoke(main, ["test", str(bad)])
+    assert again.exit_code == 0, again.output
+
+
+def test_json_and_junit_reports_written_with_o(spark, tmp_path):
+    folder = _folder(tmp_path, wrong_count=True)
+    runner = CliRunner()
+    as_json = runner.invoke(main, ["test", str(folder), "--format", "json",
+                                   "-o", str(tmp_path / "report.json")])
+    assert as_json.exit_code == 1, as_json.output
+    document = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    statuses = {Path(t["file"]).name: t["status"] for t in document["tests"]}
+    assert statuses == {"bad.test.yaml": "failed", "ok.test.yaml": "passed"}
+    assert document["summary"]["passed"] == 1 and document["summary"]["failed"] == 1
+    failure, = next(t for t in document["tests"] if t["status"] == "failed")["failures"]
+    assert failure["step"] == 2 and failure["check"] == "sink word_counts"
+
+    as_junit = runner.invoke(main, ["test", str(folder), "--format", "junit",
+                                    "-o", str(tmp_path / "report.xml")])
+    assert as_junit.exit_code == 1, as_junit.output
+    root = ET.parse(tmp_path / "report.xml").getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("2", "1", "0")
+    failures = root.findall(".//testcase/failure")
+    assert len(failures) == 1 and "count: 4" in failures[0].text
+    assert all(case.get("name") == NAME for case in root.iter("testcase"))
+
+
+def test_pytest_plugin_collects_and_runs_test_files_in_a_pytest_of_its_own(tmp_path):
+    folder = _folder(tmp_path, wrong_count=True)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-rN", str(folder)], cwd=folder, env=env, capture_output=True,
+                         text=True, timeout=600)
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    assert "1 failed, 1 passed" in output
+    assert f"bad.test.yaml::{NAME}" in output
+    assert "step 2 (line" in output and "count: 4" in output
