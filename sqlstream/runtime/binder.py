@@ -156,6 +156,14 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
             values.append(evaluate(chain, env, report))
         except (PySparkException, Py4JJavaError) as exc:
             raise _fail(plan, block, chain, exc) from None
+        except TypeError as exc:
+            if "realTime" not in str(exc):
+                raise
+            # PySpark 4.0 and 4.1: DataStreamWriter.trigger has no realTime argument
+            raise QueryFailedError(
+                f"{chain.label}: this PySpark has no real-time mode (trigger(realTime=…) is "
+                "new in PySpark 4.2)", chain.span, plan.source,
+                hint="run on Spark 4.2 or newer, or use EMIT … EVERY INTERVAL …") from None
     return values
 
 

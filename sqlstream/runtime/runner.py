@@ -63,7 +63,7 @@ _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it an
 
 def trigger_text(query: p.Query) -> str:
     """The trigger of ``query`` as :attr:`QueryStarted.trigger` describes it: ``default``,
-    ``availableNow``, ``every <interval>`` or ``continuous <interval>`` — read from the
+    ``availableNow``, ``every <interval>``, ``continuous <interval>`` or ``realTime <interval>`` — read from the
     plan's :class:`~sqlstream.ir.plan.Trigger`, which the ``trigger(…)`` call is lowered from."""
     trigger = query.trigger
     if trigger is None:
@@ -72,6 +72,8 @@ def trigger_text(query: p.Query) -> str:
         return "availableNow"
     if trigger.kind == "continuous":
         return f"continuous {trigger.interval}"
+    if trigger.kind == "real_time":
+        return f"realTime {trigger.interval}"
     return f"every {trigger.interval}"
 
 
