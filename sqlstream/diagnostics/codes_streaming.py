@@ -298,6 +298,16 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      clean up. Fix: wait for the run the message names to finish, stop it (Ctrl-C, or
      ``kill PID``: SIGTERM stops it cleanly), or give the sink another
      ``checkpoint_location`` (a files sink also another ``path``) to run a second copy."""),
+    ("SS503", "error", "a checkpoint Spark finds inconsistent (its metadata file or a "
+     "stateful operator's state directory missing, a row of state corrupt)", """
+     Spark 4.2 and newer check a checkpoint when a query restarts: offset or commit logs
+     without the ``metadata`` file (``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``), a
+     stateful query whose ``state/`` folder is empty or missing
+     (``STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY``) or a row of state whose
+     checksum fails (``STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED``) stop it, where older
+     versions started over or ran with lost state. Usually files were deleted or copied by
+     hand. Fix: restore the checkpoint from a backup, or start on a new checkpoint location
+     (a files sink with a new path too), which reads the sources again."""),
     ("SS510", "error", "a Spark package the pipeline needs (Kafka, Avro) cannot be "
      "resolved: no repository reachable, or the version is not served", """
      A pipeline with a ``kafka`` connector (or Avro values) needs Spark's
