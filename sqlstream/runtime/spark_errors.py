@@ -70,6 +70,11 @@ CONDITIONS: tuple[Mapped, ...] = (
     Mapped("INVALID_STREAMING_REAL_TIME_MODE_TRIGGER_INTERVAL", "SS501",
            "CHECKPOINT EVERY at least spark.sql.streaming.realTimeMode.minBatchDuration "
            "(5 seconds unless set)", "4.2"),
+    Mapped("CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT", "SS501",
+           "a real-time aggregation or deduplication runs its source tasks (one per Kafka "
+           "partition) and its stateful tasks (spark.sql.shuffle.partitions) at once: give "
+           "Spark that many free cores (--master local[N], more executors), or SET "
+           "'spark.sql.shuffle.partitions' lower on a new checkpoint", "4.3"),
     Mapped("STREAMING_SHUFFLE_WRITER_CONNECTION_TIMEOUT", "SS501",
            "a real-time aggregation runs its source and aggregation tasks at once: give Spark "
            "at least (Kafka partitions + spark.sql.shuffle.partitions) cores", "4.3"),
