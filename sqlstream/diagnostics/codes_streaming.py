@@ -304,9 +304,9 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      without the ``metadata`` file (``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``), a
      stateful query whose ``state/`` folder is empty or missing
      (``STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY``) or a row of state whose
-     checksum fails (``STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED``) stop it, where older
-     versions started over or ran with lost state. Usually files were deleted or copied by
-     hand. Fix: restore the checkpoint from a backup, or start on a new checkpoint location
+     checksum fails (``STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED``) stop it (Spark 4.1
+     refuses a checkpoint without its ``metadata`` file with another message, reported as
+     ``SS501``). Usually files were deleted or copied by hand. Fix: restore the checkpoint from a backup, or start on a new checkpoint location
      (a files sink with a new path too), which reads the sources again."""),
     ("SS510", "error", "a Spark package the pipeline needs (Kafka, Avro) cannot be "
      "resolved: no repository reachable, or the version is not served", """

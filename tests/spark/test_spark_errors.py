@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 pytestmark = [
     pytest.mark.spark,
     pytest.mark.skipif(not spark_versions.at_least(spark_versions.default(), "4.2"),
-                       reason="Spark 4.0 and 4.1 start such a checkpoint over"),
+                       reason="Spark 4.0 and 4.1 have no such condition (4.1 fails with another message)"),
 ]
 
 PIPELINE = """
