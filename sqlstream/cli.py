@@ -291,6 +291,13 @@ def _remote_option(command):
               help="Root of checkpoint locations, as given to exec.")
 @click.option("--rows", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also show the first N rows of state of each store, by key.")
+@click.option("--batch-id", type=click.IntRange(min=0), metavar="N",
+              help="The state as of committed batch N (Spark's batchId), not the latest.")
+@click.option("--changes-from", type=click.IntRange(min=0), metavar="N",
+              help="The changes of state from batch N on, one row per put or delete "
+              "(Spark's readChangeFeed); --rows shows them by batch.")
+@click.option("--changes-to", type=click.IntRange(min=0), metavar="M",
+              help="With --changes-from: the last batch of changes (default: the latest).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text: tables per query; json: a list of objects.")
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
@@ -299,20 +306,30 @@ def _remote_option(command):
               help="Spark configuration for the session (repeatable).")
 @_errors
 def state(file: str, query: str | None, variables: dict[str, str], state_dir: str | None,
-          rows: int, fmt: str, master: str | None, remote: str | None,
-          conf: dict[str, str]) -> None:
+          rows: int, batch_id: int | None, changes_from: int | None, changes_to: int | None,
+          fmt: str, master: str | None, remote: str | None, conf: dict[str, str]) -> None:
     """Show the state QUERY (default: every stateful query of FILE) keeps in its
     checkpoint: stateful operators, rows of state per partition, the latest committed batch
     and its watermark, and with --rows N the first N rows (e.g. open windows and their
     partial aggregates). Read-only (Spark's state data source); works while the pipeline
-    is stopped.
+    is stopped. --batch-id N reads an older batch's state, --changes-from N the changes of
+    state batch by batch.
     """
     from sqlstream.runtime import state_reader
+
+    if changes_to is not None and changes_from is None:
+        raise click.UsageError("--changes-to needs --changes-from")
+    if batch_id is not None and changes_from is not None:
+        raise click.UsageError("--batch-id and --changes-from cannot be used together "
+                               "(Spark's batchId and readChangeFeed)")
+    if changes_to is not None and changes_to < changes_from:
+        raise click.UsageError("--changes-to must not be before --changes-from")
+    options = state_reader.ReadOptions(batch_id, changes_from, changes_to)
 
     plan = sqlstream.compile_file(file, variables, state_dir).plan
     queries = state_reader.select(plan, query)
     with sqlstream.Session(master=master, remote=remote, conf=conf) as session:
-        states = state_reader.read(session.spark_for(plan), plan, queries, rows)
+        states = state_reader.read(session.spark_for(plan), plan, queries, rows, options)
     if fmt == "json":
         click.echo(json.dumps([s.to_dict() for s in states], indent=2))
     else:

@@ -63,7 +63,8 @@ class Context:
         info, ops: facts from :func:`sqlstream.analysis.facts.analyze` and :func:`sqlstream.analysis.operators.collect_operators`.
         mode: the output mode in force; ``requested``: whether it came from ``EMIT``.
         sink_connector: the sink's connector name; ``sink_modes`` the modes it supports.
-        trigger_kind: ``processing_time``, ``available_now``, ``continuous`` or ``None``.
+        trigger_kind: ``processing_time``, ``available_now``, ``continuous``,
+            ``real_time`` or ``None``.
         not_continuous_sources: connector names of the streams the query reads that
             Spark's continuous processing cannot read; ``continuous_sources`` those it can
             (connectors' ``continuous_source``).
@@ -71,6 +72,9 @@ class Context:
             Spark starts the query, then fails it at once).
         empty_available_now_sources: connector names of the streams the query reads that
             yield no rows under ``EMIT … ONCE`` on a new checkpoint (``rate``).
+        not_real_time_sources, real_time_sink: the same for Spark's real-time mode
+            (:mod:`sqlstream.analysis.realtime`): the sources it cannot read, whether it
+            may write the sink.
     """
 
     info: QueryInfo
@@ -84,6 +88,8 @@ class Context:
     continuous_sources: tuple[str, ...]
     continuous_sink: bool
     empty_available_now_sources: frozenset[str] = frozenset()
+    not_real_time_sources: frozenset[str] = frozenset()
+    real_time_sink: bool = False
 
 
 # ---- output modes ------------------------------------------------------------------------------

@@ -86,6 +86,9 @@ class Connector:
         bounded_source: the connector can also back a ``CREATE TABLE`` (``spark.read``).
         continuous_source: Spark's continuous processing reads it (``rate``, ``kafka``).
         continuous_sink: a continuous query may write it (not ``files``: a V1 sink).
+        real_time_source, real_time_sink: a query in Spark's real-time mode (``EMIT …
+            REAL TIME``) may read it (``kafka``) or write it (``kafka``, ``console``,
+            ``memory``): Spark's ``RealTimeModeAllowlist`` and its guide, *Real-time Mode*.
         own_options: options this connector reads itself (never passed to Spark as they
             are), besides :data:`COMPILER_OPTIONS` (``kafka``'s ``bootstrap_servers``, renamed
             by :meth:`finish`; ``postgres``: ``url``, ``user``, ``mode``, …).
@@ -127,6 +130,8 @@ class Connector:
     bounded_source: bool = False
     continuous_source: bool = False
     continuous_sink: bool = True
+    real_time_source: bool = False
+    real_time_sink: bool = False
     own_options: tuple[str, ...] = ()
     passes_options: bool = True
     empty_available_now: bool = False

@@ -15,3 +15,4 @@ class Console(Connector):
     spark_options = ("numRows", "truncate")
     number_options = {"numRows": (32, 0)}
     prints_rows = True
+    real_time_sink = True

@@ -99,6 +99,8 @@ class Kafka(Connector):
     spark_packages, format_packages = (SPARK_KAFKA,), {"avro": (SPARK_AVRO,)}
     bounded_source = True
     continuous_source = True
+    real_time_source = True
+    real_time_sink = True
 
     # ---- options
     def finish(self, resolved: ResolvedOptions, role: str, span) -> ResolvedOptions:

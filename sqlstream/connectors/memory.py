@@ -12,3 +12,4 @@ class Memory(Connector):
 
     name = "memory"
     sink_format = "memory"
+    real_time_sink = True

@@ -194,6 +194,34 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      'sqlstream.spark_version' = '4.0'``, or an installed PySpark 4.0). Anti-pattern: ``FROM
      clicks WATERMARK ts DELAY OF INTERVAL 1 MINUTE`` on Spark 4.0. Fix: ``WATERMARK FOR ts
      AS ts - INTERVAL '1' MINUTE`` in the stream's declaration."""),
+    ("SS340", "error", "`EMIT … REAL TIME` judged for a Spark version without real-time "
+     "mode (4.0, 4.1)", """
+     Real-time mode is ``DataStreamWriter.trigger(realTime='…')``, which PySpark has from
+     4.2 on (PySpark 4.0 and 4.1 have no such argument). ``check`` reports it when judging
+     for 4.0 or 4.1 (``--spark-version``, ``SET 'sqlstream.spark_version'``, or the installed
+     PySpark). Fix: run on Spark 4.2 or newer, or use ``EMIT … EVERY INTERVAL …``."""),
+    ("SS341", "error", "`EMIT … REAL TIME` with an output mode other than update", """
+     Real-time mode writes in update mode only (Spark:
+     ``STREAMING_REAL_TIME_MODE.OUTPUT_MODE_NOT_SUPPORTED``). Anti-pattern: ``EMIT FINAL
+     REAL TIME``. Fix: ``EMIT CHANGES REAL TIME`` (without a mode, update is chosen)."""),
+    ("SS342", "error", "`EMIT … REAL TIME` reading a source other than kafka, or writing a "
+     "sink other than kafka, console or memory", """
+     Spark's real-time mode reads only the Kafka source
+     (``STREAMING_REAL_TIME_MODE.INPUT_STREAM_NOT_SUPPORTED``; not ``rate``, not files) and
+     writes the Kafka, console, memory and foreach sinks (``foreachBatch``, files, tables
+     and PostgreSQL are refused). Fix: a Kafka source and sink, or micro-batches (``EMIT …
+     EVERY INTERVAL …``)."""),
+    ("SS343", "error", "`EMIT … REAL TIME` on a query outside the judged version's "
+     "real-time allow-list", """
+     Spark checks a real-time query's operators when it starts
+     (``STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST``). Spark 4.2 runs
+     stateless queries only: projections, filters, generators, ``UNION ALL`` of streams,
+     watermarks and stream-static joins whose static side is broadcast. Spark 4.3 adds
+     aggregations (tumbling and sliding windows included) and ``dropDuplicates``. Neither
+     runs stream-stream joins, session windows, window functions, ``ORDER BY``, ``LIMIT``
+     or a deduplication within the watermark. Anti-pattern: ``SELECT k, count(*) … GROUP BY
+     k EMIT CHANGES REAL TIME`` judged for 4.2. Fix: judge for (and run on) 4.3, or use
+     micro-batches."""),
     # ---- warnings ----------------------------------------------------------------------------
     ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …
@@ -270,6 +298,16 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      clean up. Fix: wait for the run the message names to finish, stop it (Ctrl-C, or
      ``kill PID``: SIGTERM stops it cleanly), or give the sink another
      ``checkpoint_location`` (a files sink also another ``path``) to run a second copy."""),
+    ("SS503", "error", "a checkpoint Spark finds inconsistent (its metadata file or a "
+     "stateful operator's state directory missing, a row of state corrupt)", """
+     Spark 4.2 and newer check a checkpoint when a query restarts: offset or commit logs
+     without the ``metadata`` file (``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``), a
+     stateful query whose ``state/`` folder is empty or missing
+     (``STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY``) or a row of state whose
+     checksum fails (``STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED``) stop it (Spark 4.1
+     refuses a checkpoint without its ``metadata`` file with another message, reported as
+     ``SS501``). Usually files were deleted or copied by hand. Fix: restore the checkpoint from a backup, or start on a new checkpoint location
+     (a files sink with a new path too), which reads the sources again."""),
     ("SS510", "error", "a Spark package the pipeline needs (Kafka, Avro) cannot be "
      "resolved: no repository reachable, or the version is not served", """
      A pipeline with a ``kafka`` connector (or Avro values) needs Spark's

@@ -119,9 +119,10 @@ class Trigger:
     """When micro-batches run (docs/dialect.md#emit).
 
     Attributes:
-        kind: ``processing_time``, ``available_now`` or ``continuous``.
-        interval: a Spark duration string such as ``"10 seconds"`` (``processing_time``
-            and ``continuous``), else ``None``; ``continuous`` without ``EVERY`` is ``"1 second"``.
+        kind: ``processing_time``, ``available_now``, ``continuous`` or ``real_time``.
+        interval: a Spark duration string such as ``"10 seconds"`` (``processing_time``,
+            ``continuous`` and ``real_time``), else ``None``; ``continuous`` without ``EVERY``
+            is ``"1 second"``, ``real_time`` without ``CHECKPOINT EVERY`` ``"5 minutes"``.
     """
 
     kind: str

@@ -14,7 +14,7 @@ from sqlstream.frontend import ast
 from sqlstream.diagnostics.errors import ForeignSpellingError, ParseError, SemanticError, did_you_mean
 from sqlstream.frontend.grammar import first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
-from sqlstream.frontend.literals import duration_problem, quote_identifier
+from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
 from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend.variables import SourceMap
 
@@ -38,6 +38,20 @@ _UNITS = {
     "MICROSECOND": "microseconds", "MILLISECOND": "milliseconds", "SECOND": "seconds",
     "MINUTE": "minutes", "HOUR": "hours", "DAY": "days", "WEEK": "weeks",
 }
+REAL_TIME_DEFAULT = "5 minutes"
+"""The checkpoint interval of ``EMIT … REAL TIME`` without ``CHECKPOINT EVERY``: Spark's
+default for ``Trigger.RealTime()`` (PySpark requires a value, so it is always written)."""
+REAL_TIME_MINIMUM_MICROS = 5_000_000
+"""Spark's ``spark.sql.streaming.realTimeMode.minBatchDuration`` default (5000 ms), in
+microseconds: a shorter real-time interval fails at start."""
+
+
+def _micros(text: str) -> int:
+    """A duration string without months (the builder refused those) in microseconds."""
+    value = duration(text)
+    return value.days * 86_400_000_000 + value.microseconds
+
+
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*\Z")
 
 
@@ -360,12 +374,18 @@ class TreeBuilder:
                 interval = self.interval(every[0]) if every else "1 second"
                 trigger = ast.Trigger("continuous", interval, self.span(child))
             elif child.data == "real_time":
-                raise self.error(
-                    SemanticError, "EMIT … REAL TIME (Spark's real-time mode) is not supported yet",
-                    child, hint="PySpark 4.2 and 4.3 expose it as DataStreamWriter.trigger(realTime="
-                    "'<batch duration>') (4.0 and 4.1 do not), with its own allow-list of sources, "
-                    "sinks and operators that sqlstream does not check; use EMIT … EVERY <interval> "
-                    "or CONTINUOUS for now")
+                every = kept_children(child)  # REAL TIME [CHECKPOINT EVERY interval]
+                interval = self.interval(every[0]) if every else REAL_TIME_DEFAULT
+                if every and _micros(interval) < REAL_TIME_MINIMUM_MICROS:
+                    # Spark: INVALID_STREAMING_REAL_TIME_MODE_TRIGGER_INTERVAL at start
+                    raise self.error(
+                        SemanticError, f"a real-time checkpoint interval of {interval} is shorter "
+                        "than Spark's minimum of 5 seconds "
+                        "(spark.sql.streaming.realTimeMode.minBatchDuration)", every[0],
+                        hint="the interval is how often the query checkpoints, not its latency "
+                        "(rows are written as they arrive): write 5 seconds or more, or leave "
+                        "CHECKPOINT EVERY out (5 minutes)")
+                trigger = ast.Trigger("real_time", interval, self.span(child))
         return ast.Emit(mode, trigger, self.span(node))
 
     def interval(self, node: Tree) -> str:

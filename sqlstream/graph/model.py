@@ -118,7 +118,8 @@ def _query_details(query: p.Query) -> tuple[str, ...]:
         "default": "default (next micro-batch at once)",
         "available_now": "available now (what is there, then stop)",
         "processing_time": f"every {interval}",
-        "continuous": f"continuous (checkpoint every {interval})"}[trigger["kind"]]]
+        "continuous": f"continuous (checkpoint every {interval})",
+        "real_time": f"real time (checkpoint every {interval})"}[trigger["kind"]]]
     state = query.state
     for operator in state.operators if state else ():
         lines.append(_short(_operator_line(operator), 60))

@@ -196,7 +196,8 @@ class Sink:
 @dataclass(frozen=True)
 class Trigger:
     """A ``DataStreamWriter.trigger`` call: ``kind`` is ``processing_time``,
-    ``available_now`` or ``continuous``; ``interval`` a duration string or ``None``."""
+    ``available_now``, ``continuous`` or ``real_time``; ``interval`` a duration string or
+    ``None``."""
 
     kind: str
     interval: str | None

@@ -26,6 +26,8 @@ _TRIGGER_REASONS = {
                        "when one takes longer)",
     "continuous": "from EMIT … CONTINUOUS: continuous processing, a checkpoint every "
                   "{interval} (map-like queries only)",
+    "real_time": "from EMIT … REAL TIME: Spark's real-time mode, long-running tasks write each "
+                 "row as it arrives; a checkpoint every {interval} (not a latency)",
 }
 
 
@@ -34,7 +36,8 @@ def trigger_of(trigger: p.Trigger | None) -> dict:
 
     Returns:
         ``{"kind", "interval", "call", "reason"}``: ``kind`` is ``default`` (no
-        ``trigger`` call), ``available_now``, ``processing_time`` or ``continuous``;
+        ``trigger`` call), ``available_now``, ``processing_time``, ``continuous`` or
+        ``real_time``;
         ``interval`` a duration string or ``None``; ``call`` the ``trigger(…)`` call as
         PySpark text (``None`` for the default); ``reason`` one sentence.
     """

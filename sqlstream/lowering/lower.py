@@ -25,7 +25,8 @@ SETTING_HINT = ("a setting Spark reads only at start (spark.serializer, …) is 
 
 def trigger_step(trigger: p.Trigger | None) -> Step | None:
     """The ``DataStreamWriter.trigger`` call of ``trigger`` (``None``: Spark's default,
-    no call): ``trigger(availableNow=True)``, ``trigger(continuous='5 seconds')`` or
+    no call): ``trigger(availableNow=True)``, ``trigger(continuous='5 seconds')``,
+    ``trigger(realTime='5 minutes')`` (PySpark 4.2+; Spark guide, *Real-time Mode*) or
     ``trigger(processingTime='1 minute')``. Spark guide: *Triggers*."""
     if trigger is None:
         return None
@@ -33,6 +34,8 @@ def trigger_step(trigger: p.Trigger | None) -> Step | None:
         return Step("trigger", kwargs=(("availableNow", True),))
     if trigger.kind == "continuous":
         return Step("trigger", kwargs=(("continuous", trigger.interval),))
+    if trigger.kind == "real_time":
+        return Step("trigger", kwargs=(("realTime", trigger.interval),))
     return Step("trigger", kwargs=(("processingTime", trigger.interval),))
 
 

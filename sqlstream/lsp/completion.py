@@ -34,6 +34,8 @@ EMIT_CLAUSES = (
     ("ONCE", "availableNow trigger: what is there now, then stop"),
     ("AVAILABLE NOW", "availableNow trigger (as ONCE)"),
     ("CONTINUOUS", "continuous processing (map-like queries; rate or kafka sources)"),
+    ("CHANGES REAL TIME", "Spark's real-time mode (Spark 4.2+; kafka sources; a checkpoint "
+     "every 5 minutes unless CHECKPOINT EVERY)"),
 )
 
 WINDOW_TVFS = (

@@ -31,6 +31,7 @@ from sqlstream.ir import plan
 from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
 from sqlstream.planning.catalog import Catalog
 from sqlstream.analysis.checks import Context, choose_mode, run_rules
+from sqlstream.analysis.realtime import real_time_rules
 from sqlstream.planning.compiled import CompiledQuery
 from sqlstream.connectors import CONNECTORS, connector
 from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
@@ -283,14 +284,21 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
                if r.source is not None and not r.source.bounded}
     sink_connector = connector(sink.connector)
     sink_modes = sink_connector.sink_modes
-    mode, reason, findings = choose_mode(compiled.info, compiled.operators, requested,
-                                         sink.connector, sink_modes)
+    real_time = trigger == "real_time"
+    mode, reason, findings = choose_mode(
+        compiled.info, compiled.operators, "update" if real_time and requested is None else requested,
+        sink.connector, sink_modes)
+    if real_time and requested is None:
+        reason = "real-time mode (EMIT … REAL TIME) writes in update mode only"
     if mode is not None:
-        findings += run_rules(Context(
+        context = Context(
             compiled.info, compiled.operators, mode, requested is not None, sink.connector,
             sink_modes, trigger, frozenset(c.name for c in streams if not c.continuous_source),
             CONTINUOUS_SOURCES, sink_connector.continuous_sink,
-            frozenset(c.name for c in streams if c.empty_available_now)))
+            frozenset(c.name for c in streams if c.empty_available_now),
+            frozenset(c.name for c in streams if not c.real_time_source),
+            sink_connector.real_time_sink)
+        findings += run_rules(context) + list(real_time_rules(context))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
     state = None if mode is None else state_signature(
         compiled.stateful, compiled.watermark_defs, compiled.steps, reads, mode, sink)

@@ -25,6 +25,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 from py4j.protocol import Py4JJavaError
 
+from sqlstream.runtime.spark_errors import mapped
 from sqlstream.ir import plan as p
 
 from sqlstream.runtime import restarts
@@ -85,10 +86,14 @@ def spark_message(exc: BaseException, limit: int = 600) -> str:
 
 def _fail(plan: p.Plan, block: Block, chain: Chain, exc: BaseException) -> SqlStreamError:
     """The error of ``chain`` failing with ``exc``: ``"<label>: <Spark's message>"`` at the
-    statement; an :class:`OptionError` with the chain's hint for a refused setting."""
+    statement; an :class:`OptionError` with the chain's hint for a refused setting; the
+    code and hint of :mod:`sqlstream.runtime.spark_errors` for a condition it maps."""
     message = f"{chain.label}: {spark_message(exc)}"
     if block.kind == "settings":
         return OptionError(message, chain.span, plan.source, hint=chain.hint)
+    known = mapped(f"{exc}\n{message}")  # a condition sqlstream has a code and hint for
+    if known is not None:
+        return QueryFailedError(message, chain.span, plan.source, hint=known.hint, code=known.code)
     return QueryFailedError(message, chain.span, plan.source)
 
 
@@ -169,6 +174,14 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
             values.append(evaluate(chain, env, report, source=plan.source))
         except (PySparkException, Py4JJavaError) as exc:
             raise _fail(plan, block, chain, exc) from None
+        except TypeError as exc:
+            if "realTime" not in str(exc):
+                raise
+            # PySpark 4.0 and 4.1: DataStreamWriter.trigger has no realTime argument
+            raise QueryFailedError(
+                f"{chain.label}: this PySpark has no real-time mode (trigger(realTime=…) is "
+                "new in PySpark 4.2)", chain.span, plan.source,
+                hint="run on Spark 4.2 or newer, or use EMIT … EVERY INTERVAL …") from None
     return values
 
 

@@ -97,7 +97,7 @@ class QueryStarted(QueryEvent):
         output_mode: ``append``, ``update`` or ``complete``.
         trigger: ``default`` (a micro-batch as soon as the previous one ends),
             ``availableNow``, ``every <interval>`` (processing-time trigger) or
-            ``continuous <interval>`` (checkpoint interval).
+            ``continuous <interval>`` or ``realTime <interval>`` (checkpoint interval).
         sink: the sink's connector (``files``, ``console``, ``memory``, ``noop``, ``table``).
         path: the sink's path (``files``) or table name (``table``), else ``None``.
         checkpoint_location: the checkpoint directory, or ``None`` (a temporary one).

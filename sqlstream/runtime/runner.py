@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from sqlstream.runtime.spark_errors import mapped
 from sqlstream.ir import plan as p
 from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
@@ -63,7 +64,7 @@ _TICK_SECONDS = 1.0  # longest single wait in queue.get (Ctrl-C interrupts it an
 
 def trigger_text(query: p.Query) -> str:
     """The trigger of ``query`` as :attr:`QueryStarted.trigger` describes it: ``default``,
-    ``availableNow``, ``every <interval>`` or ``continuous <interval>`` — read from the
+    ``availableNow``, ``every <interval>``, ``continuous <interval>`` or ``realTime <interval>`` — read from the
     plan's :class:`~sqlstream.ir.plan.Trigger`, which the ``trigger(…)`` call is lowered from."""
     trigger = query.trigger
     if trigger is None:
@@ -72,6 +73,8 @@ def trigger_text(query: p.Query) -> str:
         return "availableNow"
     if trigger.kind == "continuous":
         return f"continuous {trigger.interval}"
+    if trigger.kind == "real_time":
+        return f"realTime {trigger.interval}"
     return f"every {trigger.interval}"
 
 
@@ -247,8 +250,10 @@ class _Run:
             return None
         trace = f"{message}\n{event.exception or ''}"  # Spark's error with its causes
         hint = next((h for condition, h in FAILURE_HINTS.items() if condition in trace), None)
+        known = mapped(trace)  # sqlstream.runtime.spark_errors: a more precise code and hint
         error = QueryFailedError(f"query '{handle.name}' failed: {message}", query.span,
-                                 self.plan.source, hint=hint)
+                                 self.plan.source, hint=hint or (known and known.hint),
+                                 code=known.code if known else None)
         failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
         self.emit(failed)
         return failed

@@ -19,6 +19,14 @@ the state rows are the windows still open, with their partial aggregation buffer
 
 Works on a stopped pipeline; on a running one it reads the latest batch committed when it
 is called. Nothing here writes to the checkpoint.
+
+:class:`ReadOptions` passes the state data source's time-travel options: ``batchId`` (the
+state as of an older committed batch, for ``state-metadata`` too) and the change feed
+(``readChangeFeed`` with ``changeStartBatchId`` / ``changeEndBatchId``: one row per put or
+delete of state, with ``batch_id`` and ``change_type``). Spark 4.0 has them all, and 4.1–4.3
+add no user option (their ``StateSourceOptions``; 4.3's ``internalOnlyReadAllColumnFamilies``
+is internal); ``stateVarName``, ``readRegisteredTimers`` and ``flattenCollectionTypes`` read
+``transformWithState``'s state, which no sqlstream query keeps.
 """
 
 from __future__ import annotations
@@ -33,7 +41,36 @@ from sqlstream.ir import plan as p
 from sqlstream.runtime.binder import spark_message
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 
-__all__ = ["QueryState", "StoreState", "select", "read", "read_query", "render"]
+__all__ = ["QueryState", "ReadOptions", "StoreState", "select", "read", "read_query", "render"]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Which state to read (Spark's state data source options; guide *State Data Source
+    Integration Guide*).
+
+    Attributes:
+        batch_id: read the state as of this committed batch (``batchId``), not the latest;
+            it must still be in the checkpoint (``minBatchId`` … ``maxBatchId``).
+        changes_from, changes_to: read the changes of state of the batches from
+            ``changes_from`` to ``changes_to`` (default: the latest committed), both
+            included (``readChangeFeed``, ``changeStartBatchId``, ``changeEndBatchId``);
+            not with ``batch_id``, nor for a join of two streams (Spark reads a join's
+            change feed per internal store only).
+    """
+
+    batch_id: int | None = None
+    changes_from: int | None = None
+    changes_to: int | None = None
+
+    def spark_options(self) -> dict[str, str]:
+        """The ``statestore`` reader's options, as strings."""
+        if self.changes_from is not None:
+            options = {"readChangeFeed": "true", "changeStartBatchId": str(self.changes_from)}
+            if self.changes_to is not None:
+                options["changeEndBatchId"] = str(self.changes_to)
+            return options
+        return {} if self.batch_id is None else {"batchId": str(self.batch_id)}
 
 
 @dataclass(frozen=True)
@@ -51,7 +88,9 @@ class StoreState:
         min_batch_id, max_batch_id: the oldest and newest batch whose state is kept.
         rows: rows of state in all partitions.
         rows_per_partition: ``(partition_id, rows)`` for every partition, in order.
-        first_rows: up to ``rows`` requested rows, ordered by key: dicts with
+        first_rows: up to ``rows`` requested rows, ordered by key (by batch, then key, for
+            the change feed, whose rows also have ``batch_id`` and ``change_type``:
+            ``update`` or ``delete``, whose ``value`` is null): dicts with
             ``partition`` (int), ``key`` and ``value`` (JSON objects as Spark's ``to_json``
             writes them: timestamps ISO-8601 in the session time zone; a field name that
             repeats, e.g. the ``count`` of ``COUNT(*)`` and of ``AVG``'s buffer, gets
@@ -184,13 +223,14 @@ def _json(text: str | None):
     return None if text is None else json.loads(text, object_pairs_hook=_pairs)
 
 
-def _latest(spark, location: str) -> tuple[int | None, str | None]:
-    """``(batch id, watermark)`` of the latest committed batch of the checkpoint."""
+def _latest(spark, location: str, batch: int | None = None) -> tuple[int | None, str | None]:
+    """``(batch id, watermark)`` of the latest committed batch of the checkpoint, or of
+    ``batch`` when given and committed (``(None, None)`` when it is not)."""
     commits = spark.read.text(f"{location}/commits").selectExpr("_metadata.file_name AS f")
     ids = [int(r.f) for r in commits.distinct().collect() if r.f.isdigit()]
-    if not ids:
+    if not ids or (batch is not None and batch not in ids):
         return None, None
-    batch = max(ids)
+    batch = max(ids) if batch is None else batch
     lines = [r.value for r in spark.read.text(f"{location}/offsets/{batch}").collect()]
     for line in lines:
         if line.startswith("{") and "batchWatermarkMs" in line:
@@ -209,12 +249,17 @@ def _store(spark, location: str, meta, store: str, options: dict, rows: int) -> 
     df = reader.load(location)
     counts = {r.partition_id: r["count"] for r in df.groupBy("partition_id").count().collect()}
     first = []
+    changes = "readChangeFeed" in options
     if rows:
-        for r in (df.orderBy("key", "partition_id").limit(rows)
-                  .selectExpr("partition_id", "to_json(key) AS key", "to_json(value) AS value")
-                  .collect()):
-            first.append({"partition": r.partition_id, "key": _json(r.key),
-                          "value": _json(r.value)})
+        order = ["batch_id", "key", "partition_id"] if changes else ["key", "partition_id"]
+        extra = ["batch_id", "change_type"] if changes else []
+        for r in (df.orderBy(*order).limit(rows)
+                  .selectExpr("partition_id", "to_json(key) AS key", "to_json(value) AS value",
+                              *extra).collect()):
+            row = {"partition": r.partition_id, "key": _json(r.key), "value": _json(r.value)}
+            if changes:
+                row.update(batch_id=int(r.batch_id), change_type=r.change_type)
+            first.append(row)
     partitions = max([meta.numPartitions or 0, *(i + 1 for i in counts)])
     return StoreState(
         operator_id=int(meta.operatorId), operator=meta.operatorName, store=store,
@@ -224,7 +269,8 @@ def _store(spark, location: str, meta, store: str, options: dict, rows: int) -> 
         first_rows=tuple(first))
 
 
-def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0) -> QueryState:
+def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
+               options: ReadOptions = ReadOptions()) -> QueryState:
     """Read the state of ``query`` from its checkpoint with ``spark`` (a classic or Spark
     Connect session whose file system sees the checkpoint). Read-only.
 
@@ -232,9 +278,12 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0) -> QueryState
         spark: the SparkSession (Spark ≥ 4.0).
         plan: the compiled pipeline; ``query`` one of its queries (see :func:`select`).
         rows: how many rows of state to return per store (``0``: none), ordered by key.
+        options: an older batch or the change feed (:class:`ReadOptions`; default: the
+            state of the latest committed batch).
 
     Returns:
-        A :class:`QueryState`.
+        A :class:`QueryState`; ``latest_batch_id`` and ``watermark`` are those of
+        ``options.batch_id`` when given (of ``changes_to`` for the change feed).
 
     Raises:
         SqlStreamError: ``SS402`` no committed batch in the checkpoint; ``SS532`` Spark's
@@ -246,25 +295,44 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0) -> QueryState
         # session's StreamingQueryManager: without it, a fresh session fails the read with
         # CANNOT_LOAD_STATE_STORE (RpcEndpointNotFoundException, Spark 4.1.4)
         spark.streams.active  # noqa: B018 - creates the coordinator
-        batch, watermark = _latest(spark, location)
-        metadata = spark.read.format("state-metadata").load(location).collect()
+        batch, watermark = _latest(spark, location, options.batch_id
+                                   if options.changes_from is None else options.changes_to)
+        meta_reader = spark.read.format("state-metadata")
+        if options.batch_id is not None and options.changes_from is None:
+            meta_reader = meta_reader.option("batchId", str(options.batch_id))
+        metadata = meta_reader.load(location).collect()
     except _spark_errors() as error:
         if "PATH_NOT_FOUND" in str(error) or "does not exist" in str(error):
             raise _no_checkpoint(plan, query) from None
         raise _unreadable(plan, query, error) from None
+    wanted = options.batch_id if options.changes_from is None else options.changes_to
+    if batch is None and wanted is not None:
+        raise SqlStreamError(
+            f"batch {wanted} is not a committed batch of query '{query.name}' in "
+            f"{location}", query.span, plan.source, code="SS402",
+            hint="sqlstream state without --batch-id shows the latest committed batch and the "
+                 "range whose state the checkpoint keeps (batches)")
     if batch is None or not metadata:
         raise _no_checkpoint(plan, query)
     stores = []
+    extra = options.spark_options()
     try:
         for meta in sorted(metadata, key=lambda m: (m.operatorId, m.stateStoreName)):
+            if "join" in meta.operatorName.lower() and options.changes_from is not None:
+                raise SqlStreamError(
+                    f"query '{query.name}' joins two streams: Spark reads the change feed of "
+                    "such a join's internal stores only, not per side", query.span,
+                    plan.source, code="SS532", hint="read its state as of a batch (--batch-id) "
+                    "instead of its changes")
             if "join" in meta.operatorName.lower():
                 # the four stores of a stream-stream join are read per side (joinSide)
                 if meta.stateStoreName.startswith(("left-keyToNumValues", "right-keyToNumValues")):
                     side = meta.stateStoreName.split("-", 1)[0]
-                    stores.append(_store(spark, location, meta, side, {"joinSide": side}, rows))
+                    stores.append(_store(spark, location, meta, side,
+                                         {"joinSide": side, **extra}, rows))
                 continue
             stores.append(_store(spark, location, meta, meta.stateStoreName,
-                                 {"storeName": meta.stateStoreName}, rows))
+                                 {"storeName": meta.stateStoreName, **extra}, rows))
     except _spark_errors() as error:
         raise _unreadable(plan, query, error) from None
     return QueryState(
@@ -281,9 +349,10 @@ def _unreadable(plan: p.Plan, query: p.Query, error: BaseException) -> SqlStream
                            "checkpoint of a query that committed a batch")
 
 
-def read(spark, plan: p.Plan, queries: Sequence[p.Query], rows: int = 0) -> list[QueryState]:
+def read(spark, plan: p.Plan, queries: Sequence[p.Query], rows: int = 0,
+         options: ReadOptions = ReadOptions()) -> list[QueryState]:
     """:func:`read_query` for each of ``queries`` (from :func:`select`), in order."""
-    return [read_query(spark, plan, query, rows) for query in queries]
+    return [read_query(spark, plan, query, rows, options) for query in queries]
 
 
 # ---------------------------------------------------------------------- text
@@ -340,6 +409,12 @@ def render(states: Sequence[QueryState]) -> str:
                 continue
             out.append(f"  first {len(store.first_rows)} of {store.rows} rows of operator "
                        f"{store.operator_id} ({store.store}), by key:")
+            if "change_type" in store.first_rows[0]:
+                out.extend(_table(["batch", "change", "partition", "key", "value"],
+                                  [[str(r["batch_id"]), r["change_type"], str(r["partition"]),
+                                    _cell(r["key"]), _cell(r["value"])]
+                                   for r in store.first_rows], "    "))
+                continue
             out.extend(_table(["partition", "key", "value"],
                               [[str(r["partition"]), _cell(r["key"]), _cell(r["value"])]
                                for r in store.first_rows], "    "))

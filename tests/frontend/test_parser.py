@@ -80,6 +80,11 @@ def test_spans_are_positions_in_the_file():
         ("SELECT 1 FROM s emit final available now", "append", ("available_now", None)),
         ("SELECT 1 FROM s EMIT CONTINUOUS", None, ("continuous", "1 second")),
         ("SELECT 1 FROM s EMIT CONTINUOUS EVERY INTERVAL '5' SECOND", None, ("continuous", "5 seconds")),
+        ("SELECT 1 FROM s EMIT CHANGES REAL TIME", "update", ("real_time", "5 minutes")),
+        ("SELECT 1 FROM s EMIT REAL TIME CHECKPOINT EVERY INTERVAL '5' SECONDS", None,
+         ("real_time", "5 seconds")),
+        ("SELECT 1 FROM s emit changes real time checkpoint every interval '1 minute'", "update",
+         ("real_time", "1 minute")),
     ],
 )
 def test_emit_clauses(text, mode, trigger):
@@ -90,17 +95,16 @@ def test_emit_clauses(text, mode, trigger):
     assert (got_mode, got_trigger) == (mode, trigger)
 
 
-@pytest.mark.parametrize("emit", ["EMIT CHANGES REAL TIME",
-                                  "EMIT REAL TIME CHECKPOINT EVERY INTERVAL '5' SECONDS"])
-def test_real_time_mode_is_refused_with_what_spark_offers(emit):
-    """Spark's real-time trigger (PySpark 4.2+: ``trigger(realTime=…)``) is not compiled yet:
-    the spelling is recognised and refused at the trigger, the hint says which PySpark has it."""
+@pytest.mark.parametrize("interval", ["INTERVAL '4' SECONDS", "INTERVAL '4999' MILLISECONDS"])
+def test_real_time_checkpoint_interval_below_spark_minimum(interval):
+    """Spark refuses a real-time batch duration under 5 seconds when the query starts
+    (``INVALID_STREAMING_REAL_TIME_MODE_TRIGGER_INTERVAL``): refused at the interval."""
+    text = f"SELECT 1 FROM s EMIT CHANGES REAL TIME CHECKPOINT EVERY {interval}"
     with pytest.raises(SemanticError) as caught:
-        parse(f"SELECT 1 FROM s {emit}")
-    assert caught.value.message.startswith("EMIT … REAL TIME (Spark's real-time mode) is not supported")
-    assert "PySpark 4.2 and 4.3" in caught.value.hint
-    start = len("SELECT 1 FROM s ") + (len("EMIT CHANGES ") if "CHANGES" in emit else len("EMIT "))
-    assert caught.value.span.start == start
+        parse(text)
+    assert caught.value.code == "SS203"
+    assert "shorter than Spark's minimum of 5 seconds" in caught.value.message
+    assert caught.value.span.start == text.index("INTERVAL")
 
 
 def test_query_bodies_end_at_top_level_semicolon_or_emit():

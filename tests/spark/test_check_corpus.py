@@ -249,10 +249,12 @@ class Outcome:
 
 
 def _wall_clock(pipeline) -> bool:
-    """Rate sources never end and continuous triggers ignore availableNow: run for a while."""
+    """Rate sources never end, and continuous and real-time triggers would be lost to
+    availableNow: run for a while."""
     sources = {r.connector for r in pipeline.plan.relations if hasattr(r, "connector")}
     return bool(sources & {"rate", "rate_micro_batch"}) or any(
-        q.trigger is not None and q.trigger.kind == "continuous" for q in pipeline.plan.queries)
+        q.trigger is not None and q.trigger.kind in ("continuous", "real_time")
+        for q in pipeline.plan.queries)
 
 
 def _progressed(spark, query) -> bool:

@@ -136,3 +136,96 @@ def test_errors_are_positioned_findings(tmp_path):
     with pytest.raises(SqlStreamError) as caught:
         state_reader.select(plan)
     assert caught.value.code == "SS403"
+
+
+def _files_by_batch(checkpoint) -> dict[int, list]:
+    """The day files the file source took in each batch, from its log in the checkpoint
+    (``sources/0/<batch>``: one JSON line per file)."""
+    from pathlib import Path
+
+    batches = {}
+    for log in (Path(checkpoint) / "sources" / "0").iterdir():
+        if log.name.isdigit():
+            lines = log.read_text().splitlines()[1:]
+            batches[int(log.name)] = [Path(json.loads(line)["path"].replace("file://", ""))
+                                      for line in lines if line.startswith("{")]
+    return batches
+
+
+def _windows_of(store) -> dict:
+    """``first_rows`` of the hourly aggregation as ``{(window start, origin): (flights,
+    sum, counted, delayed)}`` (Spark's buffer names, as in the test above)."""
+    actual = {}
+    for row in store.first_rows:
+        key, value = row["key"], row["value"]
+        start = datetime.strptime(key["window"]["start"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        actual[(start, key["origin"])] = (value["count"], value["sum"] or 0.0,
+                                          value["count#2"], value["sum#2"])
+    return actual
+
+
+def _agree(actual: dict, expected: dict) -> None:
+    assert actual.keys() == expected.keys()
+    for window, (flights, total, counted, delayed) in expected.items():
+        got = actual[window]
+        assert (got[0], got[2], got[3]) == (flights, counted, delayed)
+        assert got[1] == pytest.approx(total)
+
+
+@pytest.mark.spark
+def test_state_as_of_an_older_batch_and_the_change_feed(spark, tmp_path):
+    """``--batch-id`` (Spark's ``batchId``) and ``--changes-from``/``--changes-to``
+    (``readChangeFeed``) on a real checkpoint, against plain Python over the day files each
+    batch read (the file source's log says which)."""
+    work = tmp_path / "flights"
+    _copy_days(work, DAYS[:3])
+    shutil.copy(EXAMPLE / "hourly_delays.ssql", work)
+    pipeline_file = work / "hourly_delays.ssql"
+    _run(spark, pipeline_file)
+    plan = sqlstream.compile_file(str(pipeline_file)).plan
+    (query,) = state_reader.select(plan)
+    by_batch = _files_by_batch(query.checkpoint_location)
+    (latest,) = state_reader.read(spark, plan, [query])
+    assert latest.latest_batch_id >= 1 and 0 in by_batch
+    read_by = {b: [f for batch in sorted(by_batch) if batch <= b for f in by_batch[batch]]
+               for b in range(latest.latest_batch_id + 1)}
+
+    # the state as of each batch but the latest: the windows of the files read so far that
+    # are still open at that batch's watermark (all of them before there is one)
+    for batch in range(latest.latest_batch_id):
+        older = state_reader.ReadOptions(batch_id=batch)
+        (state,) = state_reader.read(spark, plan, [query], rows=10_000, options=older)
+        assert state.latest_batch_id == batch
+        (store,) = state.stores
+        assert store.min_batch_id <= batch <= store.max_batch_id
+        assert store.rows == len(store.first_rows)
+        expected = (hourly_windows(read_by[batch]) if state.watermark is None
+                    else _open_windows(read_by[batch], state.watermark))
+        _agree(_windows_of(store), expected)
+
+    # the changes of batch 0: every window of the first day, put (no watermark yet)
+    changes = state_reader.ReadOptions(changes_from=0, changes_to=0)
+    (state,) = state_reader.read(spark, plan, [query], rows=10_000, options=changes)
+    (store,) = state.stores
+    assert {r["change_type"] for r in store.first_rows} == {"update"}
+    assert {r["batch_id"] for r in store.first_rows} == {0}
+    _agree(_windows_of(store), hourly_windows(by_batch[0]))
+
+    # the command: options passed through, refused combinations, an uncommitted batch
+    runner = CliRunner()
+    keep = ["--conf", "spark.sql.shuffle.partitions=2"]
+    result = runner.invoke(main, ["state", str(pipeline_file), "--changes-from", "0",
+                                  "--changes-to", "0", "--rows", "3", "--format", "json", *keep])
+    assert result.exit_code == 0, result.output
+    (doc,) = json.loads(result.stdout)
+    assert [(r["batch_id"], r["change_type"]) for r in doc["stores"][0]["first_rows"]] == \
+        [(0, "update")] * 3
+    result = runner.invoke(main, ["state", str(pipeline_file), "--changes-from", "0",
+                                  "--rows", "1", *keep])
+    assert result.exit_code == 0, result.output
+    assert "change" in result.stdout and "update" in result.stdout
+    result = runner.invoke(main, ["state", str(pipeline_file), "--batch-id", "1",
+                                  "--changes-from", "1"])
+    assert result.exit_code == 2 and "cannot be used together" in result.output
+    result = runner.invoke(main, ["state", str(pipeline_file), "--batch-id", "999", *keep])
+    assert result.exit_code == 1 and "SS402 batch 999 is not a committed batch" in result.output
