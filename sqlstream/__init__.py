@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlstream.api import Pipeline, check, check_plan, compile, compile_file, read_file, translate
 from sqlstream.diagnostics.errors import (
     CheckpointInUseError, IncompatibleRestartError, QueryFailedError, SqlStreamError,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sqlstream.api import (
+        Pipeline, check, check_plan, compile, compile_file, read_file, translate,
+    )
     from sqlstream.runtime.events import (
         BatchProgress, Event, Listener, ListenerLike, Notice, QueryEvent, QueryFailed,
         QueryIdle, QueryStarted, QueryTerminated, Stopping,
@@ -33,9 +35,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
     from sqlstream.session import Session
 
-# The run API is imported on first use (PEP 562), so that translate and check, which never
-# run anything, do not pay for it.
-_LAZY = {name: "sqlstream.runtime.events" for name in (
+# The API is imported on first use (PEP 562): translate and check, which never run
+# anything, do not pay for the run API, and exec launches Spark's JVM before it pays for the
+# compiler's imports (sqlglot; sqlstream.runtime.prelaunch).
+_LAZY = {name: "sqlstream.api" for name in (
+    "Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate")} | {
+    name: "sqlstream.runtime.events" for name in (
     "BatchProgress", "Event", "Listener", "ListenerLike", "Notice", "QueryEvent",
     "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping")} | {
     "JsonLinesRenderer": "sqlstream.runtime.renderers", "TextRenderer": "sqlstream.runtime.renderers",

@@ -185,6 +185,22 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
     return values
 
 
+def bind_relation(spark: SparkSession, relation: p.Relation, report: Report,
+                  source: Source | None = None) -> DataFrame:
+    """Build the DataFrame of one plan step without registering it as a view (its
+    block's chains, without the final ``createOrReplaceTempView``); ``source``: the
+    pipeline's, whose secrets' values go in (:func:`evaluate`).
+
+    Raises:
+        Whatever PySpark raises.
+    """
+    env = _env(spark)
+    *chains, last = relation_block(relation).chains
+    for chain in chains:
+        evaluate(chain, env, report, source=source)
+    return evaluate(last, env, report, steps=len(last.steps) - 1, source=source)
+
+
 def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:
     """Register the user-defined functions of ``plan`` in the session, then every relation
     as a temporary view, in plan order.
