@@ -2,13 +2,14 @@
 file after a keystroke (issue 23: within 100 ms on 2 cores). Measures
 :func:`sqlstream.lsp.analysis.analyze` (what the server runs after the debounce: parse,
 plan, index) on the "mixed" file of ``bench/compile_scaling.py``, with one character
-changed in a query near the end each time, incrementally (given the previous version's
+changed in a query each time, near the end (the last view) or near the top (the first
+view, so every later statement comes after the edit), incrementally (given the previous version's
 analysis, as the server calls it) and from scratch, in wall and CPU time
 (``time.process_time``: what the load of the machine does not inflate); and the
 end-to-end time from a ``didChange`` to its ``publishDiagnostics`` over stdio with the
 debounce set to zero. See ``bench/README.md``.
 
-    python bench/lsp_latency.py [--statements 300] [--repeat 20]
+    python bench/lsp_latency.py [--statements 300] [--repeat 20] [--where end top]
 """
 
 from __future__ import annotations
@@ -30,10 +31,17 @@ from compile_scaling import statements_file  # noqa: E402
 from sqlstream.lsp.analysis import analyze  # noqa: E402
 
 
-def in_process(text: str, repeat: int, incremental: bool) -> tuple[list[float], list[float]]:
+def _marker(text: str, where: str) -> int:
+    """The offset of ``WHERE a > `` in the first (``top``) or last (``end``) view."""
+    return text.index("WHERE a > ") if where == "top" else text.rindex("WHERE a > ")
+
+
+def in_process(text: str, repeat: int, incremental: bool,
+               where: str = "end") -> tuple[list[float], list[float]]:
     """Wall and CPU seconds of each :func:`analyze` after a one-character edit (``a > i`` →
-    ``a >= i`` toggled in the last view), given the previous analysis or not."""
-    marker = text.rindex("WHERE a > ")
+    ``a >= i`` toggled in the first or last view, ``where``: ``"top"`` or ``"end"``), given
+    the previous analysis or not."""
+    marker = _marker(text, where)
     previous = analyze(text)  # warm: imports, the dialect, per-statement caches
     wall, cpu = [], []
     for i in range(repeat):
@@ -60,8 +68,9 @@ def _read(stream) -> dict:
     return json.loads(stream.read(length))
 
 
-def over_stdio(text: str, repeat: int) -> list[float]:
-    """Seconds from writing a ``didChange`` to reading its ``publishDiagnostics``."""
+def over_stdio(text: str, repeat: int, where: str = "end") -> list[float]:
+    """Seconds from writing a ``didChange`` (the edit of :func:`in_process` at ``where``) to
+    reading its ``publishDiagnostics``."""
     code = ("import sqlstream.lsp.server as s; s.DEBOUNCE_SECONDS = 0; "
             "s.CONFIGURATION_WAIT_SECONDS = 0; s.serve()")
     server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
@@ -84,7 +93,7 @@ def over_stdio(text: str, repeat: int) -> list[float]:
     send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
         "uri": uri, "languageId": "ssql", "version": 1, "text": text}}})
     until_diagnostics()
-    marker = text.rindex("WHERE a > ")
+    marker = _marker(text, where)
     lines = text[:marker].count("\n")
     column = marker - (text.rfind("\n", 0, marker) + 1) + len("WHERE a >")
     times = []
@@ -114,14 +123,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--statements", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--where", nargs="+", choices=("end", "top"), default=["end", "top"],
+                        help="where the edit is: in the last view, in the first view")
     args = parser.parse_args()
     text = statements_file(args.statements)
     print(f"{args.statements} statements, {args.repeat} edits, load average "
           f"{os.getloadavg()[0]:.1f} at the start")
-    for name, incremental in (("analyze, incremental", True), ("analyze, from scratch", False)):
-        wall, cpu = in_process(text, args.repeat, incremental)
-        print(f"{name}: wall {_summary(wall)}; CPU {_summary(cpu)}")
-    print(f"didChange -> publishDiagnostics over stdio: wall {_summary(over_stdio(text, args.repeat))}")
+    for where in args.where:
+        for name, incremental in (("incremental", True), ("from scratch", False)):
+            wall, cpu = in_process(text, args.repeat, incremental, where)
+            print(f"edit at the {where}: analyze, {name}: wall {_summary(wall)}; "
+                  f"CPU {_summary(cpu)}")
+        print(f"edit at the {where}: didChange -> publishDiagnostics over stdio: wall "
+              f"{_summary(over_stdio(text, args.repeat, where))}")
 
 
 if __name__ == "__main__":

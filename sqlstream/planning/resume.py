@@ -49,7 +49,9 @@ def resume(planner, previous) -> int:
         return 0
     (settings, setting_spans, relations, queries, compiled, findings, dead_letters,
      planner.select_count, catalog, parts, functions) = previous.marks[count - 1]
-    planner.functions = dict(list(previous.functions.items())[:functions])
+    kept = list(previous.functions.items())[:functions]
+    planner.functions.clear()  # in place: ``build`` made this dict what calls resolve against
+    planner.functions.update(kept)
     planner.insert_parts = {sink: previous.insert_parts[sink][:n] for sink, n in parts}
     planner.settings = previous.settings[:settings]
     planner.setting_spans = previous.setting_spans[:setting_spans]

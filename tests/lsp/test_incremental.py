@@ -117,3 +117,75 @@ def test_a_new_secret_at_the_end_rechecks_every_statement(monkeypatch):
     again = analyze(edited, VARIABLES, previous=first)
     assert again.planner.reused == 0
     assert _key(again) == _key(analyze(edited, VARIABLES))
+
+
+DEPENDENT = """CREATE FUNCTION f2c(x DOUBLE) RETURNS DOUBLE RETURN (x - 32) / 1.8;
+CREATE STREAM s (a INT, b STRING, f DOUBLE, ts TIMESTAMP,
+  WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+WITH (connector = 'files', path = '${dir}/in', format = 'json',
+  on_error = 'dead_letter', dead_letter_path = '${dir}/bad');
+CREATE VIEW v AS SELECT a, b, f2c(f) AS c, ts FROM s WHERE a > 1;
+CREATE VIEW w AS SELECT a, b, c, ts FROM v WHERE c > 0;
+CREATE SINK o WITH (connector = 'memory');
+INSERT INTO o SELECT a, b FROM v;
+INSERT INTO o SELECT a, b FROM w;
+CREATE STREAM d WITH (connector = 'files', path = '${dir}/d', format = 'parquet') AS
+SELECT window_start, b, COUNT(*) AS n FROM TUMBLE(w, ts, INTERVAL '1' MINUTE)
+GROUP BY window_start, window_end, b;
+CREATE SINK o2 WITH (connector = 'console');
+INSERT INTO o2 SELECT b, f2c(n) AS k FROM d;
+SELECT a FROM w;
+CREATE FUNCTION twice(x INT) RETURNS INT RETURN x * 2;
+SELECT twice(a) AS t FROM v;
+"""
+
+DEPENDENT_SNIPPETS = ["", ";", "a", " ", "\n", "x", "1", "v", "w", "d", "o", "f2c", "twice",
+                      "CREATE VIEW v AS SELECT a FROM s;", "CREATE SINK o2 WITH (connector = 'memory');",
+                      "CREATE FUNCTION twice(x INT) RETURNS INT RETURN x;",
+                      "INSERT INTO o SELECT a, b FROM s;", "SELECT c FROM w;", "EMIT CHANGES",
+                      "${dir}", "--", "WHERE a > 2", "DISTINCT "]
+
+
+def _plan_key(analysis: Analysis):
+    plan = analysis.plan
+    if plan is None:
+        return None
+    return (plan.settings, plan.relations, plan.queries, plan.functions,
+            plan.state_dir, plan.spark_version)
+
+
+_BAND = {"top": (0.0, 0.15), "middle": (0.4, 0.6), "end": (0.85, 1.0)}
+_ANYWHERE = st.lists(st.tuples(st.sampled_from(sorted(_BAND)), st.floats(0, 1),
+                               st.integers(0, 8), st.sampled_from(DEPENDENT_SNIPPETS)),
+                     min_size=1, max_size=4)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(edits=_ANYWHERE)
+def test_edits_at_the_top_middle_and_end_of_dependent_statements_give_a_check_from_scratch(edits):
+    """Views over views and streams, a derived stream, two INSERTs into one sink, functions,
+    dead letters: each edit (near the top, in the middle or near the end) re-checked given
+    the previous analysis equals a check from scratch, plans included."""
+    text = DEPENDENT
+    analysis = analyze(text, VARIABLES)
+    assert not [f for f in analysis.findings if f.severity == "error"]
+    for band, where, removed, inserted in edits:
+        low, high = _BAND[band]
+        at = int((low + where * (high - low)) * len(text))
+        text = text[:at] + inserted + text[at + removed:]
+        analysis = analyze(text, VARIABLES, previous=analysis)
+        scratch = analyze(text, VARIABLES)
+        assert _key(analysis) == _key(scratch)
+        assert _plan_key(analysis) == _plan_key(scratch)
+
+
+def test_a_function_declared_before_the_edit_is_known_after_it():
+    """The planner resumed after a ``CREATE FUNCTION`` resolves calls of it in the
+    statements it plans again (the functions it keeps are those calls are resolved in)."""
+    first = analyze(DEPENDENT, VARIABLES)
+    at = DEPENDENT.index("SELECT a FROM w;")
+    edited = DEPENDENT[:at] + "SELECT f2c(a) AS c FROM w;" + DEPENDENT[at + len("SELECT a FROM w;"):]
+    again = analyze(edited, VARIABLES, previous=first)
+    assert again.planner.reused > 0
+    assert not [f for f in again.findings if f.severity == "error"]
+    assert _key(again) == _key(analyze(edited, VARIABLES))
