@@ -140,7 +140,8 @@ SELECT twice(a) AS t FROM v;
 """
 
 DEPENDENT_SNIPPETS = ["", ";", "a", " ", "\n", "x", "1", "v", "w", "d", "o", "f2c", "twice",
-                      "CREATE VIEW v AS SELECT a FROM s;", "CREATE SINK o2 WITH (connector = 'memory');",
+                      "CREATE VIEW v AS SELECT a FROM s;",
+                      "CREATE SINK o2 WITH (connector = 'memory');",
                       "CREATE FUNCTION twice(x INT) RETURNS INT RETURN x;",
                       "INSERT INTO o SELECT a, b FROM s;", "SELECT c FROM w;", "EMIT CHANGES",
                       "${dir}", "--", "WHERE a > 2", "DISTINCT "]
@@ -183,8 +184,9 @@ def test_a_function_declared_before_the_edit_is_known_after_it():
     """The planner resumed after a ``CREATE FUNCTION`` resolves calls of it in the
     statements it plans again (the functions it keeps are those calls are resolved in)."""
     first = analyze(DEPENDENT, VARIABLES)
-    at = DEPENDENT.index("SELECT a FROM w;")
-    edited = DEPENDENT[:at] + "SELECT f2c(a) AS c FROM w;" + DEPENDENT[at + len("SELECT a FROM w;"):]
+    old, new = "SELECT a FROM w;", "SELECT f2c(a) AS c FROM w;"
+    at = DEPENDENT.index(old)
+    edited = DEPENDENT[:at] + new + DEPENDENT[at + len(old):]
     again = analyze(edited, VARIABLES, previous=first)
     assert again.planner.reused > 0
     assert not [f for f in again.findings if f.severity == "error"]
