@@ -44,11 +44,28 @@ def spark():
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.jars", ",".join(spark_jars()))
+        # the run's one driver holds the state stores and memory sinks of hundreds of
+        # queries; Spark's local default (1g) is too small for the whole suite
+        .config("spark.driver.memory", "4g")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _shared_session_still_running(request):
+    """A test that uses the shared SparkSession must leave its SparkContext running: every
+    later test would fail (``dagScheduler()`` is null). The test that stopped it fails here,
+    by name, instead."""
+    yield
+    if "spark" not in request.fixturenames:
+        return
+    session = request.getfixturevalue("spark")
+    if session.sparkContext._jsc.sc().isStopped():  # noqa: SLF001 - Spark's own flag
+        pytest.fail("the shared SparkContext was stopped during this test (Spark stops it "
+                    "itself after a fatal error in the driver, e.g. out of memory)")
 
 
 @contextmanager
