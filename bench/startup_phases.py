@@ -8,11 +8,9 @@ times its own phases with ``time.perf_counter`` and prints them as JSON:
 =========  ==================================================  ==================================
 phase      sqlstream (what ``sqlstream exec`` does)            hand-written
 =========  ==================================================  ==================================
-import     ``import sqlstream.cli``, the JVM's launch begun    ``import pyspark.sql``
-           (``runtime.prelaunch``), the compiler, run modules
+import     ``import sqlstream.cli``, the compiler, run modules  ``import pyspark.sql``
 compile    ``sqlstream.compile_file``                          (nothing to compile)
-session    ``Session.spark_for``: the rest of the JVM's        ``SparkSession.builder…getOrCreate``
-           launch, SparkContext, defaults
+session    ``Session.spark_for``: JVM, SparkContext, defaults  ``SparkSession.builder…getOrCreate``
 start      restart check, views, ``writeStream.start``         ``readStream … writeStream.start``
            (until ``QueryStarted``)
 run        micro-batches until ``QueryTerminated``             ``awaitTermination``
@@ -53,10 +51,7 @@ def _sqlstream(work: Path) -> dict[str, float]:
     marks = {"begin": time.perf_counter()}
     import sqlstream
     import sqlstream.cli  # noqa: F401 - what the command imports
-    from sqlstream.runtime.prelaunch import Prelaunch
-
     conf = {"spark.sql.shuffle.partitions": "2"}
-    prelaunched = Prelaunch("local[2]", conf)  # as exec: the JVM launches while it compiles
     import sqlstream.api  # noqa: F401 - the compiler (sqlglot), imported by the compile
     from sqlstream.runtime import runner  # noqa: F401 - imported by Session.run
     marks["import"] = time.perf_counter()
@@ -70,8 +65,7 @@ def _sqlstream(work: Path) -> dict[str, float]:
         elif name == "QueryTerminated":
             marks["run"] = time.perf_counter()
 
-    with sqlstream.Session(master="local[2]", conf=conf, listeners=[listener],
-                           prelaunched=prelaunched) as session:
+    with sqlstream.Session(master="local[2]", conf=conf, listeners=[listener]) as session:
         session.spark_for(pipeline.plan)
         marks["session"] = time.perf_counter()
         session.run(pipeline, available_now=True)

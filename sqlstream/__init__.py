@@ -35,9 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
     from sqlstream.session import Session
 
-# The API is imported on first use (PEP 562): translate and check, which never run
-# anything, do not pay for the run API, and exec launches Spark's JVM before it pays for the
-# compiler's imports (sqlglot; sqlstream.runtime.prelaunch).
+# The API is imported on first use (PEP 562): ``import sqlstream`` costs no sqlglot (a tool
+# that embeds it pays for the compiler at its first compile), and translate and check,
+# which never run anything, do not pay for the run API.
 _LAZY = {name: "sqlstream.api" for name in (
     "Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate")} | {
     name: "sqlstream.runtime.events" for name in (

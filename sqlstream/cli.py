@@ -372,7 +372,7 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     Ctrl-C, SIGTERM (once or repeated) or --timeout; 1 with the failing statement and
     Spark's reason when a query fails (the others are stopped), when a query changed in
     a way Spark does not allow on its checkpoint, or when another run is using a query's
-    checkpoint (nothing is started: no SparkContext, no query).
+    checkpoint (nothing is started; the JVM neither).
     """
     if packages:
         conf = {**conf, "spark.jars.packages": packages}
@@ -385,12 +385,9 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
         say(json.dumps({"event": "jvm_output", "line": line}) if log_format == "json" else line)
 
     from sqlstream.runtime.events import Notice
-    from sqlstream.runtime.prelaunch import prelaunch_for
     from sqlstream.runtime.redacted_output import redacted_output
     from sqlstream.runtime.signals import StopSignals
 
-    # Spark's JVM launches while the file compiles; it exits with this process if unused
-    prelaunched = prelaunch_for(file, master, remote, conf, jvm_line)
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan
     source["redact"] = plan.source.redact
@@ -406,7 +403,7 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
             renderer(Notice(warning.render()))
         with redacted_output(plan.source), sqlstream.Session(
                 master=master, remote=remote, conf=conf, listeners=[renderer],
-                jvm_output=jvm_line, prelaunched=prelaunched) as session:
+                jvm_output=jvm_line) as session:
             session.run(pipeline, available_now, timeout=timeout,
                         allow_incompatible_restart=allow_incompatible_restart)
 

@@ -56,9 +56,6 @@ class Session:
         jvm_output: for a created session, receives each line the JVM writes to stderr
             that is not start-up noise (``runtime.launch_jvm``), on a thread of its own;
             default: ``sys.stderr``.
-        prelaunched: a :class:`sqlstream.runtime.prelaunch.Prelaunch` (a JVM launched while
-            the pipeline compiled) for the session to use when its launch settings fit;
-            stopped by the first :meth:`spark_for` if not used.
 
     Use it as a context manager (``with Session(…) as session:``) to stop a session it
     created.
@@ -67,12 +64,11 @@ class Session:
     def __init__(self, spark: SparkSession | None = None, *, master: str | None = None,
                  conf: Mapping[str, str] | None = None, listeners: Iterable[ListenerLike] = (),
                  state_dir: str | None = None, remote: str | None = None,
-                 jvm_output: Callable[[str], None] | None = None, prelaunched=None) -> None:
+                 jvm_output: Callable[[str], None] | None = None) -> None:
         if master and remote:
             raise ValueError("give master or remote, not both")
         self.spark = spark
         self.jvm_output = jvm_output
-        self.prelaunched = prelaunched  # a runtime.prelaunch.Prelaunch (exec), or None
         self.master = master
         self.remote = remote
         self.conf = dict(conf or {})
@@ -116,15 +112,10 @@ class Session:
         if self.spark is None:
             from sqlstream.runtime.spark_session import create_session
 
-            try:
-                self.spark, self._created = create_session(
-                    plan, self.master, self.conf,
-                    lambda line: self._emit(Notice(plan.source.redact(line))), self.remote,
-                    self.jvm_output, self.prelaunched)
-            finally:
-                if self.prelaunched is not None:  # not taken: a JVM nobody uses
-                    self.prelaunched.discard()
-                    self.prelaunched = None
+            self.spark, self._created = create_session(
+                plan, self.master, self.conf,
+                lambda line: self._emit(Notice(plan.source.redact(line))), self.remote,
+                self.jvm_output)
         return self.spark
 
     def start(self, pipeline: Pipeline | p.Plan, available_now: bool = False,

@@ -279,8 +279,7 @@ def is_connect(spark) -> bool:
 
 
 def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], report: Report,
-                   remote: str | None = None, jvm_output: Report | None = None,
-                   prelaunched=None):
+                   remote: str | None = None, jvm_output: Report | None = None):
     """Get or create the SparkSession for ``plan``.
 
     A new session gets ``master`` (default ``local[*]``, or under ``spark-submit`` its
@@ -295,10 +294,6 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     (``SparkSession.builder.remote``): the same settings except those Spark reads only at
     start (:data:`sqlstream.planning.settings.STATIC_SETTINGS`), which are the server's (each one
     given is reported).
-
-    ``prelaunched``: a :class:`~sqlstream.runtime.prelaunch.Prelaunch` whose JVM a new
-    SparkContext uses when it was launched with this session's launch settings (else a JVM
-    is launched here, as without it).
 
     Returns:
         ``(spark, created)``: the session and whether this call created it.
@@ -339,7 +334,6 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     if master or SUBMIT_GATEWAY not in os.environ:
         spark_conf.setMaster(master or "local[*]")  # under spark-submit: its --master
     settings = session_settings(plan, defaults, conf, packages)
-    launch = dict(settings)
     java_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"
     given = settings.pop("spark.driver.extraJavaOptions", None)
     spark_conf.set("spark.driver.extraJavaOptions", f"{java_options} {given}" if given else java_options)
@@ -348,9 +342,7 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - PySpark's own test
         main = threading.current_thread() is threading.main_thread()
         handler = signal.getsignal(signal.SIGINT) if main else None
-        gateway = None if prelaunched is None else prelaunched.take(
-            launch, master if master or SUBMIT_GATEWAY not in os.environ else None)
-        SparkContext(conf=spark_conf, gateway=gateway or launch_jvm(spark_conf, jvm_output))
+        SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
         if main:  # SparkContext replaced it with one that cancels all jobs and raises
             signal.signal(signal.SIGINT, handler)  # KeyboardInterrupt, mid-py4j call
     spark = SparkSession.builder.getOrCreate()
