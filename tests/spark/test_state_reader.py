@@ -81,13 +81,7 @@ def test_state_of_a_real_checkpoint_is_the_open_windows(spark, tmp_path):
 
     expected = _open_windows(DAYS[:3], watermark)
     assert expected, "the watermark trails the last event by an hour: some windows are open"
-    actual = {}
-    for row in store.first_rows:
-        key, value = row["key"], row["value"]
-        start = datetime.strptime(key["window"]["start"], "%Y-%m-%dT%H:%M:%S.%fZ")
-        # COUNT(*), AVG's buffer (sum, count), SUM(…): Spark's buffer names, repeats numbered
-        actual[(start, key["origin"])] = (value["count"], value["sum"] or 0.0,
-                                          value["count#2"], value["sum#2"])
+    actual = _windows_of(store)
     assert actual.keys() == expected.keys()
     for window, (flights, total, counted, delayed) in expected.items():
         got = actual[window]
@@ -154,7 +148,8 @@ def _files_by_batch(checkpoint) -> dict[int, list]:
 
 def _windows_of(store) -> dict:
     """``first_rows`` of the hourly aggregation as ``{(window start, origin): (flights,
-    sum, counted, delayed)}`` (Spark's buffer names, as in the test above)."""
+    sum, counted, delayed)}``: COUNT(*), AVG's buffer (sum, count), SUM(…), by Spark's
+    buffer names (repeats numbered)."""
     actual = {}
     for row in store.first_rows:
         key, value = row["key"], row["value"]
