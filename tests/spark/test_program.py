@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import sqlstream
+from tests.conftest import settings_kept
 from sqlstream.ir import plan as p
 from sqlstream.cli import main
 from sqlstream.connectors import CONNECTORS, resolve_options
@@ -73,17 +74,19 @@ def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case
     pipeline = _compile_in(tmp_path, case)
     log = Log()
     before = spark.conf.get("spark.sql.shuffle.partitions")
-    started = binder.start(Recorded(spark, log, log.new()), pipeline.plan, report=lambda _: None,
-                           check_restarts=False,  # reads settings and files: no binding call
-                           sql_functions=Recorded(functions, log, log.new()))
-    recorded = canonical(log.events)
-    try:
-        assert len(started) == len(pipeline.plan.queries)
-        assert all(q._obj.exception() is None for q in started)  # started, not failed
-    finally:
-        for query in started:
-            query._obj.stop()
-        spark.conf.set("spark.sql.shuffle.partitions", before)
+    with settings_kept(spark, pipeline):  # a golden's SET (a watermark policy) must not leak
+        started = binder.start(Recorded(spark, log, log.new()), pipeline.plan,
+                               report=lambda _: None,
+                               check_restarts=False,  # reads settings and files: no binding call
+                               sql_functions=Recorded(functions, log, log.new()))
+        recorded = canonical(log.events)
+        try:
+            assert len(started) == len(pipeline.plan.queries)
+            assert all(q._obj.exception() is None for q in started)  # started, not failed
+        finally:
+            for query in started:
+                query._obj.stop()
+            spark.conf.set("spark.sql.shuffle.partitions", before)
     printed = _printed_calls(pipeline.translate())
     redact = pipeline.plan.source.redact
     assert [redact(row) for row in recorded] == printed
