@@ -140,10 +140,6 @@ class Source:
             return text
         return self._redactor.sub("***", text)
 
-    def holds_secret(self, text: str) -> bool:
-        """Whether ``text`` (a compiler text: an option value, SQL) holds a secret's token."""
-        return bool(self.secrets) and SECRET_TOKEN.search(text) is not None
-
     def unseal(self, text: str, sql: bool = False) -> str:
         """Return ``text`` with each secret's token replaced by its value: the one place a
         value enters a text, used where sqlstream hands the text to Spark or to a sink's
