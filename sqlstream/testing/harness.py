@@ -111,6 +111,33 @@ class _Query:
                     self.last = progress
 
 
+def checked_queries(case: Case, pipeline: Pipeline) -> list[p.Query]:
+    """The queries of ``pipeline`` that ``case`` checks, in the pipeline's order: those
+    writing to a sink a step's ``expect`` names and those a ``watermark``, ``state_rows`` or
+    ``dropped_by_watermark`` check names. Every query when a step expects an ``error`` (it
+    may come from any query) or when the test checks nothing.
+
+    The others are not run: Spark queries share nothing but their sources (each has its
+    own offsets, state and watermark), so running them cannot change what is checked, and
+    each would cost micro-batches in every step.
+    """
+    queries = pipeline.plan.queries
+    only = queries[0].name if len(queries) == 1 else None
+    names: set[str] = set()
+    for step in case.steps:
+        if step.error is not None:
+            return list(queries)
+        for sink in step.expect:
+            names |= {q.name.lower() for q in pipeline.sinks.get(sink.lower(), [])}
+        for check in (*step.watermark, *step.state_rows, *step.dropped_by_watermark):
+            name = check.query or only
+            if name:
+                names.add(name.lower())
+    if not names:
+        return list(queries)
+    return [q for q in queries if q.name.lower() in names]
+
+
 class Harness:
     """Runs tests on one SparkSession; each test in a folder of its own under ``workdir``.
 
@@ -125,8 +152,11 @@ class Harness:
         self.spark.dataSource.register(feed.FeedSource)
         self.count = 0
 
-    def run(self, test_file: TestFile, case: Case, pipeline: Pipeline) -> CaseResult:
-        """Run ``case`` of ``test_file`` on ``pipeline``.
+    def run(self, test_file: TestFile, case: Case, pipeline: Pipeline,
+            every_query: bool = False) -> CaseResult:
+        """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
+        (:func:`checked_queries`), or every query of the pipeline when ``every_query``
+        (``--record``, which writes what every sink received).
 
         Returns:
             A :class:`~sqlstream.testing.compare.CaseResult`: ``passed``, ``failed`` with
@@ -140,7 +170,8 @@ class Harness:
         folder.mkdir(parents=True)
         (folder / "feed").mkdir()
         zone = time_zone(pipeline, case.settings)
-        queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in pipeline.plan.queries]
+        run = pipeline.plan.queries if every_query else checked_queries(case, pipeline)
+        queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in run]
         restore = self._settings(pipeline, case)
         try:
             self._define(pipeline, case, folder / "feed")
@@ -189,11 +220,18 @@ class Harness:
         for function in plan.functions:  # CREATE FUNCTION: registered before any view
             run_block(spark, plan, function_block(function), report=lambda _: None)
         streams = list(pipeline.streams.values())
-        schema = [f"{quote(feed.TAG)} STRING"]
-        for i, stream in enumerate(streams):
-            schema += [f"`s{i}_{j}` {t}" for j, (_, t) in enumerate(stream.given)]
-        source = (spark.readStream.format(feed.FORMAT).option("path", str(folder))
-                  .option("schema", ", ".join(schema)).load())
+        self._columns = [(f"s{i}_{j}", values.parse_type(t))
+                         for i, stream in enumerate(streams) for j, (_, t) in enumerate(stream.given)]
+        schema = ", ".join([f"{quote(feed.TAG)} STRING"]
+                           + [f"`s{i}_{j}` {t}" for i, stream in enumerate(streams)
+                              for j, (_, t) in enumerate(stream.given)])
+        self._file_feed = all(feed.file_exact(kind) for _, kind in self._columns)
+        if self._file_feed:
+            source = spark.readStream.format("json").schema(schema).options(**feed.JSON_OPTIONS) \
+                .load(str(folder))
+        else:
+            source = (spark.readStream.format(feed.FORMAT).option("path", str(folder))
+                      .option("schema", schema).load())
         self.tags = {}
         for i, stream in enumerate(streams):
             self.tags[stream.name.lower()] = (i, len(stream.given))
@@ -222,7 +260,10 @@ class Harness:
                 index, width = self.tags[name.lower()]
                 rows.append((self._stream_name(name), (None,) * self._offset(index) + row
                              + (None,) * (self._width - self._offset(index) - width)))
-        feed.release(folder, released, rows)
+        if self._file_feed:
+            feed.write_step(folder, released, self._columns, rows)
+        else:
+            feed.release(folder, released, rows)
 
     def _steps(self, test_file: TestFile, case: Case, pipeline: Pipeline, queries: list[_Query],
                folder: Path, zone: str, result: CaseResult) -> None:
@@ -242,19 +283,17 @@ class Harness:
             else:
                 released += 1
                 self._release(step, folder, released)
-            # one query at a time, each started and run to idle before the next starts:
-            # each start launches a Python worker for the feed, which must connect back
-            # to the JVM within Spark's fixed 10 seconds; several at once on a loaded
-            # machine miss it (queries are independent, so the order changes no result)
+            # The file feed: every query is started, then each is waited for, so their
+            # micro-batches overlap. The Python feed: one query at a time, each started and
+            # run to idle before the next starts: each start launches a Python worker for
+            # the feed, which must connect back to the JVM within Spark's fixed 10
+            # seconds; several at once on a loaded machine miss it. (Queries are
+            # independent, so the order changes no result.)
+            if self._file_feed:
+                for query in queries:
+                    self._start(query, pipeline, errors)
             for query in queries:
-                if query.running is None and query.failed is None:
-                    try:
-                        query.start(self.spark)
-                    except (PySparkException, Py4JJavaError) as exc:
-                        query.failed = QueryFailedError(
-                            f"query '{query.plan.name}': {spark_message(exc)}",
-                            query.plan.span, pipeline.plan.source)
-                        errors.append(query.failed)
+                self._start(query, pipeline, errors)
                 if query.running is None:
                     continue
                 try:
@@ -275,6 +314,17 @@ class Harness:
             result.actual.append(actual)
             self._check(test_file, case, step, pipeline, queries, new, actual, errors, zone,
                         result)
+
+    def _start(self, query: _Query, pipeline: Pipeline, errors: list[SqlStreamError]) -> None:
+        """Start ``query`` unless it runs or has failed; a refusal is added to ``errors``."""
+        if query.running is not None or query.failed is not None:
+            return
+        try:
+            query.start(self.spark)
+        except (PySparkException, Py4JJavaError) as exc:
+            query.failed = QueryFailedError(f"query '{query.plan.name}': {spark_message(exc)}",
+                                            query.plan.span, pipeline.plan.source)
+            errors.append(query.failed)
 
     def _offset(self, index: int) -> int:
         return self._offsets[index]

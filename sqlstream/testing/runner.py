@@ -112,7 +112,7 @@ def run(paths: Iterable[str | Path], keyword: str | None = None,
                 from sqlstream.testing.harness import Harness
 
                 harness = Harness(session())
-            result = harness.run(test_file, case, pipelines[case.name])
+            result = harness.run(test_file, case, pipelines[case.name], every_query=record)
             file_results.append(result)
             results.append(result)
             on_result(result)
