@@ -101,3 +101,46 @@ def test_pytest_plugin_collects_and_runs_test_files_in_a_pytest_of_its_own(tmp_p
     assert "1 failed, 1 passed" in output
     assert f"bad.test.yaml::{NAME}" in output
     assert "step 2 (line" in output and "count: 4" in output
+
+
+POLICY_PIPELINE = """\
+{set}CREATE STREAM fast (k STRING, t TIMESTAMP, WATERMARK FOR t AS t - INTERVAL 1 SECOND)
+    WITH (connector = 'files', path = 'a', format = 'json');
+CREATE STREAM slow (k STRING, t TIMESTAMP, WATERMARK FOR t AS t - INTERVAL 10 SECONDS)
+    WITH (connector = 'files', path = 'b', format = 'json');
+CREATE SINK both WITH (connector = 'memory');
+INSERT INTO both SELECT k FROM fast UNION ALL SELECT k FROM slow;
+"""
+
+POLICY_TEST = """\
+pipeline: {name}.ssql
+tests:
+  - name: {name} watermark
+    steps:
+      - input: {{fast: [{{k: a, t: '2020-01-01 00:00:20'}}], slow: [{{k: b, t: '2020-01-01 00:00:20'}}]}}
+        expect: {{both: [{{k: a}}, {{k: b}}]}}
+      - input: {{fast: [{{k: c, t: '2020-01-01 00:00:30'}}]}}
+        expect: {{both: [{{k: c}}]}}
+        watermark: '2020-01-01 00:00:{second}'
+"""
+
+
+def test_a_pipelines_set_does_not_reach_the_next_pipelines_tests(spark, tmp_path):
+    """Spark's global watermark of two streams is the min of theirs by default and the max
+    under ``multipleWatermarkPolicy = max`` (Spark guide, "Policy for handling multiple
+    watermarks"): after a first batch at 20 s, 20 s - 10 s or 20 s - 1 s. The first file's pipeline sets max; the
+    second's, run after it in the same session, must get Spark's default again."""
+    from sqlstream.testing.runner import run
+
+    for name, setting, second in (
+            ("a_max", "SET 'spark.sql.streaming.multipleWatermarkPolicy' = 'max';\n", 19),
+            ("b_default", "", 10)):
+        (tmp_path / f"{name}.ssql").write_text(POLICY_PIPELINE.format(set=setting), encoding="utf-8")
+        (tmp_path / f"{name}.test.yaml").write_text(
+            POLICY_TEST.format(name=name, second=second), encoding="utf-8")
+    before = spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy", None)
+    results = run([tmp_path], session=lambda: spark)
+    assert [(r.name, r.status) for r in results] == [("a_max watermark", "passed"),
+                                                     ("b_default watermark", "passed")], \
+        [f.message for r in results for f in r.failures]
+    assert spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy", None) == before
