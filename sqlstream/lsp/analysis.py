@@ -31,7 +31,7 @@ from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir import plan as p
 from sqlstream.lowering.explain import describe_query
 from sqlstream.planning.planner import Planner
-from sqlstream.sql.parsing import check_sqlglot_build, parse_query
+from sqlstream.sql.parsing import check_sqlglot_build, parse_query, remember_parses
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -139,6 +139,8 @@ def analyze(text: str, variables: Mapping[str, object] | None = None,
     """
     return run_deep(_analyze, text, dict(variables or {}), path, previous)
 
+
+remember_parses()  # after a keystroke, most statements' SQL text is what it was
 
 MAX_RETRIES = 3
 """Times a text the statement grammar refuses is parsed again with the refused statements
