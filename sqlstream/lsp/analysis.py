@@ -159,7 +159,7 @@ def _analyze(text: str, variables: dict, path: str | None,
     earlier = previous.script if previous is not None else None
     for _ in range(MAX_RETRIES + 1):
         try:
-            script = parse(work, variables, path) if earlier is None else \
+            script = parse(work, variables, path, keep_trees=True) if earlier is None else \
                 reparse(earlier, work, variables, path)
             break
         except SqlStreamError as error:
