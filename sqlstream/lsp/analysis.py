@@ -2,16 +2,19 @@
 
 :func:`analyze` runs what ``sqlstream check`` runs (the parser, then the planner over
 every statement; no JVM) and keeps, besides the findings, what an editor asks about:
-each declared stream, table, view and sink (where, its columns and types), each
-reference to one (in ``FROM``/``JOIN``, window TVFs, ``relation.column``, ``INSERT INTO``),
+each declared stream, table, view, sink and user function (where, its columns and types;
+a function's signature and language), each reference to one (in ``FROM``/``JOIN``, window
+TVFs, ``relation.column``, ``INSERT INTO``, a call of the function),
 the aliases of each statement, and each query's plan (output mode, trigger, stateful
 operators, watermarks). Offsets are character offsets in the document's original text
 (``${…}`` not substituted). When the statement grammar refuses the text, declarations and
 statements are found by a lexical scan instead, so the outline and completion still work.
 
 Given the analysis of the document's previous version, :func:`analyze` is incremental:
-the statement grammar runs only from the last statement end before the first edited
-character (:func:`sqlstream.frontend.parser.reparse`), and the planner takes the earlier
+the statements before the last statement end ahead of the first edited character are
+kept and the unchanged ones after the edit are built from their grammar trees
+(:func:`sqlstream.frontend.parser.reparse`); sqlglot's trees of query texts parsed before
+are copied (:func:`sqlstream.sql.parsing.remember_parses`); and the planner takes the earlier
 planner's state after the statements the two versions share and plans only the rest
 (``Planner(previous=…)``). The result is the same as from scratch.
 """
