@@ -7,6 +7,7 @@ parsed later by sqlglot; their offsets map back to the original file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sqlstream.diagnostics.source_text import Span
@@ -273,3 +274,8 @@ class Script:
     statements: tuple[Statement, ...]
     source_map: SourceMap = field(repr=False, compare=False)
     ends: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    chunks: Mapping = field(default_factory=dict, repr=False, compare=False)
+    """Each piece of the substituted text from one top-level ``;`` (or the start) through
+    the next → ``(trees, origin)``: the statement grammar's trees of its statements, their
+    token positions counted from ``origin`` (where the piece started in the text parsed);
+    :func:`~sqlstream.frontend.parser.reparse` builds an unchanged piece from them."""

@@ -69,9 +69,12 @@ def _unquote_ident(raw: str) -> str:
 class TreeBuilder:
     """Turns Lark trees into AST nodes; positions mapped through the :class:`SourceMap`."""
 
-    def __init__(self, source_map: SourceMap) -> None:
+    def __init__(self, source_map: SourceMap, delta: int = 0) -> None:
         self.source_map = source_map
         self.source = source_map.source
+        self.delta = delta
+        """Added to every token position: a tree parsed from a piece of the text alone
+        (positions from the piece's start) is built where the piece is in the text."""
 
     # -- helpers
     @staticmethod
@@ -80,11 +83,16 @@ class TreeBuilder:
         its last token's end (every rule of the grammar matches at least one token)."""
         return first_token(node).start_pos, last_token(node).end_pos
 
+    def at(self, node: Tree | Token) -> tuple[int, int]:
+        """:meth:`offsets` moved by :attr:`delta`: ``(start, end)`` in the substituted text."""
+        delta = self.delta
+        return first_token(node).start_pos + delta, last_token(node).end_pos + delta
+
     def span(self, node: Tree | Token) -> Span:
-        return self.source_map.span(*self.offsets(node))
+        return self.source_map.span(*self.at(node))
 
     def sql(self, node: Tree) -> ast.SqlText:
-        start, end = self.offsets(node)
+        start, end = self.at(node)
         return ast.SqlText(self.source_map.text[start:end], start, self.span(node), self.source_map)
 
     def error(self, cls, message: str, node, hint: str | None = None):
@@ -403,7 +411,7 @@ class TreeBuilder:
         canonical = _UNITS.get((unit or "").upper().rstrip("S")) if unit else None
         if amount is None or canonical is None:
             raise self.error(
-                SemanticError, f"cannot read interval {self.source_map.text[slice(*self.offsets(node))]!r}",
+                SemanticError, f"cannot read interval {self.source_map.text[slice(*self.at(node))]!r}",
                 node, hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1' MINUTE",
             )
         if float(amount) == 1:

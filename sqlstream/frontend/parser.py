@@ -16,7 +16,7 @@ from lark import Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from sqlstream.frontend import ast
-from sqlstream.diagnostics.errors import CompileError, ParseError
+from sqlstream.diagnostics.errors import CompileError, ParseError, SqlStreamError
 from sqlstream.frontend.builder import TreeBuilder
 from sqlstream.frontend.grammar import lark_parser
 from sqlstream.frontend.limits import NestingError, check_nesting
@@ -28,6 +28,7 @@ def parse(
     variables: Mapping[str, object] | None = None,
     path: str | None = None,
     environ: Mapping[str, str] | None = None,
+    keep_trees: bool = False,
 ) -> ast.Script:
     """Parse a `.ssql` file.
 
@@ -36,6 +37,8 @@ def parse(
         variables: values for ``${name}``.
         path: the file's path, used only in messages.
         environ: environment for ``${env:NAME}`` (default :data:`os.environ`).
+        keep_trees: keep the grammar's trees in ``Script.chunks``, for a :func:`reparse`
+            of the next version (the language server); ``check`` keeps none.
 
     Returns:
         The :class:`~sqlstream.frontend.ast.Script`.
@@ -47,7 +50,7 @@ def parse(
         NestingError: parentheses or nested types deeper than
             :data:`~sqlstream.frontend.limits.MAX_NESTING` (``SS103``).
     """
-    return _parse(_substitute(text, variables, path, environ))
+    return _parse(_substitute(text, variables, path, environ), chunks={} if keep_trees else None)
 
 
 def reparse(
@@ -58,27 +61,88 @@ def reparse(
     environ: Mapping[str, str] | None = None,
 ) -> ast.Script:
     """:func:`parse` ``text``, an edited version of the text ``previous`` was parsed from,
-    reusing the statements of ``previous`` before the edit.
+    reusing the statements of ``previous`` before the edit and the grammar's trees of the
+    unchanged statements after it.
 
     The cut is the last top-level ``;`` of ``previous`` (``Script.ends``) before the first
     character where the two texts differ, both as written and after substitution, with
-    the same ``${…}`` references up to it and the same ``path``. The statement grammar
-    runs over the rest of the text only, the part before the cut blanked out (spaces), so
-    every offset, line and column is that of the whole text. The statements before the
+    the same ``${…}`` references up to it and the same ``path``. The statements before the
     cut are ``previous``'s own objects (they are equal to what :func:`parse` would build:
-    same text, same positions); the grammar is LALR and is in its start state after a
-    top-level ``;``, so the rest parses as in a full parse.
+    same text, same positions). From the cut on, the text is taken one piece at a time,
+    each up to the next ``;`` outside strings and comments: the grammar is LALR and is in
+    the same state after every top-level ``;`` (``start: _chunk (";" _chunk)*``), so a
+    piece starting there parses as it would in the whole text when it parses alone and
+    ends with its only top-level ``;``. A piece ``previous`` had (``Script.chunks``: the
+    same substituted text) is built from its trees, moved to where it now is
+    (:class:`~sqlstream.frontend.builder.TreeBuilder`'s ``delta``); another is parsed
+    alone. At the first piece that does not parse alone (an error, or a ``;`` that is
+    not top-level, inside ``EXECUTE STATEMENT SET … END``) or does not build, and after
+    the last ``;``, the rest is parsed as one text (what is before it blanked out, so
+    every offset, line and column is that of the whole text), with every error reported
+    as :func:`parse` reports it.
 
     Args, Returns and Raises: as :func:`parse` (the same script, the same errors).
     """
     source_map = _substitute(text, variables, path, environ)
     cut = _cut(previous, source_map)
-    if cut == 0:
-        return _parse(source_map)
     kept_before = source_map.original_offset(cut)
-    kept = tuple(s for s in previous.statements if s.span.start < kept_before)
-    ends = tuple(e for e in previous.ends if e <= cut)
-    return _parse(source_map, cut, kept, ends)
+    statements = [s for s in previous.statements if s.span.start < kept_before] if cut else []
+    ends = [e for e in previous.ends if e <= cut]
+    old_text, new_text, start = previous.source_map.text, source_map.text, 0
+    chunks = {}
+    for end in ends:  # the pieces before the cut, as they were
+        piece = old_text[start:end]
+        if piece in previous.chunks:
+            chunks[piece] = previous.chunks[piece]
+        start = end
+    builder = TreeBuilder(source_map)
+    position = cut
+    stops = [m.end(1) for m in _STATEMENT_END.finditer(new_text, cut) if m.group(1)]
+    index = 0
+    while index < len(stops):
+        found = None
+        for end in stops[index:index + 1 + MAX_INNER_ENDS]:  # (more than one: ``;`` inside
+            piece = new_text[position:end]  # a statement set ``previous`` had)
+            if (found := previous.chunks.get(piece) or chunks.get(piece)) is not None:
+                break
+        if found is None:
+            end = stops[index]
+            piece = new_text[position:end]
+            found = _parse_alone(piece)
+        if found is None:
+            break
+        index = bisect.bisect_right(stops, end)
+        trees, origin = found
+        builder.delta = position - origin
+        try:
+            built = [builder.statement(tree) for tree in trees]
+        except SqlStreamError:
+            break  # reported by the parse of the rest, after any syntax error there
+        for one in built:
+            statements.extend(one if isinstance(one, tuple) else (one,))
+        ends.append(end)
+        chunks[piece] = found
+        position = end
+    return _parse(source_map, position, tuple(statements), tuple(ends), chunks)
+
+
+MAX_INNER_ENDS = 32
+"""How many ``;`` further :func:`reparse` looks for a piece ``previous`` had, when the
+text up to the next one does not parse alone (``EXECUTE STATEMENT SET BEGIN …; …; END;``)."""
+
+
+def _parse_alone(piece: str) -> tuple[tuple[Tree, ...], int] | None:
+    """``(trees, 0)``: the statements of ``piece`` parsed alone, when it parses and ends
+    with its only top-level ``;``; else ``None``."""
+    try:
+        tree = lark_parser().parse(piece)
+    except UnexpectedInput:
+        return None
+    children = tree.children
+    if not children or [c for c in children if type(c) is not Tree] != [children[-1]] or \
+            children[-1] != ";" or children[-1].end_pos != len(piece):
+        return None
+    return tuple(children[:-1]), 0
 
 
 def _substitute(text: str, variables, path, environ) -> SourceMap:
@@ -90,20 +154,27 @@ def _substitute(text: str, variables, path, environ) -> SourceMap:
     return source_map
 
 
-def _parse(source_map: SourceMap, cut: int = 0, kept: tuple = (), ends: tuple = ()) -> ast.Script:
+def _parse(source_map: SourceMap, cut: int = 0, kept: tuple = (), ends: tuple = (),
+           chunks: dict | None = None) -> ast.Script:
     """The script of ``source_map``'s text from offset ``cut`` on, after the statements
-    ``kept`` and the statement ends ``ends`` that come before it."""
+    ``kept``, the statement ends ``ends`` and the pieces ``chunks`` (``Script.chunks``)
+    that come before it; ``chunks`` ``None``: keep no trees."""
     tree = _parse_reporting_all(source_map, cut)
     builder = TreeBuilder(source_map)
     statements = list(kept)
     ends = list(ends)
+    trees, start = [], cut
     for child in tree.children:
         if type(child) is Tree:
             built = builder.statement(child)
             statements.extend(built if isinstance(built, tuple) else (built,))
+            trees.append(child)
         elif child == ";":
             ends.append(child.end_pos)
-    return ast.Script(tuple(statements), source_map, tuple(ends))
+            if chunks is not None:
+                chunks.setdefault(source_map.text[start:child.end_pos], (tuple(trees), start))
+            trees, start = [], child.end_pos
+    return ast.Script(tuple(statements), source_map, tuple(ends), chunks or {})
 
 
 def _cut(previous: ast.Script, source_map: SourceMap) -> int:

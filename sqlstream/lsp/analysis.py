@@ -2,16 +2,19 @@
 
 :func:`analyze` runs what ``sqlstream check`` runs (the parser, then the planner over
 every statement; no JVM) and keeps, besides the findings, what an editor asks about:
-each declared stream, table, view and sink (where, its columns and types), each
-reference to one (in ``FROM``/``JOIN``, window TVFs, ``relation.column``, ``INSERT INTO``),
+each declared stream, table, view, sink and user function (where, its columns and types;
+a function's signature and language), each reference to one (in ``FROM``/``JOIN``, window
+TVFs, ``relation.column``, ``INSERT INTO``, a call of the function),
 the aliases of each statement, and each query's plan (output mode, trigger, stateful
 operators, watermarks). Offsets are character offsets in the document's original text
 (``${…}`` not substituted). When the statement grammar refuses the text, declarations and
 statements are found by a lexical scan instead, so the outline and completion still work.
 
 Given the analysis of the document's previous version, :func:`analyze` is incremental:
-the statement grammar runs only from the last statement end before the first edited
-character (:func:`sqlstream.frontend.parser.reparse`), and the planner takes the earlier
+the statements before the last statement end ahead of the first edited character are
+kept and the unchanged ones after the edit are built from their grammar trees
+(:func:`sqlstream.frontend.parser.reparse`); sqlglot's trees of query texts parsed before
+are copied (:func:`sqlstream.sql.parsing.remember_parses`); and the planner takes the earlier
 planner's state after the statements the two versions share and plans only the rest
 (``Planner(previous=…)``). The result is the same as from scratch.
 """
@@ -22,8 +25,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-
 from sqlstream.diagnostics.errors import CompileError, SqlStreamError
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import run_deep
@@ -31,7 +32,9 @@ from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir import plan as p
 from sqlstream.lowering.explain import describe_query
 from sqlstream.planning.planner import Planner
-from sqlstream.sql.parsing import check_sqlglot_build, parse_query
+from sqlstream.lsp.names import (WORD, blank_strings, expression_calls, lexical_references,
+                                 sql_references)
+from sqlstream.sql.parsing import check_sqlglot_build, remember_parses
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -42,11 +45,12 @@ class Declaration:
 
     Attributes:
         name: as declared.
-        kind: ``stream``, ``table``, ``view`` or ``sink``.
+        kind: ``stream``, ``table``, ``view``, ``sink`` or ``function``.
         start, end: offsets of the name in the text.
         statement: ``(start, end)`` offsets of the declaring statement.
         columns: ``(name, type)`` pairs (a sink: those its query writes), or ``None``.
-        detail: one line (connector, watermark) for outlines and hovers.
+        detail: one line (connector, watermark; a function's signature and language) for
+            outlines, completions and hovers.
     """
 
     name: str
@@ -60,8 +64,10 @@ class Declaration:
 
 @dataclass(frozen=True)
 class Reference:
-    """A name written in the text: ``name`` lower case, ``namespace`` ``relation`` or
-    ``sink``, ``start``/``end`` its offsets, ``declaration`` true where it is declared."""
+    """A name written in the text: ``name`` lower case, ``namespace`` ``relation``,
+    ``sink`` or ``function`` (a call of a user function, in a query, a computed column, a
+    watermark or a SQL function's body), ``start``/``end`` its offsets, ``declaration``
+    true where it is declared."""
 
     name: str
     namespace: str
@@ -140,6 +146,8 @@ def analyze(text: str, variables: Mapping[str, object] | None = None,
     return run_deep(_analyze, text, dict(variables or {}), path, previous)
 
 
+remember_parses()  # after a keystroke, most statements' SQL text is what it was
+
 MAX_RETRIES = 3
 """Times a text the statement grammar refuses is parsed again with the refused statements
 blanked out, so that the others are still planned and indexed."""
@@ -154,7 +162,7 @@ def _analyze(text: str, variables: dict, path: str | None,
     earlier = previous.script if previous is not None else None
     for _ in range(MAX_RETRIES + 1):
         try:
-            script = parse(work, variables, path) if earlier is None else \
+            script = parse(work, variables, path, keep_trees=True) if earlier is None else \
                 reparse(earlier, work, variables, path)
             break
         except SqlStreamError as error:
@@ -241,7 +249,7 @@ def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
     """``text`` with the statements holding ``spans`` replaced by spaces (new lines kept,
     so every offset, line and column stays), and the ``(start, end)`` of each."""
     ranges = []
-    blank = _blank_strings(text)
+    blank = blank_strings(text)
     for chunk in _STATEMENT.finditer(blank):
         start, end = chunk.start(), chunk.end()
         if start < end and any(start <= span.start < end or (span.start == end == len(text))
@@ -260,6 +268,7 @@ class _Indexer:
         self.sink_columns = {q.sink.name.lower(): q.columns for q in planner.queries}
         self.sources = {r.name.lower(): r for r in planner.relations
                         if isinstance(r, p.SourceRelation)}
+        self.functions = planner.functions
         self.statements: list[Statement] = []
         self.declarations: dict[tuple[str, str], Declaration] = {}
         self.references: list[Reference] = []
@@ -277,6 +286,12 @@ class _Indexer:
         if kind == "insert":
             self.references.append(Reference(node.sink.value.lower(), "sink",
                                              node.sink.span.start, node.sink.span.end))
+        calls: list[Reference] = []  # (a function is known after its own statement)
+        for expression in _expressions(node):
+            calls += self._calls(expression, expression_calls(expression.text))
+        if kind == "function":
+            self._declare("function", node.name, "function", span, self._function_detail(node))
+        self.references += calls
         aliases: dict[str, str] = {}
         text = getattr(node, "query", None)
         if text is not None:
@@ -294,8 +309,10 @@ class _Indexer:
         if namespace == "relation":
             entry = self.catalog.get(key)
             columns = entry.columns if entry is not None else None
-        else:
+        elif namespace == "sink":
             columns = self.sink_columns.get(key)
+        else:
+            columns = None
         self.declarations.setdefault((namespace, key), Declaration(
             name.value, kind, name.span.start, name.span.end, span, columns, detail))
         self.references.append(Reference(key, namespace, name.span.start, name.span.end, True))
@@ -309,13 +326,57 @@ class _Indexer:
             parts.append(f"watermark {source.watermark.column} - {source.watermark.delay}")
         return ", ".join(x for x in parts if x)
 
+    def _function_detail(self, node: ast.CreateFunction) -> str:
+        """``name(param TYPE, …) RETURNS TYPE — language``: as the planner resolved it
+        (a Python function's types may come from its annotations), else as written."""
+        function = self.functions.get(node.name.value.lower())
+        if function is not None and function.span == node.span:
+            parameters, returns = function.parameters, function.returns
+            language = {"python": "Python UDF", "pandas": "pandas UDF"}.get(function.kind, "SQL")
+            if function.reference:
+                language += f" `{function.reference}`"
+        else:
+            parameters = tuple((str(n), t) for n, t in node.parameters or ())
+            returns = node.returns or "?"
+            language = node.language.value.upper() if node.language is not None else (
+                "SQL" if node.body is not None else "PYTHON")
+            if node.reference:
+                language += f" `{node.reference}`"
+        signature = ", ".join(f"{n} {t}" for n, t in parameters)
+        return f"{node.name.value}({signature}) RETURNS {returns} — {language}"
+
     def _query_references(self, text: ast.SqlText) -> dict[str, str]:
-        """Record the relation references of a query; return its aliases."""
-        found, aliases = _sql_references(text.text)
+        """Record the relation references and function calls of a query; return its
+        aliases."""
+        found, aliases, calls = sql_references(text.text)
         for name, start, end in found:
             span = text.locate(start, end)
             self.references.append(Reference(name, "relation", span.start, span.end))
+        self.references += self._calls(text, calls)
         return aliases
+
+    def _calls(self, text: ast.SqlText, calls) -> list[Reference]:
+        """The references of the calls (``(name, start, end)``, offsets in ``text``) of
+        the user functions declared so far."""
+        found = []
+        for name, start, end in calls:
+            if ("function", name) in self.declarations:
+                span = text.locate(start, end)
+                found.append(Reference(name, "function", span.start, span.end))
+        return found
+
+
+def _expressions(node: ast.Statement) -> list[ast.SqlText]:
+    """The scalar expressions of a statement that may call a function: computed columns,
+    the watermark, a SQL function's body."""
+    found = [c.expression for c in getattr(node, "columns", None) or ()
+             if isinstance(c, ast.ComputedColumn)]
+    watermark = getattr(node, "watermark", None)
+    if watermark is not None:
+        found.append(watermark.expression)
+    if isinstance(node, ast.CreateFunction) and node.body is not None:
+        found.append(node.body)
+    return found
 
 
 def _options_detail(options: tuple[ast.Option, ...]) -> str:
@@ -323,82 +384,11 @@ def _options_detail(options: tuple[ast.Option, ...]) -> str:
     return " ".join(x for x in (by_key.get("connector"), by_key.get("format")) if x)
 
 
-_SQL_CACHE: dict[str, tuple[tuple[tuple[str, int, int], ...], dict[str, str]]] = {}
-
-
-def _sql_references(sql: str) -> tuple[tuple[tuple[str, int, int], ...], dict[str, str]]:
-    """``(references, aliases)`` of a query's text: ``(name, start, end)`` of each relation
-    name (table references and ``relation.column`` qualifiers; offsets in ``sql``), and
-    alias → relation (both lower case). Cached by text: between two keystrokes most
-    statements are unchanged."""
-    cached = _SQL_CACHE.get(sql)
-    if cached is not None:
-        return cached
-    try:
-        tree = parse_query(sql)
-    except SqlStreamError:
-        result = _lexical_references(sql)
-    else:
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        refs, aliases = [], {}
-        for table in tree.find_all(exp.Table):
-            name = table.name.lower()
-            if not name or name in ctes:
-                continue
-            aliases[(table.alias or table.name).lower()] = name
-            meta = table.this.meta if isinstance(table.this, exp.Expression) else {}
-            if meta.get("start") is not None:
-                refs.append((name, meta["start"], meta["end"] + 1))
-        for column in tree.find_all(exp.Column):
-            qualifier = column.args.get("table")
-            if isinstance(qualifier, exp.Identifier) and qualifier.name.lower() in aliases \
-                    and qualifier.name.lower() == aliases[qualifier.name.lower()]:
-                meta = qualifier.meta
-                if meta.get("start") is not None:
-                    refs.append((qualifier.name.lower(), meta["start"], meta["end"] + 1))
-        result = (tuple(sorted(refs, key=lambda r: r[1])), aliases)
-    if len(_SQL_CACHE) > 20_000:
-        _SQL_CACHE.clear()
-    _SQL_CACHE[sql] = result
-    return result
-
-
-_WORD = r"`[^`]+`|[A-Za-z_]\w*"
-_FROM = re.compile(rf"\b(?:FROM|JOIN|TUMBLE|HOP|CUMULATE|SESSION)\s*\(?\s*({_WORD})"
-                   rf"(?:\s*(?:\([^()]*\))?\s*(?:AS\s+)?({_WORD}))?", re.IGNORECASE)
-_KEYWORDS = {"on", "where", "group", "join", "left", "right", "full", "inner", "cross", "using",
-             "window", "order", "limit", "union", "emit", "having", "semi", "anti", "outer",
-             "lateral", "natural", "for", "select", "tablesample", "pivot", "unpivot"}
-
-
-def _lexical_references(sql: str):
-    """References and aliases of a query sqlglot cannot parse (one being typed): the word
-    after ``FROM``, ``JOIN`` or a window TVF's ``(``, and the alias after it."""
-    refs, aliases = [], {}
-    for match in _FROM.finditer(_blank_strings(sql)):
-        name = match.group(1).strip("`").lower()
-        if name in _KEYWORDS or name == "select":
-            continue
-        refs.append((name, match.start(1), match.end(1)))
-        alias = (match.group(2) or "").strip("`").lower()
-        aliases[name] = name
-        if alias and alias not in _KEYWORDS:
-            aliases[alias] = name
-    return tuple(refs), aliases
-
-
-_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'?|--[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
-
-
-def _blank_strings(text: str) -> str:
-    """``text`` with strings and comments replaced by spaces (offsets kept)."""
-    return _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group(0)), text)
-
-
 _STATEMENT = re.compile(r"[^;]*;?", re.S)
-_DECLARE = re.compile(rf"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(STREAM|TABLE|VIEW|SINK)\s+"
-                      rf"(?:IF\s+NOT\s+EXISTS\s+)?({_WORD})", re.IGNORECASE)
-_INSERT = re.compile(rf"^\s*INSERT\s+INTO\s+({_WORD})", re.IGNORECASE)
+_DECLARE = re.compile(rf"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+(?:SYSTEM\s+)?)?"
+                      rf"(STREAM|TABLE|VIEW|SINK|FUNCTION)\s+"
+                      rf"(?:IF\s+NOT\s+EXISTS\s+)?({WORD})", re.IGNORECASE)
+_INSERT = re.compile(rf"^\s*INSERT\s+INTO\s+({WORD})", re.IGNORECASE)
 
 
 def _lexical(text: str, findings: list[SqlStreamError],
@@ -406,7 +396,7 @@ def _lexical(text: str, findings: list[SqlStreamError],
     """The index of a text the statement grammar refused: statements split at ``;``
     (outside strings and comments), declarations and references found by their keywords.
     The script and planner of ``previous`` are carried on, for the next version."""
-    blank = _blank_strings(text)
+    blank = blank_strings(text)
     statements, declarations, references = [], {}, []
     for chunk in _STATEMENT.finditer(blank):
         body = chunk.group(0)
@@ -418,7 +408,7 @@ def _lexical(text: str, findings: list[SqlStreamError],
         kind, name = "select", None
         if declared:
             kind, name = declared.group(1).lower(), declared.group(2).strip("`")
-            namespace = "sink" if kind == "sink" else "relation"
+            namespace = kind if kind in ("sink", "function") else "relation"
             at = chunk.start() + declared.start(2)
             columns = _lexical_columns(body[declared.end():]) if namespace == "relation" else None
             declarations.setdefault((namespace, name.lower()), Declaration(
@@ -431,9 +421,9 @@ def _lexical(text: str, findings: list[SqlStreamError],
             references.append(Reference(name.lower(), "sink", at, at + len(inserted.group(1))))
         elif re.match(r"\s*SET\b", body, re.IGNORECASE):
             kind = "set"
-        refs, aliases = _lexical_references(body)
+        refs, aliases = lexical_references(body)
         references += [Reference(n, "relation", chunk.start() + s, chunk.start() + e)
-                       for n, s, e in refs if kind not in ("stream", "table", "sink")]
+                       for n, s, e in refs if kind not in ("stream", "table", "sink", "function")]
         statements.append(Statement(start, end, kind, name, aliases))
     if previous is None:
         return Analysis(text, findings, statements, declarations, references, False)

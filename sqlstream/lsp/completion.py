@@ -7,7 +7,8 @@ What is offered depends on where the cursor is (read from the text before it):
   first), or after ``connector =`` the connector names (:data:`sqlstream.connectors.CONNECTORS`);
 * after ``EMIT``: its clauses (``FINAL``, ``CHANGES``, ``ON WINDOW CLOSE``, ``COMPLETE``,
   ``EVERY INTERVAL …``, ``ONCE``, ``AVAILABLE NOW``, ``CONTINUOUS``);
-* elsewhere: the declared relations and sinks, the columns of the relations the statement
+* elsewhere: the declared relations and sinks, the user functions declared in the file
+  (with their signature and language), the columns of the relations the statement
   reads, Spark's built-in functions (with a signature where one is listed here), the window
   TVFs and the dialect's keywords.
 
@@ -158,6 +159,9 @@ def complete(analysis: Analysis, offset: int) -> list[dict]:
         return [_item(clause, "keyword", detail) for clause, detail in EMIT_CLAUSES]
     items = []
     for (namespace, _), declared in analysis.declarations.items():
+        if namespace == "function":  # a user function: its signature and language
+            items.append(_item(declared.name, "function", declared.detail, f"{declared.name}($1)"))
+            continue
         kind = "sink" if namespace == "sink" else "relation"
         items.append(_item(declared.name, kind, f"{declared.kind} {declared.detail}".strip()))
     for column, type_, relation in scope_columns(analysis, offset):

@@ -2,8 +2,9 @@
 
 Hover (a finding code's text; a relation's kind, columns and types; a column's type; a
 query's output mode and why, trigger, stateful operators with their keys, watermarks, as
-``sqlstream explain`` reports them), go to definition, find references, document symbols
-and rename of a stream, table, view or sink. Every function takes character offsets and
+``sqlstream explain`` reports them; a user function's signature and language), go to
+definition, find references, document symbols and rename of a stream, table, view, sink or
+user function (``CREATE FUNCTION``; its calls are references). Every function takes character offsets and
 returns plain values (offsets, Markdown); :mod:`sqlstream.lsp.server` turns them into
 LSP messages.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from sqlstream.analysis.spark_types import known_functions
 from sqlstream.diagnostics.codes import CODES
 from sqlstream.lsp.analysis import Analysis, Declaration, Reference
 
@@ -55,14 +57,18 @@ def references(analysis: Analysis, offset: int, include_declaration: bool = True
 
 
 def rename(analysis: Analysis, offset: int, new_name: str) -> list[tuple[int, int, str]] | str:
-    """The edits ``(start, end, text)`` that rename the stream, table, view or sink at
-    ``offset`` to ``new_name`` everywhere, or a sentence saying why not (not on a name, a
-    name that is not an identifier, or one already declared)."""
+    """The edits ``(start, end, text)`` that rename the stream, table, view, sink or user
+    function at ``offset`` to ``new_name`` everywhere (a function: its ``CREATE FUNCTION``
+    and every call of it), or a sentence saying why not (not on a name, a name that is not
+    an identifier, one already declared, or a function name Spark already has: a call of
+    it would call Spark's)."""
     reference = analysis.reference_at(offset)
     if reference is None or declaration_of(analysis, reference) is None:
-        return "rename works on the name of a declared stream, table, view or sink"
+        return "rename works on the name of a declared stream, table, view, sink or function"
     if not _IDENTIFIER.match(new_name):
         return f"'{new_name}' is not a name (letters, digits and _, not starting with a digit)"
+    if reference.namespace == "function" and new_name.lower() in known_functions():
+        return f"'{new_name}' is a Spark function"
     if (reference.namespace, new_name.lower()) in analysis.declarations \
             and new_name.lower() != reference.name:
         return f"'{new_name}' is already declared"
@@ -79,11 +85,12 @@ def symbols(analysis: Analysis) -> list[dict]:
     outline = []
     for statement in analysis.statements:
         name = statement.name or statement.kind.upper()
-        namespace = "sink" if statement.kind in ("sink", "insert") else "relation"
+        namespace = {"sink": "sink", "insert": "sink", "function": "function"}.get(
+            statement.kind, "relation")
         declared = analysis.declarations.get((namespace, (statement.name or "").lower()))
         name_start, name_end = statement.start, min(statement.end, statement.start + 1)
         detail = statement.kind
-        if statement.kind in ("stream", "table", "view", "sink") and declared:
+        if statement.kind in ("stream", "table", "view", "sink", "function") and declared:
             name_start, name_end, detail = declared.start, declared.end, declared.detail or detail
         if statement.kind == "insert":
             name = f"INSERT INTO {statement.name}"
@@ -105,6 +112,13 @@ def _columns_table(columns) -> str:
         return "columns known only when the pipeline runs (`infer_schema`, `SELECT *` of such)"
     rows = "\n".join(f"| `{n}` | `{t}` |" for n, t in columns)
     return f"| column | type |\n| --- | --- |\n{rows}"
+
+
+def _function_hover(declared: Declaration) -> str:
+    """``declared.detail`` (``name(param TYPE, …) RETURNS TYPE — language``) as Markdown."""
+    signature, _, language = declared.detail.partition(" — ")
+    return f"**function** `{signature}`\n\nlanguage: {language}" if language else \
+        f"**function** `{signature}`"
 
 
 def _code_hover(code: str) -> str | None:
@@ -171,6 +185,8 @@ def hover(analysis: Analysis, offset: int) -> tuple[str, int, int] | None:
     reference = analysis.reference_at(offset)
     if reference is not None:
         declared = declaration_of(analysis, reference)
+        if declared is not None and declared.kind == "function":
+            return _function_hover(declared), reference.start, reference.end
         if declared is not None:
             head = f"**{declared.kind} `{declared.name}`**" + (
                 f" — {declared.detail}" if declared.detail and declared.detail != declared.kind

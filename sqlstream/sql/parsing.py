@@ -21,10 +21,46 @@ from sqlstream.sql.expressions import find_all
 from sqlstream.sql.foreign import ksql_window_problem
 
 __all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_query",
-           "to_spark_sql", "watermark_of"]
+           "remember_parses", "to_spark_sql", "watermark_of"]
 
 _DIALECT = SqlStream()
 _KSQL_WINDOW = re.compile(r"\bWINDOW\s+(TUMBLING|HOPPING|SESSION)\s*\(", re.I)
+
+_remembered: dict[tuple[str, str], exp.Expr] | None = None
+_remembered_limit = 0
+
+
+def remember_parses(limit: int = 8192) -> None:
+    """Keep the trees :func:`parse_query` and :func:`parse_expression` return, keyed by
+    the exact text, and answer the same text again with a copy (``Expression.copy``:
+    callers rewrite the trees they get). The trees depend on the text only (one fixed
+    dialect), so the answers are the same; failures are not kept. The language server
+    turns this on: it checks a file again after each keystroke, with most statements'
+    text unchanged; ``check`` parses each text once and does not (a copy costs about a
+    tenth of a parse).
+
+    Args:
+        limit: how many trees to keep; all are dropped when it is reached.
+    """
+    global _remembered, _remembered_limit
+    _remembered_limit = limit
+    if _remembered is None:
+        _remembered = {}
+
+
+def _recall(kind: str, sql: str, parse) -> exp.Expr:
+    """``parse(sql)``, or a copy of the tree kept for ``(kind, sql)``."""
+    remembered = _remembered
+    if remembered is None:
+        return parse(sql)
+    tree = remembered.get((kind, sql))
+    if tree is None:
+        tree = parse(sql)
+        if len(remembered) >= _remembered_limit:
+            remembered.clear()
+        remembered[(kind, sql)] = tree.copy()
+        return tree
+    return tree.copy()
 
 
 def node_offsets(node: exp.Expr) -> tuple[int, int] | None:
@@ -175,6 +211,10 @@ def parse_query(sql: str) -> exp.Expression:
             also a typed literal Spark's parser refuses (``INTERVAL 'abc' HOUR``,
             ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.frontend.literals`).
     """
+    return _recall("query", sql, _parse_query)
+
+
+def _parse_query(sql: str) -> exp.Expression:
     check_sqlglot_build()
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
@@ -212,6 +252,10 @@ def parse_expression(sql: str) -> exp.Expression:
     Raises:
         SqlSyntaxError: as :func:`parse_query`, also when text is left after the expression.
     """
+    return _recall("expression", sql, _parse_expression)
+
+
+def _parse_expression(sql: str) -> exp.Expression:
     check_sqlglot_build()
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]

@@ -172,3 +172,42 @@ async def test_definition_references_symbols_rename(client: LanguageClient):
     for change in changes:  # each edit replaces exactly the word flights
         line = lines[change.range.start.line]
         assert line[change.range.start.character:change.range.end.character] == "flights"
+
+
+@pytest.mark.asyncio
+async def test_user_functions_definition_references_hover_completion_rename(client: LanguageClient):
+    udfs = ROOT / "examples" / "flights" / "udfs.ssql"
+    text = udfs.read_text(encoding="utf-8")
+    uri = udfs.as_uri()
+    _open(client, text, uri)
+    assert not await _diagnostics(client, uri)  # udfs.py beside the file is imported
+    doc = t.TextDocumentIdentifier(uri=uri)
+    call = _position(text, "to_km(distance)) AS km", 1)
+    definition = await client.text_document_definition_async(t.DefinitionParams(
+        text_document=doc, position=call))
+    assert definition.range.start == _position(text, "to_km(miles")
+    refs = await client.text_document_references_async(t.ReferenceParams(
+        text_document=doc, position=call, context=t.ReferenceContext(include_declaration=True)))
+    assert [r.range.start for r in refs] == [  # the declaration, the SUM and the WHERE
+        _position(text, "to_km(miles"), _position(text, "to_km(distance)) AS"),
+        _position(text, "to_km(distance) > 200")]
+    hover = await client.text_document_hover_async(t.HoverParams(
+        text_document=doc, position=_position(text, "delay_class(dep_delay) AS", 3)))
+    assert hover.contents.value == ("**function** `delay_class(delay DOUBLE) RETURNS STRING`"
+                                    "\n\nlanguage: Python UDF `udfs:delay_class`")
+    assert hover.range.start == _position(text, "delay_class(dep_delay) AS")
+    completions = await client.text_document_completion_async(t.CompletionParams(
+        text_document=doc, position=_position(text, "WHERE to_km", 6)))
+    items = {i.label: i for i in completions.items}
+    assert items["hhmm_to_minutes"].detail == \
+        "hhmm_to_minutes(hhmm INT) RETURNS DOUBLE — pandas UDF `udfs:hhmm_to_minutes`"
+    assert items["hhmm_to_minutes"].kind == items["upper"].kind == t.CompletionItemKind.Function
+    edit = await client.text_document_rename_async(t.RenameParams(
+        text_document=doc, position=call, new_name="miles_to_km"))
+    changes = edit.changes[uri]
+    assert [c.range.start for c in changes] == [r.range.start for r in refs]
+    lines = text.splitlines()
+    for change in changes:
+        line = lines[change.range.start.line]
+        assert line[change.range.start.character:change.range.end.character] == "to_km"
+        assert change.new_text == "miles_to_km"
