@@ -12,6 +12,7 @@ deduplications and queries with their output modes, in the same binding calls
   rows by batch id, with a checkpoint of its own under the test's folder, and Spark's
   default trigger (micro-batches as soon as there is data), whatever ``EMIT … EVERY`` says.
 
+A test runs the queries it checks (:func:`checked_queries`); ``--record`` runs them all.
 An ``input`` step releases its rows to the feed, then waits with
 ``StreamingQuery.processAllAvailable`` on every running query: it returns when a trigger
 found no new data and no need for another (no-data) micro-batch, so a window the
