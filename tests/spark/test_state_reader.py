@@ -323,3 +323,69 @@ def test_state_of_a_partition_rebuilt_from_a_snapshot(spark, tmp_path):
         assert result.exit_code == 1 and "Traceback" not in result.output
         assert "SS532 Spark could not read the state of query 'hourly'" in result.output
         assert "CANNOT_LOAD_STATE_STORE" in result.output and "changelog" in result.output
+
+
+JOIN = """
+CREATE STREAM clicks (user_id STRING, url STRING, ts TIMESTAMP,
+    WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+WITH (connector = 'files', path = 'clicks', format = 'json', maxFilesPerTrigger = 1);
+CREATE STREAM views (user_id STRING, page STRING, ts TIMESTAMP,
+    WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+WITH (connector = 'files', path = 'views', format = 'json', maxFilesPerTrigger = 1);
+CREATE SINK out WITH (connector = 'files', path = 'out', format = 'json');
+INSERT INTO out
+SELECT c.user_id, c.url, c.ts, v.page, v.ts AS view_ts
+FROM clicks AS c LEFT JOIN views AS v
+  ON c.user_id = v.user_id AND v.ts BETWEEN c.ts AND c.ts + INTERVAL '1' MINUTE;
+"""
+
+
+@pytest.mark.spark
+def test_join_sides_rebuilt_from_a_snapshot(spark, tmp_path):
+    """A stream-stream join's sides (``joinSide``) from a snapshot: both stores of a side
+    must keep it (``<side>-keyToNumValues``, ``<side>-keyWithIndexToValue``); each side of
+    each partition rebuilt from the first run's last snapshot equals Spark's plain read of
+    the latest batch, and a batch without a snapshot is named before Spark reads."""
+    from tests.conftest import settings_kept
+    from tests.spark.test_check_corpus import CLICKS, VIEWS, _json_files
+
+    _json_files(tmp_path / "clicks", CLICKS, ("user_id", "url", "ts"))
+    _json_files(tmp_path / "views", VIEWS, ("user_id", "page", "ts"))
+    later = [tmp_path / "clicks" / "part-2.json", tmp_path / "views" / "part-1.json"]
+    held = {path: path.read_text() for path in later}
+    for path in later:  # the second run's files
+        path.unlink()
+    pipeline_file = tmp_path / "join.ssql"
+    settings = (f"SET 'spark.sql.streaming.stateStore.providerClass' = '{ROCKSDB}';\n"
+                "SET 'spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled' = ")
+    with settings_kept(spark, sqlstream.compile(settings + "'false';\n" + JOIN)):
+        for changelog in ("false", "true"):
+            pipeline_file.write_text(settings + f"'{changelog}';\n" + JOIN, encoding="utf-8")
+            (query,) = sqlstream.compile_file(str(pipeline_file)).start(spark)
+            query.processAllAvailable()
+            query.stop()
+            for path, text in held.items():
+                if not path.exists():
+                    path.write_text(text)  # newer than the others: read by the second run
+    plan = sqlstream.compile_file(str(pipeline_file)).plan
+    (query,) = state_reader.select(plan)
+    (plain,) = state_reader.read(spark, plan, [query], rows=1000)
+    assert [s.store for s in plain.stores] == ["left", "right"]
+    assert sum(s.rows for s in plain.stores) > 0
+    sides = ("left-keyToNumValues", "left-keyWithIndexToValue")
+    kept = snapshot_batches(query.checkpoint_location, 0, 0, sides)
+    start = max(kept)
+    assert start < plain.latest_batch_id
+    for partition in range(plain.stores[0].partitions):
+        options = state_reader.ReadOptions(snapshot_batch_id=start, partition=partition)
+        (state,) = state_reader.read(spark, plan, [query], rows=1000, options=options)
+        for side, whole in zip(state.stores, plain.stores):
+            assert side.store == whole.store
+            assert list(side.first_rows) == [r for r in whole.first_rows
+                                              if r["partition"] == partition]
+    late = state_reader.ReadOptions(snapshot_batch_id=plain.latest_batch_id, partition=0)
+    with pytest.raises(SqlStreamError) as caught:
+        state_reader.read(spark, plan, [query], options=late)
+    assert caught.value.code == "SS402"
+    assert (f"no snapshot of batch {plain.latest_batch_id} in state partition 0 of operator 0 "
+            "(symmetricHashJoin, left)") in caught.value.message
