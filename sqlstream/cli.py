@@ -298,6 +298,13 @@ def _remote_option(command):
               "(Spark's readChangeFeed); --rows shows them by batch.")
 @click.option("--changes-to", type=click.IntRange(min=0), metavar="M",
               help="With --changes-from: the last batch of changes (default: the latest).")
+@click.option("--snapshot-batch-id", type=click.IntRange(min=0), metavar="S",
+              help="With --partition: rebuild that partition's state from the snapshot its "
+              "state store wrote at batch S, replaying the deltas after it up to --batch-id "
+              "or the latest (Spark's snapshotStartBatchId).")
+@click.option("--partition", type=click.IntRange(min=0), metavar="P",
+              help="With --snapshot-batch-id: the state partition to read (Spark's "
+              "snapshotPartitionId).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text: tables per query; json: a list of objects.")
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
@@ -307,24 +314,24 @@ def _remote_option(command):
 @_errors
 def state(file: str, query: str | None, variables: dict[str, str], state_dir: str | None,
           rows: int, batch_id: int | None, changes_from: int | None, changes_to: int | None,
-          fmt: str, master: str | None, remote: str | None, conf: dict[str, str]) -> None:
+          snapshot_batch_id: int | None, partition: int | None, fmt: str, master: str | None,
+          remote: str | None, conf: dict[str, str]) -> None:
     """Show the state QUERY (default: every stateful query of FILE) keeps in its
     checkpoint: stateful operators, rows of state per partition, the latest committed batch
     and its watermark, and with --rows N the first N rows (e.g. open windows and their
     partial aggregates). Read-only (Spark's state data source); works while the pipeline
     is stopped. --batch-id N reads an older batch's state, --changes-from N the changes of
-    state batch by batch.
+    state batch by batch, --snapshot-batch-id S --partition P one partition's state rebuilt
+    from an older snapshot. Options that do not go together are refused before Spark
+    starts.
     """
-    from sqlstream.runtime import state_reader
+    from sqlstream.runtime.state_options import ReadOptions
 
-    if changes_to is not None and changes_from is None:
-        raise click.UsageError("--changes-to needs --changes-from")
-    if batch_id is not None and changes_from is not None:
-        raise click.UsageError("--batch-id and --changes-from cannot be used together "
-                               "(Spark's batchId and readChangeFeed)")
-    if changes_to is not None and changes_to < changes_from:
-        raise click.UsageError("--changes-to must not be before --changes-from")
-    options = state_reader.ReadOptions(batch_id, changes_from, changes_to)
+    options = ReadOptions(batch_id, changes_from, changes_to, snapshot_batch_id, partition)
+    problem = options.problem()
+    if problem:
+        raise click.UsageError(problem)
+    from sqlstream.runtime import state_reader
 
     plan = sqlstream.compile_file(file, variables, state_dir).plan
     queries = state_reader.select(plan, query)

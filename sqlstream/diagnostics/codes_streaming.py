@@ -258,13 +258,17 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      change out; ``exec --allow-incompatible-restart`` runs it anyway, at your own risk.
      Filters, projections that keep the state, rate limits and triggers are allowed."""),
     ("SS402", "error", "`sqlstream state`: a query with no checkpoint to read (never started, "
-     "no batch committed yet, or no checkpoint location)", """
+     "no batch committed yet, or no checkpoint location), or a batch or snapshot it does "
+     "not keep", """
      ``sqlstream state`` reads a query's checkpoint with Spark's state data source
      (``state-metadata``, ``statestore``; Spark guide *State Data Source Integration
      Guide*). A query that has not committed a micro-batch, or whose sink has no checkpoint
      location (``console``, ``memory``: Spark uses a temporary one, deleted on exit), has
-     nothing to read. Fix: run the pipeline first (``sqlstream exec``), with the same
-     ``--state-dir`` and ``--var`` values as the run whose state you want to see."""),
+     nothing to read. A batch asked for (``--batch-id``, ``--changes-to``) that is not
+     committed, or a snapshot (``--snapshot-batch-id``) that a local checkpoint does not
+     keep for the partition, is reported the same way. Fix: run the pipeline first
+     (``sqlstream exec``), with the same ``--state-dir`` and ``--var`` values as the run
+     whose state you want to see; for a snapshot, pick a batch the message lists."""),
     ("SS403", "error", "`sqlstream state`: a query that keeps no state (no aggregation, "
      "deduplication, `DISTINCT` or stream-stream join)", """
      Only stateful operators keep rows in Spark's state store between micro-batches; a
@@ -283,6 +287,18 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``foreach_batch`` sink writing to a database through a client library) cannot work
      as written. Fix: run with ``--master`` (local or a cluster: the driver is this
      process), or submit the pipeline to the cluster with ``spark-submit``."""),
+    ("SS406", "error", "`sqlstream state`: read options that do not go together, or a state "
+     "partition the query does not have", """
+     ``sqlstream state`` passes its options to Spark's state data source, which allows
+     only some combinations (``StateSourceOptions``, Spark 4.0 to 4.3): ``--batch-id``
+     (``batchId``) not with ``--changes-from`` (``readChangeFeed``); ``--changes-to`` only
+     with ``--changes-from``; ``--snapshot-batch-id`` (``snapshotStartBatchId``) and
+     ``--partition`` (``snapshotPartitionId``) both or neither, not with the change feed,
+     and the snapshot's batch not after ``--batch-id``; a partition below the query's
+     number of state partitions. The command checks them before Spark starts (a usage
+     error, exit status 2); the Python API (``state_reader.read``) raises ``SS406`` at the
+     query's statement. Fix: drop or pair the options as the message says; ``sqlstream
+     state`` without options shows the partitions and the batches the checkpoint keeps."""),
     ("SS501", "error", "Spark rejected a source or query at start, or a running query failed", """
      ``exec`` (and ``Pipeline.start``) report Spark's own error, positioned at the statement
      whose source or query failed. When Spark refuses a query that ``check`` accepted,

@@ -20,12 +20,14 @@ the state rows are the windows still open, with their partial aggregation buffer
 Works on a stopped pipeline; on a running one it reads the latest batch committed when it
 is called. Nothing here writes to the checkpoint.
 
-:class:`ReadOptions` passes the state data source's time-travel options: ``batchId`` (the
-state as of an older committed batch, for ``state-metadata`` too) and the change feed
-(``readChangeFeed`` with ``changeStartBatchId`` / ``changeEndBatchId``: one row per put or
-delete of state, with ``batch_id`` and ``change_type``). Spark 4.0 has them all, and 4.1–4.3
-add no user option (their ``StateSourceOptions``; 4.3's ``internalOnlyReadAllColumnFamilies``
-is internal); ``stateVarName``, ``readRegisteredTimers`` and ``flattenCollectionTypes`` read
+:class:`ReadOptions` (:mod:`sqlstream.runtime.state_options`) passes the state data
+source's read options: ``batchId`` (the state as of an older committed batch, for
+``state-metadata`` too), the change feed (``readChangeFeed`` with ``changeStartBatchId`` /
+``changeEndBatchId``: one row per put or delete of state, with ``batch_id`` and
+``change_type``) and the state of one partition rebuilt from an older snapshot
+(``snapshotStartBatchId`` with ``snapshotPartitionId``). Spark 4.0 has them all, and 4.1–4.3
+add no user option (their ``StateSourceOptions``; 4.2's ``_readAllColumnFamilies`` is
+internal); ``stateVarName``, ``readRegisteredTimers`` and ``flattenCollectionTypes`` read
 ``transformWithState``'s state, which no sqlstream query keeps.
 """
 
@@ -39,38 +41,10 @@ from datetime import datetime, timezone
 
 from sqlstream.ir import plan as p
 from sqlstream.runtime.binder import spark_message
+from sqlstream.runtime.state_options import ReadOptions, snapshot_batches
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 
 __all__ = ["QueryState", "ReadOptions", "StoreState", "select", "read", "read_query", "render"]
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """Which state to read (Spark's state data source options; guide *State Data Source
-    Integration Guide*).
-
-    Attributes:
-        batch_id: read the state as of this committed batch (``batchId``), not the latest;
-            it must still be in the checkpoint (``minBatchId`` … ``maxBatchId``).
-        changes_from, changes_to: read the changes of state of the batches from
-            ``changes_from`` to ``changes_to`` (default: the latest committed), both
-            included (``readChangeFeed``, ``changeStartBatchId``, ``changeEndBatchId``);
-            not with ``batch_id``, nor for a join of two streams (Spark reads a join's
-            change feed per internal store only).
-    """
-
-    batch_id: int | None = None
-    changes_from: int | None = None
-    changes_to: int | None = None
-
-    def spark_options(self) -> dict[str, str]:
-        """The ``statestore`` reader's options, as strings."""
-        if self.changes_from is not None:
-            options = {"readChangeFeed": "true", "changeStartBatchId": str(self.changes_from)}
-            if self.changes_to is not None:
-                options["changeEndBatchId"] = str(self.changes_to)
-            return options
-        return {} if self.batch_id is None else {"batchId": str(self.batch_id)}
 
 
 @dataclass(frozen=True)
@@ -87,7 +61,8 @@ class StoreState:
             first run).
         min_batch_id, max_batch_id: the oldest and newest batch whose state is kept.
         rows: rows of state in all partitions.
-        rows_per_partition: ``(partition_id, rows)`` for every partition, in order.
+        rows_per_partition: ``(partition_id, rows)`` for every partition, in order (for
+            the one partition read from a snapshot only).
         first_rows: up to ``rows`` requested rows, ordered by key (by batch, then key, for
             the change feed, whose rows also have ``batch_id`` and ``change_type``:
             ``update`` or ``delete``, whose ``value`` is null): dicts with
@@ -123,6 +98,9 @@ class QueryState:
         operators: the plan's stateful operators (kind, keys, aggregates), as
             :func:`dataclasses.asdict` dicts — what the keys and values are made of.
         stores: Spark's state stores, in operator order.
+        snapshot_batch_id, partition: when the state was rebuilt from a snapshot
+            (:class:`ReadOptions`), the snapshot's batch and the one state partition read
+            (each store's rows are then that partition's); else ``None``.
     """
 
     name: str
@@ -133,6 +111,8 @@ class QueryState:
     watermark: str | None
     operators: tuple[dict, ...]
     stores: tuple[StoreState, ...]
+    snapshot_batch_id: int | None = None
+    partition: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of every field (``stores`` as dicts, pairs as lists)."""
@@ -261,11 +241,13 @@ def _store(spark, location: str, meta, store: str, options: dict, rows: int) -> 
                 row.update(batch_id=int(r.batch_id), change_type=r.change_type)
             first.append(row)
     partitions = max([meta.numPartitions or 0, *(i + 1 for i in counts)])
+    read = (range(partitions) if "snapshotPartitionId" not in options
+            else [int(options["snapshotPartitionId"])])
     return StoreState(
         operator_id=int(meta.operatorId), operator=meta.operatorName, store=store,
         partitions=partitions, min_batch_id=int(meta.minBatchId),
         max_batch_id=int(meta.maxBatchId), rows=sum(counts.values()),
-        rows_per_partition=tuple((i, counts.get(i, 0)) for i in range(partitions)),
+        rows_per_partition=tuple((i, counts.get(i, 0)) for i in read),
         first_rows=tuple(first))
 
 
@@ -278,25 +260,32 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
         spark: the SparkSession (Spark ≥ 4.0).
         plan: the compiled pipeline; ``query`` one of its queries (see :func:`select`).
         rows: how many rows of state to return per store (``0``: none), ordered by key.
-        options: an older batch or the change feed (:class:`ReadOptions`; default: the
-            state of the latest committed batch).
+        options: an older batch, the change feed, or one partition from a snapshot
+            (:class:`ReadOptions`; default: the state of the latest committed batch).
 
     Returns:
         A :class:`QueryState`; ``latest_batch_id`` and ``watermark`` are those of
         ``options.batch_id`` when given (of ``changes_to`` for the change feed).
 
     Raises:
-        SqlStreamError: ``SS402`` no committed batch in the checkpoint; ``SS532`` Spark's
-            state data source failed (Spark's message).
+        SqlStreamError: ``SS406`` options that do not go together
+            (:meth:`ReadOptions.problem`), or a ``partition`` the query does not have;
+            ``SS402`` no committed batch in the checkpoint, a batch asked for that is not
+            committed, or (a local checkpoint) no snapshot of ``snapshot_batch_id`` for
+            that partition; ``SS532`` Spark's state data source failed (Spark's message).
     """
     location = query.checkpoint_location
+    problem = options.problem()
+    if problem:
+        raise SqlStreamError(problem, query.span, plan.source, code="SS406",
+                             hint="sqlstream state --help lists the options and what each "
+                                  "reads")
     try:
         # the state store reports to a StateStoreCoordinator that Spark creates with the
         # session's StreamingQueryManager: without it, a fresh session fails the read with
         # CANNOT_LOAD_STATE_STORE (RpcEndpointNotFoundException, Spark 4.1.4)
         spark.streams.active  # noqa: B018 - creates the coordinator
-        batch, watermark = _latest(spark, location, options.batch_id
-                                   if options.changes_from is None else options.changes_to)
+        batch, watermark = _latest(spark, location, options.state_batch)
         meta_reader = spark.read.format("state-metadata")
         if options.batch_id is not None and options.changes_from is None:
             meta_reader = meta_reader.option("batchId", str(options.batch_id))
@@ -304,8 +293,8 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
     except _spark_errors() as error:
         if "PATH_NOT_FOUND" in str(error) or "does not exist" in str(error):
             raise _no_checkpoint(plan, query) from None
-        raise _unreadable(plan, query, error) from None
-    wanted = options.batch_id if options.changes_from is None else options.changes_to
+        raise _unreadable(plan, query, error, options) from None
+    wanted = options.state_batch
     if batch is None and wanted is not None:
         raise SqlStreamError(
             f"batch {wanted} is not a committed batch of query '{query.name}' in "
@@ -314,6 +303,8 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
                  "range whose state the checkpoint keeps (batches)")
     if batch is None or not metadata:
         raise _no_checkpoint(plan, query)
+    if options.snapshot_batch_id is not None:
+        _check_snapshot(plan, query, options, batch, metadata)
     stores = []
     extra = options.spark_options()
     try:
@@ -326,27 +317,85 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
                     "instead of its changes")
             if "join" in meta.operatorName.lower():
                 # the four stores of a stream-stream join are read per side (joinSide)
-                if meta.stateStoreName.startswith(("left-keyToNumValues", "right-keyToNumValues")):
-                    side = meta.stateStoreName.split("-", 1)[0]
+                side = _join_side(meta.stateStoreName)
+                if side is not None:
                     stores.append(_store(spark, location, meta, side,
                                          {"joinSide": side, **extra}, rows))
                 continue
             stores.append(_store(spark, location, meta, meta.stateStoreName,
                                  {"storeName": meta.stateStoreName, **extra}, rows))
     except _spark_errors() as error:
-        raise _unreadable(plan, query, error) from None
+        raise _unreadable(plan, query, error, options) from None
     return QueryState(
         name=query.name, line=query.span.line, checkpoint_location=location,
         output_mode=query.output_mode, latest_batch_id=batch, watermark=watermark,
-        operators=tuple(asdict(o) for o in query.state.operators), stores=tuple(stores))
+        operators=tuple(asdict(o) for o in query.state.operators), stores=tuple(stores),
+        snapshot_batch_id=options.snapshot_batch_id, partition=options.partition)
 
 
-def _unreadable(plan: p.Plan, query: p.Query, error: BaseException) -> SqlStreamError:
+_SNAPSHOT_HINT = ("a state store writes a snapshot every "
+                  "spark.sql.streaming.stateStore.minDeltasForSnapshot batches (10 by "
+                  "default), in its background maintenance; without --snapshot-batch-id, "
+                  "sqlstream state reads the latest files of every partition")
+
+
+def _join_side(store_name: str) -> str | None:
+    """``left``/``right`` for the store a stream-stream join side is read by, else ``None``."""
+    if store_name.startswith(("left-keyToNumValues", "right-keyToNumValues")):
+        return store_name.split("-", 1)[0]
+    return None
+
+
+def _check_snapshot(plan: p.Plan, query: p.Query, options: ReadOptions, batch: int,
+                    metadata) -> None:
+    """Before Spark reads a snapshot: the partition exists in every operator, the
+    snapshot's batch is not after the batch read, and (a local checkpoint) each store read
+    keeps a snapshot of that batch for the partition (:func:`snapshot_batches`)."""
+    location, part, start = query.checkpoint_location, options.partition, options.snapshot_batch_id
+    for meta in metadata:
+        if meta.numPartitions is not None and part >= meta.numPartitions:
+            raise SqlStreamError(
+                f"query '{query.name}' has {meta.numPartitions} state partitions (0 to "
+                f"{meta.numPartitions - 1}), not partition {part}", query.span, plan.source,
+                code="SS406", hint="sqlstream state without --partition shows the rows of "
+                                   "state per partition")
+    if start > batch:
+        raise SqlStreamError(
+            f"batch {start} of --snapshot-batch-id is after the batch read ({batch}) of query "
+            f"'{query.name}' in {location}", query.span, plan.source, code="SS402",
+            hint="give a snapshot batch at or before the latest committed batch (or --batch-id)")
+    local = _local(location)
+    if local is None:
+        return
+    for meta in metadata:
+        joined = "join" in meta.operatorName.lower()
+        side = _join_side(meta.stateStoreName)
+        if joined and side is None:
+            continue
+        folders = ((f"{side}-keyToNumValues", f"{side}-keyWithIndexToValue") if joined
+                   else (meta.stateStoreName,))
+        kept = snapshot_batches(local, int(meta.operatorId), part, folders)
+        if kept is not None and start not in kept:
+            store = side or meta.stateStoreName
+            listed = ", ".join(map(str, sorted(kept))) or "none"
+            raise SqlStreamError(
+                f"no snapshot of batch {start} in state partition {part} of operator "
+                f"{meta.operatorId} ({meta.operatorName}, {store}) of query '{query.name}' in "
+                f"{location}; snapshots kept there: batches {listed}", query.span,
+                plan.source, code="SS402", hint=_SNAPSHOT_HINT)
+
+
+def _unreadable(plan: p.Plan, query: p.Query, error: BaseException,
+                options: ReadOptions = ReadOptions()) -> SqlStreamError:
+    hint = ("the state data source needs Spark 4.0 or later, on the checkpoint of a query "
+            "that committed a batch")
+    if options.snapshot_batch_id is not None:
+        hint = ("rebuilding from a snapshot needs the snapshot of that batch and every delta "
+                "(or changelog) after it up to the batch read; " + _SNAPSHOT_HINT)
     return SqlStreamError(
         f"Spark could not read the state of query '{query.name}' in "
         f"{query.checkpoint_location}: {spark_message(error)}", query.span, plan.source,
-        code="SS532", hint="the state data source needs Spark 4.0 or later, on the "
-                           "checkpoint of a query that committed a batch")
+        code="SS532", hint=hint)
 
 
 def read(spark, plan: p.Plan, queries: Sequence[p.Query], rows: int = 0,
@@ -394,6 +443,10 @@ def render(states: Sequence[QueryState]) -> str:
         out.append(f"  checkpoint: {state.checkpoint_location} (read-only)")
         out.append(f"  latest committed batch: {state.latest_batch_id}, "
                    f"watermark: {state.watermark or 'none'}")
+        if state.snapshot_batch_id is not None:
+            out.append(f"  partition {state.partition} only, rebuilt from its snapshot of batch "
+                       f"{state.snapshot_batch_id} and the deltas up to batch "
+                       f"{state.latest_batch_id}")
         for op in state.operators:
             kind = op["kind"] + (f" ({op['join_type']})" if op.get("join_type") else "")
             where = f" in view {op['relation']}" if op.get("relation") else ""

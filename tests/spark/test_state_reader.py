@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.runtime import state_reader
+from sqlstream.runtime.state_options import snapshot_batches
 from sqlstream.cli import main
 from sqlstream.diagnostics.errors import SqlStreamError
 from tests.spark.test_flights_example import DAYS, EXAMPLE, _copy_days, _run
@@ -224,3 +225,167 @@ def test_state_as_of_an_older_batch_and_the_change_feed(spark, tmp_path):
     assert result.exit_code == 2 and "cannot be used together" in result.output
     result = runner.invoke(main, ["state", str(pipeline_file), "--batch-id", "999", *keep])
     assert result.exit_code == 1 and "SS402 batch 999 is not a committed batch" in result.output
+
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def _rocksdb_pipeline(path, changelog: bool) -> None:
+    """The example, one day file per batch, on the RocksDB state store with changelog
+    checkpointing on or off (off: every commit writes a snapshot, ``<version>.zip``; on:
+    a changelog, and a snapshot only in the store's background maintenance)."""
+    text = (EXAMPLE / "hourly_delays.ssql").read_text(encoding="utf-8")
+    text = text.replace("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1")
+    path.write_text(
+        f"SET 'spark.sql.streaming.stateStore.providerClass' = '{ROCKSDB}';\n"
+        "SET 'spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled' = "
+        f"'{str(changelog).lower()}';\n" + text, encoding="utf-8")
+
+
+@pytest.mark.spark
+def test_state_of_a_partition_rebuilt_from_a_snapshot(spark, tmp_path):
+    """``--snapshot-batch-id``/``--partition`` (Spark's ``snapshotStartBatchId`` and
+    ``snapshotPartitionId``) on a checkpoint whose first batches were committed without
+    changelog checkpointing (a snapshot per batch) and the later ones with it (changelogs
+    only), so reading the latest batch from the last snapshot replays changelogs. Each
+    partition so rebuilt equals Spark's plain read of that batch, and all partitions
+    together equal the windows plain Python computes from the day files read so far."""
+    from tests.conftest import settings_kept
+
+    work = tmp_path / "flights"
+    _copy_days(work, DAYS[:2])
+    pipeline_file = work / "hourly_delays.ssql"
+    _rocksdb_pipeline(pipeline_file, changelog=False)
+    with settings_kept(spark, sqlstream.compile_file(str(pipeline_file))):
+        _run(spark, pipeline_file)
+        _copy_days(work, DAYS[2:3])
+        _rocksdb_pipeline(pipeline_file, changelog=True)
+        _run(spark, pipeline_file)
+    plan = sqlstream.compile_file(str(pipeline_file)).plan
+    (query,) = state_reader.select(plan)
+    location = query.checkpoint_location
+    (plain,) = state_reader.read(spark, plan, [query], rows=10_000)
+    latest = plain.latest_batch_id
+    (store,) = plain.stores
+
+    kept = snapshot_batches(location, 0, 0)
+    start = max(kept)  # the first run's last batch: the changelogs after it are replayed
+    assert kept and start < latest and kept == snapshot_batches(location, 0, 1)
+    rebuilt = {}
+    for partition in range(store.partitions):
+        options = state_reader.ReadOptions(snapshot_batch_id=start, partition=partition)
+        (state,) = state_reader.read(spark, plan, [query], rows=10_000, options=options)
+        assert (state.latest_batch_id, state.snapshot_batch_id) == (latest, start)
+        (one,) = state.stores
+        assert one.rows_per_partition == ((partition, one.rows),) and one.rows
+        assert list(one.first_rows) == [r for r in store.first_rows
+                                        if r["partition"] == partition]
+        rebuilt.update(_windows_of(one))
+    by_batch = _files_by_batch(location)
+    files = [f for batch in sorted(by_batch) for f in by_batch[batch]]
+    _agree(rebuilt, _open_windows(files, plain.watermark))
+
+    # the command: the rows as JSON and text; a snapshot that is not kept (SS402, before
+    # Spark reads), a partition the query does not have (SS406), options that do not go
+    # together (a usage error), and Spark's refusal when a changelog to replay is missing
+    # (an older snapshot: the batches after it wrote snapshots only) as SS532
+    runner = CliRunner()
+    keep = ["--conf", "spark.sql.shuffle.partitions=2"]
+    snap = ["--snapshot-batch-id", str(start), "--partition", "1"]
+    with settings_kept(spark, sqlstream.compile_file(str(pipeline_file))):
+        result = runner.invoke(main, ["state", str(pipeline_file), *snap, "--rows", "10000",
+                                      "--format", "json", *keep])
+        assert result.exit_code == 0, result.output
+        (doc,) = json.loads(result.stdout)
+        assert (doc["snapshot_batch_id"], doc["partition"]) == (start, 1)
+        assert doc["stores"][0]["first_rows"] == [r for r in store.first_rows
+                                                  if r["partition"] == 1]
+        result = runner.invoke(main, ["state", str(pipeline_file), *snap, *keep])
+        assert result.exit_code == 0, result.output
+        assert (f"partition 1 only, rebuilt from its snapshot of batch {start} and the deltas "
+                f"up to batch {latest}") in result.stdout
+        result = runner.invoke(main, ["state", str(pipeline_file), "--snapshot-batch-id",
+                                      str(latest), "--partition", "0", *keep])
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert (f"SS402 no snapshot of batch {latest} in state partition 0 of operator 0"
+                in result.output), result.output
+        assert "snapshots kept there: batches " + ", ".join(map(str, sorted(kept))) \
+            in result.output
+        result = runner.invoke(main, ["state", str(pipeline_file), "--snapshot-batch-id",
+                                      str(start), "--partition", "2", *keep])
+        assert result.exit_code == 1
+        assert "SS406 query 'hourly' has 2 state partitions (0 to 1), not partition 2" \
+            in result.output
+        result = runner.invoke(main, ["state", str(pipeline_file), "--partition", "0"])
+        assert result.exit_code == 2 and "--partition needs --snapshot-batch-id" in result.output
+        result = runner.invoke(main, ["state", str(pipeline_file), "--snapshot-batch-id",
+                                      str(start - 1), "--partition", "0", *keep])
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert "SS532 Spark could not read the state of query 'hourly'" in result.output
+        assert "CANNOT_LOAD_STATE_STORE" in result.output and "changelog" in result.output
+
+
+JOIN = """
+CREATE STREAM clicks (user_id STRING, url STRING, ts TIMESTAMP,
+    WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+WITH (connector = 'files', path = 'clicks', format = 'json', maxFilesPerTrigger = 1);
+CREATE STREAM views (user_id STRING, page STRING, ts TIMESTAMP,
+    WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+WITH (connector = 'files', path = 'views', format = 'json', maxFilesPerTrigger = 1);
+CREATE SINK out WITH (connector = 'files', path = 'out', format = 'json');
+INSERT INTO out
+SELECT c.user_id, c.url, c.ts, v.page, v.ts AS view_ts
+FROM clicks AS c LEFT JOIN views AS v
+  ON c.user_id = v.user_id AND v.ts BETWEEN c.ts AND c.ts + INTERVAL '1' MINUTE;
+"""
+
+
+@pytest.mark.spark
+def test_join_sides_rebuilt_from_a_snapshot(spark, tmp_path):
+    """A stream-stream join's sides (``joinSide``) from a snapshot: both stores of a side
+    must keep it (``<side>-keyToNumValues``, ``<side>-keyWithIndexToValue``); each side of
+    each partition rebuilt from the first run's last snapshot equals Spark's plain read of
+    the latest batch, and a batch without a snapshot is named before Spark reads."""
+    from tests.conftest import settings_kept
+    from tests.spark.test_check_corpus import CLICKS, VIEWS, _json_files
+
+    _json_files(tmp_path / "clicks", CLICKS, ("user_id", "url", "ts"))
+    _json_files(tmp_path / "views", VIEWS, ("user_id", "page", "ts"))
+    later = [tmp_path / "clicks" / "part-2.json", tmp_path / "views" / "part-1.json"]
+    held = {path: path.read_text() for path in later}
+    for path in later:  # the second run's files
+        path.unlink()
+    pipeline_file = tmp_path / "join.ssql"
+    settings = (f"SET 'spark.sql.streaming.stateStore.providerClass' = '{ROCKSDB}';\n"
+                "SET 'spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled' = ")
+    with settings_kept(spark, sqlstream.compile(settings + "'false';\n" + JOIN)):
+        for changelog in ("false", "true"):
+            pipeline_file.write_text(settings + f"'{changelog}';\n" + JOIN, encoding="utf-8")
+            (query,) = sqlstream.compile_file(str(pipeline_file)).start(spark)
+            query.processAllAvailable()
+            query.stop()
+            for path, text in held.items():
+                if not path.exists():
+                    path.write_text(text)  # newer than the others: read by the second run
+    plan = sqlstream.compile_file(str(pipeline_file)).plan
+    (query,) = state_reader.select(plan)
+    (plain,) = state_reader.read(spark, plan, [query], rows=1000)
+    assert [s.store for s in plain.stores] == ["left", "right"]
+    assert sum(s.rows for s in plain.stores) > 0
+    sides = ("left-keyToNumValues", "left-keyWithIndexToValue")
+    kept = snapshot_batches(query.checkpoint_location, 0, 0, sides)
+    start = max(kept)
+    assert start < plain.latest_batch_id
+    for partition in range(plain.stores[0].partitions):
+        options = state_reader.ReadOptions(snapshot_batch_id=start, partition=partition)
+        (state,) = state_reader.read(spark, plan, [query], rows=1000, options=options)
+        for side, whole in zip(state.stores, plain.stores):
+            assert side.store == whole.store
+            assert list(side.first_rows) == [r for r in whole.first_rows
+                                              if r["partition"] == partition]
+    late = state_reader.ReadOptions(snapshot_batch_id=plain.latest_batch_id, partition=0)
+    with pytest.raises(SqlStreamError) as caught:
+        state_reader.read(spark, plan, [query], options=late)
+    assert caught.value.code == "SS402"
+    assert (f"no snapshot of batch {plain.latest_batch_id} in state partition 0 of operator 0 "
+            "(symmetricHashJoin, left)") in caught.value.message
