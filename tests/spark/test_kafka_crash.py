@@ -15,7 +15,13 @@ from, SPARK-55271); the checkpoints are never touched.
 Against the batch oracle in plain Python over the produced records: the files sink (read
 through its ``_spark_metadata`` log) holds exactly the filtered records, and the
 PostgreSQL table exactly one row per window with the batch count and sum — nothing lost,
-nothing doubled. Runs in CI on Spark 4.2 (``.ci/run``) and with the rest of the suite on 4.3.
+nothing doubled. Runs on a Spark whose own minor's Kafka connector is served (in CI:
+4.2, ``.ci/run``). On a minor that uses an older minor's connector
+(:data:`sqlstream.lowering.packages.FALLBACKS`: 4.3 uses 4.2's, since Maven Central serves
+no 4.3 connector) it is skipped: what it proves is the connector's recovery, and that
+connector is proven on its own minor in the same CI run (the other Kafka tests still run on
+4.3 with it); the crash test of files, table and Kafka sinks,
+``tests/spark/test_crash_recovery.py``, runs on every Spark of the full suite.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ import json
 import uuid
 
 import pytest
+
+from sqlstream.frontend import spark_versions
+from sqlstream.lowering.packages import FALLBACKS
 
 from tests.support.crash_harness import (
     DAYS, LATE_READ, expected_hourly, expected_late, postgres_hourly, run_until_done,
@@ -80,6 +89,11 @@ def _produce(servers: str, topic: str) -> int:
 
 @pytest.mark.spark
 def test_kafka_to_files_and_postgres_survive_sigkill(spark, kafka_broker, postgres, tmp_path):
+    minor = spark_versions.major_minor(spark.version)
+    if minor in FALLBACKS:
+        pytest.skip(f"Spark {minor} uses the Kafka connector of Spark {FALLBACKS[minor]} "
+                    f"(none of its own is served): its crash recovery is proven on that minor "
+                    f"(.ci/run runs this test on 4.2)")
     topic = kafka_broker.create_topic(f"crash-flights-{uuid.uuid4().hex[:8]}")
     produced = _produce(kafka_broker.bootstrap_servers, topic)
     (tmp_path / "p.ssql").write_text(PIPELINE)
