@@ -43,7 +43,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.expressions import copy_tree, find_all
 from sqlstream.sql.dialect import WindowTVF
 from sqlstream.sql.parsing import parse_expression, parse_query
 from sqlstream.diagnostics.errors import SqlStreamError
@@ -147,7 +147,7 @@ def _dedupe(findings: list) -> list:
 
 
 def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None, copy: bool = True):
-    tree = expression.copy() if copy else expression  # the checks below change the tree
+    tree = copy_tree(expression) if copy else expression  # the checks below change the tree
     findings: list[SqlStreamError] = []
     check_functions(tree, sql, findings)
     names = {t.name.lower() for t in find_all(tree, exp.Table)}
@@ -353,6 +353,6 @@ def expression_type(sql_expression: exp.Expr | str, schema: Schema,
             sql_expression = parse_expression(sql)
         except SqlStreamError as error:
             return UNKNOWN, [error]
-    query = exp.Select(expressions=[sql_expression.copy()]).from_(ROW_TABLE.copy(), copy=False)
+    query = exp.Select(expressions=[copy_tree(sql_expression)]).from_(copy_tree(ROW_TABLE), copy=False)
     result, findings = _analyze(query, {ROW: schema}, sql, copy=False)  # built here: ours to change
     return (result[0][1] if result else UNKNOWN), findings

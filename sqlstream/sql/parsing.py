@@ -17,7 +17,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlstream.diagnostics.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.frontend.literals import literal_problem, split_interval_offsets
 from sqlstream.sql.dialect import SqlStream
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.expressions import copy_tree, find_all
 from sqlstream.sql.foreign import ksql_window_problem
 
 __all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_query",
@@ -58,9 +58,9 @@ def _recall(kind: str, sql: str, parse) -> exp.Expr:
         tree = parse(sql)
         if len(remembered) >= _remembered_limit:
             remembered.clear()
-        remembered[(kind, sql)] = tree.copy()
+        remembered[(kind, sql)] = copy_tree(tree)
         return tree
-    return tree.copy()
+    return copy_tree(tree)
 
 
 def node_offsets(node: exp.Expr) -> tuple[int, int] | None:
@@ -277,5 +277,7 @@ def to_spark_sql(expression: exp.Expr) -> str:
     :class:`WindowTVF` in Flink's spelling, for debugging); run :func:`sqlstream.sql.rewrite.rewrite`
     first to get SQL that Spark runs.
     """
-    return _DIALECT.generate(expression, copy=True, comments=False, normalize_functions=False)
+    # generate(copy=True) would copy with Expression.copy: the same copy, made faster
+    return _DIALECT.generate(copy_tree(expression), copy=False, comments=False,
+                             normalize_functions=False)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sqlglot import exp, transforms
 
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.expressions import copy_tree, find_all
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
@@ -267,7 +267,7 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
         SemanticError: see :func:`rewrite_window_tvfs`.
     """
     if copy:
-        expression = expression.copy()
+        expression = copy_tree(expression)
     for step in REWRITES:
         expression = step(expression)
     return expression
