@@ -39,7 +39,7 @@ from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
 from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.analysis.operators import DedupInfo, collect_operators
 from sqlstream.sql.ksql_windows import ksql_windows
-from sqlstream.sql.rewrite import relation_names, rewrite
+from sqlstream.sql.rewrite import relation_names, rewrite_parsed
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
 
@@ -97,7 +97,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     "this statement",
                 )
         tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
-        tree = rewrite(tree, copy=False)  # the parsed tree is not used again
+        tree = rewrite_parsed(tree)  # the parsed tree is not used again
         tree, steps, findings = deduplicate(tree, text, catalog, name)
     except SqlStreamError as error:
         raise locate(error, text) from None

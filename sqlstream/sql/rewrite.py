@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sqlglot import exp, transforms
 
-from sqlstream.sql.expressions import copy_tree, find_all
+from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
@@ -271,6 +271,54 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
     for step in REWRITES:
         expression = step(expression)
     return expression
+
+
+_remembered: dict[tuple, exp.Expression] | None = None
+_remembered_limit = 0
+
+
+def remember_rewrites(limit: int = 8192) -> None:
+    """Keep what :func:`rewrite_parsed` makes of a tree and answer an equal tree with a copy
+    of it. A rewrite depends on the tree only (no catalog, no Spark version), so it is
+    keyed by everything the tree holds (:func:`~sqlstream.sql.expressions.tree_key`); a
+    rewrite that failed, or whose result a copy would not equal in every attribute and
+    link (a node in ``meta`` or at two places, a root with a parent), is not kept. The
+    language server turns this on (inside :func:`~sqlstream.sql.expressions.remembering`);
+    ``check`` rewrites each query once and does not.
+
+    Args:
+        limit: how many rewritten trees to keep; all are dropped when it is reached.
+    """
+    global _remembered, _remembered_limit
+    _remembered_limit = limit
+    if _remembered is None:
+        _remembered = {}
+
+
+def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
+    """``rewrite(expression, copy=False)`` for a tree the caller does not use again (nor
+    any node of it): answered with a copy (:func:`~sqlstream.sql.expressions.copy_tree`)
+    of the result kept for an equal tree when :func:`remember_rewrites` is on.
+
+    Raises:
+        SemanticError: as :func:`rewrite`.
+    """
+    remembered = _remembered
+    key = tree_key(expression) if remembered is not None and remembering_on() else None
+    if key is None:
+        return rewrite(expression, copy=False)
+    kept = remembered.get(key)
+    if kept is not None:
+        return copy_tree(kept)
+    result = rewrite(expression, copy=False)
+    if result.parent is None and result.arg_key is None and result.index is None \
+            and tree_key(result) is not None:
+        nodes = list(find_all(result, exp.Expr))
+        if len({id(n) for n in nodes}) == len(nodes):
+            if len(remembered) >= _remembered_limit:
+                remembered.clear()
+            remembered[key] = copy_tree(result)
+    return result
 
 
 def _cte_in_scope(table: exp.Table, name: str, index: dict[int, tuple[dict[int, int], dict[str, int]]]
