@@ -333,10 +333,11 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
         sql, expression = expression, rewrite(parse_query(expression), copy=False)
     if _remembered is None or not remembering_on() or defined():
         return _analyze(expression, catalog, sql)
-    shape = tree_key(expression)
+    tables: list[exp.Table] = []
+    shape = tree_key(expression, tables)
     if shape is None:
         return _analyze(expression, catalog, sql)
-    names = {t.name.lower() for t in find_all(expression, exp.Table)}  # as _analyze reads them
+    names = {t.name.lower() for t in tables}  # as _analyze reads them
     key = (shape, tuple(sorted((n, catalog[n]) for n in names if catalog.get(n))), sql,
            spark_versions.target())
     columns = _remembered.get(key, _MISSING)

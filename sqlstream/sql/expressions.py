@@ -192,15 +192,18 @@ def remembering_on() -> bool:
 _CHILD = object()  # in a tree_key: "a node here", its own entries follow in walk order
 
 
-def tree_key(root: exp.Expr) -> tuple | None:
+def tree_key(root: exp.Expr, tables: list | None = None) -> tuple | None:
     """A hashable key of everything ``root``'s tree holds: each node's class, arguments (in
     order: nodes, lists, and values with their types, so ``1``, ``1.0`` and ``TRUE`` differ),
     ``meta`` and comments, in one prefix-free sequence (two trees with equal keys are equal
     in all of these). ``None`` when the tree holds what the key does not capture exactly:
     a type (``_type``, set by annotation), a ``meta`` value that is not an int, string,
     float, boolean, ``None`` or a tuple of these (a lookup join's ``AS OF`` time is a node
-    in ``meta``), an argument that is none of the first five. A result computed from these alone may be kept under the key
-    (:func:`sqlstream.analysis.schema.remember_schemas`)."""
+    in ``meta``), an argument that is none of the first five. A result computed from these
+    alone may be kept under the key (:func:`sqlstream.analysis.schema.remember_schemas`).
+
+    ``tables``, when given, receives the tree's ``Table`` nodes (in walk order; the walk
+    stops early when the result is ``None``)."""
     out: list = []
     add, stack, atomic = out.append, [root], _ATOMIC
     while stack:
@@ -223,6 +226,8 @@ def tree_key(root: exp.Expr) -> tuple | None:
         if comments is not None and any(type(c) is not str for c in comments):
             return None
         add(node.__class__)
+        if tables is not None and isinstance(node, exp.Table):
+            tables.append(node)
         add(None if comments is None else tuple(comments))
         add(len(args))
         children = []
