@@ -275,6 +275,7 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
 
 _remembered: dict[tuple, exp.Expression] | None = None
 _remembered_limit = 0
+_texts: dict[str, tuple[list[tuple[str, int, int]], exp.Expression]] | None = None
 
 
 def remember_rewrites(limit: int = 8192) -> None:
@@ -289,10 +290,46 @@ def remember_rewrites(limit: int = 8192) -> None:
     Args:
         limit: how many rewritten trees to keep; all are dropped when it is reached.
     """
-    global _remembered, _remembered_limit
+    global _remembered, _remembered_limit, _texts
     _remembered_limit = limit
     if _remembered is None:
         _remembered = {}
+    if _texts is None:
+        _texts = {}
+
+
+def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expression] | None:
+    """What :func:`keep_query` kept for the query text ``sql`` (inside
+    :func:`~sqlstream.sql.expressions.remembering`, with :func:`remember_rewrites` on):
+    its :func:`relation_names` and a copy of its rewritten tree; ``None`` otherwise."""
+    texts = _texts
+    kept = texts.get(sql) if texts is not None and remembering_on() else None
+    return None if kept is None else (kept[0], copy_tree(kept[1]))
+
+
+def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expression) -> None:
+    """Keep, for the query text ``sql``, the :func:`relation_names` of its parse and its
+    :func:`rewrite_parsed` tree, for a caller that obtained both from nothing but the text:
+    a parse that succeeded and was a query, with no step between parse and rewrite that
+    reads anything else (the compiler keeps none when the query has a ksqlDB window, which
+    reads the catalog). Kept only when a copy of the tree equals it in every link, as
+    :func:`rewrite_parsed` keeps; callers still check the names against their catalog."""
+    texts = _texts
+    if texts is None or not remembering_on() or not _copyable(rewritten):
+        return
+    if len(texts) >= _remembered_limit:
+        texts.clear()
+    texts[sql] = (list(names), copy_tree(rewritten))
+
+
+def _copyable(result: exp.Expression) -> bool:
+    """Whether a copy of ``result`` equals it in every attribute and link: a root, no node
+    in ``meta`` (:func:`~sqlstream.sql.expressions.tree_key` keys it), no node at two places."""
+    if result.parent is not None or result.arg_key is not None or result.index is not None \
+            or tree_key(result) is None:
+        return False
+    nodes = list(find_all(result, exp.Expr))
+    return len({id(n) for n in nodes}) == len(nodes)
 
 
 def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
@@ -311,13 +348,10 @@ def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
     if kept is not None:
         return copy_tree(kept)
     result = rewrite(expression, copy=False)
-    if result.parent is None and result.arg_key is None and result.index is None \
-            and tree_key(result) is not None:
-        nodes = list(find_all(result, exp.Expr))
-        if len({id(n) for n in nodes}) == len(nodes):
-            if len(remembered) >= _remembered_limit:
-                remembered.clear()
-            remembered[key] = copy_tree(result)
+    if _copyable(result):
+        if len(remembered) >= _remembered_limit:
+            remembered.clear()
+        remembered[key] = copy_tree(result)
     return result
 
 

@@ -159,7 +159,7 @@ def _without_remembered_parses(text: str) -> Analysis:
     (:func:`sqlstream.sql.parsing.remember_printing`) and rewritten anew
     (:func:`sqlstream.sql.rewrite.remember_rewrites`): what ``check`` does."""
     stores = (parsing, "_remembered"), (schema, "_remembered"), (parsing, "_printed"), \
-        (rewrite, "_remembered")
+        (rewrite, "_remembered"), (rewrite, "_texts")
     kept = [getattr(module, name) for module, name in stores]
     for module, name in stores:
         setattr(module, name, None)

@@ -22,7 +22,7 @@ from sqlstream.sql.parsing import parse_query
 from tests.conftest import PROGRAMS, program_variables
 
 STORES = ((parsing, "_remembered"), (schema, "_remembered"), (parsing, "_printed"),
-          (rewrite, "_remembered"))
+          (rewrite, "_remembered"), (rewrite, "_texts"))
 
 
 @pytest.fixture
@@ -59,7 +59,32 @@ def test_answers_from_the_stores_are_what_every_program_compiles_to(stores):
         for (text, path), expected in zip(texts, fresh):
             assert _outcome(text, program_variables(text)) == expected, path
     assert len(schema._remembered) > 100 and len(rewrite._remembered) > 100
-    assert len(parsing._printed) > 300
+    assert len(parsing._printed) > 300 and len(rewrite._texts) > 300
+
+
+def test_a_query_kept_by_its_text_is_still_checked_against_the_catalog(stores):
+    _on()
+    head = ("CREATE STREAM s (a INT, ts TIMESTAMP) "
+            "WITH (connector = 'files', path = 'in', format = 'json');\n"
+            "CREATE SINK out WITH (connector = 'console');\n")
+    query = "INSERT INTO out SELECT a FROM t;\n"
+    declared = head.replace("CREATE STREAM s", "CREATE STREAM t")
+    assert not [f for f in _outcome(declared + query)[0] if f[1] == "error"]
+    assert "SELECT a FROM t" in rewrite._texts
+    assert [c for c, *_ in _outcome(head + query)[0]] == ["SS201"]  # t is not declared here
+
+
+def test_a_ksql_window_query_is_not_kept_by_its_text(stores):
+    _on()
+    text = ("CREATE STREAM s (a INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
+            "WITH (connector = 'files', path = 'in', format = 'json');\n"
+            "CREATE SINK out WITH (connector = 'console');\n"
+            "INSERT INTO out SELECT a, COUNT(*) AS n FROM s "
+            "WINDOW TUMBLING (SIZE 1 MINUTE) GROUP BY a;\n")
+    first = _outcome(text)
+    assert not [f for f in first[0] if f[1] == "error"]
+    assert not rewrite._texts  # its rewrite reads the stream's event time from the catalog
+    assert _outcome(text) == first
 
 
 def test_the_judged_spark_minor_and_defined_functions_are_part_of_what_is_kept(stores):
