@@ -40,7 +40,7 @@ from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStre
 from sqlstream.analysis.operators import DedupInfo, collect_operators
 from sqlstream.sql.ksql_windows import ksql_windows
 from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
-from sqlstream.sql.expressions import WindowTVF
+from sqlstream.sql.expressions import WindowTVF, find_all
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
 
@@ -103,7 +103,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     "this statement",
                 )
         if kept is None:
-            ksql = any("ksql" in n.meta for n in tree.find_all(WindowTVF))  # reads the catalog
+            ksql = any("ksql" in (n._meta or ()) for n in find_all(tree, WindowTVF))  # reads the catalog
             tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
             tree = rewrite_parsed(tree)  # the parsed tree is not used again
             if not ksql:
