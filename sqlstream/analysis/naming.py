@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
 from sqlstream.sql.dialect import SqlStream
+from sqlstream.sql.expressions import copy_tree
 from sqlstream.analysis.spark_types import WINDOW_FUNCTIONS, type_string
 
 __all__ = ["output_name", "pretty"]
@@ -120,7 +121,7 @@ def pretty(node: exp.Expr, top: bool = False) -> str:
 
 
 def _spark_sql(node: exp.Expr) -> str:
-    return SqlStream().generate(node, copy=True, comments=False, normalize_functions=False,
+    return SqlStream().generate(copy_tree(node), copy=False, comments=False, normalize_functions=False,
                                 unsupported_level=ErrorLevel.IGNORE)
 
 

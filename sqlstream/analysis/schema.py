@@ -43,7 +43,9 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from sqlstream.sql.expressions import find_all
+from sqlstream.frontend import spark_versions
+from sqlstream.ir.functions import defined
+from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.dialect import WindowTVF
 from sqlstream.sql.parsing import parse_expression, parse_query
 from sqlstream.diagnostics.errors import SqlStreamError
@@ -58,7 +60,8 @@ from sqlstream.analysis.spark_types import (
 )
 from sqlstream.analysis.type_rules import EXPRESSION_METADATA, Annotator, common_type
 
-__all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "spark_type"]
+__all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "remember_schemas",
+           "spark_type"]
 
 Schema = tuple[tuple[str, str], ...]
 
@@ -147,7 +150,7 @@ def _dedupe(findings: list) -> list:
 
 
 def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None, copy: bool = True):
-    tree = expression.copy() if copy else expression  # the checks below change the tree
+    tree = copy_tree(expression) if copy else expression  # the checks below change the tree
     findings: list[SqlStreamError] = []
     check_functions(tree, sql, findings)
     names = {t.name.lower() for t in find_all(tree, exp.Table)}
@@ -328,7 +331,50 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
     """
     if isinstance(expression, str):
         sql, expression = expression, rewrite(parse_query(expression), copy=False)
-    return _analyze(expression, catalog, sql)
+    if _remembered is None or not remembering_on() or defined():
+        return _analyze(expression, catalog, sql)
+    tables: list[exp.Table] = []
+    shape = tree_key(expression, tables)
+    if shape is None:
+        return _analyze(expression, catalog, sql)
+    names = {t.name.lower() for t in tables}  # as _analyze reads them
+    key = (shape, tuple(sorted((n, catalog[n]) for n in names if catalog.get(n))), sql,
+           spark_versions.target())
+    columns = _remembered.get(key, _MISSING)
+    if columns is not _MISSING:
+        return columns, []
+    columns, findings = _analyze(expression, catalog, sql)
+    if not findings:
+        if len(_remembered) >= _remembered_limit:
+            _remembered.clear()
+        _remembered[key] = columns
+    return columns, findings
+
+
+_remembered: dict[tuple, Schema | None] | None = None
+_remembered_limit = 0
+_MISSING = object()
+
+
+def remember_schemas(limit: int = 8192) -> None:
+    """Keep what :func:`query_schema` finds for a query with no findings, and answer the
+    same query again from the store. Its answer depends only on the tree's content
+    (:func:`~sqlstream.sql.expressions.tree_key`: classes, arguments, positions, comments),
+    the schemas of the relations it names, the text, the Spark minor judged for, and the
+    functions defined, so the key holds the first four and nothing is kept or answered
+    while a function is defined; a tree ``tree_key`` cannot key is analysed each time.
+    Findings are not kept (callers position them, which changes them). The language
+    server turns this on: after a keystroke most queries and the relations they read are
+    what they were (inside :func:`~sqlstream.sql.expressions.remembering`); ``check``
+    analyses each query once and does not.
+
+    Args:
+        limit: how many answers to keep; all are dropped when it is reached.
+    """
+    global _remembered, _remembered_limit
+    _remembered_limit = limit
+    if _remembered is None:
+        _remembered = {}
 
 
 def expression_type(sql_expression: exp.Expr | str, schema: Schema,
@@ -353,6 +399,6 @@ def expression_type(sql_expression: exp.Expr | str, schema: Schema,
             sql_expression = parse_expression(sql)
         except SqlStreamError as error:
             return UNKNOWN, [error]
-    query = exp.Select(expressions=[sql_expression.copy()]).from_(ROW_TABLE.copy(), copy=False)
+    query = exp.Select(expressions=[copy_tree(sql_expression)]).from_(copy_tree(ROW_TABLE), copy=False)
     result, findings = _analyze(query, {ROW: schema}, sql, copy=False)  # built here: ours to change
     return (result[0][1] if result else UNKNOWN), findings

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from sqlstream.analysis.schema import remember_schemas
 from sqlstream.diagnostics.errors import CompileError, SqlStreamError
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import run_deep
@@ -34,7 +35,9 @@ from sqlstream.lowering.explain import describe_query
 from sqlstream.planning.planner import Planner
 from sqlstream.lsp.names import (WORD, blank_strings, expression_calls, lexical_references,
                                  sql_references)
-from sqlstream.sql.parsing import check_sqlglot_build, remember_parses
+from sqlstream.sql.expressions import remembering
+from sqlstream.sql.parsing import check_sqlglot_build, remember_parses, remember_printing
+from sqlstream.sql.rewrite import remember_rewrites
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -143,14 +146,25 @@ def analyze(text: str, variables: Mapping[str, object] | None = None,
     Returns:
         The :class:`Analysis`; equal, finding for finding, to that without ``previous``.
     """
-    return run_deep(_analyze, text, dict(variables or {}), path, previous)
+    return run_deep(_remembering, text, dict(variables or {}), path, previous)
 
 
 remember_parses()  # after a keystroke, most statements' SQL text is what it was
+remember_schemas()  # … and most queries and the relations they read
+remember_printing()
+remember_rewrites()
 
 MAX_RETRIES = 3
 """Times a text the statement grammar refuses is parsed again with the refused statements
 blanked out, so that the others are still planned and indexed."""
+
+
+def _remembering(text: str, variables: dict, path: str | None,
+                 previous: Analysis | None = None) -> Analysis:
+    """:func:`_analyze` with the stores turned on below answering
+    (:func:`~sqlstream.sql.expressions.remembering`)."""
+    with remembering():
+        return _analyze(text, variables, path, previous)
 
 
 def _analyze(text: str, variables: dict, path: str | None,

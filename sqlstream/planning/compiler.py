@@ -39,7 +39,8 @@ from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
 from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.analysis.operators import DedupInfo, collect_operators
 from sqlstream.sql.ksql_windows import ksql_windows
-from sqlstream.sql.rewrite import relation_names, rewrite
+from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
+from sqlstream.sql.expressions import WindowTVF, find_all
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
 
@@ -84,10 +85,15 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
             positioned in the file.
     """
     try:
-        tree = parse_query(text.text)
-        if not isinstance(tree, (exp.Query, exp.Values)):
-            raise _not_a_query(tree, text)
-        for relation, start, end in relation_names(tree):
+        kept = kept_query(text.text)  # the language server: this text parsed and rewritten before
+        if kept is None:
+            tree = parse_query(text.text)
+            if not isinstance(tree, (exp.Query, exp.Values)):
+                raise _not_a_query(tree, text)
+            names = relation_names(tree)
+        else:
+            names, tree = kept
+        for relation, start, end in names:
             if relation not in catalog:
                 raise UnknownNameError(
                     f"unknown relation '{relation}'"
@@ -96,8 +102,12 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
-        tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
-        tree = rewrite(tree, copy=False)  # the parsed tree is not used again
+        if kept is None:
+            ksql = any("ksql" in (n._meta or ()) for n in find_all(tree, WindowTVF))  # reads the catalog
+            tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
+            tree = rewrite_parsed(tree)  # the parsed tree is not used again
+            if not ksql:
+                keep_query(text.text, names, tree)
         tree, steps, findings = deduplicate(tree, text, catalog, name)
     except SqlStreamError as error:
         raise locate(error, text) from None

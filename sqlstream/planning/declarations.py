@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from sqlstream.frontend import ast
+from sqlstream.frontend import ast, spark_versions
 
 from sqlstream.ir import plan
 from sqlstream.connectors import ResolvedOptions
@@ -26,6 +26,7 @@ from sqlstream.sql.foreign import is_proctime
 from sqlstream.frontend.literals import duration_problem, quote_identifier as quote
 from sqlstream.sql.rewrite import duration_text
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
+from sqlstream.ir.functions import defined
 
 TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
 
@@ -53,6 +54,42 @@ _PROCESSING_TIME = "current_timestamp()"
 def _computed_sql(column) -> str:
     """The Spark SQL of a computed column (``PROCTIME()`` → ``current_timestamp()``)."""
     return _PROCESSING_TIME if is_proctime(parse_text(column.expression)) else column.expression.text
+
+
+_COMPUTED_TYPES: dict[tuple[str, Schema, str], str] = {}
+"""``(expression text, visible columns, judged Spark minor)`` → the type of a computed
+column that had no findings; see :func:`_computed_type`."""
+_COMPUTED_TYPES_LIMIT = 4096
+
+
+def _computed_type(text: ast.SqlText, visible: Schema) -> tuple[str, list[SqlStreamError]]:
+    """The type of the computed column ``text`` over the columns ``visible`` and its
+    findings (offsets within ``text``), as :func:`expression_type` of its parse gives them.
+
+    That depends on the text, the columns, the Spark minor judged for (its functions) and
+    the user-defined functions (their arity and return type) only, so a type found without
+    findings is kept under the first three while no function is defined, and given again
+    without parsing: a file declares many streams with the same computed columns, and the
+    language server checks the file again after each keystroke. Findings carry offsets the
+    caller positions (it changes them), so what has findings is computed each time; the
+    store is emptied when it holds :data:`_COMPUTED_TYPES_LIMIT` types.
+
+    Raises:
+        SqlStreamError: ``SS102`` (the text does not parse), positioned in the file.
+    """
+    key = (text.text, visible, spark_versions.target())
+    kept = None if defined() else _COMPUTED_TYPES.get(key)
+    if kept is not None:
+        return kept, []
+    tree = parse_text(text)
+    if is_proctime(tree):
+        tree = parse_expression(_PROCESSING_TIME)
+    kind, findings = expression_type(tree, visible, sql=text.text)
+    if not findings and not defined():
+        if len(_COMPUTED_TYPES) >= _COMPUTED_TYPES_LIMIT:
+            _COMPUTED_TYPES.clear()
+        _COMPUTED_TYPES[key] = kind
+    return kind, findings
 
 
 class SourceDeclaration:
@@ -173,13 +210,11 @@ class SourceDeclaration:
                     if not isinstance(c, ast.ComputedColumn)]
         for column in statement.columns:
             if isinstance(column, ast.ComputedColumn):
-                tree = parse_text(column.expression)
-                if is_proctime(tree):
-                    tree = parse_expression(_PROCESSING_TIME)
                 if not known:
+                    parse_text(column.expression)  # SS102 all the same
                     continue
                 visible = tuple(declared + [c for c in columns if c not in declared])
-                kind, findings = expression_type(tree, visible, sql=column.expression.text)
+                kind, findings = _computed_type(column.expression, visible)
                 for finding in findings:
                     self._record(finding, column.expression)
                 columns.append((column.name.value, kind))

@@ -17,11 +17,11 @@ from sqlglot.errors import ParseError, TokenError
 from sqlstream.diagnostics.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.frontend.literals import literal_problem, split_interval_offsets
 from sqlstream.sql.dialect import SqlStream
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.foreign import ksql_window_problem
 
 __all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_query",
-           "remember_parses", "to_spark_sql", "watermark_of"]
+           "remember_parses", "remember_printing", "to_spark_sql", "watermark_of"]
 
 _DIALECT = SqlStream()
 _KSQL_WINDOW = re.compile(r"\bWINDOW\s+(TUMBLING|HOPPING|SESSION)\s*\(", re.I)
@@ -58,9 +58,9 @@ def _recall(kind: str, sql: str, parse) -> exp.Expr:
         tree = parse(sql)
         if len(remembered) >= _remembered_limit:
             remembered.clear()
-        remembered[(kind, sql)] = tree.copy()
+        remembered[(kind, sql)] = copy_tree(tree)
         return tree
-    return tree.copy()
+    return copy_tree(tree)
 
 
 def node_offsets(node: exp.Expr) -> tuple[int, int] | None:
@@ -277,5 +277,38 @@ def to_spark_sql(expression: exp.Expr) -> str:
     :class:`WindowTVF` in Flink's spelling, for debugging); run :func:`sqlstream.sql.rewrite.rewrite`
     first to get SQL that Spark runs.
     """
-    return _DIALECT.generate(expression, copy=True, comments=False, normalize_functions=False)
+    printed = _printed
+    key = tree_key(expression) if printed is not None and remembering_on() else None
+    if key is not None and (sql := printed.get(key)) is not None:
+        return sql
+    # generate(copy=True) would copy with Expression.copy: the same copy, made faster
+    sql = _DIALECT.generate(copy_tree(expression), copy=False, comments=False,
+                            normalize_functions=False)
+    if key is not None:
+        if len(printed) >= _printed_limit:
+            printed.clear()
+        printed[key] = sql
+    return sql
+
+
+_printed: dict[tuple, str] | None = None
+_printed_limit = 0
+
+
+def remember_printing(limit: int = 8192) -> None:
+    """Keep the Spark SQL :func:`to_spark_sql` prints for a tree, keyed by everything the
+    tree holds (:func:`~sqlstream.sql.expressions.tree_key`; a tree it cannot key is
+    printed each time), and answer an equal tree from the store: the printed text depends
+    on the tree only (one fixed dialect and options). The language server turns this on
+    (after a keystroke most queries are what they were; inside
+    :func:`~sqlstream.sql.expressions.remembering`); ``check`` prints each query once and
+    does not.
+
+    Args:
+        limit: how many texts to keep; all are dropped when it is reached.
+    """
+    global _printed, _printed_limit
+    _printed_limit = limit
+    if _printed is None:
+        _printed = {}
 

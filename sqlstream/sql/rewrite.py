@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sqlglot import exp, transforms
 
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
@@ -267,10 +267,92 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
         SemanticError: see :func:`rewrite_window_tvfs`.
     """
     if copy:
-        expression = expression.copy()
+        expression = copy_tree(expression)
     for step in REWRITES:
         expression = step(expression)
     return expression
+
+
+_remembered: dict[tuple, exp.Expression] | None = None
+_remembered_limit = 0
+_texts: dict[str, tuple[list[tuple[str, int, int]], exp.Expression]] | None = None
+
+
+def remember_rewrites(limit: int = 8192) -> None:
+    """Keep what :func:`rewrite_parsed` makes of a tree and answer an equal tree with a copy
+    of it. A rewrite depends on the tree only (no catalog, no Spark version), so it is
+    keyed by everything the tree holds (:func:`~sqlstream.sql.expressions.tree_key`); a
+    rewrite that failed, or whose result a copy would not equal in every attribute and
+    link (a node in ``meta`` or at two places, a root with a parent), is not kept. The
+    language server turns this on (inside :func:`~sqlstream.sql.expressions.remembering`);
+    ``check`` rewrites each query once and does not.
+
+    Args:
+        limit: how many rewritten trees to keep; all are dropped when it is reached.
+    """
+    global _remembered, _remembered_limit, _texts
+    _remembered_limit = limit
+    if _remembered is None:
+        _remembered = {}
+    if _texts is None:
+        _texts = {}
+
+
+def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expression] | None:
+    """What :func:`keep_query` kept for the query text ``sql`` (inside
+    :func:`~sqlstream.sql.expressions.remembering`, with :func:`remember_rewrites` on):
+    its :func:`relation_names` and a copy of its rewritten tree; ``None`` otherwise."""
+    texts = _texts
+    kept = texts.get(sql) if texts is not None and remembering_on() else None
+    return None if kept is None else (kept[0], copy_tree(kept[1]))
+
+
+def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expression) -> None:
+    """Keep, for the query text ``sql``, the :func:`relation_names` of its parse and its
+    :func:`rewrite_parsed` tree, for a caller that obtained both from nothing but the text:
+    a parse that succeeded and was a query, with no step between parse and rewrite that
+    reads anything else (the compiler keeps none when the query has a ksqlDB window, which
+    reads the catalog). Kept only when a copy of the tree equals it in every link, as
+    :func:`rewrite_parsed` keeps; callers still check the names against their catalog."""
+    texts = _texts
+    if texts is None or not remembering_on() or not _copyable(rewritten):
+        return
+    if len(texts) >= _remembered_limit:
+        texts.clear()
+    texts[sql] = (list(names), copy_tree(rewritten))
+
+
+def _copyable(result: exp.Expression) -> bool:
+    """Whether a copy of ``result`` equals it in every attribute and link: a root, no node
+    in ``meta`` (:func:`~sqlstream.sql.expressions.tree_key` keys it), no node at two places."""
+    if result.parent is not None or result.arg_key is not None or result.index is not None \
+            or tree_key(result) is None:
+        return False
+    nodes = list(find_all(result, exp.Expr))
+    return len({id(n) for n in nodes}) == len(nodes)
+
+
+def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
+    """``rewrite(expression, copy=False)`` for a tree the caller does not use again (nor
+    any node of it): answered with a copy (:func:`~sqlstream.sql.expressions.copy_tree`)
+    of the result kept for an equal tree when :func:`remember_rewrites` is on.
+
+    Raises:
+        SemanticError: as :func:`rewrite`.
+    """
+    remembered = _remembered
+    key = tree_key(expression) if remembered is not None and remembering_on() else None
+    if key is None:
+        return rewrite(expression, copy=False)
+    kept = remembered.get(key)
+    if kept is not None:
+        return copy_tree(kept)
+    result = rewrite(expression, copy=False)
+    if _copyable(result):
+        if len(remembered) >= _remembered_limit:
+            remembered.clear()
+        remembered[key] = copy_tree(result)
+    return result
 
 
 def _cte_in_scope(table: exp.Table, name: str, index: dict[int, tuple[dict[int, int], dict[str, int]]]

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from sqlstream.frontend.parser import parse, reparse
 from sqlstream.lsp.analysis import Analysis, analyze
-from sqlstream.sql import parsing
+from sqlstream.analysis import schema
+from sqlstream.sql import parsing, rewrite
 
 VARIABLES = {"dir": "/data"}
 
@@ -153,13 +154,20 @@ DEPENDENT_SNIPPETS = ["", ";", "a", " ", "\n", "x", "1", "v", "w", "d", "o", "f2
 def _without_remembered_parses(text: str) -> Analysis:
     """``analyze(text)`` from scratch with every SQL text parsed anew (the language server
     otherwise answers a text parsed before with a copy of its tree,
-    :func:`sqlstream.sql.parsing.remember_parses`): what ``check`` does."""
-    kept = parsing._remembered
-    parsing._remembered = None
+    :func:`sqlstream.sql.parsing.remember_parses`) and every query's schema analysed anew
+    (:func:`sqlstream.analysis.schema.remember_schemas`) and printed anew
+    (:func:`sqlstream.sql.parsing.remember_printing`) and rewritten anew
+    (:func:`sqlstream.sql.rewrite.remember_rewrites`): what ``check`` does."""
+    stores = (parsing, "_remembered"), (schema, "_remembered"), (parsing, "_printed"), \
+        (rewrite, "_remembered"), (rewrite, "_texts")
+    kept = [getattr(module, name) for module, name in stores]
+    for module, name in stores:
+        setattr(module, name, None)
     try:
         return analyze(text, VARIABLES)
     finally:
-        parsing._remembered = kept
+        for (module, name), value in zip(stores, kept):
+            setattr(module, name, value)
 
 
 def _plan_key(analysis: Analysis):
