@@ -37,7 +37,8 @@ def test_suite_file_loads_with_typed_input_values(tmp_path):
     first = test_file.cases[0].steps[0]
     assert first.input["input"].values == [(v,) for v in range(10, 16)]
     assert test_file.cases[0].steps[1].watermark[0].query == "appended"
-    assert set(pipelines[test_file.cases[0].name].sinks) == {"appended", "updated", "distinct_times"}
+    assert set(pipelines[test_file.cases[0].name].sinks) == {"appended", "updated", "completed",
+                                                              "distinct_times"}
 
 
 @pytest.mark.parametrize("old,new,code,line,column,caret,says", [
@@ -56,7 +57,7 @@ def test_suite_file_loads_with_typed_input_values(tmp_path):
     ("watermark: {appended: '1970-01-01 00:00:15'}", "watermark: {appended: 'noon'}",
      "SS203", 13, 31, "^^^^^^", "'noon' is not a timestamp"),
     ("state_rows: {appended: 2}", "state_rows: 2", "SS203", 14, 21, "^",
-     "the pipeline has 3 queries"),
+     "the pipeline has 4 queries"),
     ("    steps:\n      - input: {input: {columns", "    steps:\n      - inputs: {input: {columns",
      "SS202", 9, 9, "^^^^^^", "unknown key 'inputs'"),
     ("[[10], [11]", "[[10, 1], [11]", "SS203", 9, 50, "^", "a row of 1 values (value)"),
