@@ -45,7 +45,7 @@ from sqlglot.schema import MappingSchema
 
 from sqlstream.frontend import spark_versions
 from sqlstream.ir.functions import defined
-from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.dialect import WindowTVF
 from sqlstream.sql.parsing import parse_expression, parse_query
 from sqlstream.diagnostics.errors import SqlStreamError
@@ -331,7 +331,7 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
     """
     if isinstance(expression, str):
         sql, expression = expression, rewrite(parse_query(expression), copy=False)
-    if _remembered is None or not remembering_on() or defined():
+    if not _remembered.enabled or not remembering_on() or defined():
         return _analyze(expression, catalog, sql)
     tables: list[exp.Table] = []
     shape = tree_key(expression, tables)
@@ -345,14 +345,11 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
         return columns, []
     columns, findings = _analyze(expression, catalog, sql)
     if not findings:
-        if len(_remembered) >= _remembered_limit:
-            _remembered.clear()
-        _remembered[key] = columns
+        _remembered.keep(key, columns)
     return columns, findings
 
 
-_remembered: dict[tuple, Schema | None] | None = None
-_remembered_limit = 0
+_remembered = BoundedCache()  # (tree shape, relations' schemas, text, Spark minor) -> columns
 _MISSING = object()
 
 
@@ -371,10 +368,7 @@ def remember_schemas(limit: int = 8192) -> None:
     Args:
         limit: how many answers to keep; all are dropped when it is reached.
     """
-    global _remembered, _remembered_limit
-    _remembered_limit = limit
-    if _remembered is None:
-        _remembered = {}
+    _remembered.enable(limit)
 
 
 def expression_type(sql_expression: exp.Expr | str, schema: Schema,

@@ -25,6 +25,7 @@ from sqlstream.diagnostics.errors import (
 from sqlstream.sql.foreign import is_proctime
 from sqlstream.frontend.literals import duration_problem, quote_identifier as quote
 from sqlstream.sql.rewrite import duration_text
+from sqlstream.sql.expressions import BoundedCache
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
 from sqlstream.ir.functions import defined
 
@@ -56,10 +57,9 @@ def _computed_sql(column) -> str:
     return _PROCESSING_TIME if is_proctime(parse_text(column.expression)) else column.expression.text
 
 
-_COMPUTED_TYPES: dict[tuple[str, Schema, str], str] = {}
+_COMPUTED_TYPES = BoundedCache(limit=4096)
 """``(expression text, visible columns, judged Spark minor)`` → the type of a computed
 column that had no findings; see :func:`_computed_type`."""
-_COMPUTED_TYPES_LIMIT = 4096
 
 
 def _computed_type(text: ast.SqlText, visible: Schema) -> tuple[str, list[SqlStreamError]]:
@@ -72,7 +72,7 @@ def _computed_type(text: ast.SqlText, visible: Schema) -> tuple[str, list[SqlStr
     without parsing: a file declares many streams with the same computed columns, and the
     language server checks the file again after each keystroke. Findings carry offsets the
     caller positions (it changes them), so what has findings is computed each time; the
-    store is emptied when it holds :data:`_COMPUTED_TYPES_LIMIT` types.
+    store is emptied when it holds its limit of types.
 
     Raises:
         SqlStreamError: ``SS102`` (the text does not parse), positioned in the file.
@@ -86,9 +86,7 @@ def _computed_type(text: ast.SqlText, visible: Schema) -> tuple[str, list[SqlStr
         tree = parse_expression(_PROCESSING_TIME)
     kind, findings = expression_type(tree, visible, sql=text.text)
     if not findings and not defined():
-        if len(_COMPUTED_TYPES) >= _COMPUTED_TYPES_LIMIT:
-            _COMPUTED_TYPES.clear()
-        _COMPUTED_TYPES[key] = kind
+        _COMPUTED_TYPES.keep(key, kind)
     return kind, findings
 
 

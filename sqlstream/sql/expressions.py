@@ -169,6 +169,32 @@ def _blank(node: Expr) -> Expr:
 _REMEMBERING: ContextVar[bool] = ContextVar("sqlstream_remembering", default=False)
 
 
+class BoundedCache(dict):
+    """A cache of answers by exact key, holding at most ``limit`` of them: all are dropped
+    when a new one would pass it. Off (``enabled`` false: callers neither ask nor keep)
+    until :meth:`enable`, unless made with a ``limit``; the language server's stores are
+    turned on by it, ``check`` leaves them off.
+
+    Args:
+        limit: how many answers to keep; ``None`` makes the cache off until enabled.
+    """
+
+    def __init__(self, limit: int | None = None):
+        super().__init__()
+        self.enabled = limit is not None
+        self.limit = limit or 0
+
+    def enable(self, limit: int) -> None:
+        """Turn the cache on, keeping at most ``limit`` answers (those kept stay)."""
+        self.enabled, self.limit = True, limit
+
+    def keep(self, key, value) -> None:
+        """Keep ``value`` under ``key``, first dropping every answer when the cache is full."""
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+
+
 @contextmanager
 def remembering():
     """While the block runs (in this thread), the stores keyed by :func:`tree_key` that are

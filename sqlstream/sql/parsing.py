@@ -17,7 +17,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlstream.diagnostics.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.frontend.literals import literal_problem, split_interval_offsets
 from sqlstream.sql.dialect import SqlStream
-from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.foreign import ksql_window_problem
 
 __all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_query",
@@ -26,8 +26,7 @@ __all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_que
 _DIALECT = SqlStream()
 _KSQL_WINDOW = re.compile(r"\bWINDOW\s+(TUMBLING|HOPPING|SESSION)\s*\(", re.I)
 
-_remembered: dict[tuple[str, str], exp.Expr] | None = None
-_remembered_limit = 0
+_remembered = BoundedCache()  # (kind, text) -> tree
 
 
 def remember_parses(limit: int = 8192) -> None:
@@ -42,23 +41,18 @@ def remember_parses(limit: int = 8192) -> None:
     Args:
         limit: how many trees to keep; all are dropped when it is reached.
     """
-    global _remembered, _remembered_limit
-    _remembered_limit = limit
-    if _remembered is None:
-        _remembered = {}
+    _remembered.enable(limit)
 
 
 def _recall(kind: str, sql: str, parse) -> exp.Expr:
     """``parse(sql)``, or a copy of the tree kept for ``(kind, sql)``."""
     remembered = _remembered
-    if remembered is None:
+    if not remembered.enabled:
         return parse(sql)
     tree = remembered.get((kind, sql))
     if tree is None:
         tree = parse(sql)
-        if len(remembered) >= _remembered_limit:
-            remembered.clear()
-        remembered[(kind, sql)] = copy_tree(tree)
+        remembered.keep((kind, sql), copy_tree(tree))
         return tree
     return copy_tree(tree)
 
@@ -278,21 +272,18 @@ def to_spark_sql(expression: exp.Expr) -> str:
     first to get SQL that Spark runs.
     """
     printed = _printed
-    key = tree_key(expression) if printed is not None and remembering_on() else None
+    key = tree_key(expression) if printed.enabled and remembering_on() else None
     if key is not None and (sql := printed.get(key)) is not None:
         return sql
     # generate(copy=True) would copy with Expression.copy: the same copy, made faster
     sql = _DIALECT.generate(copy_tree(expression), copy=False, comments=False,
                             normalize_functions=False)
     if key is not None:
-        if len(printed) >= _printed_limit:
-            printed.clear()
-        printed[key] = sql
+        printed.keep(key, sql)
     return sql
 
 
-_printed: dict[tuple, str] | None = None
-_printed_limit = 0
+_printed = BoundedCache()  # tree_key -> Spark SQL text
 
 
 def remember_printing(limit: int = 8192) -> None:
@@ -307,8 +298,5 @@ def remember_printing(limit: int = 8192) -> None:
     Args:
         limit: how many texts to keep; all are dropped when it is reached.
     """
-    global _printed, _printed_limit
-    _printed_limit = limit
-    if _printed is None:
-        _printed = {}
+    _printed.enable(limit)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sqlglot import exp, transforms
 
-from sqlstream.sql.expressions import copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
@@ -273,9 +273,8 @@ def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
     return expression
 
 
-_remembered: dict[tuple, exp.Expression] | None = None
-_remembered_limit = 0
-_texts: dict[str, tuple[list[tuple[str, int, int]], exp.Expression]] | None = None
+_remembered = BoundedCache()  # tree_key -> rewritten tree
+_texts = BoundedCache()  # query text -> (relation names, rewritten tree)
 
 
 def remember_rewrites(limit: int = 8192) -> None:
@@ -290,12 +289,8 @@ def remember_rewrites(limit: int = 8192) -> None:
     Args:
         limit: how many rewritten trees to keep; all are dropped when it is reached.
     """
-    global _remembered, _remembered_limit, _texts
-    _remembered_limit = limit
-    if _remembered is None:
-        _remembered = {}
-    if _texts is None:
-        _texts = {}
+    _remembered.enable(limit)
+    _texts.enable(limit)
 
 
 def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expression] | None:
@@ -303,7 +298,7 @@ def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expression] | 
     :func:`~sqlstream.sql.expressions.remembering`, with :func:`remember_rewrites` on):
     its :func:`relation_names` and a copy of its rewritten tree; ``None`` otherwise."""
     texts = _texts
-    kept = texts.get(sql) if texts is not None and remembering_on() else None
+    kept = texts.get(sql) if texts.enabled and remembering_on() else None
     return None if kept is None else (kept[0], copy_tree(kept[1]))
 
 
@@ -315,11 +310,9 @@ def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expre
     reads the catalog). Kept only when a copy of the tree equals it in every link, as
     :func:`rewrite_parsed` keeps; callers still check the names against their catalog."""
     texts = _texts
-    if texts is None or not remembering_on() or not _copyable(rewritten):
+    if not texts.enabled or not remembering_on() or not _copyable(rewritten):
         return
-    if len(texts) >= _remembered_limit:
-        texts.clear()
-    texts[sql] = (list(names), copy_tree(rewritten))
+    texts.keep(sql, (list(names), copy_tree(rewritten)))
 
 
 def _copyable(result: exp.Expression) -> bool:
@@ -341,7 +334,7 @@ def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
         SemanticError: as :func:`rewrite`.
     """
     remembered = _remembered
-    key = tree_key(expression) if remembered is not None and remembering_on() else None
+    key = tree_key(expression) if remembered.enabled and remembering_on() else None
     if key is None:
         return rewrite(expression, copy=False)
     kept = remembered.get(key)
@@ -349,9 +342,7 @@ def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
         return copy_tree(kept)
     result = rewrite(expression, copy=False)
     if _copyable(result):
-        if len(remembered) >= _remembered_limit:
-            remembered.clear()
-        remembered[key] = copy_tree(result)
+        remembered.keep(key, copy_tree(result))
     return result
 
 

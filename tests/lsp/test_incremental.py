@@ -13,6 +13,7 @@ from sqlstream.frontend.parser import parse, reparse
 from sqlstream.lsp.analysis import Analysis, analyze
 from sqlstream.analysis import schema
 from sqlstream.sql import parsing, rewrite
+from sqlstream.sql.expressions import BoundedCache
 
 VARIABLES = {"dir": "/data"}
 
@@ -162,7 +163,7 @@ def _without_remembered_parses(text: str) -> Analysis:
         (rewrite, "_remembered"), (rewrite, "_texts")
     kept = [getattr(module, name) for module, name in stores]
     for module, name in stores:
-        setattr(module, name, None)
+        setattr(module, name, BoundedCache())  # off
     try:
         return analyze(text, VARIABLES)
     finally:

@@ -17,7 +17,7 @@ import sqlstream
 from sqlstream.analysis import schema
 from sqlstream.lsp.analysis import analyze
 from sqlstream.sql import parsing, rewrite
-from sqlstream.sql.expressions import copy_tree, remembering, tree_key
+from sqlstream.sql.expressions import BoundedCache, copy_tree, remembering, tree_key
 from sqlstream.sql.parsing import parse_query
 from tests.conftest import PROGRAMS, program_variables
 
@@ -27,10 +27,10 @@ STORES = ((parsing, "_remembered"), (schema, "_remembered"), (parsing, "_printed
 
 @pytest.fixture
 def stores():
-    """Every store off (``None``), the process's put back after the test."""
+    """Every store off (a fresh cache of its own), the process's put back after the test."""
     kept = [getattr(module, name) for module, name in STORES]
     for module, name in STORES:
-        setattr(module, name, None)
+        setattr(module, name, BoundedCache())
     yield
     for (module, name), value in zip(STORES, kept):
         setattr(module, name, value)

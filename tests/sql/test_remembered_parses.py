@@ -12,6 +12,7 @@ from sqlglot import exp
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend.parser import parse
 from sqlstream.sql import parsing
+from sqlstream.sql.expressions import BoundedCache
 from sqlstream.sql.parsing import parse_expression, parse_query, to_spark_sql
 from tests.conftest import PROGRAMS, program_variables
 
@@ -19,11 +20,11 @@ from tests.conftest import PROGRAMS, program_variables
 @pytest.fixture
 def remembering():
     """Parses remembered, in a store of this test's own (the process's is put back)."""
-    kept, limit = parsing._remembered, parsing._remembered_limit
-    parsing._remembered = None
+    kept = parsing._remembered
+    parsing._remembered = BoundedCache()
     parsing.remember_parses(limit=10_000)
     yield parsing._remembered
-    parsing._remembered, parsing._remembered_limit = kept, limit
+    parsing._remembered = kept
 
 
 def _shape(tree: exp.Expr) -> list:
@@ -55,7 +56,7 @@ def test_a_remembered_parse_is_the_tree_a_new_parse_gives(remembering):
     assert len(texts) > 300
     for kind, text in texts:
         parser = parse_query if kind == "query" else parse_expression
-        parsing._remembered = None
+        parsing._remembered = BoundedCache()  # off
         try:
             fresh = parser(text)
         except SqlStreamError:
