@@ -230,7 +230,8 @@ def spark_settings(spark: SparkSession) -> dict[str, str | None]:
 
 def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
           report: Report = print, allow_incompatible_restart: bool = False,
-          check_restarts: bool = True, sql_functions=functions) -> list[StreamingQuery]:
+          check_restarts: bool = True, sql_functions=functions,
+          before_queries: Callable[[], None] | None = None) -> list[StreamingQuery]:
     """Run the program of ``plan`` (:func:`sqlstream.lowering.lower.lower`): apply settings,
     define relations and start every query.
 
@@ -252,6 +253,10 @@ def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
             the calls made with the printed ones).
         sql_functions: what the root name ``F`` of a chain is (``pyspark.sql.functions``;
             ``F.expr`` builds the metric of ``DataFrame.observe``, :mod:`sqlstream.lowering.decoding`).
+        before_queries: called once after the settings, functions and relations are bound
+            and before the restart check and the first query's start (``exec`` waits there
+            for its listener, registered meanwhile on another thread); what it raises is
+            raised here.
 
     Returns:
         The started queries, in plan order. If one fails to start, those already started
@@ -273,6 +278,8 @@ def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
     try:
         for block in program.blocks:
             if block.kind == "query" and checked is None:
+                if before_queries is not None:
+                    before_queries()
                 checked = (restarts.prepare(plan, spark_settings(spark),
                                             allow_incompatible_restart, report)
                            if check_restarts else {})

@@ -158,9 +158,12 @@ def test_spark_refusing_a_query_at_start_raises_and_leaves_no_listener_running(s
     pipeline = session.compile(
         "CREATE STREAM s (n INT) WITH (connector = 'files', path = '/does/not/exist', format = 'json');\n"
         "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT n FROM s;\n", path="p.ssql")
+    listeners = len(spark.streams._jsqm.listListeners())  # noqa: SLF001 - Spark's own list
     with pytest.raises(QueryFailedError) as info:
         session.run(pipeline)
     assert info.value.span.line == 1 and not events
+    # the listener, registered on another thread while the source failed, was removed
+    assert len(spark.streams._jsqm.listListeners()) == listeners  # noqa: SLF001
 
 
 def test_exec_log_format_json_ends_with_the_termination_event(tmp_path):
