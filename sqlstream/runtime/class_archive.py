@@ -13,8 +13,9 @@ One archive per Java, PySpark and set of extra jars (:func:`archive_key`), in
 
 * ``<key>.jsa`` exists: the JVM maps it (``-Xshare:auto``: an archive the JVM cannot use —
   another JDK build, jars changed — is ignored and classes load from the jars as before).
-* Otherwise one run (the one that creates ``<key>.lock``) has its JVM write
-  ``<key>.<pid>.pending`` when it exits; a later run renames the newest pending file older
+* Otherwise one run (the one that creates ``<key>.lock``, holding its process id) has its
+  JVM write ``<key>.<pid>.pending`` when it exits (a lock whose run was killed is removed:
+  :func:`_stale`); a later run renames the newest pending file older
   than :data:`SETTLE_SECONDS` to ``<key>.jsa`` (the rename is atomic: no run maps a file
   still being written).
 * ``-Xlog:cds*=off``: the JVM's class-sharing messages (on its stdout, which is the
@@ -43,8 +44,13 @@ SETTLE_SECONDS = 60.0
 exits, a few seconds after the run that launched it ended."""
 
 STALE_LOCK_SECONDS = 6 * 3600.0
-"""A lock this old whose run left no pending archive (it was killed, so its JVM wrote
-none) is removed, so that a later run makes the archive (s)."""
+"""A lock this old whose run left no pending archive is removed, whatever its process
+(s): a safeguard against a process id reused by another program."""
+
+DEAD_LOCK_SECONDS = 30.0
+"""A lock at least this old whose process has ended and left no pending archive is
+removed (s): that run was killed (a JVM killed with SIGKILL writes no archive), and a
+later run makes the archive instead."""
 
 QUIET = ("-Xshare:auto", "-Xlog:cds*=off")
 
@@ -86,6 +92,30 @@ def _age(path: Path, now: float) -> float:
         return -1.0
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True
+
+
+def _stale(lock: Path, folder: Path, key: str, now: float) -> bool:
+    """The run that holds ``lock`` will not write an archive: it was killed (its process
+    ended :data:`DEAD_LOCK_SECONDS` or more after it took the lock, leaving no pending
+    archive), or the lock is older than :data:`STALE_LOCK_SECONDS` with none."""
+    age = _age(lock, now)
+    if list(folder.glob(f"{key}.*.pending")) or age < DEAD_LOCK_SECONDS:
+        return False
+    try:
+        pid = int(lock.read_text().strip() or "0")
+    except (OSError, ValueError):
+        pid = 0
+    return age > STALE_LOCK_SECONDS or pid <= 0 or not _alive(pid)
+
+
 def java_options(settings: Mapping[str, str], now: float | None = None) -> list[str]:
     """The JVM options that map this JVM's archive, or have this JVM write it at exit.
 
@@ -118,11 +148,13 @@ def java_options(settings: Mapping[str, str], now: float | None = None) -> list[
             lock.unlink(missing_ok=True)
             return [f"-XX:SharedArchiveFile={final}", *QUIET]
         try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            if _age(lock, now) > STALE_LOCK_SECONDS and not list(folder.glob(f"{key}.*.pending")):
+            if _stale(lock, folder, key, now):
                 lock.unlink(missing_ok=True)
             return []
+        with os.fdopen(handle, "w") as out:
+            out.write(str(os.getpid()))
         return [f"-XX:ArchiveClassesAtExit={folder / f'{key}.{os.getpid()}.pending'}", *QUIET]
     except OSError:
         return []

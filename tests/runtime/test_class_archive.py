@@ -5,6 +5,8 @@ mapping a real archive: tests/spark/test_class_archive.py.)"""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -64,13 +66,25 @@ def test_newest_settled_pending_archive_wins(folder):
     assert (folder / f"{key}.13.pending").exists()
 
 
-def test_a_stale_lock_without_an_archive_is_removed(folder):
-    ca.java_options({}, now=0.0)  # this run was killed: its JVM wrote nothing
+def test_a_lock_of_a_killed_run_is_removed(folder):
+    lock = folder / f"{ca.archive_key({})}.lock"
+    folder.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a process that has ended: the run killed before its JVM wrote anything
+    lock.write_text(str(dead.pid))
+    os.utime(lock, (0.0, 0.0))
+    assert ca.java_options({}, now=ca.DEAD_LOCK_SECONDS / 2) == [] and lock.exists()
+    assert ca.java_options({}, now=ca.DEAD_LOCK_SECONDS + 1) == [] and not lock.exists()
+    assert _option(ca.java_options({}), "ArchiveClassesAtExit")
+    assert lock.read_text() == str(os.getpid())
+
+
+def test_a_lock_of_a_running_run_is_kept_until_it_is_very_old(folder):
+    ca.java_options({}, now=0.0)  # this process holds it, and runs
     lock = folder / f"{ca.archive_key({})}.lock"
     os.utime(lock, (0.0, 0.0))
-    assert ca.java_options({}, now=ca.STALE_LOCK_SECONDS / 2) == []
+    assert ca.java_options({}, now=ca.STALE_LOCK_SECONDS / 2) == [] and lock.exists()
     assert ca.java_options({}, now=ca.STALE_LOCK_SECONDS + 1) == [] and not lock.exists()
-    assert _option(ca.java_options({}), "ArchiveClassesAtExit")
 
 
 def test_extra_jars_get_an_archive_of_their_own():
