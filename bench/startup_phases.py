@@ -27,8 +27,8 @@ shuffle partitions, UTC, UI off, ``availableNow``.
     .venv/bin/python bench/startup_phases.py --archive off         # no class-data archive
 
 By default sqlstream runs as ``exec`` does from its second run on: its JVM maps the
-class-data archive of Spark's classes (sqlstream/runtime/class_archive.py), made and
-settled before the rounds. The hand-written job is launched as PySpark launches it.
+class-data archive of Spark's classes (sqlstream/runtime/class_archive.py), made
+before the rounds. The hand-written job is launched as PySpark launches it.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _prepare(work: Path, days: int) -> None:
 
 def _settle_archive(env: dict[str, str]) -> None:
     """Have the class-data archive ready before the rounds, as it is from exec's second run
-    on: one exec of a day's file writes it, then wait until it settles and is used."""
+    on: one exec of a day's file writes it (the run puts it in place as it exits)."""
     sys.path.insert(0, str(REPO))
     from sqlstream.runtime import class_archive
 
@@ -138,11 +138,8 @@ def _settle_archive(env: dict[str, str]) -> None:
     _prepare(work, 1)
     subprocess.run([sys.executable, __file__, "--child", "sqlstream", "--work", str(work)],
                    capture_output=True, text=True, env=env, cwd=REPO, check=True)
-    print("made the class-data archive; waiting until it settles", flush=True)
-    deadline = time.monotonic() + class_archive.SETTLE_SECONDS + 120
-    while not final.exists() and time.monotonic() < deadline:
-        time.sleep(5)
-        class_archive.java_options({})  # renames the settled archive into place
+    if not final.exists():
+        sys.exit(f"no class-data archive was made in {folder}")
 
 
 def main() -> None:
@@ -153,7 +150,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path)
     parser.add_argument("--archive", choices=("on", "off"), default="on",
                         help="sqlstream's JVM class-data archive (sqlstream/runtime/class_archive.py): "
-                             "on (exec's default; made and settled before the rounds) or off")
+                             "on (exec's default; made before the rounds) or off")
     args = parser.parse_args()
     if args.child:
         _child(args.child, args.work)

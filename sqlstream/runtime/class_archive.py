@@ -14,10 +14,11 @@ One archive per Java, PySpark and set of extra jars (:func:`archive_key`), in
 * ``<key>.jsa`` exists: the JVM maps it (``-Xshare:auto``: an archive the JVM cannot use —
   another JDK build, jars changed — is ignored and classes load from the jars as before).
 * Otherwise one run (the one that creates ``<key>.lock``, holding its process id) has its
-  JVM write ``<key>.<pid>.pending`` when it exits (a lock whose run was killed is removed:
-  :func:`_stale`); a later run renames the newest pending file older
-  than :data:`SETTLE_SECONDS` to ``<key>.jsa`` (the rename is atomic: no run maps a file
-  still being written).
+  JVM write ``<key>.<pid>.pending`` when it exits. At its own exit that run waits for the
+  JVM and renames the file to ``<key>.jsa`` only if the JVM exited normally
+  (:func:`finish_at_exit`): a JVM killed while writing leaves a truncated archive, and a JVM
+  that maps a truncated archive dies at start. The rename is atomic: no run maps a file
+  being written. A lock whose run was killed is removed (:func:`_stale`).
 * ``-Xlog:cds*=off``: the JVM's class-sharing messages (on its stdout, which is the
   console sink's) are not printed.
 
@@ -29,19 +30,25 @@ Source: JDK 17, JEP 350 "Dynamic CDS Archives" and the ``java`` command's
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
+import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV = "SQLSTREAM_JVM_ARCHIVE"
 """``off`` (or ``0``, ``false``, ``no``): no archive; a path: the folder of the archives."""
 
-SETTLE_SECONDS = 60.0
-"""How old a pending archive must be before it is used (s): the JVM writes it while it
-exits, a few seconds after the run that launched it ended."""
+EXIT_SECONDS = 120.0
+"""How long a run that writes the archive waits at its exit for its JVM to finish (s)."""
+
+ABANDONED_SECONDS = 600.0
+"""A pending archive this old was left by a run that did not finish it (s): never used,
+removed once the archive exists, and no longer holding a killed run's lock."""
 
 STALE_LOCK_SECONDS = 6 * 3600.0
 """A lock this old whose run left no pending archive is removed, whatever its process
@@ -107,7 +114,8 @@ def _stale(lock: Path, folder: Path, key: str, now: float) -> bool:
     ended :data:`DEAD_LOCK_SECONDS` or more after it took the lock, leaving no pending
     archive), or the lock is older than :data:`STALE_LOCK_SECONDS` with none."""
     age = _age(lock, now)
-    if list(folder.glob(f"{key}.*.pending")) or age < DEAD_LOCK_SECONDS:
+    writing = [p for p in folder.glob(f"{key}.*.pending") if _age(p, now) < ABANDONED_SECONDS]
+    if writing or age < DEAD_LOCK_SECONDS:
         return False
     try:
         pid = int(lock.read_text().strip() or "0")
@@ -116,54 +124,118 @@ def _stale(lock: Path, folder: Path, key: str, now: float) -> bool:
     return age > STALE_LOCK_SECONDS or pid <= 0 or not _alive(pid)
 
 
-def java_options(settings: Mapping[str, str], now: float | None = None) -> list[str]:
-    """The JVM options that map this JVM's archive, or have this JVM write it at exit.
+@dataclass(frozen=True)
+class Archive:
+    """What :func:`prepare` decided for one JVM.
+
+    Attributes:
+        options: for ``spark.driver.extraJavaOptions`` (``[]``: no archive this time).
+        pending: where this JVM writes the archive at exit (``None``: it maps one, or none).
+        final: where the archive goes once written (``<key>.jsa``).
+        lock: the lock this run holds while its JVM writes the archive.
+    """
+
+    options: list[str]
+    pending: Path | None = None
+    final: Path | None = None
+    lock: Path | None = None
+
+
+def prepare(settings: Mapping[str, str], now: float | None = None) -> Archive:
+    """Decide whether this JVM maps the archive or writes it at exit.
 
     Args:
         settings: the Spark settings the JVM is launched with (``{key: value}``).
         now: the time (``time.time()`` seconds) to judge ages by; default the clock.
 
     Returns:
-        Options for ``spark.driver.extraJavaOptions`` (see the module docstring); ``[]``
-        when turned off, when the folder cannot be written, or while another run makes
-        the archive. Never raises for a file-system problem: an archive only saves time.
+        An :class:`Archive`; its ``options`` are ``[]`` when turned off, when the folder
+        cannot be written, or while another run makes the archive. Never raises for a
+        file-system problem: an archive only saves time.
     """
     folder = archive_folder()
     if folder is None:
-        return []
+        return Archive([])
     now = time.time() if now is None else now
     key = archive_key(settings)
     final = folder / f"{key}.jsa"
-    if final.is_file():
-        return [f"-XX:SharedArchiveFile={final}", *QUIET]
     try:
+        if final.is_file():
+            for old in folder.glob(f"{key}.*.pending"):  # from runs that could not finish
+                if _age(old, now) > ABANDONED_SECONDS:
+                    old.unlink(missing_ok=True)
+            return Archive([f"-XX:SharedArchiveFile={final}", *QUIET])
         folder.mkdir(parents=True, exist_ok=True)
-        pending = sorted((p for p in folder.glob(f"{key}.*.pending")
-                          if _age(p, now) > SETTLE_SECONDS), key=lambda p: _age(p, now))
         lock = folder / f"{key}.lock"
-        if pending:
-            os.replace(pending[0], final)
-            for other in pending[1:]:
-                other.unlink(missing_ok=True)
-            lock.unlink(missing_ok=True)
-            return [f"-XX:SharedArchiveFile={final}", *QUIET]
         try:
             handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             if _stale(lock, folder, key, now):
                 lock.unlink(missing_ok=True)
-            return []
+            return Archive([])
         with os.fdopen(handle, "w") as out:
             out.write(str(os.getpid()))
-        return [f"-XX:ArchiveClassesAtExit={folder / f'{key}.{os.getpid()}.pending'}", *QUIET]
+        pending = folder / f"{key}.{os.getpid()}.pending"
+        return Archive([f"-XX:ArchiveClassesAtExit={pending}", *QUIET], pending, final, lock)
     except OSError:
-        return []
+        return Archive([])
 
 
-def with_archive(settings: Mapping[str, str], given: str | None) -> str | None:
-    """``spark.driver.extraJavaOptions`` with :func:`java_options` appended to ``given``
-    (the value set, or ``None``); ``given`` unchanged when there are none."""
-    options = java_options(settings)
-    if not options:
-        return given
-    return " ".join([given, *options]) if given else " ".join(options)
+def with_archive(settings: Mapping[str, str], given: str | None) -> tuple[str | None, Archive]:
+    """``spark.driver.extraJavaOptions`` with :func:`prepare`'s options appended to
+    ``given`` (the value set, or ``None``; unchanged when there are none), and the
+    :class:`Archive` to give :func:`finish_at_exit` once the JVM runs."""
+    archive = prepare(settings)
+    if not archive.options:
+        return given, archive
+    return (" ".join([given, *archive.options]) if given else " ".join(archive.options)), archive
+
+
+def finish_at_exit(archive: Archive, jvm) -> None:
+    """When this process exits, let the JVM that writes ``archive`` finish and put the
+    archive in place: stop the SparkContext, close the JVM's stdin (PySpark's gateway
+    exits at its end), wait up to :data:`EXIT_SECONDS` and rename the pending file to
+    ``<key>.jsa`` only if the JVM exited with code 0 (a JVM killed while it writes leaves a
+    truncated file, which a JVM mapping it would die of). Nothing when ``archive`` is not
+    being written or ``jvm`` (the JVM's ``Popen``) is ``None``.
+    """
+    if archive.pending is None:
+        return
+    if jvm is None:
+        _discard(archive)
+        return
+
+    def finish() -> None:
+        try:
+            from pyspark import SparkContext
+
+            context = SparkContext._active_spark_context  # noqa: SLF001 - PySpark's own
+            if context is not None:
+                context.stop()
+        except Exception:  # noqa: BLE001 - the JVM may be gone already
+            pass
+        if sys.stderr is not None and sys.stderr.isatty():
+            print("sqlstream: the JVM writes its class-data archive (once; later starts are "
+                  f"faster; {ENV}=off turns it off)", file=sys.stderr, flush=True)
+        try:
+            if jvm.stdin is not None:
+                jvm.stdin.close()
+            jvm.wait(timeout=EXIT_SECONDS)
+        except BaseException:  # noqa: BLE001 - still writing (or Ctrl-C): never used
+            return
+        try:
+            if jvm.returncode == 0 and archive.pending.is_file():
+                os.replace(archive.pending, archive.final)
+        except OSError:
+            pass
+        _discard(archive)
+
+    atexit.register(finish)
+
+
+def _discard(archive: Archive) -> None:
+    for path in (archive.pending, archive.lock):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable
 
 from sqlstream.ir import plan as p
-from sqlstream.runtime.class_archive import with_archive
+from sqlstream.runtime.class_archive import finish_at_exit, with_archive
 from sqlstream.connectors import connector
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.ir.calls import Program
@@ -341,12 +341,17 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     for key, value in settings.items():  # the one place a SET's secret enters the JVM's conf
         spark_conf.set(key, plan.source.unseal(value))
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - PySpark's own test
+        archive = None
         if SUBMIT_GATEWAY not in os.environ:  # this process launches the JVM: with the
-            spark_conf.set("spark.driver.extraJavaOptions", with_archive(  # class archive
-                settings, spark_conf.get("spark.driver.extraJavaOptions")))
+            java, archive = with_archive(  # class-data archive (runtime/class_archive.py)
+                settings, spark_conf.get("spark.driver.extraJavaOptions"))
+            spark_conf.set("spark.driver.extraJavaOptions", java)
         main = threading.current_thread() is threading.main_thread()
         handler = signal.getsignal(signal.SIGINT) if main else None
-        SparkContext(conf=spark_conf, gateway=launch_jvm(spark_conf, jvm_output))
+        gateway = launch_jvm(spark_conf, jvm_output)
+        if archive is not None:
+            finish_at_exit(archive, getattr(gateway, "proc", None))
+        SparkContext(conf=spark_conf, gateway=gateway)
         if main:  # SparkContext replaced it with one that cancels all jobs and raises
             signal.signal(signal.SIGINT, handler)  # KeyboardInterrupt, mid-py4j call
     spark = SparkSession.builder.getOrCreate()

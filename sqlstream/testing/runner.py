@@ -70,17 +70,20 @@ def test_session(master: str = "local[2]", conf: dict[str, str] | None = None):
         return active
     from pyspark import SparkContext
 
-    from sqlstream.runtime.class_archive import with_archive
+    from sqlstream.runtime.class_archive import finish_at_exit, with_archive
 
     settings = {**SESSION_DEFAULTS, **(conf or {})}
+    archive = None
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - a JVM is launched here
-        java = with_archive(settings, settings.get("spark.driver.extraJavaOptions"))
+        java, archive = with_archive(settings, settings.get("spark.driver.extraJavaOptions"))
         if java:
             settings["spark.driver.extraJavaOptions"] = java
     builder = SparkSession.builder.master(master).appName("sqlstream-test")
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if archive is not None:
+        finish_at_exit(archive, getattr(spark.sparkContext._gateway, "proc", None))  # noqa: SLF001
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

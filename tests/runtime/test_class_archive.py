@@ -26,7 +26,7 @@ def _option(options: list[str], name: str) -> str | None:
 def test_off_gives_no_options(monkeypatch):
     for value in ("off", "0", "false", "no", "OFF"):
         monkeypatch.setenv(ca.ENV, value)
-        assert ca.archive_folder() is None and ca.java_options({}) == []
+        assert ca.archive_folder() is None and ca.prepare({}).options == []
 
 
 def test_default_folder_is_the_user_cache(monkeypatch, tmp_path):
@@ -35,35 +35,52 @@ def test_default_folder_is_the_user_cache(monkeypatch, tmp_path):
     assert ca.archive_folder() == tmp_path / "sqlstream" / "jvm"
 
 
-def test_one_run_writes_it_the_others_wait_then_all_map_it(folder):
+class Jvm:
+    """A stand-in for the JVM's ``Popen`` in these no-JVM tests: a real process that
+    writes ``data`` to the pending file and exits with ``code`` once its stdin closes."""
+
+    def __init__(self, pending, data: bytes, code: int):
+        script = (f"import sys; sys.stdin.read(); open({str(pending)!r}, 'wb').write({data!r}); "
+                  f"sys.exit({code})")
+        self.process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE)
+        self.stdin, self.wait = self.process.stdin, self.process.wait
+
+    @property
+    def returncode(self):
+        return self.process.returncode
+
+
+def _finish(archive, jvm, monkeypatch):
+    """Run what finish_at_exit registers, as the process's exit would."""
+    registered = []
+    monkeypatch.setattr(ca.atexit, "register", registered.append)
+    ca.finish_at_exit(archive, jvm)
+    for function in registered:
+        function()
+
+
+def test_one_run_writes_it_at_exit_the_others_then_map_it(folder, monkeypatch):
     key = ca.archive_key({})
-    first = ca.java_options({}, now=1000.0)
-    pending = _option(first, "ArchiveClassesAtExit")
-    assert pending == str(folder / f"{key}.{os.getpid()}.pending")
-    assert "-Xlog:cds*=off" in first and "-Xshare:auto" in first
-    assert ca.java_options({}, now=1001.0) == []  # another run while the first one runs
-    # the first run's JVM wrote the archive as it exited
-    with open(pending, "wb") as out:
-        out.write(b"archive")
-    os.utime(pending, (2000.0, 2000.0))
-    assert ca.java_options({}, now=2000.0 + ca.SETTLE_SECONDS / 2) == []  # maybe still writing
-    settled = ca.java_options({}, now=2000.0 + ca.SETTLE_SECONDS + 1)
-    assert _option(settled, "SharedArchiveFile") == str(folder / f"{key}.jsa")
+    first = ca.prepare({}, now=1000.0)
+    assert _option(first.options, "ArchiveClassesAtExit") == str(folder / f"{key}.{os.getpid()}.pending")
+    assert "-Xlog:cds*=off" in first.options and "-Xshare:auto" in first.options
+    assert ca.prepare({}, now=1001.0).options == []  # another run while the first one runs
+    _finish(first, Jvm(first.pending, b"archive", 0), monkeypatch)
     assert sorted(p.name for p in folder.iterdir()) == [f"{key}.jsa"]  # lock and pending gone
-    assert ca.java_options({}) == settled
+    assert (folder / f"{key}.jsa").read_bytes() == b"archive"
+    assert _option(ca.prepare({}).options, "SharedArchiveFile") == str(folder / f"{key}.jsa")
 
 
-def test_newest_settled_pending_archive_wins(folder):
-    key = ca.archive_key({})
-    ca.java_options({}, now=0.0)
-    for pid, stamp in ((11, 100.0), (12, 300.0), (13, 390.0)):
-        path = folder / f"{key}.{pid}.pending"
-        path.write_bytes(str(pid).encode())
-        os.utime(path, (stamp, stamp))
-    ca.java_options({}, now=300.0 + ca.SETTLE_SECONDS + 1)  # 13 is too young
-    assert (folder / f"{key}.jsa").read_bytes() == b"12"
-    assert not (folder / f"{key}.11.pending").exists()
-    assert (folder / f"{key}.13.pending").exists()
+def test_an_archive_of_a_jvm_that_did_not_exit_normally_is_never_used(folder, monkeypatch):
+    first = ca.prepare({})
+    _finish(first, Jvm(first.pending, b"trunc", 1), monkeypatch)  # killed while writing
+    assert list(folder.iterdir()) == []  # pending and lock removed: a later run retries
+    assert _option(ca.prepare({}).options, "ArchiveClassesAtExit")
+
+
+def test_no_jvm_handle_leaves_nothing_behind(folder):
+    ca.finish_at_exit(ca.prepare({}), None)
+    assert list(folder.iterdir()) == []
 
 
 def test_a_lock_of_a_killed_run_is_removed(folder):
@@ -73,18 +90,29 @@ def test_a_lock_of_a_killed_run_is_removed(folder):
     dead.wait()  # a process that has ended: the run killed before its JVM wrote anything
     lock.write_text(str(dead.pid))
     os.utime(lock, (0.0, 0.0))
-    assert ca.java_options({}, now=ca.DEAD_LOCK_SECONDS / 2) == [] and lock.exists()
-    assert ca.java_options({}, now=ca.DEAD_LOCK_SECONDS + 1) == [] and not lock.exists()
-    assert _option(ca.java_options({}), "ArchiveClassesAtExit")
+    assert ca.prepare({}, now=ca.DEAD_LOCK_SECONDS / 2).options == [] and lock.exists()
+    assert ca.prepare({}, now=ca.DEAD_LOCK_SECONDS + 1).options == [] and not lock.exists()
+    assert _option(ca.prepare({}).options, "ArchiveClassesAtExit")
     assert lock.read_text() == str(os.getpid())
 
 
 def test_a_lock_of_a_running_run_is_kept_until_it_is_very_old(folder):
-    ca.java_options({}, now=0.0)  # this process holds it, and runs
+    ca.prepare({}, now=0.0)  # this process holds it, and runs
     lock = folder / f"{ca.archive_key({})}.lock"
     os.utime(lock, (0.0, 0.0))
-    assert ca.java_options({}, now=ca.STALE_LOCK_SECONDS / 2) == [] and lock.exists()
-    assert ca.java_options({}, now=ca.STALE_LOCK_SECONDS + 1) == [] and not lock.exists()
+    assert ca.prepare({}, now=ca.STALE_LOCK_SECONDS / 2).options == [] and lock.exists()
+    assert ca.prepare({}, now=ca.STALE_LOCK_SECONDS + 1).options == [] and not lock.exists()
+
+
+def test_abandoned_pending_files_are_removed_once_the_archive_exists(folder):
+    key = ca.archive_key({})
+    folder.mkdir()
+    (folder / f"{key}.jsa").write_bytes(b"archive")
+    for pid, stamp in ((11, 0.0), (12, 1000.0)):
+        (folder / f"{key}.{pid}.pending").write_bytes(b"x")
+        os.utime(folder / f"{key}.{pid}.pending", (stamp, stamp))
+    ca.prepare({}, now=1000.0 + ca.ABANDONED_SECONDS / 2)
+    assert sorted(p.name for p in folder.iterdir()) == [f"{key}.12.pending", f"{key}.jsa"]
 
 
 def test_extra_jars_get_an_archive_of_their_own():
@@ -96,11 +124,11 @@ def test_extra_jars_get_an_archive_of_their_own():
 def test_a_folder_that_cannot_be_made_gives_no_options(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("")
     monkeypatch.setenv(ca.ENV, str(tmp_path / "file" / "jvm"))
-    assert ca.java_options({}) == []
+    assert ca.prepare({}).options == []
 
 
 def test_with_archive_appends_to_the_options_given(folder):
     given = "-Dlog4j.configurationFile=file:/x.properties"
-    combined = ca.with_archive({}, given)
-    assert combined.startswith(given + " -XX:ArchiveClassesAtExit=")
-    assert ca.with_archive({}, given) == given  # the archive is being made: nothing added
+    combined, archive = ca.with_archive({}, given)
+    assert combined.startswith(given + " -XX:ArchiveClassesAtExit=") and archive.pending
+    assert ca.with_archive({}, given)[0] == given  # the archive is being made: nothing added
