@@ -193,7 +193,7 @@ def with_archive(settings: Mapping[str, str], given: str | None) -> tuple[str | 
 
 def finish_at_exit(archive: Archive, jvm) -> None:
     """When this process exits, let the JVM that writes ``archive`` finish and put the
-    archive in place: stop the SparkContext, close the JVM's stdin (PySpark's gateway
+    archive in place: stop the SparkContext of that JVM (no other), close the JVM's stdin (PySpark's gateway
     exits at its end), wait up to :data:`EXIT_SECONDS` and rename the pending file to
     ``<key>.jsa`` only if the JVM exited with code 0 (a JVM killed while it writes leaves a
     truncated file, which a JVM mapping it would die of). Nothing when ``archive`` is not
@@ -210,8 +210,8 @@ def finish_at_exit(archive: Archive, jvm) -> None:
             from pyspark import SparkContext
 
             context = SparkContext._active_spark_context  # noqa: SLF001 - PySpark's own
-            if context is not None:
-                context.stop()
+            if context is not None and getattr(context._gateway, "proc", None) is jvm:  # noqa: SLF001
+                context.stop()  # only the context of the JVM that writes the archive
         except Exception:  # noqa: BLE001 - the JVM may be gone already
             pass
         if sys.stderr is not None and sys.stderr.isatty():
