@@ -28,8 +28,9 @@ SESSION_DEFAULTS = {
 
 A test has a few rows: each stateful operator then runs one state store and one task per
 micro-batch. Spark's default of 200 partitions would cost seconds per micro-batch; 2 (the
-earlier value) cost about 25 % more per micro-batch than 1 on the Spark-suite set
-(``durationMs.addBatch`` median 257 ms against 199 ms, bench/README.md). A result does not
+earlier value) made the Spark-suite set about 10 % slower than 1, measured side by side
+(wall time 89.4/94.4 s against 82.4/80.8 s; ``durationMs.addBatch`` median 249/265 ms
+against 235/233 ms; bench/README.md). A result does not
 depend on the number: rows are compared as multisets unless a test is ``ordered``, and
 with one partition a micro-batch's rows come from one task, so their order is no less
 stable than with two."""
