@@ -17,7 +17,11 @@ objects, wrapped here (nothing in sqlstream changes):
 
 Goals (issue 21): each test after the first < 2 s; the whole set < 60 s.
 
-    .venv/bin/python bench/test_speed.py [PATH…]       # default: tests/fixtures/spark_suites
+    .venv/bin/python bench/test_speed.py [--conf KEY=VALUE …] [PATH…]
+                                         # default: tests/fixtures/spark_suites
+
+``--conf`` sets a Spark conf of the run's session over ``sqlstream test``'s (to compare
+settings side by side: run the two one after the other, alternating).
 """
 
 from __future__ import annotations
@@ -36,12 +40,12 @@ from sqlstream.testing import runner  # noqa: E402
 from sqlstream.testing import harness  # noqa: E402
 
 
-def main(paths: list[str]) -> None:
+def main(paths: list[str], conf: dict[str, str]) -> None:
     timings = {"jvm": 0.0, "starts": [], "batches": {}}
 
     def session():
         began = time.perf_counter()
-        spark = runner.test_session()
+        spark = runner.test_session(conf=conf)
         timings["jvm"] = time.perf_counter() - began
         return spark
 
@@ -62,6 +66,8 @@ def main(paths: list[str]) -> None:
 
     harness._Query.start, harness._Query.collect_progress = timed_start, collecting
     load = os.getloadavg()
+    if conf:
+        print("conf: " + ", ".join(f"{k}={v}" for k, v in conf.items()))
     results = runner.run(paths, session=session, on_result=lambda r: print(
         f"{r.status:7} {r.seconds:6.1f} s  {r.path.name}::{r.name}", flush=True))
     wall = time.perf_counter() - STARTED
@@ -90,5 +96,18 @@ def main(paths: list[str]) -> None:
           f"on {os.cpu_count()} cores")
 
 
+def _arguments(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``argv`` as (paths, Spark conf): ``--conf KEY=VALUE`` pairs, the rest paths."""
+    paths, conf = [], {}
+    items = iter(argv)
+    for item in items:
+        if item == "--conf":
+            key, _, value = next(items).partition("=")
+            conf[key] = value
+        else:
+            paths.append(item)
+    return paths or [os.path.join(ROOT, "tests", "fixtures", "spark_suites")], conf
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:] or [os.path.join(ROOT, "tests", "fixtures", "spark_suites")])
+    main(*_arguments(sys.argv[1:]))

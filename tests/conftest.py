@@ -32,9 +32,14 @@ def program_variables(text: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the run: local[2], 2 shuffle partitions, no UI, UTC, with
-    Spark's Kafka and Avro packages as local jars (``tests/kafka_broker.spark_jars``)."""
+    Spark's Kafka and Avro packages as local jars (``tests/kafka_broker.spark_jars``), and
+    checkpoints written as ``sqlstream test`` writes them (``checkpoint_file_manager``: a
+    fifth of the CPU otherwise goes to processes Hadoop starts)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark import __version__
     from pyspark.sql import SparkSession
+
+    from sqlstream.testing.runner import checkpoint_file_manager
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -47,6 +52,7 @@ def spark():
         # the run's one driver holds the state stores and memory sinks of hundreds of
         # queries; Spark's local default (1g) is too small for the whole suite
         .config("spark.driver.memory", "4g")
+        .config(map=checkpoint_file_manager(__version__))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
