@@ -26,6 +26,7 @@ settings side by side: run the two one after the other, alternating).
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -96,18 +97,11 @@ def main(paths: list[str], conf: dict[str, str]) -> None:
           f"on {os.cpu_count()} cores")
 
 
-def _arguments(argv: list[str]) -> tuple[list[str], dict[str, str]]:
-    """``argv`` as (paths, Spark conf): ``--conf KEY=VALUE`` pairs, the rest paths."""
-    paths, conf = [], {}
-    items = iter(argv)
-    for item in items:
-        if item == "--conf":
-            key, _, value = next(items).partition("=")
-            conf[key] = value
-        else:
-            paths.append(item)
-    return paths or [os.path.join(ROOT, "tests", "fixtures", "spark_suites")], conf
-
-
 if __name__ == "__main__":
-    main(*_arguments(sys.argv[1:]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        default=[os.path.join(ROOT, "tests", "fixtures", "spark_suites")])
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark conf of the run's session, over sqlstream test's")
+    arguments = parser.parse_args()
+    main(arguments.paths, dict(item.partition("=")[::2] for item in arguments.conf))
