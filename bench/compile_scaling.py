@@ -21,9 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sqlstream  # noqa: E402
 
-HEAD = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
-        "WITH (connector = 'files', path = 'in', format = 'json');\n"
-        "CREATE SINK o WITH (connector = 'console');\n")
+HEAD = (
+    "CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
+    "WITH (connector = 'files', path = 'in', format = 'json');\n"
+    "CREATE SINK o WITH (connector = 'console');\n"
+)
 
 
 def statements_file(n: int) -> str:
@@ -37,31 +39,42 @@ def statements_file(n: int) -> str:
             f"INSERT INTO o{i} SELECT window_start, b, COUNT(*) AS n, MAX(a) AS m\n"
             f"FROM TUMBLE(v{i}, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, b;\n"
             f"CREATE STREAM t{i} (a INT, ts TIMESTAMP, c AS a * 2, WATERMARK FOR ts AS ts - INTERVAL "
-            f"'{i % 59 + 1}' SECONDS) WITH (connector = 'files', path = 'in{i}', format = 'parquet');\n")
+            f"'{i % 59 + 1}' SECONDS) WITH (connector = 'files', path = 'in{i}', format = 'parquet');\n"
+        )
     return "".join(parts)
 
 
 def light_file(n: int) -> str:
     """``n`` statements in pairs: a sink and an insert that filters and projects the stream."""
-    return HEAD + "".join(f"CREATE SINK o{i} WITH (connector = 'console');\n"
-                          f"INSERT INTO o{i} SELECT a, upper(b) AS b FROM s WHERE a > {i};\n"
-                          for i in range((n - 2) // 2))
+    return HEAD + "".join(
+        f"CREATE SINK o{i} WITH (connector = 'console');\n"
+        f"INSERT INTO o{i} SELECT a, upper(b) AS b FROM s WHERE a > {i};\n"
+        for i in range((n - 2) // 2)
+    )
 
 
 def ctes(n: int) -> str:
     body = "WITH c0 AS (SELECT a, ts FROM s)" + "".join(
-        f", c{i} AS (SELECT a, ts FROM c{i - 1} WHERE a > {i})" for i in range(1, n))
+        f", c{i} AS (SELECT a, ts FROM c{i - 1} WHERE a > {i})" for i in range(1, n)
+    )
     return HEAD + f"INSERT INTO o {body} SELECT a FROM c{n - 1};\n"
 
 
 def views(n: int) -> str:
-    chain = "".join(f"CREATE VIEW v{i} AS SELECT a, ts FROM {'s' if i == 0 else f'v{i - 1}'} WHERE a > {i};\n"
-                    for i in range(n))
+    chain = "".join(
+        f"CREATE VIEW v{i} AS SELECT a, ts FROM {'s' if i == 0 else f'v{i - 1}'} WHERE a > {i};\n"
+        for i in range(n)
+    )
     return HEAD + chain + f"INSERT INTO o SELECT a FROM v{n - 1};\n"
 
 
 def ands(n: int) -> str:
-    return HEAD + "INSERT INTO o SELECT a FROM s WHERE " + " AND ".join(f"a <> {i}" for i in range(n)) + ";\n"
+    return (
+        HEAD
+        + "INSERT INTO o SELECT a FROM s WHERE "
+        + " AND ".join(f"a <> {i}" for i in range(n))
+        + ";\n"
+    )
 
 
 def parens(n: int) -> str:
@@ -73,8 +86,10 @@ def subqueries(n: int) -> str:
 
 
 def nested_types(n: int) -> str:
-    return (f"CREATE STREAM s (a {'STRUCT<f: ' * n}INT{'>' * n}, b INT) "
-            "WITH (connector = 'files', path = 'in', format = 'json');\nSELECT b FROM s;\n")
+    return (
+        f"CREATE STREAM s (a {'STRUCT<f: ' * n}INT{'>' * n}, b INT) "
+        "WITH (connector = 'files', path = 'in', format = 'json');\nSELECT b FROM s;\n"
+    )
 
 
 def timed(text: str, repeat: int) -> tuple[float, str]:
@@ -100,7 +115,9 @@ def series(name: str, build, sizes, repeat: int) -> None:
             points.append((n, seconds))
         print(f"| {n:,} | {seconds:.3f} | {1000 * seconds / n:.3f} | {outcome} |", flush=True)
     (n0, t0), (n1, t1) = points[0], points[-1]
-    print(f"growth exponent {n0:,} → {n1:,}: {math.log(t1 / t0) / math.log(n1 / n0):.2f} (1 = linear)")
+    print(
+        f"growth exponent {n0:,} → {n1:,}: {math.log(t1 / t0) / math.log(n1 / n0):.2f} (1 = linear)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,10 +133,16 @@ def main(argv: list[str] | None = None) -> int:
         text = build(n)
         count = text.count(";")
         seconds, outcome = timed(text, args.repeat)
-        print(f"{count:,}-statement {label} file ({len(text) / 1e3:.0f} kB): {seconds:.2f} s, "
-              f"{count / seconds:,.0f} statements/s in-process ({outcome}); goal ≥ 1,000")
-    series("statements (file of n statements)", statements_file,
-           [s // scale for s in (250, 500, 1000, 2000)], args.repeat)
+        print(
+            f"{count:,}-statement {label} file ({len(text) / 1e3:.0f} kB): {seconds:.2f} s, "
+            f"{count / seconds:,.0f} statements/s in-process ({outcome}); goal ≥ 1,000"
+        )
+    series(
+        "statements (file of n statements)",
+        statements_file,
+        [s // scale for s in (250, 500, 1000, 2000)],
+        args.repeat,
+    )
     series("chained CTEs", ctes, [s // scale for s in (125, 250, 500, 1000)], args.repeat)
     series("chained views", views, [s // scale for s in (250, 500, 1000, 2000)], args.repeat)
     series("AND terms", ands, [s // scale for s in (1250, 2500, 5000, 10000)], args.repeat)

@@ -36,8 +36,9 @@ def _marker(text: str, where: str) -> int:
     return text.index("WHERE a > ") if where == "top" else text.rindex("WHERE a > ")
 
 
-def in_process(text: str, repeat: int, incremental: bool,
-               where: str = "end") -> tuple[list[float], list[float]]:
+def in_process(
+    text: str, repeat: int, incremental: bool, where: str = "end"
+) -> tuple[list[float], list[float]]:
     """Wall and CPU seconds of each :func:`analyze` after a one-character edit (``a > i`` →
     ``a >= i`` toggled in the first or last view, ``where``: ``"top"`` or ``"end"``), given
     the previous analysis or not."""
@@ -45,8 +46,11 @@ def in_process(text: str, repeat: int, incremental: bool,
     previous = analyze(text)  # warm: imports, the dialect, per-statement caches
     wall, cpu = [], []
     for i in range(repeat):
-        edited = text[:marker] + ("WHERE a >= " if i % 2 == 0 else "WHERE a > ") + \
-            text[marker + len("WHERE a > "):]
+        edited = (
+            text[:marker]
+            + ("WHERE a >= " if i % 2 == 0 else "WHERE a > ")
+            + text[marker + len("WHERE a > ") :]
+        )
         start, start_cpu = time.perf_counter(), time.process_time()
         analysis = analyze(edited, previous=previous if incremental else None)
         wall.append(time.perf_counter() - start)
@@ -62,7 +66,7 @@ def _message(payload: dict) -> bytes:
 
 def _read(stream) -> dict:
     length = 0
-    while (line := stream.readline().strip()):
+    while line := stream.readline().strip():
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":")[1])
     return json.loads(stream.read(length))
@@ -71,10 +75,13 @@ def _read(stream) -> dict:
 def over_stdio(text: str, repeat: int, where: str = "end") -> list[float]:
     """Seconds from writing a ``didChange`` (the edit of :func:`in_process` at ``where``) to
     reading its ``publishDiagnostics``."""
-    code = ("import sqlstream.lsp.server as s; s.DEBOUNCE_SECONDS = 0; "
-            "s.CONFIGURATION_WAIT_SECONDS = 0; s.serve()")
-    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE)
+    code = (
+        "import sqlstream.lsp.server as s; s.DEBOUNCE_SECONDS = 0; "
+        "s.CONFIGURATION_WAIT_SECONDS = 0; s.serve()"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     send = lambda payload: (server.stdin.write(_message(payload)), server.stdin.flush())  # noqa: E731
     uri = "file:///bench/mixed.ssql"
 
@@ -86,12 +93,25 @@ def over_stdio(text: str, repeat: int, where: str = "end") -> list[float]:
             if "id" in message and "method" in message:  # a request of the server
                 send({"jsonrpc": "2.0", "id": message["id"], "result": [None]})
 
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-          "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        }
+    )
     _read(server.stdout)
     send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-    send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": uri, "languageId": "ssql", "version": 1, "text": text}}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {"uri": uri, "languageId": "ssql", "version": 1, "text": text}
+            },
+        }
+    )
     until_diagnostics()
     marker = _marker(text, where)
     lines = text[:marker].count("\n")
@@ -99,12 +119,24 @@ def over_stdio(text: str, repeat: int, where: str = "end") -> list[float]:
     times = []
     for i in range(repeat):
         insert = i % 2 == 0
-        change = {"range": {"start": {"line": lines, "character": column},
-                            "end": {"line": lines, "character": column + (0 if insert else 1)}},
-                  "text": "=" if insert else ""}
+        change = {
+            "range": {
+                "start": {"line": lines, "character": column},
+                "end": {"line": lines, "character": column + (0 if insert else 1)},
+            },
+            "text": "=" if insert else "",
+        }
         start = time.perf_counter()
-        send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-            "textDocument": {"uri": uri, "version": i + 2}, "contentChanges": [change]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": {
+                    "textDocument": {"uri": uri, "version": i + 2},
+                    "contentChanges": [change],
+                },
+            }
+        )
         until_diagnostics()
         times.append(time.perf_counter() - start)
     send({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
@@ -123,19 +155,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--statements", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--where", nargs="+", choices=("end", "top"), default=["end", "top"],
-                        help="where the edit is: in the last view, in the first view")
+    parser.add_argument(
+        "--where",
+        nargs="+",
+        choices=("end", "top"),
+        default=["end", "top"],
+        help="where the edit is: in the last view, in the first view",
+    )
     args = parser.parse_args()
     text = statements_file(args.statements)
-    print(f"{args.statements} statements, {args.repeat} edits, load average "
-          f"{os.getloadavg()[0]:.1f} at the start")
+    print(
+        f"{args.statements} statements, {args.repeat} edits, load average "
+        f"{os.getloadavg()[0]:.1f} at the start"
+    )
     for where in args.where:
         for name, incremental in (("incremental", True), ("from scratch", False)):
             wall, cpu = in_process(text, args.repeat, incremental, where)
-            print(f"edit at the {where}: analyze, {name}: wall {_summary(wall)}; "
-                  f"CPU {_summary(cpu)}")
-        print(f"edit at the {where}: didChange -> publishDiagnostics over stdio: wall "
-              f"{_summary(over_stdio(text, args.repeat, where))}")
+            print(
+                f"edit at the {where}: analyze, {name}: wall {_summary(wall)}; CPU {_summary(cpu)}"
+            )
+        print(
+            f"edit at the {where}: didChange -> publishDiagnostics over stdio: wall "
+            f"{_summary(over_stdio(text, args.repeat, where))}"
+        )
 
 
 if __name__ == "__main__":

@@ -68,9 +68,15 @@ def flight_rows(count: int) -> list[dict]:
     for day in DAYS:
         with open(day, newline="") as handle:
             for r in csv.DictReader(handle):
-                rows.append({"carrier": r["carrier"], "flight": int(r["flight"]),
-                             "origin": r["origin"], "dest": r["dest"],
-                             "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"])})
+                rows.append(
+                    {
+                        "carrier": r["carrier"],
+                        "flight": int(r["flight"]),
+                        "origin": r["origin"],
+                        "dest": r["dest"],
+                        "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
+                    }
+                )
                 if len(rows) == count:
                     return rows
     return rows
@@ -80,19 +86,33 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
-def measure(spark, broker: KafkaBroker, trigger: str, rows: list[dict], rate: float,
-            work: Path) -> list[float]:
+def measure(
+    spark, broker: KafkaBroker, trigger: str, rows: list[dict], rate: float, work: Path
+) -> list[float]:
     """Latencies in milliseconds of ``rows`` through the pipeline under ``trigger``."""
     from confluent_kafka import Consumer, Producer
 
     tag = uuid.uuid4().hex[:8]
     source = broker.create_topic(f"lat-in-{tag}")
     sink = broker.create_topic(f"lat-out-{tag}")
-    pipeline = sqlstream.compile(PIPELINE, {"servers": broker.bootstrap_servers, "source": source,
-                                            "sink": sink, "emit": TRIGGERS[trigger]},
-                                 path=str(work / f"{trigger}.ssql"))
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": tag,
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    pipeline = sqlstream.compile(
+        PIPELINE,
+        {
+            "servers": broker.bootstrap_servers,
+            "source": source,
+            "sink": sink,
+            "emit": TRIGGERS[trigger],
+        },
+        path=str(work / f"{trigger}.ssql"),
+    )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "group.id": tag,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([sink])
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0})
     (query,) = pipeline.start(spark)
@@ -152,25 +172,37 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2, help="local[N] (default 2)")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
     import pyspark
+    from pyspark.sql import SparkSession
 
     rows = flight_rows(args.rows)
     with KafkaBroker() as broker, tempfile.TemporaryDirectory() as work:
-        spark = (SparkSession.builder.master(f"local[{args.cores}]").appName("realtime-latency")
-                 .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.jars", ",".join(spark_jars())).getOrCreate())
+        spark = (
+            SparkSession.builder.master(f"local[{args.cores}]")
+            .appName("realtime-latency")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.jars", ",".join(spark_jars()))
+            .getOrCreate()
+        )
         spark.sparkContext.setLogLevel("ERROR")
-        print(f"pyspark {pyspark.__version__}, local[{args.cores}], {len(rows)} rows at "
-              f"{args.rate:g}/s, load average before: {os.getloadavg()[0]:.2f}")
-        print(f"{'trigger':<12} {'rows':>6} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} "
-              f"{'max ms':>8} {'mean ms':>8}")
+        print(
+            f"pyspark {pyspark.__version__}, local[{args.cores}], {len(rows)} rows at "
+            f"{args.rate:g}/s, load average before: {os.getloadavg()[0]:.2f}"
+        )
+        print(
+            f"{'trigger':<12} {'rows':>6} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} "
+            f"{'max ms':>8} {'mean ms':>8}"
+        )
         for trigger in TRIGGERS:
             latencies = measure(spark, broker, trigger, rows, args.rate, Path(work))
-            print(f"{trigger:<12} {len(latencies):>6} {percentile(latencies, 50):>8.1f} "
-                  f"{percentile(latencies, 90):>8.1f} {percentile(latencies, 99):>8.1f} "
-                  f"{max(latencies):>8.1f} {statistics.mean(latencies):>8.1f}", flush=True)
+            print(
+                f"{trigger:<12} {len(latencies):>6} {percentile(latencies, 50):>8.1f} "
+                f"{percentile(latencies, 90):>8.1f} {percentile(latencies, 99):>8.1f} "
+                f"{max(latencies):>8.1f} {statistics.mean(latencies):>8.1f}",
+                flush=True,
+            )
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         spark.stop()
 

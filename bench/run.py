@@ -181,7 +181,9 @@ def proc_cpu_seconds(pid: int) -> float | None:
 
 def session_cpu_seconds(spark) -> float | None:
     """CPU seconds used so far by the session's JVM plus this Python process."""
-    proc = getattr(spark.sparkContext._gateway, "proc", None)  # None if the JVM was not launched here
+    proc = getattr(
+        spark.sparkContext._gateway, "proc", None
+    )  # None if the JVM was not launched here
     jvm = proc_cpu_seconds(proc.pid) if proc is not None else None
     return None if jvm is None else jvm + time.process_time()
 
@@ -265,7 +267,9 @@ def inprocess_handwritten(spark, name: str, data_root: Path) -> tuple[float, Pat
     out = work / "out" / "hourly"
     cpu0 = session_cpu_seconds(spark)
     started = time.perf_counter()
-    query = handwritten_flights.run(spark, data_root, out, work / "checkpoint", MAX_FILES_PER_TRIGGER)
+    query = handwritten_flights.run(
+        spark, data_root, out, work / "checkpoint", MAX_FILES_PER_TRIGGER
+    )
     elapsed = time.perf_counter() - started
     cpu1 = session_cpu_seconds(spark)
     if query.exception() is not None:
@@ -294,15 +298,19 @@ def bench_inprocess(spark, data_root: Path, rounds: int, warmup_days: int) -> Mo
         started = time.perf_counter()
         inprocess_sqlstream(spark, "warmup/sqlstream", warm)
         inprocess_handwritten(spark, "warmup/handwritten", warm)
-        say(f"  warm-up ({warmup_days} days, both jobs, untimed): {time.perf_counter() - started:.1f} s")
+        say(
+            f"  warm-up ({warmup_days} days, both jobs, untimed): {time.perf_counter() - started:.1f} s"
+        )
     for rnd in range(1, rounds + 1):
         jobs = [("sqlstream", inprocess_sqlstream), ("handwritten", inprocess_handwritten)]
         for impl, job in round_order(jobs, rnd):
             before = load1()
             elapsed, cpu, out, batches, rows = job(spark, f"inproc/{impl}_r{rnd}", data_root)
             mode.runs.append(Run(impl, rnd, elapsed, before, out, cpu, batches, rows))
-            say(f"  round {rnd} {impl:<11} {elapsed:7.2f} s wall, {fmt(cpu)} s CPU  ({batches} "
-                f"micro-batches, {rows} input rows, load1 before {before:.2f})")
+            say(
+                f"  round {rnd} {impl:<11} {elapsed:7.2f} s wall, {fmt(cpu)} s CPU  ({batches} "
+                f"micro-batches, {rows} input rows, load1 before {before:.2f})"
+            )
     return mode
 
 
@@ -319,7 +327,9 @@ def sqlstream_command() -> list[str]:
     return [sys.executable, "-m", "sqlstream.cli"]
 
 
-def timed_process(command: list[str], log: Path, subreaper: bool) -> tuple[float, float | None, int]:
+def timed_process(
+    command: list[str], log: Path, subreaper: bool
+) -> tuple[float, float | None, int]:
     """Run ``command``; wall seconds until it exits, CPU seconds of it and its descendants.
 
     The wall time stops when the command exits (what a user waits for); the CPU time
@@ -333,39 +343,67 @@ def timed_process(command: list[str], log: Path, subreaper: bool) -> tuple[float
     if subreaper:
         reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) if subreaper else None
+    cpu = (
+        (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) if subreaper else None
+    )
     return elapsed, cpu, done.returncode
 
 
-def cli_sqlstream(name: str, data_root: Path, subreaper: bool) -> tuple[float, float | None, Path, str]:
+def cli_sqlstream(
+    name: str, data_root: Path, subreaper: bool
+) -> tuple[float, float | None, Path, str]:
     work = sqlstream_workdir(name, data_root)
     command = sqlstream_command() + [
-        "exec", str(work / EXAMPLE.name), "--state-dir", str(work / "state"), "--available-now",
-        "--master", MASTER, "--conf", f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}",
+        "exec",
+        str(work / EXAMPLE.name),
+        "--state-dir",
+        str(work / "state"),
+        "--available-now",
+        "--master",
+        MASTER,
+        "--conf",
+        f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}",
     ]
     elapsed, cpu, code = timed_process(command, work / "exec.log", subreaper)
     text = (work / "exec.log").read_text(errors="replace")
     if code != 0:
-        raise SystemExit(f"sqlstream exec failed ({code}), see {work / 'exec.log'}:\n{text[-2000:]}")
+        raise SystemExit(
+            f"sqlstream exec failed ({code}), see {work / 'exec.log'}:\n{text[-2000:]}"
+        )
     found = re.search(r"finished: (\d+) micro-batches, (\d+) input rows", text)
     note = f"{found.group(1)} micro-batches, {found.group(2)} input rows" if found else ""
     return elapsed, cpu, work / "out" / "hourly", note
 
 
-def cli_handwritten(name: str, data_root: Path, subreaper: bool) -> tuple[float, float | None, Path, str]:
+def cli_handwritten(
+    name: str, data_root: Path, subreaper: bool
+) -> tuple[float, float | None, Path, str]:
     work = OUT / name
     work.mkdir(parents=True)
     out = work / "out" / "hourly"
     command = [
-        sys.executable, str(HANDWRITTEN), "--data", str(data_root), "--out", str(out),
-        "--checkpoint", str(work / "checkpoint"),
-        "--max-files-per-trigger", str(MAX_FILES_PER_TRIGGER),
-        "--master", MASTER, "--shuffle-partitions", str(SHUFFLE_PARTITIONS), "--no-count",
+        sys.executable,
+        str(HANDWRITTEN),
+        "--data",
+        str(data_root),
+        "--out",
+        str(out),
+        "--checkpoint",
+        str(work / "checkpoint"),
+        "--max-files-per-trigger",
+        str(MAX_FILES_PER_TRIGGER),
+        "--master",
+        MASTER,
+        "--shuffle-partitions",
+        str(SHUFFLE_PARTITIONS),
+        "--no-count",
     ]
     elapsed, cpu, code = timed_process(command, work / "run.log", subreaper)
     text = (work / "run.log").read_text(errors="replace")
     if code != 0:
-        raise SystemExit(f"handwritten job failed ({code}), see {work / 'run.log'}:\n{text[-2000:]}")
+        raise SystemExit(
+            f"handwritten job failed ({code}), see {work / 'run.log'}:\n{text[-2000:]}"
+        )
     found = re.search(r"done in ([\d.]+)s", text)
     note = f"streaming part {found.group(1)} s" if found else ""
     return elapsed, cpu, out, note
@@ -380,8 +418,10 @@ def bench_cli(data_root: Path, rounds: int) -> Mode:
             before = load1()
             elapsed, cpu, out, note = job(f"cli/{impl}_r{rnd}", data_root, subreaper)
             mode.runs.append(Run(impl, rnd, elapsed, before, out, cpu, note=note))
-            say(f"  round {rnd} {impl:<11} {elapsed:7.2f} s wall, {fmt(cpu)} s CPU  "
-                f"({note}; load1 before {before:.2f})")
+            say(
+                f"  round {rnd} {impl:<11} {elapsed:7.2f} s wall, {fmt(cpu)} s CPU  "
+                f"({note}; load1 before {before:.2f})"
+            )
     return mode
 
 
@@ -400,20 +440,31 @@ def compare_outputs(spark, mode: Mode) -> list[str]:
         ours = spark.read.parquet(str(pair["sqlstream"].output))
         theirs = spark.read.parquet(str(pair["handwritten"].output))
         if ours.columns != theirs.columns:
-            warnings.append(f"WARNING: {mode.name} round {rnd}: columns differ: {ours.columns} vs {theirs.columns}")
+            warnings.append(
+                f"WARNING: {mode.name} round {rnd}: columns differ: {ours.columns} vs {theirs.columns}"
+            )
             continue
         if ours.schema != theirs.schema:
-            warnings.append(f"WARNING: {mode.name} round {rnd}: schemas differ: "
-                            f"{ours.schema.simpleString()} vs {theirs.schema.simpleString()}")
+            warnings.append(
+                f"WARNING: {mode.name} round {rnd}: schemas differ: "
+                f"{ours.schema.simpleString()} vs {theirs.schema.simpleString()}"
+            )
         n_ours, n_theirs = ours.count(), theirs.count()
         missing, extra = theirs.exceptAll(ours).count(), ours.exceptAll(theirs).count()
-        line = (f"{mode.name} round {rnd}: sqlstream {n_ours} rows, handwritten {n_theirs} rows, "
-                f"{extra} only in sqlstream, {missing} only in handwritten")
+        line = (
+            f"{mode.name} round {rnd}: sqlstream {n_ours} rows, handwritten {n_theirs} rows, "
+            f"{extra} only in sqlstream, {missing} only in handwritten"
+        )
         if n_ours != n_theirs or missing or extra:
-            rounded = [df.withColumn("avg_dep_delay", F.round("avg_dep_delay", 9))
-                       for df in (ours, theirs)]
-            still = rounded[0].exceptAll(rounded[1]).count() + rounded[1].exceptAll(rounded[0]).count()
-            warnings.append(f"WARNING: {line} ({still} rows differ with avg_dep_delay rounded to 9 digits)")
+            rounded = [
+                df.withColumn("avg_dep_delay", F.round("avg_dep_delay", 9)) for df in (ours, theirs)
+            ]
+            still = (
+                rounded[0].exceptAll(rounded[1]).count() + rounded[1].exceptAll(rounded[0]).count()
+            )
+            warnings.append(
+                f"WARNING: {line} ({still} rows differ with avg_dep_delay rounded to 9 digits)"
+            )
         else:
             say(f"  ok: {line}")
         if n_ours == 0:
@@ -436,8 +487,9 @@ def median_process_time(command: list[str], repeat: int) -> tuple[float, float, 
     env = {**os.environ, **TRANSLATE_ENV}
     for _ in range(repeat):
         started = time.perf_counter()
-        done = subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+        done = subprocess.run(
+            command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         times.append(time.perf_counter() - started)
         code = code or done.returncode
     return statistics.median(times), min(times), code
@@ -452,7 +504,9 @@ def bench_translate(repeat: int) -> list[tuple[str, float, float, int]]:
         rows.append((label, *median_process_time(command, repeat)))
     files = []
     for folder in TRANSLATE_DIRS:
-        files += sorted(f for f in folder.rglob("*.ssql") if "out" not in f.relative_to(folder).parts)
+        files += sorted(
+            f for f in folder.rglob("*.ssql") if "out" not in f.relative_to(folder).parts
+        )
     for ssql in files:
         label = f"sqlstream translate {ssql.relative_to(REPO)}"
         command = sqlstream_command() + ["translate", *TRANSLATE_VARS, str(ssql.relative_to(REPO))]
@@ -482,31 +536,49 @@ def ratio_table(modes: list[Mode]) -> list[str]:
         lines.append(
             f"| {mode.name} | {ours:.2f} | {theirs:.2f} | **{ratio:.3f}**{flag} | {paired:.3f} "
             f"| {min(mode.times('sqlstream')):.2f} / {min(mode.times('handwritten')):.2f} "
-            f"| {fmt(cpu_ours)} / {fmt(cpu_theirs)} | {cpu_ratio} |")
+            f"| {fmt(cpu_ours)} / {fmt(cpu_theirs)} | {cpu_ratio} |"
+        )
     lines.append("")
-    lines.append("all runs, in order (wall s, sqlstream / handwritten per round, load1 before each):")
+    lines.append(
+        "all runs, in order (wall s, sqlstream / handwritten per round, load1 before each):"
+    )
     for mode in modes:
         for rnd in sorted({r.round for r in mode.runs}):
             pair = {r.impl: r for r in mode.runs if r.round == rnd}
             lines.append(
                 f"  {mode.name} round {rnd}: "
-                + " / ".join(f"{pair[i].seconds:.2f} (load {pair[i].load_before:.1f})"
-                             for i in ("sqlstream", "handwritten") if i in pair))
+                + " / ".join(
+                    f"{pair[i].seconds:.2f} (load {pair[i].load_before:.1f})"
+                    for i in ("sqlstream", "handwritten")
+                    if i in pair
+                )
+            )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="alternating sqlstream/handwritten rounds per measurement (default 3)")
-    parser.add_argument("--days", type=int, default=None,
-                        help="use only the first N day files (default: all 365)")
-    parser.add_argument("--warmup-days", type=int, default=None,
-                        help="days for the untimed in-process warm-up of both jobs "
-                        "(0: none; default: the same days as the timed runs)")
-    parser.add_argument("--repeat", type=int, default=5,
-                        help="runs per translate/import timing (median; default 5)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="alternating sqlstream/handwritten rounds per measurement (default 3)",
+    )
+    parser.add_argument(
+        "--days", type=int, default=None, help="use only the first N day files (default: all 365)"
+    )
+    parser.add_argument(
+        "--warmup-days",
+        type=int,
+        default=None,
+        help="days for the untimed in-process warm-up of both jobs "
+        "(0: none; default: the same days as the timed runs)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="runs per translate/import timing (median; default 5)"
+    )
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process ratio")
     parser.add_argument("--skip-cli", action="store_true", help="skip the end-to-end CLI ratio")
     parser.add_argument("--skip-translate", action="store_true", help="skip translate latency")
@@ -514,12 +586,16 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     say(f"sqlstream benchmarks, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
-    say(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}")
+    say(
+        f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
+    )
     try:
         import pyspark
 
-        say(f"pyspark {pyspark.__version__}, master {MASTER}, "
-            f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}, maxFilesPerTrigger={MAX_FILES_PER_TRIGGER}")
+        say(
+            f"pyspark {pyspark.__version__}, master {MASTER}, "
+            f"spark.sql.shuffle.partitions={SHUFFLE_PARTITIONS}, maxFilesPerTrigger={MAX_FILES_PER_TRIGGER}"
+        )
     except ImportError:
         pass
     say(f"load average (1/5/15 min) at start: {load()}")
@@ -532,15 +608,19 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(OUT)
         data_root = prepare_data(args.days)
         n_files = len(list(data_root.glob("*.csv")))
-        say(f"\n== job ratio: {EXAMPLE.relative_to(REPO)} vs {HANDWRITTEN.relative_to(REPO)}, "
-            f"{n_files} day files, {args.rounds} rounds ==")
+        say(
+            f"\n== job ratio: {EXAMPLE.relative_to(REPO)} vs {HANDWRITTEN.relative_to(REPO)}, "
+            f"{n_files} day files, {args.rounds} rounds =="
+        )
         say(f"data copy (mtimes = dates): {data_root.relative_to(REPO)}")
         cli_mode = None
         if not args.skip_cli:
             # CLI first, so that the in-process session (started afterwards) is not an
             # extra JVM during the CLI runs; it then also checks the CLI outputs.
-            say(f"\n-- (b) end-to-end CLI: sqlstream exec vs python {HANDWRITTEN.relative_to(REPO)} "
-                "(own JVM each) --")
+            say(
+                f"\n-- (b) end-to-end CLI: sqlstream exec vs python {HANDWRITTEN.relative_to(REPO)} "
+                "(own JVM each) --"
+            )
             say(f"load average before: {load()}")
             cli_mode = bench_cli(data_root, args.rounds)
             say(f"load average after: {load()}")
@@ -548,11 +628,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             inproc_mode = None
             if not args.skip_inprocess:
-                say("\n-- (a) in-process: one SparkSession, compile_file+start vs handwritten_flights.run --")
+                say(
+                    "\n-- (a) in-process: one SparkSession, compile_file+start vs handwritten_flights.run --"
+                )
                 say(f"load average before: {load()}")
-                inproc_mode = bench_inprocess(spark, data_root, args.rounds,
-                                              n_files if args.warmup_days is None
-                                              else min(args.warmup_days, n_files))
+                inproc_mode = bench_inprocess(
+                    spark,
+                    data_root,
+                    args.rounds,
+                    n_files if args.warmup_days is None else min(args.warmup_days, n_files),
+                )
                 say(f"load average after: {load()}")
             say("\n-- output check (same rows: count + exceptAll both ways) --")
             for mode in (inproc_mode, cli_mode):
@@ -564,12 +649,16 @@ def main(argv: list[str] | None = None) -> int:
 
     translate_rows = []
     if not args.skip_translate:
-        say(f"\n== translate latency (median of {args.repeat} process runs; goal < {TRANSLATE_GOAL} s) ==")
+        say(
+            f"\n== translate latency (median of {args.repeat} process runs; goal < {TRANSLATE_GOAL} s) =="
+        )
         say(f"load average before: {load()}")
         translate_rows = bench_translate(args.repeat)
 
-    say(f"\n== summary ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
-        f"load average now {load()}) ==")
+    say(
+        f"\n== summary ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
+        f"load average now {load()}) =="
+    )
     if modes:
         say("")
         for line in ratio_table(modes):

@@ -18,17 +18,25 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-QUERIES = ("SELECT a, b, ts FROM s WHERE a > 7",
-           "SELECT date_trunc('MINUTE', ts) AS window_start, b, COUNT(*) AS n, MAX(a) AS m "
-           "FROM v0 GROUP BY date_trunc('MINUTE', ts), b")
+QUERIES = (
+    "SELECT a, b, ts FROM s WHERE a > 7",
+    "SELECT date_trunc('MINUTE', ts) AS window_start, b, COUNT(*) AS n, MAX(a) AS m "
+    "FROM v0 GROUP BY date_trunc('MINUTE', ts), b",
+)
 COLUMNS = {"a": "INT", "b": "STRING", "ts": "TIMESTAMP"}
 
 
 def work(schema: MappingSchema) -> None:
     for query in QUERIES:
         tree = sqlglot.parse_one(query, read="spark")
-        qualified = qualify(tree.copy(), schema=schema, dialect="spark", validate_qualify_columns=False,
-                            quote_identifiers=False, identify=False)
+        qualified = qualify(
+            tree.copy(),
+            schema=schema,
+            dialect="spark",
+            validate_qualify_columns=False,
+            quote_identifiers=False,
+            identify=False,
+        )
         annotate_types(qualified, schema=schema, dialect="spark")
         for _ in range(40):
             list(tree.find_all(exp.Column))
@@ -42,8 +50,10 @@ def main(rounds: int = 300) -> None:
     for _ in range(rounds):
         work(schema)
     compiled = sqlglot.parser.__file__.endswith(".so")
-    print(f"sqlglot {sqlglot.__version__} ({'compiled' if compiled else 'Python'} build): "
-          f"{(time.process_time() - start) / rounds * 1000:.3f} ms per pair of queries (CPU)")
+    print(
+        f"sqlglot {sqlglot.__version__} ({'compiled' if compiled else 'Python'} build): "
+        f"{(time.process_time() - start) / rounds * 1000:.3f} ms per pair of queries (CPU)"
+    )
 
 
 if __name__ == "__main__":

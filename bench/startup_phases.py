@@ -56,9 +56,11 @@ def _sqlstream(work: Path) -> dict[str, float]:
     marks = {"begin": time.perf_counter()}
     import sqlstream
     import sqlstream.cli  # noqa: F401 - what the command imports
+
     conf = {"spark.sql.shuffle.partitions": "2"}
     import sqlstream.api  # noqa: F401 - the compiler (sqlglot), imported by the compile
     from sqlstream.runtime import runner  # noqa: F401 - imported by Session.run
+
     marks["import"] = time.perf_counter()
     pipeline = sqlstream.compile_file(str(work / "hourly_delays.ssql"), {}, str(work / "state"))
     marks["compile"] = time.perf_counter()
@@ -82,20 +84,38 @@ def _handwritten(work: Path) -> dict[str, float]:
     """The phases of ``bench/handwritten_flights.py``'s job."""
     marks = {"begin": time.perf_counter()}
     from pyspark.sql import SparkSession
+
     sys.path.insert(0, str(REPO / "bench"))
     import handwritten_flights as job
+
     marks["import"] = marks["compile"] = time.perf_counter()
-    spark = (SparkSession.builder.master("local[2]").appName("handwritten_flights")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("handwritten_flights")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
     marks["session"] = time.perf_counter()
-    flights = (spark.readStream.format("csv").option("header", True).option("nullValue", "NA")
-               .option("maxFilesPerTrigger", 31).schema(job.FLIGHTS_SCHEMA).load(str(work / "data")))
-    query = (job.hourly_by_origin(flights.withWatermark("time_hour", "1 hour"))
-             .writeStream.format("parquet").outputMode("append")
-             .option("path", str(work / "out")).option("checkpointLocation", str(work / "ckpt"))
-             .trigger(availableNow=True).start())
+    flights = (
+        spark.readStream.format("csv")
+        .option("header", True)
+        .option("nullValue", "NA")
+        .option("maxFilesPerTrigger", 31)
+        .schema(job.FLIGHTS_SCHEMA)
+        .load(str(work / "data"))
+    )
+    query = (
+        job.hourly_by_origin(flights.withWatermark("time_hour", "1 hour"))
+        .writeStream.format("parquet")
+        .outputMode("append")
+        .option("path", str(work / "out"))
+        .option("checkpointLocation", str(work / "ckpt"))
+        .trigger(availableNow=True)
+        .start()
+    )
     marks["start"] = time.perf_counter()
     query.awaitTermination()
     marks["run"] = time.perf_counter()
@@ -136,8 +156,14 @@ def _settle_archive(env: dict[str, str]) -> None:
         return
     work = OUT / "archive"
     _prepare(work, 1)
-    subprocess.run([sys.executable, __file__, "--child", "sqlstream", "--work", str(work)],
-                   capture_output=True, text=True, env=env, cwd=REPO, check=True)
+    subprocess.run(
+        [sys.executable, __file__, "--child", "sqlstream", "--work", str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        check=True,
+    )
     if not final.exists():
         sys.exit(f"no class-data archive was made in {folder}")
 
@@ -148,9 +174,13 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--child", choices=("sqlstream", "handwritten"))
     parser.add_argument("--work", type=Path)
-    parser.add_argument("--archive", choices=("on", "off"), default="on",
-                        help="sqlstream's JVM class-data archive (sqlstream/runtime/class_archive.py): "
-                             "on (exec's default; made before the rounds) or off")
+    parser.add_argument(
+        "--archive",
+        choices=("on", "off"),
+        default="on",
+        help="sqlstream's JVM class-data archive (sqlstream/runtime/class_archive.py): "
+        "on (exec's default; made before the rounds) or off",
+    )
     args = parser.parse_args()
     if args.child:
         _child(args.child, args.work)
@@ -167,24 +197,33 @@ def main() -> None:
             work = OUT / kind
             _prepare(work, args.days)
             started = time.perf_counter()
-            done = subprocess.run([sys.executable, __file__, "--child", kind, "--work", str(work)],
-                                  capture_output=True, text=True, env=env, cwd=REPO)
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", kind, "--work", str(work)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=REPO,
+            )
             total = time.perf_counter() - started
             if done.returncode:
                 sys.exit(f"{kind} failed:\n{done.stderr[-3000:]}")
             phases = json.loads(done.stdout.strip().splitlines()[-1])
             results[kind].append({**phases, "total": total})
-            print(f"round {round_ + 1} {kind}: " + ", ".join(
-                f"{k} {v:.2f}" for k, v in results[kind][-1].items()), flush=True)
+            print(
+                f"round {round_ + 1} {kind}: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in results[kind][-1].items()),
+                flush=True,
+            )
     load = os.getloadavg()[0]
     print(f"\nmedian seconds over {args.rounds} rounds, {args.days} days, load {load:.1f}:")
-    print(f"| phase | sqlstream | hand-written | difference |\n| --- | ---: | ---: | ---: |")
+    print("| phase | sqlstream | hand-written | difference |\n| --- | ---: | ---: | ---: |")
     for phase in (*PHASES, "total"):
         ours = statistics.median(r[phase] for r in results["sqlstream"])
         theirs = statistics.median(r[phase] for r in results["handwritten"])
         print(f"| {phase} | {ours:.2f} | {theirs:.2f} | {ours - theirs:+.2f} |")
-    ratio = (statistics.median(r["total"] for r in results["sqlstream"])
-             / statistics.median(r["total"] for r in results["handwritten"]))
+    ratio = statistics.median(r["total"] for r in results["sqlstream"]) / statistics.median(
+        r["total"] for r in results["handwritten"]
+    )
     print(f"\nratio of total (sqlstream / hand-written): {ratio:.3f} (goal <= 1.02)")
 
 

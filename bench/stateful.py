@@ -32,8 +32,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import handwritten_stateful  # noqa: E402
-from run import (REPO, RATIO_GOAL, Mode, Run, fmt, load, load1, make_session, ratio_table,  # noqa: E402
-                 round_order, say, session_cpu_seconds)
+from run import (
+    RATIO_GOAL,
+    REPO,
+    Mode,
+    Run,
+    fmt,
+    load,
+    load1,
+    make_session,
+    ratio_table,  # noqa: E402
+    round_order,
+    say,
+    session_cpu_seconds,
+)
 
 DATA = REPO / "examples" / "flights" / "data"
 OUT = REPO / "bench" / "out" / "stateful"
@@ -44,7 +56,9 @@ DEDUP_MAX_FILES = 31  # the example's value
 
 
 def _stamp(day: str, hours: float = 0) -> float:
-    return datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() + hours * 3600
+    return (
+        datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() + hours * 3600
+    )
 
 
 def prepare(days: int, root: Path) -> Path:
@@ -84,14 +98,24 @@ def join_sqlstream(spark, data: Path, work: Path) -> Path:
     (work / "joins").mkdir(parents=True)
     (work / "flights").mkdir()
     os.symlink(data, work / "flights" / "data", target_is_directory=True)
-    _sqlstream(spark, JOIN_EXAMPLE, work / "joins",
-               ("maxFilesPerTrigger = 31", f"maxFilesPerTrigger = {JOIN_MAX_FILES}"))
+    _sqlstream(
+        spark,
+        JOIN_EXAMPLE,
+        work / "joins",
+        ("maxFilesPerTrigger = 31", f"maxFilesPerTrigger = {JOIN_MAX_FILES}"),
+    )
     return work / "joins" / "out" / "joins"
 
 
 def join_handwritten(spark, data: Path, work: Path) -> Path:
-    handwritten_stateful.weather_joins(spark, data / "flights", data / "weather", work / "out",
-                                       work / "checkpoints", JOIN_MAX_FILES)
+    handwritten_stateful.weather_joins(
+        spark,
+        data / "flights",
+        data / "weather",
+        work / "out",
+        work / "checkpoints",
+        JOIN_MAX_FILES,
+    )
     return work / "out"
 
 
@@ -103,8 +127,9 @@ def dedup_sqlstream(spark, data: Path, work: Path) -> Path:
 
 
 def dedup_handwritten(spark, data: Path, work: Path) -> Path:
-    handwritten_stateful.dedup(spark, data / "twice" / "flights", work / "out", work / "checkpoints",
-                               DEDUP_MAX_FILES)
+    handwritten_stateful.dedup(
+        spark, data / "twice" / "flights", work / "out", work / "checkpoints", DEDUP_MAX_FILES
+    )
     return work / "out"
 
 
@@ -143,11 +168,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--days", type=int, default=31, help="day files per stream (default 31)")
     parser.add_argument("--jobs", default="join,dedup")
-    parser.add_argument("--warmup-days", type=int, default=None,
-                        help="days of the untimed warm-up run of both jobs (default: --days)")
+    parser.add_argument(
+        "--warmup-days",
+        type=int,
+        default=None,
+        help="days of the untimed warm-up run of both jobs (default: --days)",
+    )
     args = parser.parse_args(argv)
-    say(f"stateful benchmarks, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{os.cpu_count()} cores, load {load()}")
+    say(
+        f"stateful benchmarks, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{os.cpu_count()} cores, load {load()}"
+    )
     if OUT.exists():
         shutil.rmtree(OUT)
     data = prepare(args.days, OUT / "data")
@@ -163,13 +194,16 @@ def main(argv: list[str] | None = None) -> int:
                 job(spark, warm, OUT / name / "warmup" / impl)
             say(f"\n== {name}: warm-up (both, untimed) {time.perf_counter() - started:.1f} s ==")
             for rnd in range(1, args.rounds + 1):
-                for impl, job in round_order([("sqlstream", sqlstream_job),
-                                              ("handwritten", handwritten_job)], rnd):
+                for impl, job in round_order(
+                    [("sqlstream", sqlstream_job), ("handwritten", handwritten_job)], rnd
+                ):
                     before = load1()
                     elapsed, cpu, out = _timed(spark, job, data, OUT / name / f"{impl}_r{rnd}")
                     mode.runs.append(Run(impl, rnd, elapsed, before, out, cpu))
-                    say(f"  round {rnd} {impl:<11} {elapsed:7.2f} s wall, {fmt(cpu)} s CPU "
-                        f"(load1 before {before:.2f})")
+                    say(
+                        f"  round {rnd} {impl:<11} {elapsed:7.2f} s wall, {fmt(cpu)} s CPU "
+                        f"(load1 before {before:.2f})"
+                    )
             problems += compare(spark, mode)
             modes.append(mode)
     finally:
@@ -177,8 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     say(f"\n== summary ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, load {load()}) ==\n")
     for line in ratio_table(modes):
         say(line)
-    say(f"\nratio goal: <= {RATIO_GOAL}; per-round ratios: " + "; ".join(
-        f"{m.name} " + ", ".join(f"{r:.3f}" for r in m.paired_ratios()) for m in modes))
+    say(
+        f"\nratio goal: <= {RATIO_GOAL}; per-round ratios: "
+        + "; ".join(f"{m.name} " + ", ".join(f"{r:.3f}" for r in m.paired_ratios()) for m in modes)
+    )
     for problem in problems:
         say(problem)
     return 1 if problems else 0

@@ -37,8 +37,10 @@ STARTED = time.perf_counter()
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from sqlstream.testing import runner  # noqa: E402
-from sqlstream.testing import harness  # noqa: E402
+from sqlstream.testing import (
+    harness,  # noqa: E402
+    runner,  # noqa: E402
+)
 
 
 def main(paths: list[str], conf: dict[str, str]) -> None:
@@ -69,8 +71,13 @@ def main(paths: list[str], conf: dict[str, str]) -> None:
     load = os.getloadavg()
     if conf:
         print("conf: " + ", ".join(f"{k}={v}" for k, v in conf.items()))
-    results = runner.run(paths, session=session, on_result=lambda r: print(
-        f"{r.status:7} {r.seconds:6.1f} s  {r.path.name}::{r.name}", flush=True))
+    results = runner.run(
+        paths,
+        session=session,
+        on_result=lambda r: print(
+            f"{r.status:7} {r.seconds:6.1f} s  {r.path.name}::{r.name}", flush=True
+        ),
+    )
     wall = time.perf_counter() - STARTED
     seconds = [r.seconds for r in results]
     after_first = seconds[1:]
@@ -81,27 +88,46 @@ def main(paths: list[str], conf: dict[str, str]) -> None:
     print(f"JVM start (session): {timings['jvm']:.1f} s")
     print(f"first test: {seconds[0]:.1f} s")
     if after_first:
-        print(f"median per test after the first: {statistics.median(after_first):.1f} s "
-              f"(min {min(after_first):.1f}, max {max(after_first):.1f}; goal < 2 s)")
-    print(f"query starts: {len(timings['starts'])}, {sum(timings['starts']):.1f} s in all, "
-          f"median {statistics.median(timings['starts']):.2f} s")
-    print(f"micro-batches: {len(batches)}, {sum(batches) / 1000:.1f} s in all, "
-          f"median {statistics.median(batches) / 1000:.2f} s")
+        print(
+            f"median per test after the first: {statistics.median(after_first):.1f} s "
+            f"(min {min(after_first):.1f}, max {max(after_first):.1f}; goal < 2 s)"
+        )
+    print(
+        f"query starts: {len(timings['starts'])}, {sum(timings['starts']):.1f} s in all, "
+        f"median {statistics.median(timings['starts']):.2f} s"
+    )
+    print(
+        f"micro-batches: {len(batches)}, {sum(batches) / 1000:.1f} s in all, "
+        f"median {statistics.median(batches) / 1000:.2f} s"
+    )
     rest = sum(seconds) - sum(timings["starts"]) - sum(batches) / 1000
     if rest >= 0:
         print(f"rest of the tests' time (waits, feed, captures, checks, stops): {rest:.1f} s")
     else:  # a test's queries run their micro-batches at the same time
-        print(f"(the micro-batches of a test's queries overlap: their sum exceeds the tests' "
-              f"{sum(seconds):.1f} s)")
-    print(f"load average before / after: {load[0]:.1f} / {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores")
+        print(
+            f"(the micro-batches of a test's queries overlap: their sum exceeds the tests' "
+            f"{sum(seconds):.1f} s)"
+        )
+    print(
+        f"load average before / after: {load[0]:.1f} / {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("paths", nargs="*", metavar="PATH",
-                        default=[os.path.join(ROOT, "tests", "fixtures", "spark_suites")])
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark conf of the run's session, over sqlstream test's")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        default=[os.path.join(ROOT, "tests", "fixtures", "spark_suites")],
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark conf of the run's session, over sqlstream test's",
+    )
     arguments = parser.parse_args()
     main(arguments.paths, dict(item.partition("=")[::2] for item in arguments.conf))

@@ -21,16 +21,34 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sqlstream.diagnostics.errors import (
-    CheckpointInUseError, IncompatibleRestartError, QueryFailedError, SqlStreamError,
+    CheckpointInUseError,
+    IncompatibleRestartError,
+    QueryFailedError,
+    SqlStreamError,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.api import (
-        Pipeline, check, check_plan, compile, compile_file, read_file, translate,
+        Pipeline,
+        check,
+        check_plan,
+        compile,
+        compile_file,
+        read_file,
+        translate,
     )
     from sqlstream.runtime.events import (
-        BatchProgress, Event, Listener, ListenerLike, Notice, QueryEvent, QueryFailed,
-        QueryIdle, QueryStarted, QueryTerminated, Stopping,
+        BatchProgress,
+        Event,
+        Listener,
+        ListenerLike,
+        Notice,
+        QueryEvent,
+        QueryFailed,
+        QueryIdle,
+        QueryStarted,
+        QueryTerminated,
+        Stopping,
     )
     from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
     from sqlstream.session import Session
@@ -38,13 +56,41 @@ if TYPE_CHECKING:  # pragma: no cover
 # The API is imported on first use (PEP 562): ``import sqlstream`` costs no sqlglot (a tool
 # that embeds it pays for the compiler at its first compile), and translate and check,
 # which never run anything, do not pay for the run API.
-_LAZY = {name: "sqlstream.api" for name in (
-    "Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate")} | {
-    name: "sqlstream.runtime.events" for name in (
-    "BatchProgress", "Event", "Listener", "ListenerLike", "Notice", "QueryEvent",
-    "QueryFailed", "QueryIdle", "QueryStarted", "QueryTerminated", "Stopping")} | {
-    "JsonLinesRenderer": "sqlstream.runtime.renderers", "TextRenderer": "sqlstream.runtime.renderers",
-    "Session": "sqlstream.session"}
+_LAZY = (
+    {
+        name: "sqlstream.api"
+        for name in (
+            "Pipeline",
+            "check",
+            "check_plan",
+            "compile",
+            "compile_file",
+            "read_file",
+            "translate",
+        )
+    }
+    | {
+        name: "sqlstream.runtime.events"
+        for name in (
+            "BatchProgress",
+            "Event",
+            "Listener",
+            "ListenerLike",
+            "Notice",
+            "QueryEvent",
+            "QueryFailed",
+            "QueryIdle",
+            "QueryStarted",
+            "QueryTerminated",
+            "Stopping",
+        )
+    }
+    | {
+        "JsonLinesRenderer": "sqlstream.runtime.renderers",
+        "TextRenderer": "sqlstream.runtime.renderers",
+        "Session": "sqlstream.session",
+    }
+)
 
 
 def __getattr__(name: str):
@@ -61,10 +107,32 @@ def __getattr__(name: str):
     globals()[name] = value
     return value
 
+
 __all__ = [
-    "BatchProgress", "CheckpointInUseError", "Event", "IncompatibleRestartError",
-    "JsonLinesRenderer", "Listener", "ListenerLike", "Notice", "Pipeline", "QueryEvent",
-    "QueryFailed", "QueryFailedError", "QueryIdle", "QueryStarted", "QueryTerminated",
-    "Session", "SqlStreamError", "Stopping", "TextRenderer", "check", "check_plan", "compile", "compile_file", "read_file", "translate",
+    "BatchProgress",
+    "CheckpointInUseError",
+    "Event",
+    "IncompatibleRestartError",
+    "JsonLinesRenderer",
+    "Listener",
+    "ListenerLike",
+    "Notice",
+    "Pipeline",
+    "QueryEvent",
+    "QueryFailed",
+    "QueryFailedError",
+    "QueryIdle",
+    "QueryStarted",
+    "QueryTerminated",
+    "Session",
+    "SqlStreamError",
+    "Stopping",
+    "TextRenderer",
+    "check",
+    "check_plan",
+    "compile",
+    "compile_file",
+    "read_file",
+    "translate",
 ]
 __version__ = "0.1.0"

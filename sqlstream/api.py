@@ -35,13 +35,17 @@ class Pipeline:
 
     def translate(self) -> str:
         """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
-        from sqlstream.lowering.printer import render
         from sqlstream.frontend.limits import run_deep
+        from sqlstream.lowering.printer import render
 
         return run_deep(render, self.plan)
 
-    def to_pyspark(self, master: str | None = None, conf: dict[str, str] | None = None,
-                   available_now: bool = False) -> str:
+    def to_pyspark(
+        self,
+        master: str | None = None,
+        conf: dict[str, str] | None = None,
+        available_now: bool = False,
+    ) -> str:
         """A standalone PySpark script running this pipeline (``translate --to pyspark``).
 
         Args:
@@ -54,14 +58,18 @@ class Pipeline:
             defaults, the settings, reads, views and queries, and a wait for the queries
             (see :func:`sqlstream.lowering.printer.to_pyspark`). Secrets are redacted.
         """
-        from sqlstream.lowering.printer import to_pyspark
         from sqlstream.frontend.limits import run_deep
+        from sqlstream.lowering.printer import to_pyspark
 
         return run_deep(to_pyspark, self.plan, master, conf, available_now)
 
-    def start(self, spark: SparkSession, available_now: bool = False,
-              listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
-              ) -> list[StreamingQuery]:
+    def start(
+        self,
+        spark: SparkSession,
+        available_now: bool = False,
+        listeners: Iterable[ListenerLike] = (),
+        allow_incompatible_restart: bool = False,
+    ) -> list[StreamingQuery]:
         """Define the pipeline's views in ``spark`` and start its queries:
         :func:`sqlstream.runtime.runner.start` (whose docstring says what is started, what is
         emitted, and what is raised), as :meth:`sqlstream.Session.start` does.
@@ -121,13 +129,15 @@ def compile(  # noqa: A001 - the API's name in the spec
 
 
 def _compile(text, variables, path, state_dir, checks, spark_version=None) -> Pipeline:
-    from sqlstream.sql.parsing import check_sqlglot_build
     from sqlstream.frontend.parser import parse
     from sqlstream.planning.planner import build_plan
+    from sqlstream.sql.parsing import check_sqlglot_build
 
     check_sqlglot_build()  # SS003 once, not at every query
     script = parse(text, variables, path)
-    return Pipeline(build_plan(script, path, state_dir, enforce=checks, spark_version=spark_version))
+    return Pipeline(
+        build_plan(script, path, state_dir, enforce=checks, spark_version=spark_version)
+    )
 
 
 def read_file(path: str | Path) -> str:
@@ -154,13 +164,16 @@ def read_file(path: str | Path) -> str:
     except UnicodeDecodeError as exc:
         bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
         text = data[bom:].decode("utf-8", errors="replace")
-        offset = len(data[bom:exc.start].decode("utf-8", errors="replace"))
+        offset = len(data[bom : exc.start].decode("utf-8", errors="replace"))
         source = Source(text, str(path))
         raise SqlStreamError(
             f"{path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
-            f"{exc.start} cannot be decoded", source.span(offset, offset + 1), source,
+            f"{exc.start} cannot be decoded",
+            source.span(offset, offset + 1),
+            source,
             hint="save the file as UTF-8 (for example: iconv -f latin1 -t utf-8 FILE)",
-            code="SS002") from None
+            code="SS002",
+        ) from None
 
 
 def compile_file(
@@ -175,7 +188,9 @@ def compile_file(
     return compile(read_file(path), variables, str(path), state_dir)
 
 
-def translate(text: str, variables: Mapping[str, object] | None = None, path: str | None = None) -> str:
+def translate(
+    text: str, variables: Mapping[str, object] | None = None, path: str | None = None
+) -> str:
     """Return what ``sqlstream translate`` prints for ``text`` (no JVM, no pyspark import).
 
     Raises:
@@ -184,8 +199,12 @@ def translate(text: str, variables: Mapping[str, object] | None = None, path: st
     return compile(text, variables, path).translate()
 
 
-def check_plan(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
-               spark_version: str | None = None) -> tuple[list[SqlStreamError], Plan | None]:
+def check_plan(
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    spark_version: str | None = None,
+) -> tuple[list[SqlStreamError], Plan | None]:
     """Compile ``text``; return ``(findings, plan)``: every finding (errors and warnings) in
     file order, and the plan, or ``None`` when there is an error. ``spark_version``: the
     Spark major.minor to judge it for (see :func:`compile`).
@@ -203,8 +222,12 @@ def check_plan(text: str, variables: Mapping[str, object] | None = None, path: s
     return list(plan.warnings), plan
 
 
-def check(text: str, variables: Mapping[str, object] | None = None, path: str | None = None,
-          spark_version: str | None = None) -> list[SqlStreamError]:
+def check(
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    spark_version: str | None = None,
+) -> list[SqlStreamError]:
     """Compile ``text`` and return every finding (errors and warnings), in file order
     (:func:`check_plan` without the plan), judged for Spark ``spark_version`` (a
     major.minor such as ``"4.2"``; default: the installed PySpark's).

@@ -33,11 +33,16 @@ def _parse_pairs(ctx, param, values) -> dict[str, str]:
 def _common(command):
     """Options shared by every command that compiles a file."""
     command = click.option(
-        "--var", "variables", multiple=True, callback=_parse_pairs, metavar="NAME=VALUE",
+        "--var",
+        "variables",
+        multiple=True,
+        callback=_parse_pairs,
+        metavar="NAME=VALUE",
         help="Value for ${NAME} in the file (repeatable).",
     )(command)
-    command = click.option("--debug", is_flag=True, hidden=True,
-                           help="Show Python tracebacks (for developers).")(command)
+    command = click.option(
+        "--debug", is_flag=True, hidden=True, help="Show Python tracebacks (for developers)."
+    )(command)
     return command
 
 
@@ -61,9 +66,11 @@ def _errors(command):
         except Exception as error:  # noqa: BLE001 - last resort: no traceback for users
             if debug:
                 raise
-            click.echo(f"internal error: {type(error).__name__}: {error}\n"
-                       "  this is a bug in sqlstream; rerun with --debug for the traceback",
-                       err=True)
+            click.echo(
+                f"internal error: {type(error).__name__}: {error}\n"
+                "  this is a bug in sqlstream; rerun with --debug for the traceback",
+                err=True,
+            )
             sys.exit(1)
 
     return wrapper
@@ -78,19 +85,41 @@ def main() -> None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option("--to", "target", type=click.Choice(["text", "pyspark"]), default="text",
-              show_default=True,
-              help="text: the binding calls with comments; pyspark: a standalone PySpark script.")
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["text", "pyspark"]),
+    default="text",
+    show_default=True,
+    help="text: the binding calls with comments; pyspark: a standalone PySpark script.",
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file.")
-@click.option("--master", metavar="URL", help="--to pyspark: the script's Spark master "
-              "(default local[*]).")
-@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
-              help="--to pyspark: Spark configuration of the script's session (repeatable).")
-@click.option("--available-now", is_flag=True,
-              help="--to pyspark: every query with trigger(availableNow=True).")
+@click.option(
+    "--master", metavar="URL", help="--to pyspark: the script's Spark master (default local[*])."
+)
+@click.option(
+    "--conf",
+    "conf",
+    multiple=True,
+    callback=_parse_pairs,
+    metavar="KEY=VALUE",
+    help="--to pyspark: Spark configuration of the script's session (repeatable).",
+)
+@click.option(
+    "--available-now",
+    is_flag=True,
+    help="--to pyspark: every query with trigger(availableNow=True).",
+)
 @_errors
-def translate(file: str, variables: dict[str, str], target: str, output: str | None,
-              master: str | None, conf: dict[str, str], available_now: bool) -> None:
+def translate(
+    file: str,
+    variables: dict[str, str],
+    target: str,
+    output: str | None,
+    master: str | None,
+    conf: dict[str, str],
+    available_now: bool,
+) -> None:
     """Print the PySpark calls that run FILE (no JVM is started).
 
     --to text (default): per statement, its columns, Spark SQL and readStream/writeStream
@@ -135,7 +164,8 @@ def _spark_version(ctx, param, value):
     found = spark_versions.supported(value)
     if found is None:
         raise click.BadParameter(
-            f"'{value}' is not a supported Spark version ({', '.join(spark_versions.SUPPORTED)})")
+            f"'{value}' is not a supported Spark version ({', '.join(spark_versions.SUPPORTED)})"
+        )
     return found
 
 
@@ -143,26 +173,50 @@ def _check_text(text: str, variables: dict[str, str], path: str, spark_version: 
     """``(findings, queries)``: every finding, and each query's output mode, why, columns
     and state signature (secrets redacted), judged for Spark ``spark_version``."""
     findings, plan = sqlstream.check_plan(text, variables, path, spark_version=spark_version)
-    queries = [{"name": q.name, "output_mode": q.output_mode,
-                "output_mode_reason": q.output_mode_reason,
-                "columns": None if q.columns is None else [{"name": n, "type": t} for n, t in q.columns],
-                "state": None if q.state is None else plan.source.redact_value(dataclasses.asdict(q.state))}
-               for q in (plan.queries if plan else ())]
+    queries = [
+        {
+            "name": q.name,
+            "output_mode": q.output_mode,
+            "output_mode_reason": q.output_mode_reason,
+            "columns": None
+            if q.columns is None
+            else [{"name": n, "type": t} for n, t in q.columns],
+            "state": None
+            if q.state is None
+            else plan.source.redact_value(dataclasses.asdict(q.state)),
+        }
+        for q in (plan.queries if plan else ())
+    ]
     return findings, queries
 
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_common
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="text: one block per finding; json: one document.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one block per finding; json: one document.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
-@click.option("--spark-version", metavar="X.Y", callback=_spark_version,
-              help="Judge for this Spark version (4.0 … 4.3; overrides SET "
-                   "'sqlstream.spark_version'; default: the installed PySpark's).")
+@click.option(
+    "--spark-version",
+    metavar="X.Y",
+    callback=_spark_version,
+    help="Judge for this Spark version (4.0 … 4.3; overrides SET "
+    "'sqlstream.spark_version'; default: the installed PySpark's).",
+)
 @_errors
-def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: bool,
-          spark_version: str | None) -> None:
+def check(
+    files: tuple[str, ...],
+    variables: dict[str, str],
+    fmt: str,
+    strict: bool,
+    spark_version: str | None,
+) -> None:
     """Check FILES without running them (no JVM): report every finding of every file.
 
     Exit 0: no errors (warnings are printed); 1: errors (or warnings with --strict).
@@ -178,20 +232,29 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
         failed = failed or any(f.severity == "error" or strict for f in findings)
         report.append((file, findings, queries))
     if fmt == "json":
-        click.echo(json.dumps([
-            {"path": file, "findings": [f.to_dict() for f in findings], "queries": queries}
-            for file, findings, queries in report], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {"path": file, "findings": [f.to_dict() for f in findings], "queries": queries}
+                    for file, findings, queries in report
+                ],
+                indent=2,
+            )
+        )
     else:
         for file, findings, queries in report:
             for finding in findings:  # the report itself: stdout, like other linters
                 click.echo(finding.render())
             errors = sum(f.severity == "error" for f in findings)
             warnings = len(findings) - errors
-            click.echo(f"{file}: " + (f"{errors} error(s), {warnings} warning(s)"
-                                      if findings else "ok"))
+            click.echo(
+                f"{file}: " + (f"{errors} error(s), {warnings} warning(s)" if findings else "ok")
+            )
             for query in queries:
-                click.echo(f"  query {query['name']}: {query['output_mode']} "
-                           f"({query['output_mode_reason']})")
+                click.echo(
+                    f"  query {query['name']}: {query['output_mode']} "
+                    f"({query['output_mode_reason']})"
+                )
     if failed:
         sys.exit(1)
 
@@ -199,11 +262,20 @@ def check(files: tuple[str, ...], variables: dict[str, str], fmt: str, strict: b
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="text: a block per query; json: a list of objects.")
-@click.option("--physical", is_flag=True,
-              help="Add Spark's explain(mode='formatted') plan of each query (starts a "
-              "local SparkSession; no query is started).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a block per query; json: a list of objects.",
+)
+@click.option(
+    "--physical",
+    is_flag=True,
+    help="Add Spark's explain(mode='formatted') plan of each query (starts a "
+    "local SparkSession; no query is started).",
+)
 @_errors
 def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> None:
     """Explain each query of FILE: output mode and trigger with the reason, stateful
@@ -237,9 +309,14 @@ def _duration(ctx, param, value) -> float | None:
     units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
     text = value.strip().lower().replace(" ", "")
     parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?", text)
-    if not text or "".join(n + u for n, u in parts) != text or (len(parts) > 1 and not all(u for _, u in parts)):
-        raise click.BadParameter(f"expected a duration such as 30s, 5m, 1h30m or 90, got {value!r}",
-                                 ctx, param)
+    if (
+        not text
+        or "".join(n + u for n, u in parts) != text
+        or (len(parts) > 1 and not all(u for _, u in parts))
+    ):
+        raise click.BadParameter(
+            f"expected a duration such as 30s, 5m, 1h30m or 90, got {value!r}", ctx, param
+        )
     seconds = sum(float(n) * units[u or "s"] for n, u in parts)
     if seconds <= 0:
         raise click.BadParameter(f"the duration must be more than 0, got {value!r}", ctx, param)
@@ -255,8 +332,9 @@ def _exec_renderer(log_format: str, plan, say):
         return ProgressRenderer(say, "json")
     from sqlstream.connectors import connector
 
-    console_on_tty = sys.stdout.isatty() and any(connector(q.sink.connector).prints_rows
-                                                 for q in plan.queries)
+    console_on_tty = sys.stdout.isatty() and any(
+        connector(q.sink.connector).prints_rows for q in plan.queries
+    )
     if sys.stderr.isatty() and not console_on_tty:
         from rich.console import Console
 
@@ -278,44 +356,99 @@ def _remote_option(command):
             raise click.UsageError("--master and --remote exclude each other")
         return command(*args, **kwargs)
 
-    return click.option("--remote", metavar="sc://HOST:PORT", callback=check,
-                        help="Run through a Spark Connect server instead of a local "
-                        "driver (paths are resolved by the server).")(wrapper)
+    return click.option(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        callback=check,
+        help="Run through a Spark Connect server instead of a local "
+        "driver (paths are resolved by the server).",
+    )(wrapper)
 
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("query", required=False)
 @_common
-@click.option("--state-dir", type=click.Path(file_okay=False),
-              help="Root of checkpoint locations, as given to exec.")
-@click.option("--rows", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Also show the first N rows of state of each store, by key.")
-@click.option("--batch-id", type=click.IntRange(min=0), metavar="N",
-              help="The state as of committed batch N (Spark's batchId), not the latest.")
-@click.option("--changes-from", type=click.IntRange(min=0), metavar="N",
-              help="The changes of state from batch N on, one row per put or delete "
-              "(Spark's readChangeFeed); --rows shows them by batch.")
-@click.option("--changes-to", type=click.IntRange(min=0), metavar="M",
-              help="With --changes-from: the last batch of changes (default: the latest).")
-@click.option("--snapshot-batch-id", type=click.IntRange(min=0), metavar="S",
-              help="With --partition: rebuild that partition's state from the snapshot its "
-              "state store wrote at batch S, replaying the deltas after it up to --batch-id "
-              "or the latest (Spark's snapshotStartBatchId).")
-@click.option("--partition", type=click.IntRange(min=0), metavar="P",
-              help="With --snapshot-batch-id: the state partition to read (Spark's "
-              "snapshotPartitionId).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="text: tables per query; json: a list of objects.")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False),
+    help="Root of checkpoint locations, as given to exec.",
+)
+@click.option(
+    "--rows",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Also show the first N rows of state of each store, by key.",
+)
+@click.option(
+    "--batch-id",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="The state as of committed batch N (Spark's batchId), not the latest.",
+)
+@click.option(
+    "--changes-from",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="The changes of state from batch N on, one row per put or delete "
+    "(Spark's readChangeFeed); --rows shows them by batch.",
+)
+@click.option(
+    "--changes-to",
+    type=click.IntRange(min=0),
+    metavar="M",
+    help="With --changes-from: the last batch of changes (default: the latest).",
+)
+@click.option(
+    "--snapshot-batch-id",
+    type=click.IntRange(min=0),
+    metavar="S",
+    help="With --partition: rebuild that partition's state from the snapshot its "
+    "state store wrote at batch S, replaying the deltas after it up to --batch-id "
+    "or the latest (Spark's snapshotStartBatchId).",
+)
+@click.option(
+    "--partition",
+    type=click.IntRange(min=0),
+    metavar="P",
+    help="With --snapshot-batch-id: the state partition to read (Spark's snapshotPartitionId).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: tables per query; json: a list of objects.",
+)
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
 @_remote_option
-@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
-              help="Spark configuration for the session (repeatable).")
+@click.option(
+    "--conf",
+    "conf",
+    multiple=True,
+    callback=_parse_pairs,
+    metavar="KEY=VALUE",
+    help="Spark configuration for the session (repeatable).",
+)
 @_errors
-def state(file: str, query: str | None, variables: dict[str, str], state_dir: str | None,
-          rows: int, batch_id: int | None, changes_from: int | None, changes_to: int | None,
-          snapshot_batch_id: int | None, partition: int | None, fmt: str, master: str | None,
-          remote: str | None, conf: dict[str, str]) -> None:
+def state(
+    file: str,
+    query: str | None,
+    variables: dict[str, str],
+    state_dir: str | None,
+    rows: int,
+    batch_id: int | None,
+    changes_from: int | None,
+    changes_to: int | None,
+    snapshot_batch_id: int | None,
+    partition: int | None,
+    fmt: str,
+    master: str | None,
+    remote: str | None,
+    conf: dict[str, str],
+) -> None:
     """Show the state QUERY (default: every stateful query of FILE) keeps in its
     checkpoint: stateful operators, rows of state per partition, the latest committed batch
     and its watermark, and with --rows N the first N rows (e.g. open windows and their
@@ -346,33 +479,73 @@ def state(file: str, query: str | None, variables: dict[str, str], state_dir: st
 @main.command(name="exec")
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option("--state-dir", type=click.Path(file_okay=False),
-              help="Root of checkpoint locations (default: .sqlstream/checkpoints beside FILE).")
-@click.option("--available-now", is_flag=True,
-              help="Run every query with trigger(availableNow=True): process what is there, stop.")
-@click.option("--master", metavar="URL", help="Spark master (default local[*]; "
-              "spark://host:port for a standalone cluster).")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False),
+    help="Root of checkpoint locations (default: .sqlstream/checkpoints beside FILE).",
+)
+@click.option(
+    "--available-now",
+    is_flag=True,
+    help="Run every query with trigger(availableNow=True): process what is there, stop.",
+)
+@click.option(
+    "--master",
+    metavar="URL",
+    help="Spark master (default local[*]; spark://host:port for a standalone cluster).",
+)
 @_remote_option
-@click.option("--conf", "conf", multiple=True, callback=_parse_pairs, metavar="KEY=VALUE",
-              help="Spark configuration for the session (repeatable).")
-@click.option("--packages", metavar="COORDS", help="Spark packages (group:artifact:version,…) "
-              "for the session: spark.jars.packages; replaces the Kafka/Avro package exec adds.")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True,
-              help="text: a live table of every query's micro-batches on a terminal, one line "
-              "per event otherwise; json: one JSON object per event (micro-batch progress, "
-              "warnings, summaries). Written to stderr.")
-@click.option("--timeout", type=str, callback=_duration, metavar="DURATION",
-              help="Stop every query cleanly after this time (30s, 5m, 1h30m; a number: "
-              "seconds) and exit 0.")
-@click.option("--allow-incompatible-restart", is_flag=True,
-              help="Start queries despite changes Spark does not allow on their checkpoints "
-              "(other keys, aggregates, sources, sink path, …), at your own risk: each change "
-              "is printed and the new state signature recorded.")
+@click.option(
+    "--conf",
+    "conf",
+    multiple=True,
+    callback=_parse_pairs,
+    metavar="KEY=VALUE",
+    help="Spark configuration for the session (repeatable).",
+)
+@click.option(
+    "--packages",
+    metavar="COORDS",
+    help="Spark packages (group:artifact:version,…) "
+    "for the session: spark.jars.packages; replaces the Kafka/Avro package exec adds.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a live table of every query's micro-batches on a terminal, one line "
+    "per event otherwise; json: one JSON object per event (micro-batch progress, "
+    "warnings, summaries). Written to stderr.",
+)
+@click.option(
+    "--timeout",
+    type=str,
+    callback=_duration,
+    metavar="DURATION",
+    help="Stop every query cleanly after this time (30s, 5m, 1h30m; a number: seconds) and exit 0.",
+)
+@click.option(
+    "--allow-incompatible-restart",
+    is_flag=True,
+    help="Start queries despite changes Spark does not allow on their checkpoints "
+    "(other keys, aggregates, sources, sink path, …), at your own risk: each change "
+    "is printed and the new state signature recorded.",
+)
 @_errors
-def exec_(file: str, variables: dict[str, str], state_dir: str | None, available_now: bool,
-          master: str | None, remote: str | None, conf: dict[str, str], packages: str | None,
-          log_format: str, timeout: float | None, allow_incompatible_restart: bool) -> None:
+def exec_(
+    file: str,
+    variables: dict[str, str],
+    state_dir: str | None,
+    available_now: bool,
+    master: str | None,
+    remote: str | None,
+    conf: dict[str, str],
+    packages: str | None,
+    log_format: str,
+    timeout: float | None,
+    allow_incompatible_restart: bool,
+) -> None:
     """Run every query of FILE on Spark and wait for them, showing their progress.
 
     Exits 0 when all queries finished (e.g. EMIT … ONCE), or after stopping them cleanly on
@@ -398,32 +571,53 @@ def exec_(file: str, variables: dict[str, str], state_dir: str | None, available
     pipeline = sqlstream.compile_file(file, variables, state_dir)
     plan = pipeline.plan
     source["redact"] = plan.source.redact
-    with StopSignals(restore=False), _exec_renderer(log_format, plan, say) as renderer, \
-            warnings.catch_warnings():
+    with (
+        StopSignals(restore=False),
+        _exec_renderer(log_format, plan, say) as renderer,
+        warnings.catch_warnings(),
+    ):
         # Python warnings (PySpark 4.2+ warns about pandas 3 when it starts) are notices of
         # the renderer, so --log-format json keeps one JSON object per line
         warnings.showwarning = lambda message, category, *_: renderer(
-            Notice(f"{category.__name__}: {message}"))
-        renderer(Notice(f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
-                        f"{len(plan.queries)} queries"))
+            Notice(f"{category.__name__}: {message}")
+        )
+        renderer(
+            Notice(
+                f"sqlstream: {plan.name}: {len(plan.relations)} relations, "
+                f"{len(plan.queries)} queries"
+            )
+        )
         for warning in plan.warnings:
             renderer(Notice(warning.render()))
-        with redacted_output(plan.source), sqlstream.Session(
-                master=master, remote=remote, conf=conf, listeners=[renderer],
-                jvm_output=jvm_line) as session:
-            session.run(pipeline, available_now, timeout=timeout,
-                        allow_incompatible_restart=allow_incompatible_restart)
+        with (
+            redacted_output(plan.source),
+            sqlstream.Session(
+                master=master, remote=remote, conf=conf, listeners=[renderer], jvm_output=jvm_line
+            ) as session,
+        ):
+            session.run(
+                pipeline,
+                available_now,
+                timeout=timeout,
+                allow_incompatible_restart=allow_incompatible_restart,
+            )
 
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option("--format", "fmt", type=click.Choice(["svg", "png", "dot", "mermaid", "html"]),
-              default="svg", show_default=True,
-              help="svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
-              "html: a self-contained page with the SVG.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file "
-              "(default: stdout).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["svg", "png", "dot", "mermaid", "html"]),
+    default="svg",
+    show_default=True,
+    help="svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
+    "html: a self-contained page with the SVG.",
+)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="Write to this file (default: stdout)."
+)
 @_errors
 def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) -> None:
     """Draw FILE's pipeline: sources -> views -> queries -> sinks, each query with its
@@ -444,9 +638,13 @@ def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) ->
 
 
 @main.command()
-@click.option("--var", "var_file", type=click.Path(dir_okay=False, exists=True),
-              help="A file of NAME=VALUE lines: values for ${NAME} in every document "
-              "(the sqlstream.variables setting of the editor adds to them).")
+@click.option(
+    "--var",
+    "var_file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A file of NAME=VALUE lines: values for ${NAME} in every document "
+    "(the sqlstream.variables setting of the editor adds to them).",
+)
 def lsp(var_file: str | None) -> None:
     """Run the language server on stdin/stdout (for editors: diagnostics as you type,
     hover, completion, go to definition, references, outline, rename)."""
@@ -459,14 +657,30 @@ def lsp(var_file: str | None) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("-k", "keyword", metavar="TEXT", help="Run the tests whose name contains TEXT.")
 @_common
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text",
-              show_default=True, help="Report format (junit: JUnit XML for CI systems).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit"]),
+    default="text",
+    show_default=True,
+    help="Report format (junit: JUnit XML for CI systems).",
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
-@click.option("--record", is_flag=True, help="Write the actual results into the test files "
-              "as their expectations (review the change like code).")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Write the actual results into the test files "
+    "as their expectations (review the change like code).",
+)
 @_errors
-def test(paths: tuple[str, ...], keyword: str | None, variables: dict[str, str], fmt: str,
-         output: str | None, record: bool) -> None:
+def test(
+    paths: tuple[str, ...],
+    keyword: str | None,
+    variables: dict[str, str],
+    fmt: str,
+    output: str | None,
+    record: bool,
+) -> None:
     """Run pipeline tests (*.test.yaml files in PATHS, default: the current directory),
     micro-batch by micro-batch on one local SparkSession.
 
@@ -479,8 +693,13 @@ def test(paths: tuple[str, ...], keyword: str | None, variables: dict[str, str],
 
     started = time.monotonic()
     try:
-        results = runner.run(paths or (".",), keyword, variables, record=record,
-                             on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"))
+        results = runner.run(
+            paths or (".",),
+            keyword,
+            variables,
+            record=record,
+            on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"),
+        )
     except SqlStreamError as error:
         click.echo(error.render(), err=True)
         sys.exit(2)

@@ -20,11 +20,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sqlstream import api
-
-from sqlstream.runtime import checkpoint_lock, runner
-from sqlstream.ir import plan as p
 from sqlstream.api import Pipeline
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir import plan as p
+from sqlstream.runtime import checkpoint_lock, runner
 from sqlstream.runtime.events import ListenerLike, Notice, QueryTerminated, emitter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,10 +60,17 @@ class Session:
     created.
     """
 
-    def __init__(self, spark: SparkSession | None = None, *, master: str | None = None,
-                 conf: Mapping[str, str] | None = None, listeners: Iterable[ListenerLike] = (),
-                 state_dir: str | None = None, remote: str | None = None,
-                 jvm_output: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        spark: SparkSession | None = None,
+        *,
+        master: str | None = None,
+        conf: Mapping[str, str] | None = None,
+        listeners: Iterable[ListenerLike] = (),
+        state_dir: str | None = None,
+        remote: str | None = None,
+        jvm_output: Callable[[str], None] | None = None,
+    ) -> None:
         if master and remote:
             raise ValueError("give master or remote, not both")
         self.spark = spark
@@ -79,8 +85,9 @@ class Session:
 
     # ------------------------------------------------------------------ compile, check
 
-    def compile(self, text: str, variables: Mapping[str, object] | None = None,
-                path: str | None = None) -> Pipeline:
+    def compile(
+        self, text: str, variables: Mapping[str, object] | None = None, path: str | None = None
+    ) -> Pipeline:
         """Compile `.ssql` text (see :func:`sqlstream.compile`) with this session's
         ``state_dir``.
 
@@ -97,8 +104,9 @@ class Session:
         """
         return api.compile_file(path, variables, self.state_dir)
 
-    def check(self, text: str, variables: Mapping[str, object] | None = None,
-              path: str | None = None) -> list[SqlStreamError]:
+    def check(
+        self, text: str, variables: Mapping[str, object] | None = None, path: str | None = None
+    ) -> list[SqlStreamError]:
         """Every finding of ``text`` (errors and warnings) in file order; never raises for
         problems in the text, starts no JVM (see :func:`sqlstream.check`)."""
         return api.check(text, variables, path)
@@ -113,13 +121,21 @@ class Session:
             from sqlstream.runtime.spark_session import create_session
 
             self.spark, self._created = create_session(
-                plan, self.master, self.conf,
-                lambda line: self._emit(Notice(plan.source.redact(line))), self.remote,
-                self.jvm_output)
+                plan,
+                self.master,
+                self.conf,
+                lambda line: self._emit(Notice(plan.source.redact(line))),
+                self.remote,
+                self.jvm_output,
+            )
         return self.spark
 
-    def start(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
-              allow_incompatible_restart: bool = False) -> list[StreamingQuery]:
+    def start(
+        self,
+        pipeline: Pipeline | p.Plan,
+        available_now: bool = False,
+        allow_incompatible_restart: bool = False,
+    ) -> list[StreamingQuery]:
         """Start every query of ``pipeline`` in this session's SparkSession, with this
         session's listeners, and return without waiting: :func:`sqlstream.runtime.runner.start`
         (whose docstring says what is started, what is emitted, and what is raised).
@@ -140,12 +156,22 @@ class Session:
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
         lease = self._lock(plan)
-        return runner.start(self._spark_or_release(plan, lease), plan, available_now,
-                            self.listeners, allow_incompatible_restart, lease)
+        return runner.start(
+            self._spark_or_release(plan, lease),
+            plan,
+            available_now,
+            self.listeners,
+            allow_incompatible_restart,
+            lease,
+        )
 
-    def run(self, pipeline: Pipeline | p.Plan, available_now: bool = False,
-            timeout: float | None = None, allow_incompatible_restart: bool = False,
-            ) -> list[QueryTerminated]:
+    def run(
+        self,
+        pipeline: Pipeline | p.Plan,
+        available_now: bool = False,
+        timeout: float | None = None,
+        allow_incompatible_restart: bool = False,
+    ) -> list[QueryTerminated]:
         """Start every query of ``pipeline`` in this session's SparkSession, wait until all
         have terminated, and return — :func:`sqlstream.runtime.runner.run`, with this session's
         listeners (called on the calling thread).
@@ -167,8 +193,15 @@ class Session:
         """
         plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
         lease = self._lock(plan)
-        return runner.run(self._spark_or_release(plan, lease), plan, available_now, timeout,
-                          self.listeners, allow_incompatible_restart, lease)
+        return runner.run(
+            self._spark_or_release(plan, lease),
+            plan,
+            available_now,
+            timeout,
+            self.listeners,
+            allow_incompatible_restart,
+            lease,
+        )
 
     def _lock(self, plan: p.Plan) -> checkpoint_lock.Lease:
         """Lock every query's checkpoint before the SparkSession is created (no JVM is
@@ -178,7 +211,8 @@ class Session:
             CheckpointInUseError: (``SS502``) another run holds a query's checkpoint.
         """
         return checkpoint_lock.acquire(
-            plan, lambda line: self._emit(Notice(plan.source.redact(line))))
+            plan, lambda line: self._emit(Notice(plan.source.redact(line)))
+        )
 
     def _spark_or_release(self, plan: p.Plan, lease: checkpoint_lock.Lease) -> SparkSession:
         """:meth:`spark_for`; ``lease`` is released when no session can be had."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from contextlib import contextmanager
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,9 @@ collect_ignore_glob = ["fixtures/*.test.yaml"]
 """The ``*.test.yaml`` fixtures run in tests/spark/test_spark_suites.py (with the session
 fixture), not through the pytest plugin of sqlstream."""
 
-PROGRAMS = sorted(p for folder in ("tests/fixtures", "examples") for p in (ROOT / folder).rglob("*.ssql"))
+PROGRAMS = sorted(
+    p for folder in ("tests/fixtures", "examples") for p in (ROOT / folder).rglob("*.ssql")
+)
 """Every ``.ssql`` program of the tests and examples (the check corpus included)."""
 
 
@@ -70,8 +72,10 @@ def _shared_session_still_running(request):
         return
     session = request.getfixturevalue("spark")
     if session.sparkContext._jsc.sc().isStopped():  # noqa: SLF001 - Spark's own flag
-        pytest.fail("the shared SparkContext was stopped during this test (Spark stops it "
-                    "itself after a fatal error in the driver, e.g. out of memory)")
+        pytest.fail(
+            "the shared SparkContext was stopped during this test (Spark stops it "
+            "itself after a fatal error in the driver, e.g. out of memory)"
+        )
 
 
 @contextmanager
@@ -82,8 +86,11 @@ def settings_kept(spark, pipeline):
     set on a running session (``sqlstream.planning.settings.is_static``): nothing to put back."""
     from sqlstream.planning.settings import is_static
 
-    keys = {k for k, _ in pipeline.plan.settings
-            if not k.lower().startswith("sqlstream.") and not is_static(k)}
+    keys = {
+        k
+        for k, _ in pipeline.plan.settings
+        if not k.lower().startswith("sqlstream.") and not is_static(k)
+    }
     before = {k: spark.conf.get(k, None) for k in keys}
     try:
         yield

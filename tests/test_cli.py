@@ -65,8 +65,10 @@ def test_check_reports_modes_and_fails_on_errors(runner, tmp_path):
 
 def test_variables_from_the_command_line(runner, tmp_path):
     f = tmp_path / "v.ssql"
-    f.write_text("CREATE STREAM s WITH (connector = 'rate', rowsPerSecond = ${rate});\n"
-                 "SELECT value FROM s WHERE value > ${min};")
+    f.write_text(
+        "CREATE STREAM s WITH (connector = 'rate', rowsPerSecond = ${rate});\n"
+        "SELECT value FROM s WHERE value > ${min};"
+    )
     result = runner.invoke(main, ["translate", str(f), "--var", "rate=7", "--var", "min=3"])
     assert result.exit_code == 0, result.output
     assert ".option('rowsPerSecond', '7')" in result.output and "value > 3" in result.output
@@ -101,11 +103,20 @@ def test_check_reports_every_finding_of_a_file_in_one_run(runner, tmp_path):
     f.write_text(MANY)
     result = runner.invoke(main, ["check", str(f)])
     assert result.exit_code == 1
-    heads = [line.split(" ", 2)[:2] for line in result.output.splitlines()
-             if line.startswith(f"{f}:") and not line.startswith(f"{f}: ")]
+    heads = [
+        line.split(" ", 2)[:2]
+        for line in result.output.splitlines()
+        if line.startswith(f"{f}:") and not line.startswith(f"{f}: ")
+    ]
     # line 5 reads the stream whose declaration failed: no second error for the same mistake
-    assert heads == [[f"{f}:1:43:", "SS202"], [f"{f}:3:25:", "SS102"], [f"{f}:4:15:", "SS201"],
-                     [f"{f}:6:38:", "SS301"], [f"{f}:7:8:", "SS205"], [f"{f}:7:11:", "SS206"]]
+    assert heads == [
+        [f"{f}:1:43:", "SS202"],
+        [f"{f}:3:25:", "SS102"],
+        [f"{f}:4:15:", "SS201"],
+        [f"{f}:6:38:", "SS301"],
+        [f"{f}:7:8:", "SS205"],
+        [f"{f}:7:11:", "SS206"],
+    ]
     assert f"{f}: 6 error(s), 0 warning(s)" in result.output
     assert "unknown column 'b' in t (its columns: ts, a)" in result.output
     assert result.stdout == result.output, "the findings are check's report: all on stdout"
@@ -122,29 +133,40 @@ def test_check_json_format(runner, tmp_path):
     document = json.loads(result.stdout)
     assert [d["path"] for d in document] == [str(f), str(EXAMPLE)]
     first = document[0]["findings"][0]
-    assert (first["code"], first["severity"], first["line"], first["column"]) == ("SS202", "error", 1, 43)
+    assert (first["code"], first["severity"], first["line"], first["column"]) == (
+        "SS202",
+        "error",
+        1,
+        43,
+    )
     assert "did you mean 'rate'" in first["message"]
     assert document[1]["findings"] == []
     assert document[1]["queries"][0]["output_mode"] == "append"
     columns = document[1]["queries"][0]["columns"]
-    assert columns[:3] == [{"name": "window_start", "type": "TIMESTAMP"},
-                           {"name": "window_end", "type": "TIMESTAMP"},
-                           {"name": "origin", "type": "STRING"}]
+    assert columns[:3] == [
+        {"name": "window_start", "type": "TIMESTAMP"},
+        {"name": "window_end", "type": "TIMESTAMP"},
+        {"name": "origin", "type": "STRING"},
+    ]
     assert {"name": "avg_dep_delay", "type": "DOUBLE"} in columns
     state = document[1]["queries"][0]["state"]
     assert state["output_mode"] == "append" and state["sink"][:2] == ["files", "parquet"]
     assert state["operators"][0]["kind"] == "aggregation"
     assert state["operators"][0]["keys"] == ["window(time_hour, '1 hour')", "origin"]
-    assert state["watermarks"] == [{"relation": "flights", "column": "time_hour", "delay": "1 hour"}]
+    assert state["watermarks"] == [
+        {"relation": "flights", "column": "time_hour", "delay": "1 hour"}
+    ]
 
 
 def test_check_json_redacts_secrets_in_state(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("SQLSTREAM_TEST_BUCKET", "hunter2-bucket")
     f = tmp_path / "secret.ssql"
-    f.write_text("CREATE STREAM t WITH (connector = 'rate');\n"
-                 "CREATE SINK s WITH (connector = 'files', format = 'json',\n"
-                 "  path = '${env:SQLSTREAM_TEST_BUCKET}/out');\n"
-                 "INSERT INTO s SELECT value FROM t;\n")
+    f.write_text(
+        "CREATE STREAM t WITH (connector = 'rate');\n"
+        "CREATE SINK s WITH (connector = 'files', format = 'json',\n"
+        "  path = '${env:SQLSTREAM_TEST_BUCKET}/out');\n"
+        "INSERT INTO s SELECT value FROM t;\n"
+    )
     result = runner.invoke(main, ["check", "--format", "json", str(f)])
     assert result.exit_code == 0, result.output
     assert "hunter2" not in result.stdout and "***" in result.stdout
@@ -153,8 +175,10 @@ def test_check_json_redacts_secrets_in_state(runner, tmp_path, monkeypatch):
 def test_several_syntax_errors_are_reported_together():
     import sqlstream
 
-    findings = sqlstream.check("CREATE STREAM s (a INT WITH (connector = 'rate');\n"
-                               "SELECT 1;\nCREATE SINK k;\n", path="p.ssql")
+    findings = sqlstream.check(
+        "CREATE STREAM s (a INT WITH (connector = 'rate');\nSELECT 1;\nCREATE SINK k;\n",
+        path="p.ssql",
+    )
     assert [(f.code, f.span.line) for f in findings] == [("SS101", 1), ("SS101", 3)]
 
 
@@ -177,8 +201,11 @@ def test_inputs_that_are_not_regular_files_are_ss002_not_a_hang(runner, tmp_path
     huge = tmp_path / "huge.ssql"
     with open(huge, "wb") as handle:
         handle.truncate(2 * 1024**3)  # sparse: 2 GB, no disk used
-    for path, why in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
-                      (huge, "larger than 8,388,608 bytes")):
+    for path, why in (
+        (fifo, "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        (huge, "larger than 8,388,608 bytes"),
+    ):
         for command in ("check", "translate", "explain"):
             result = runner.invoke(main, [command, str(path)])
             assert result.exit_code == 1, (command, path, result.output)
@@ -190,8 +217,12 @@ def test_inputs_that_are_not_regular_files_are_ss002_not_a_hang(runner, tmp_path
 
 
 def test_check_through_a_subprocess_returns_on_dev_zero():
-    result = subprocess.run([sys.executable, "-m", "sqlstream.cli", "check", "/dev/zero"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "sqlstream.cli", "check", "/dev/zero"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1 and "SS002" in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
 
@@ -211,8 +242,11 @@ def test_translate_output_that_cannot_be_written_is_an_error_without_traceback(r
 def test_a_parenthesised_query_with_an_alias_is_a_positioned_error(runner, tmp_path):
     for tail in (";\n", "\0", ";\0"):
         path = tmp_path / "alias.ssql"
-        path.write_text("CREATE STREAM s (a INT) WITH (connector = 'files', path = 'x', format = 'json');\n"
-                        "(SELECT a FROM s) AS x" + tail, encoding="utf-8")
+        path.write_text(
+            "CREATE STREAM s (a INT) WITH (connector = 'files', path = 'x', format = 'json');\n"
+            "(SELECT a FROM s) AS x" + tail,
+            encoding="utf-8",
+        )
         for command in ("check", "translate"):
             result = runner.invoke(main, [command, str(path)])
             assert result.exit_code == 1 and f"{path}:2:" in result.output, result.output

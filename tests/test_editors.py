@@ -16,14 +16,21 @@ from tests.conftest import ROOT
 EXTENSION = ROOT / "editors" / "vscode"
 
 
-@pytest.mark.skipif(shutil.which("npm") is None or shutil.which("node") is None,
-                    reason="node and npm are not installed")
+@pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None,
+    reason="node and npm are not installed",
+)
 @pytest.mark.timeout(600)
 def test_build_script_tests_the_grammar_and_packages_the_vsix():
     vsix = EXTENSION / "sqlstream.vsix"
     vsix.unlink(missing_ok=True)
-    done = subprocess.run(["sh", str(EXTENSION / "build.sh")], capture_output=True, text=True,
-                          timeout=600, check=False)
+    done = subprocess.run(
+        ["sh", str(EXTENSION / "build.sh")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "# fail 0" in done.stdout  # node --test: every grammar test passed
     with zipfile.ZipFile(vsix) as archive:
@@ -35,6 +42,8 @@ def test_build_script_tests_the_grammar_and_packages_the_vsix():
 
 
 def test_language_server_does_not_import_pyspark():
-    code = ("import sys, sqlstream.lsp.server, sqlstream.lsp.completion; "
-            "assert not any(m.startswith('pyspark') for m in sys.modules), 'pyspark'")
+    code = (
+        "import sys, sqlstream.lsp.server, sqlstream.lsp.completion; "
+        "assert not any(m.startswith('pyspark') for m in sys.modules), 'pyspark'"
+    )
     subprocess.run([__import__("sys").executable, "-c", code], check=True, cwd=ROOT)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import Optional
 
 import pandas as pd
 
@@ -20,8 +19,17 @@ def celsius(fahrenheit: float) -> float:
     return None if fahrenheit is None else (fahrenheit - 32) / 1.8
 
 
-def every_type(a: int, b: float, c: str, d: bool, e: datetime.datetime, f: datetime.date,
-               g: decimal.Decimal, h: bytes, i: Optional[int] = None) -> Optional[datetime.date]:
+def every_type(
+    a: int,
+    b: float,
+    c: str,
+    d: bool,
+    e: datetime.datetime,
+    f: datetime.date,
+    g: decimal.Decimal,
+    h: bytes,
+    i: int | None = None,
+) -> datetime.date | None:
     """Each annotation PySpark maps to a Spark type (``i`` may be left out)."""
     return f
 

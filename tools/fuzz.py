@@ -28,8 +28,17 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
 from tests.support.fuzzing import (  # noqa: E402
-    assert_cli_robust, assert_file_robust, assert_robust, byte_mutants, cli_invocations, cli_paths, mutants,
-    nestings, nul_after_prefix, programs, statement_parens,
+    assert_cli_robust,
+    assert_file_robust,
+    assert_robust,
+    byte_mutants,
+    cli_invocations,
+    cli_paths,
+    mutants,
+    nestings,
+    nul_after_prefix,
+    programs,
+    statement_parens,
 )
 
 
@@ -39,8 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="a fixed seed (default: random)")
     parser.add_argument("--max-depth", type=int, default=200, help="deepest nesting generated")
     args = parser.parse_args(argv)
-    config = settings(max_examples=args.examples, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck))
+    config = settings(
+        max_examples=args.examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+
     def text_property(text: str) -> None:
         assert_robust(text)
 
@@ -53,13 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     def cli_property(arguments: list[str]) -> None:
         assert_cli_robust(arguments)
 
-    properties = [("grammar-built programs", given(programs())(text_property)),
-                  ("mutated corpus text", given(mutants())(text_property)),
-                  ("mutated corpus bytes", given(byte_mutants())(bytes_property)),
-                  ("nested expressions", given(nestings(args.max_depth))(text_property)),
-                  ("statement-level parentheses", given(statement_parens())(text_property)),
-                  ("NUL bytes after valid prefixes", given(nul_after_prefix())(text_property)),
-                  ("command-line paths", given(cli_invocations(paths))(cli_property))]
+    properties = [
+        ("grammar-built programs", given(programs())(text_property)),
+        ("mutated corpus text", given(mutants())(text_property)),
+        ("mutated corpus bytes", given(byte_mutants())(bytes_property)),
+        ("nested expressions", given(nestings(args.max_depth))(text_property)),
+        ("statement-level parentheses", given(statement_parens())(text_property)),
+        ("NUL bytes after valid prefixes", given(nul_after_prefix())(text_property)),
+        ("command-line paths", given(cli_invocations(paths))(cli_property)),
+    ]
     try:
         for name, test in properties:
             test = config(test)
@@ -72,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
                 traceback.print_exception(error)
                 print(f"{name}: FAILED: {type(error).__name__}: {error}")
                 return 1
-            print(f"{name}: {args.examples} examples passed in {time.perf_counter() - started:.0f} s")
+            print(
+                f"{name}: {args.examples} examples passed in {time.perf_counter() - started:.0f} s"
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

@@ -54,13 +54,14 @@ def record(path: Path, version: str, observed: str) -> bool:
     if entries.get(version) == observed:
         return False
     entries[version] = observed
-    line = "-- probed: " + ", ".join(f"{v} {entries[v]}" for v in
-                                     sorted(entries, key=lambda v: tuple(map(int, v.split(".")))))
+    line = "-- probed: " + ", ".join(
+        f"{v} {entries[v]}" for v in sorted(entries, key=lambda v: tuple(map(int, v.split("."))))
+    )
     if found:
-        text = text[:found.start()] + line + text[found.end():]
+        text = text[: found.start()] + line + text[found.end() :]
     else:
         spark = re.search(r"^-- spark: .*$", text, re.MULTILINE)
-        text = text[:spark.end()] + "\n" + line + text[spark.end():]
+        text = text[: spark.end()] + "\n" + line + text[spark.end() :]
     path.write_text(text, encoding="utf-8")
     return True
 
@@ -71,9 +72,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.NamedTemporaryFile("r", suffix=".txt", delete=False) as handle:
         out = Path(handle.name)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "spark",
-               "tests/spark/test_check_corpus.py"] + (["-k", args.keyword] if args.keyword else [])
-    done = subprocess.run(command, cwd=ROOT, env={**os.environ, "SQLSTREAM_CORPUS_RECORD": str(out)})
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "spark",
+        "tests/spark/test_check_corpus.py",
+    ] + (["-k", args.keyword] if args.keyword else [])
+    done = subprocess.run(
+        command, cwd=ROOT, env={**os.environ, "SQLSTREAM_CORPUS_RECORD": str(out)}
+    )
     changed = []
     for line in out.read_text(encoding="utf-8").splitlines():
         stem, version, status = line.split()
@@ -82,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         if record(path, version, observed):
             changed.append(f"{stem}: Spark {version} {observed}")
     out.unlink()
-    print("\n".join(["probed verdicts changed:", *changed]) if changed else "no probed verdict changed")
+    print(
+        "\n".join(["probed verdicts changed:", *changed])
+        if changed
+        else "no probed verdict changed"
+    )
     return done.returncode
 
 

@@ -66,8 +66,21 @@ COLUMNS = [
 
 # Columns of the per-day weather files: all of weather.csv, in its order.
 WEATHER_COLUMNS = [
-    "origin", "year", "month", "day", "hour", "temp", "dewp", "humid", "wind_dir",
-    "wind_speed", "wind_gust", "precip", "pressure", "visib", "time_hour",
+    "origin",
+    "year",
+    "month",
+    "day",
+    "hour",
+    "temp",
+    "dewp",
+    "humid",
+    "wind_dir",
+    "wind_speed",
+    "wind_gust",
+    "precip",
+    "pressure",
+    "visib",
+    "time_hour",
 ]
 
 # Static lookup tables copied next to the stream (for stream-static joins).
@@ -160,13 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     if not source.exists():
         raise SystemExit(f"source not found: {source}")
     counts = split_by_day(source, args.out / "flights")
-    print(f"wrote {len(counts)} day files, {sum(counts.values())} flights "
-          f"to {args.out / 'flights'}")
+    print(
+        f"wrote {len(counts)} day files, {sum(counts.values())} flights to {args.out / 'flights'}"
+    )
     weather = source.parent / "weather.csv"
     if weather.exists():
         counts = split_by_day(weather, args.out / "weather", WEATHER_COLUMNS)
-        print(f"wrote {len(counts)} day files, {sum(counts.values())} weather observations "
-              f"to {args.out / 'weather'}")
+        print(
+            f"wrote {len(counts)} day files, {sum(counts.values())} weather observations "
+            f"to {args.out / 'weather'}"
+        )
     else:
         print(f"warning: {weather} not found, not split", file=sys.stderr)
 

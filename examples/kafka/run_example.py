@@ -39,8 +39,9 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-import sqlstream  # noqa: E402
 from kafka_broker import KafkaBroker  # noqa: E402  (the tests' broker, not a copy)
+
+import sqlstream  # noqa: E402
 
 FLIGHTS = ROOT / "examples" / "flights" / "data" / "flights"
 
@@ -50,10 +51,14 @@ def records(days: int):
     for day in sorted(FLIGHTS.glob("*.csv"))[:days]:
         with open(day, newline="") as handle:
             for r in csv.DictReader(handle):
-                yield {"carrier": r["carrier"], "flight": int(r["flight"]), "origin": r["origin"],
-                       "dest": r["dest"],
-                       "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
-                       "time_hour": r["time_hour"]}
+                yield {
+                    "carrier": r["carrier"],
+                    "flight": int(r["flight"]),
+                    "origin": r["origin"],
+                    "dest": r["dest"],
+                    "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
+                    "time_hour": r["time_hour"],
+                }
 
 
 def feed(servers: str, days: int, rate: float, done: threading.Event) -> None:
@@ -63,7 +68,9 @@ def feed(servers: str, days: int, rate: float, done: threading.Event) -> None:
     producer = Producer({"bootstrap.servers": servers, "linger.ms": 20})
     start, sent = time.monotonic(), 0
     for record in records(days):
-        producer.produce("flights", key=record["carrier"].encode(), value=json.dumps(record).encode())
+        producer.produce(
+            "flights", key=record["carrier"].encode(), value=json.dumps(record).encode()
+        )
         sent += 1
         ahead = sent / rate - (time.monotonic() - start)
         if ahead > 0:
@@ -78,8 +85,13 @@ def late_flights(servers: str) -> list[dict]:
     """The records of topic ``late_flights`` (read from the start)."""
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": uuid.uuid4().hex,
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": servers,
+            "group.id": uuid.uuid4().hex,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.subscribe(["late_flights"])
     found, idle = [], 0
     while idle < 5:
@@ -97,8 +109,9 @@ def run_postgres(servers: str, days: int, rate: float, url: str) -> None:
     import psycopg
 
     done = threading.Event()
-    pipeline = sqlstream.compile_file(str(HERE / "hourly_delays_postgres.ssql"),
-                                      {"servers": servers, "pg": url})
+    pipeline = sqlstream.compile_file(
+        str(HERE / "hourly_delays_postgres.ssql"), {"servers": servers, "pg": url}
+    )
     with sqlstream.Session(master="local[2]", listeners=[sqlstream.TextRenderer()]) as session:
         queries = session.start(pipeline)
         threading.Thread(target=feed, args=(servers, days, rate, done), daemon=True).start()
@@ -108,9 +121,11 @@ def run_postgres(servers: str, days: int, rate: float, url: str) -> None:
             query.processAllAvailable()
             query.stop()
     with psycopg.connect(url, password=os.environ.get("PGPASSWORD")) as connection:
-        rows = connection.execute("SELECT window_start, origin, flights, avg_dep_delay "
-                                  "FROM hourly_delays ORDER BY avg_dep_delay DESC NULLS LAST "
-                                  "LIMIT 10").fetchall()
+        rows = connection.execute(
+            "SELECT window_start, origin, flights, avg_dep_delay "
+            "FROM hourly_delays ORDER BY avg_dep_delay DESC NULLS LAST "
+            "LIMIT 10"
+        ).fetchall()
         (count,) = connection.execute("SELECT count(*) FROM hourly_delays").fetchone()
     print(f"\n{count} hourly windows in table hourly_delays; the worst ten:")
     for row in rows:
@@ -121,7 +136,9 @@ def run(servers: str, days: int, rate: float) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": servers})
-    for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("flights", "late_flights")]).values():
+    for future in admin.create_topics(
+        [NewTopic(t, 1, 1) for t in ("flights", "late_flights")]
+    ).values():
         try:
             future.result(30)
         except Exception as error:  # noqa: BLE001 - TOPIC_ALREADY_EXISTS on a broker that runs
@@ -129,10 +146,10 @@ def run(servers: str, days: int, rate: float) -> None:
     done = threading.Event()
     pipeline = sqlstream.compile_file(str(HERE / "hourly_delays_kafka.ssql"), {"servers": servers})
     with sqlstream.Session(master="local[2]", listeners=[sqlstream.TextRenderer()]) as session:
-        queries = session.start(pipeline)     # the records arrive while the queries run
+        queries = session.start(pipeline)  # the records arrive while the queries run
         threading.Thread(target=feed, args=(servers, days, rate, done), daemon=True).start()
         done.wait()
-        time.sleep(10)                         # the micro-batches of the last records
+        time.sleep(10)  # the micro-batches of the last records
         for query in queries:
             query.processAllAvailable()
             query.stop()
@@ -149,10 +166,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=3, help="days of flights to feed (default 3)")
     parser.add_argument("--rate", type=float, default=500.0, help="records a second (default 500)")
-    parser.add_argument("--servers", help="a running broker's bootstrap servers (default: start one)")
-    parser.add_argument("--postgres", metavar="URL",
-                        help="upsert the hourly windows into this PostgreSQL database "
-                        "(postgresql://user@host:port/db; password from PGPASSWORD)")
+    parser.add_argument(
+        "--servers", help="a running broker's bootstrap servers (default: start one)"
+    )
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="upsert the hourly windows into this PostgreSQL database "
+        "(postgresql://user@host:port/db; password from PGPASSWORD)",
+    )
     args = parser.parse_args()
 
     def go(servers: str) -> None:
@@ -168,7 +190,10 @@ def main() -> None:
     for old in (HERE / "out", HERE / ".sqlstream"):
         shutil.rmtree(old, ignore_errors=True)
     with KafkaBroker() as broker:
-        print(f"broker: Apache Kafka on {broker.bootstrap_servers} (log: {broker.log_file})", flush=True)
+        print(
+            f"broker: Apache Kafka on {broker.bootstrap_servers} (log: {broker.log_file})",
+            flush=True,
+        )
         go(broker.bootstrap_servers)
 
 

@@ -21,13 +21,12 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.frontend import spark_versions
-from sqlstream.analysis.facts import MODES, QueryInfo
-from sqlstream.diagnostics.codes import code
 from sqlstream.analysis.dedup import REFUSED
+from sqlstream.analysis.facts import MODES, QueryInfo
 from sqlstream.analysis.operators import JoinInfo, Operators
+from sqlstream.diagnostics.codes import code
+from sqlstream.frontend import spark_versions
 from sqlstream.sql.rewrite import LOOKUP, REWRITTEN_FROM
-
 
 
 @dataclass(frozen=True)
@@ -94,8 +93,10 @@ class Context:
 
 # ---- output modes ------------------------------------------------------------------------------
 
-WATERMARK_HINT = ("add WATERMARK FOR <event time> to the stream and GROUP BY a window on it "
-                  "(e.g. TUMBLE), then EMIT FINAL; or use EMIT CHANGES / EMIT COMPLETE")
+WATERMARK_HINT = (
+    "add WATERMARK FOR <event time> to the stream and GROUP BY a window on it "
+    "(e.g. TUMBLE), then EMIT FINAL; or use EMIT CHANGES / EMIT COMPLETE"
+)
 
 
 def _stateful(info: QueryInfo, ops: Operators) -> bool:
@@ -109,66 +110,115 @@ def _watermarked(info: QueryInfo, ops: Operators) -> bool:
     return info.watermarked_key if info.aggregate else bool(info.watermarks)
 
 
-def mode_problems(info: QueryInfo, ops: Operators, mode: str, sink_connector: str,
-                  sink_modes: frozenset[str]) -> list[Finding]:
+def mode_problems(
+    info: QueryInfo, ops: Operators, mode: str, sink_connector: str, sink_modes: frozenset[str]
+) -> list[Finding]:
     """Why Spark refuses ``mode`` for this query and sink, or would give another result
     (empty: it runs as the SQL says)."""
     found = []
     if info.aggregate:
         if mode == "append" and not info.watermarked_key:
-            found.append(Finding(
-                "SS301", "append mode (EMIT FINAL) needs a watermark on every "
-                "aggregation: a grouping key must be the watermarked event-time column or a "
-                "window on it", WATERMARK_HINT, at="emit"))
+            found.append(
+                Finding(
+                    "SS301",
+                    "append mode (EMIT FINAL) needs a watermark on every "
+                    "aggregation: a grouping key must be the watermarked event-time column or a "
+                    "window on it",
+                    WATERMARK_HINT,
+                    at="emit",
+                )
+            )
         if mode == "update" and info.session_window:
-            found.append(Finding(
-                "SS303", "session windows do not support update mode (EMIT CHANGES)",
-                "use EMIT FINAL (append, with a watermark) or EMIT COMPLETE", at="emit"))
+            found.append(
+                Finding(
+                    "SS303",
+                    "session windows do not support update mode (EMIT CHANGES)",
+                    "use EMIT FINAL (append, with a watermark) or EMIT COMPLETE",
+                    at="emit",
+                )
+            )
     elif ops.distinct is not None:
         if mode == "append" and not info.watermarks:
-            found.append(Finding(
-                "SS301", "this DISTINCT is an aggregation for Spark: append mode "
-                "(EMIT FINAL) needs the watermarked event-time column among its columns",
-                "select the event-time column too, or use EMIT COMPLETE", ops.distinct))
+            found.append(
+                Finding(
+                    "SS301",
+                    "this DISTINCT is an aggregation for Spark: append mode "
+                    "(EMIT FINAL) needs the watermarked event-time column among its columns",
+                    "select the event-time column too, or use EMIT COMPLETE",
+                    ops.distinct,
+                )
+            )
         if mode == "update" and ops.aggregations <= 1:
-            found.append(Finding(
-                "SS312", f"{'UNION' if isinstance(ops.distinct, exp.Union) else 'SELECT DISTINCT'}"
-                " (an aggregation for Spark here) in update mode (EMIT CHANGES) writes a row "
-                "again when a duplicate of it arrives in a later trigger",
-                "use EMIT COMPLETE (the whole distinct set every trigger), or GROUP BY the "
-                "columns", ops.distinct))
+            found.append(
+                Finding(
+                    "SS312",
+                    f"{'UNION' if isinstance(ops.distinct, exp.Union) else 'SELECT DISTINCT'}"
+                    " (an aggregation for Spark here) in update mode (EMIT CHANGES) writes a row "
+                    "again when a duplicate of it arrives in a later trigger",
+                    "use EMIT COMPLETE (the whole distinct set every trigger), or GROUP BY the "
+                    "columns",
+                    ops.distinct,
+                )
+            )
     elif mode == "complete":
-        found.append(Finding(
-            "SS302", "complete mode (EMIT COMPLETE) needs an aggregation: it rewrites "
-            "the whole result table every trigger",
-            "add a GROUP BY, or use EMIT CHANGES / EMIT FINAL, or leave the mode out", at="emit"))
+        found.append(
+            Finding(
+                "SS302",
+                "complete mode (EMIT COMPLETE) needs an aggregation: it rewrites "
+                "the whole result table every trigger",
+                "add a GROUP BY, or use EMIT CHANGES / EMIT FINAL, or leave the mode out",
+                at="emit",
+            )
+        )
     if ops.aggregations > 1 and mode in ("update", "complete"):
-        found.append(Finding(
-            "SS313", f"chained aggregations ({ops.aggregations}) are supported only in "
-            f"append mode, not {mode} mode: Spark cannot tell which rows of the inner "
-            "aggregation are final", "aggregate once, or use windows with watermarks and "
-            "EMIT FINAL", at="emit"))
+        found.append(
+            Finding(
+                "SS313",
+                f"chained aggregations ({ops.aggregations}) are supported only in "
+                f"append mode, not {mode} mode: Spark cannot tell which rows of the inner "
+                "aggregation are final",
+                "aggregate once, or use windows with watermarks and EMIT FINAL",
+                at="emit",
+            )
+        )
     if mode != "append":
         for join in ops.stream_stream_joins:
-            if mode == "update" and join.kind == "inner" \
-                    and spark_versions.at_least(spark_versions.target(), "4.2"):
+            if (
+                mode == "update"
+                and join.kind == "inner"
+                and spark_versions.at_least(spark_versions.target(), "4.2")
+            ):
                 continue  # Spark 4.2+ runs an inner join of two streams in update mode (measured)
-            found.append(Finding(
-                "SS322", f"a join of two streams is supported only in append mode, "
-                f"not {mode} mode", "use EMIT FINAL (with windows on watermarked columns "
-                "for an aggregation after the join)", join.node))
+            found.append(
+                Finding(
+                    "SS322",
+                    f"a join of two streams is supported only in append mode, not {mode} mode",
+                    "use EMIT FINAL (with windows on watermarked columns "
+                    "for an aggregation after the join)",
+                    join.node,
+                )
+            )
             break
     if mode not in sink_modes:
-        found.append(Finding(
-            "SS304", f"the {sink_connector} sink does not support {mode} mode "
-            f"(it supports {', '.join(m for m in MODES if m in sink_modes)})",
-            "write to a sink that supports this mode (memory, console) or change EMIT",
-            at="emit"))
+        found.append(
+            Finding(
+                "SS304",
+                f"the {sink_connector} sink does not support {mode} mode "
+                f"(it supports {', '.join(m for m in MODES if m in sink_modes)})",
+                "write to a sink that supports this mode (memory, console) or change EMIT",
+                at="emit",
+            )
+        )
     return found
 
 
-def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_connector: str,
-                sink_modes: frozenset[str]) -> tuple[str | None, str, list[Finding]]:
+def choose_mode(
+    info: QueryInfo,
+    ops: Operators,
+    requested: str | None,
+    sink_connector: str,
+    sink_modes: frozenset[str],
+) -> tuple[str | None, str, list[Finding]]:
     """Pick the output mode (docs/dialect.md#output-mode-inference): the requested one, or the first of append,
     update, complete that Spark allows for this query and sink.
 
@@ -177,7 +227,11 @@ def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_con
         holds SS305), else ``findings`` are the problems of the requested mode, if any.
     """
     if requested is not None:
-        return requested, "from EMIT", mode_problems(info, ops, requested, sink_connector, sink_modes)
+        return (
+            requested,
+            "from EMIT",
+            mode_problems(info, ops, requested, sink_connector, sink_modes),
+        )
     reasons = {}
     for mode in MODES:
         problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
@@ -185,26 +239,42 @@ def choose_mode(info: QueryInfo, ops: Operators, requested: str | None, sink_con
             if not _stateful(info, ops):
                 why = "deduplication, no aggregation" if ops.deduplications else "no aggregation"
             elif mode == "append":
-                why = ("aggregation grouped by a window on a watermarked column" if info.aggregate
-                       else "SELECT DISTINCT with the watermarked column")
+                why = (
+                    "aggregation grouped by a window on a watermarked column"
+                    if info.aggregate
+                    else "SELECT DISTINCT with the watermarked column"
+                )
             else:
                 why = f"aggregation; append impossible: {reasons['append']}"
             return mode, f"inferred: {why}", []
         reasons[mode] = problems[0].message
     detail = "; ".join(f"{m}: {r}" for m, r in reasons.items())
-    return None, "", [Finding(
-        "SS305", f"no output mode fits this query and sink ({detail})",
-        WATERMARK_HINT if _stateful(info, ops) else "write to another sink")]
+    return (
+        None,
+        "",
+        [
+            Finding(
+                "SS305",
+                f"no output mode fits this query and sink ({detail})",
+                WATERMARK_HINT if _stateful(info, ops) else "write to another sink",
+            )
+        ],
+    )
 
 
 # ---- operator rules ------------------------------------------------------------------------------
+
 
 def _limit(c: Context) -> Iterator[Finding]:
     """SS310 — ``SELECT … LIMIT 10 EMIT CHANGES``: Spark refuses LIMIT in update mode (it
     accepts it in append and complete mode). Fix: EMIT FINAL or EMIT COMPLETE, or drop it."""
     if c.ops.limit is not None and c.mode == "update":
-        yield Finding("SS310", "LIMIT is not supported in update mode",
-                      "use EMIT COMPLETE (or append mode), or remove the LIMIT", c.ops.limit)
+        yield Finding(
+            "SS310",
+            "LIMIT is not supported in update mode",
+            "use EMIT COMPLETE (or append mode), or remove the LIMIT",
+            c.ops.limit,
+        )
 
 
 def _order(c: Context) -> Iterator[Finding]:
@@ -212,10 +282,13 @@ def _order(c: Context) -> Iterator[Finding]:
     result contains an aggregation and the mode is complete (``SORT BY``, ``CLUSTER BY``
     too). Fix: aggregate and EMIT COMPLETE, or sort where the result is read."""
     if c.ops.order is not None and not (c.ops.order_after_aggregation and c.mode == "complete"):
-        yield Finding("SS311", "ORDER BY on a stream is supported only after an "
-                      "aggregation in complete mode (EMIT COMPLETE)",
-                      "remove the ORDER BY and sort where the result is read, or aggregate "
-                      "and EMIT COMPLETE", c.ops.order)
+        yield Finding(
+            "SS311",
+            "ORDER BY on a stream is supported only after an "
+            "aggregation in complete mode (EMIT COMPLETE)",
+            "remove the ORDER BY and sort where the result is read, or aggregate and EMIT COMPLETE",
+            c.ops.order,
+        )
 
 
 def _window_function(c: Context) -> Iterator[Finding]:
@@ -228,45 +301,67 @@ def _window_function(c: Context) -> Iterator[Finding]:
         return
     refused = window.meta.get(REFUSED) if window._meta else None
     if refused:
-        yield Finding("SS325", f"this ROW_NUMBER pattern is not a deduplication Spark can run: "
-                      f"{refused}", "keep the first row per key: ROW_NUMBER() OVER (PARTITION "
-                      "BY <keys> ORDER BY <time column>) = 1 (or DISTINCT ON (<keys>)); for the "
-                      "last or top rows per key, aggregate (max_by, a time window)", window)
+        yield Finding(
+            "SS325",
+            f"this ROW_NUMBER pattern is not a deduplication Spark can run: {refused}",
+            "keep the first row per key: ROW_NUMBER() OVER (PARTITION "
+            "BY <keys> ORDER BY <time column>) = 1 (or DISTINCT ON (<keys>)); for the "
+            "last or top rows per key, aggregate (max_by, a time window)",
+            window,
+        )
         return
     written = window.meta.get(REWRITTEN_FROM) if window._meta else None
     if written:  # Spark SQL has no such syntax: it was rewritten to a window function
-        yield Finding("SS314", f"{written} is not supported on streams: Spark SQL has "
-                      f"no {written}; it becomes a window function in a subquery (OVER …), which "
-                      "Spark refuses on a stream",
-                      "aggregate with GROUP BY and a time window (TUMBLE, HOP, SESSION) instead", window)
+        yield Finding(
+            "SS314",
+            f"{written} is not supported on streams: Spark SQL has "
+            f"no {written}; it becomes a window function in a subquery (OVER …), which "
+            "Spark refuses on a stream",
+            "aggregate with GROUP BY and a time window (TUMBLE, HOP, SESSION) instead",
+            window,
+        )
         return
-    yield Finding("SS314", "window functions (OVER …) are not supported on streams",
-                  "use a GROUP BY with a time window (TUMBLE, HOP, SESSION)", window)
+    yield Finding(
+        "SS314",
+        "window functions (OVER …) are not supported on streams",
+        "use a GROUP BY with a time window (TUMBLE, HOP, SESSION)",
+        window,
+    )
 
 
 def _global_session(c: Context) -> Iterator[Finding]:
     """SS315 — ``GROUP BY window_start, window_end`` of a SESSION and nothing else: Spark
     starts the query and fails its first batch ("Global aggregation with session window")."""
     if c.ops.global_session is not None:
-        yield Finding("SS315", "a session window cannot be the only grouping key",
-                      "group by a key too (e.g. GROUP BY user_id, window_start, window_end)",
-                      c.ops.global_session)
+        yield Finding(
+            "SS315",
+            "a session window cannot be the only grouping key",
+            "group by a key too (e.g. GROUP BY user_id, window_start, window_end)",
+            c.ops.global_session,
+        )
 
 
 def _offset(c: Context) -> Iterator[Finding]:
     """SS316 — ``LIMIT 10 OFFSET 5``: Spark refuses OFFSET anywhere in a streaming query,
     even on a table joined to the stream."""
     if c.ops.offset is not None:
-        yield Finding("SS316", "OFFSET is not supported in a streaming query",
-                      "remove the OFFSET", c.ops.offset)
+        yield Finding(
+            "SS316",
+            "OFFSET is not supported in a streaming query",
+            "remove the OFFSET",
+            c.ops.offset,
+        )
 
 
 def _distinct_aggregate(c: Context) -> Iterator[Finding]:
     """SS317 — ``COUNT(DISTINCT url)``: Spark refuses distinct aggregate functions on streams."""
     if c.ops.distinct_aggregate is not None:
-        yield Finding("SS317", "aggregate functions with DISTINCT are not supported "
-                      "on streams", "use approx_count_distinct(…), or deduplicate in a view "
-                      "first", c.ops.distinct_aggregate)
+        yield Finding(
+            "SS317",
+            "aggregate functions with DISTINCT are not supported on streams",
+            "use approx_count_distinct(…), or deduplicate in a view first",
+            c.ops.distinct_aggregate,
+        )
 
 
 _SET_OPERATIONS = {
@@ -274,7 +369,7 @@ _SET_OPERATIONS = {
     "intersect": "INTERSECT is not supported on streams",
     "except_right": "EXCEPT with a stream on the right is not supported",
     "except": "a stream EXCEPT a table is an aggregation for Spark: only update mode "
-              "(EMIT CHANGES) runs it (append mode fails in the first batch)",
+    "(EMIT CHANGES) runs it (append mode fails in the first batch)",
 }
 
 
@@ -285,26 +380,38 @@ def _set_operations(c: Context) -> Iterator[Finding]:
     for problem, node in c.ops.set_operations:
         if problem == "except" and c.mode == "update":
             continue
-        yield Finding("SS318", _SET_OPERATIONS[problem],
-                      "join the stream with the table instead, or UNION ALL two streams", node)
+        yield Finding(
+            "SS318",
+            _SET_OPERATIONS[problem],
+            "join the stream with the table instead, or UNION ALL two streams",
+            node,
+        )
 
 
 def _watermark_redefined(c: Context) -> Iterator[Finding]:
     """SS319 — ``FROM s WATERMARK ts DELAY OF …`` when ``s`` already has a watermark: Spark
     starts the query and fails its first batch ("Redefining watermark is disallowed")."""
     if c.ops.watermark_redefined is not None:
-        yield Finding("SS319", "this relation already has a watermark: Spark does "
-                      "not allow a second one on it", "keep one watermark: the WATERMARK FOR "
-                      "of the stream, or this clause on a stream without one",
-                      c.ops.watermark_redefined)
+        yield Finding(
+            "SS319",
+            "this relation already has a watermark: Spark does not allow a second one on it",
+            "keep one watermark: the WATERMARK FOR "
+            "of the stream, or this clause on a stream without one",
+            c.ops.watermark_redefined,
+        )
 
 
 def _not_map_like(ops: Operators) -> str:
-    for what, present in (("an aggregation", ops.aggregations), ("a join", ops.joins),
-                          ("DISTINCT", ops.distinct), ("ORDER BY", ops.order),
-                          ("LIMIT", ops.limit), ("OFFSET", ops.offset),
-                          ("a window function", ops.window_function),
-                          ("a deduplication", ops.deduplications)):
+    for what, present in (
+        ("an aggregation", ops.aggregations),
+        ("a join", ops.joins),
+        ("DISTINCT", ops.distinct),
+        ("ORDER BY", ops.order),
+        ("LIMIT", ops.limit),
+        ("OFFSET", ops.offset),
+        ("a window function", ops.window_function),
+        ("a deduplication", ops.deduplications),
+    ):
         if present:
             return what
     return ops.not_map_like[0][0] if ops.not_map_like else "an operation that is not map-like"
@@ -317,19 +424,30 @@ def _continuous(c: Context) -> Iterator[Finding]:
     if c.trigger_kind != "continuous":
         return
     if not c.ops.map_like:
-        yield Finding("SS306", "a continuous trigger supports only map-like queries "
-                      f"(SELECT and WHERE); this one has {_not_map_like(c.ops)}",
-                      "use EMIT … EVERY INTERVAL … instead", at="emit")
+        yield Finding(
+            "SS306",
+            "a continuous trigger supports only map-like queries "
+            f"(SELECT and WHERE); this one has {_not_map_like(c.ops)}",
+            "use EMIT … EVERY INTERVAL … instead",
+            at="emit",
+        )
     others = sorted(c.not_continuous_sources)
     if others:
-        yield Finding("SS307", f"a continuous trigger cannot read a {others[0]} source (only "
-                      f"{' and '.join(c.continuous_sources)})", "use EMIT … EVERY INTERVAL … instead",
-                      at="emit")
+        yield Finding(
+            "SS307",
+            f"a continuous trigger cannot read a {others[0]} source (only "
+            f"{' and '.join(c.continuous_sources)})",
+            "use EMIT … EVERY INTERVAL … instead",
+            at="emit",
+        )
     if not c.continuous_sink:
-        yield Finding("SS308", f"the {c.sink_connector} sink does not support a "
-                      "continuous trigger (Spark fails the query at once)",
-                      "write to a memory, console or noop sink, or use EMIT … EVERY INTERVAL …",
-                      at="emit")
+        yield Finding(
+            "SS308",
+            f"the {c.sink_connector} sink does not support a "
+            "continuous trigger (Spark fails the query at once)",
+            "write to a memory, console or noop sink, or use EMIT … EVERY INTERVAL …",
+            at="emit",
+        )
 
 
 def _empty_once(c: Context) -> Iterator[Finding]:
@@ -338,15 +456,23 @@ def _empty_once(c: Context) -> Iterator[Finding]:
     checkpoint — and ends (measured on Spark 4.1.4)."""
     if c.trigger_kind == "available_now" and c.empty_available_now_sources:
         name = sorted(c.empty_available_now_sources)[0]
-        yield Finding("SS360", f"a {name} source with EMIT … ONCE reads only the rows due when "
-                      "the query starts: none on a new checkpoint, so the run writes nothing",
-                      "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
-                      "micro-batch of N rows per run), or EMIT … EVERY INTERVAL … with exec "
-                      "--timeout", at="emit")
+        yield Finding(
+            "SS360",
+            f"a {name} source with EMIT … ONCE reads only the rows due when "
+            "the query starts: none on a new checkpoint, so the run writes nothing",
+            "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
+            "micro-batch of N rows per run), or EMIT … EVERY INTERVAL … with exec "
+            "--timeout",
+            at="emit",
+        )
 
 
 _NULLABLE_STREAM = {  # join kind -> which streaming side Spark refuses against a static one
-    "left": "right", "right": "left", "full": "either", "semi": "right", "anti": "right",
+    "left": "right",
+    "right": "left",
+    "full": "either",
+    "semi": "right",
+    "anti": "right",
 }
 _PRESERVED = {"left": ("left",), "right": ("right",), "full": ("left", "right")}
 
@@ -355,37 +481,55 @@ def _stream_stream_problem(join: JoinInfo) -> Finding | None:
     """Spark 4.1's conditions for a join of two streams (besides append mode, SS322)."""
     kind = join.kind
     if kind.endswith("anti"):
-        return Finding("SS324", "a LEFT ANTI join of two streams is not supported",
-                       "join a stream with a table instead, or use a LEFT JOIN with "
-                       "watermarks and a time range and keep the rows whose right side is NULL",
-                       join.node)
+        return Finding(
+            "SS324",
+            "a LEFT ANTI join of two streams is not supported",
+            "join a stream with a table instead, or use a LEFT JOIN with "
+            "watermarks and a time range and keep the rows whose right side is NULL",
+            join.node,
+        )
     if not join.equality:
-        return Finding("SS323", "a join of two streams needs an equality between "
-                       "them in ON (Spark fails the first batch without one)",
-                       "add a key condition such as a.user_id = b.user_id", join.node)
+        return Finding(
+            "SS323",
+            "a join of two streams needs an equality between "
+            "them in ON (Spark fails the first batch without one)",
+            "add a key condition such as a.user_id = b.user_id",
+            join.node,
+        )
     if kind not in ("left", "right", "full", "semi"):
         return None
-    accepted = join.watermark_in_keys or {
-        "left": join.bounds_left, "semi": join.bounds_left, "right": join.bounds_right,
-        "full": join.bounds_left or join.bounds_right}[kind]
+    accepted = (
+        join.watermark_in_keys
+        or {
+            "left": join.bounds_left,
+            "semi": join.bounds_left,
+            "right": join.bounds_right,
+            "full": join.bounds_left or join.bounds_right,
+        }[kind]
+    )
     name = "LEFT SEMI" if kind == "semi" else kind.upper()
     if not accepted:
         return Finding(
-            "SS321", f"a stream-stream {name} join needs a watermark on the nullable "
+            "SS321",
+            f"a stream-stream {name} join needs a watermark on the nullable "
             "side and a time range in ON that bounds the other side by it (or the event "
             "time among the join keys)",
             "add WATERMARK FOR to both streams and a condition such as "
             "b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR (months and years cannot bound it)",
-            join.node)
+            join.node,
+        )
     for side in _PRESERVED.get(kind, ()):
         if not join.state_bounded(side):
             return Finding(
-                "SS321", f"a stream-stream {name} join writes the unmatched rows of "
+                "SS321",
+                f"a stream-stream {name} join writes the unmatched rows of "
                 f"its {side} side only when it drops them from its state: the {side} side "
                 "needs a watermark and a time range in ON that bounds it (Spark would run "
                 "this join but never write them)",
                 "add WATERMARK FOR to both streams and a condition such as "
-                "b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR", join.node)
+                "b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR",
+                join.node,
+            )
     return None
 
 
@@ -402,23 +546,25 @@ def _joins(c: Context) -> Iterator[Finding]:
                 yield problem
             continue
         bad = _NULLABLE_STREAM.get(kind)
-        if bad and ((bad == "right" and join.right_streaming)
-                    or (bad == "left" and join.left_streaming)
-                    or (bad == "either" and (join.left_streaming or join.right_streaming))):
+        if bad and (
+            (bad == "right" and join.right_streaming)
+            or (bad == "left" and join.left_streaming)
+            or (bad == "either" and (join.left_streaming or join.right_streaming))
+        ):
             yield Finding("SS320", _SS320_MESSAGES[kind], _SS320_HINTS[kind], join.node)
 
 
 _SS320_MESSAGES = {  # the stream is on the side Spark cannot pad with NULLs / does not allow
     "left": "a LEFT join is not supported with the stream on the nullable (right) side and a "
-            "static relation on the preserved (left) side",
+    "static relation on the preserved (left) side",
     "right": "a RIGHT join is not supported with the stream on the nullable (left) side and a "
-             "static relation on the preserved (right) side",
+    "static relation on the preserved (right) side",
     "full": "a FULL join of a stream and a static relation is not supported: both sides are "
-            "nullable, and the stream may not be",
+    "nullable, and the stream may not be",
     "semi": "a LEFT SEMI join is not supported with the stream on the right side and a "
-            "static relation on the left",
+    "static relation on the left",
     "anti": "a LEFT ANTI join is not supported with the stream on the right side and a "
-            "static relation on the left",
+    "static relation on the left",
 }
 _SS320_HINTS = {
     "left": "swap the sides (stream LEFT JOIN table), or use INNER JOIN",
@@ -436,53 +582,83 @@ def _lookup_joins(c: Context) -> Iterator[Finding]:
     for join in c.ops.joins:
         time = join.node.meta.get(LOOKUP) if join.node._meta else None
         if time is not None and join.right_streaming:
-            yield Finding("SS336", f"a lookup join (FOR SYSTEM_TIME AS OF {time}) needs a static "
-                          "relation on its right: this one reads a stream",
-                          "declare the looked-up relation with CREATE TABLE, or drop FOR SYSTEM_TIME "
-                          "AS OF and join the two streams with watermarks and a time range in ON",
-                          join.node)
+            yield Finding(
+                "SS336",
+                f"a lookup join (FOR SYSTEM_TIME AS OF {time}) needs a static "
+                "relation on its right: this one reads a stream",
+                "declare the looked-up relation with CREATE TABLE, or drop FOR SYSTEM_TIME "
+                "AS OF and join the two streams with watermarks and a time range in ON",
+                join.node,
+            )
 
 
-DEDUP_HINT = ("add WATERMARK FOR <event time> to the stream: DISTINCT ON and ROW_NUMBER then "
-              "drop duplicates within the watermark; SELECT DISTINCT needs the event-time "
-              "column among its columns")
+DEDUP_HINT = (
+    "add WATERMARK FOR <event time> to the stream: DISTINCT ON and ROW_NUMBER then "
+    "drop duplicates within the watermark; SELECT DISTINCT needs the event-time "
+    "column among its columns"
+)
 
 
 def _unbounded_state(c: Context) -> Iterator[Finding]:
     """SS350 (warning) — an aggregation, deduplication or stream-stream join without a
     watermark keeps its state forever: memory grows with every new key."""
     if _stateful(c.info, c.ops) and not _watermarked(c.info, c.ops) and c.mode != "append":
-        yield Finding("SS350", "the aggregation's state grows without bound: no "
-                      "watermarked window or event-time key lets Spark drop old groups",
-                      WATERMARK_HINT)
+        yield Finding(
+            "SS350",
+            "the aggregation's state grows without bound: no "
+            "watermarked window or event-time key lets Spark drop old groups",
+            WATERMARK_HINT,
+        )
     for dedup in c.ops.deduplications:
         if not dedup.bounded:
-            yield Finding("SS350", f"the deduplication ({dedup.spelling}) keeps every key it has "
-                          "seen: no watermark lets Spark drop old keys", DEDUP_HINT, dedup.node)
+            yield Finding(
+                "SS350",
+                f"the deduplication ({dedup.spelling}) keeps every key it has "
+                "seen: no watermark lets Spark drop old keys",
+                DEDUP_HINT,
+                dedup.node,
+            )
     for join in c.ops.stream_stream_joins:
         if _stream_stream_problem(join) is not None:
             continue
         if not (join.state_bounded("left") and join.state_bounded("right")):
-            yield Finding("SS350", "the stream-stream join keeps every row of a "
-                          "stream: no watermark and time range let Spark drop old rows",
-                          "add WATERMARK FOR to both streams and a time range condition in ON",
-                          join.node)
+            yield Finding(
+                "SS350",
+                "the stream-stream join keeps every row of a "
+                "stream: no watermark and time range let Spark drop old rows",
+                "add WATERMARK FOR to both streams and a time range condition in ON",
+                join.node,
+            )
 
 
 def _append_delay(c: Context) -> Iterator[Finding]:
     """SS351 (warning) — an inferred append-mode aggregation writes each window only after
     the watermark passes its end: nothing appears until later data arrives."""
     if _stateful(c.info, c.ops) and c.mode == "append" and not c.requested:
-        yield Finding("SS351", "each window is written only once the watermark passes "
-                      "its end (append mode was inferred)",
-                      "say EMIT FINAL to make this explicit, or EMIT CHANGES for early results",
-                      at="query")
+        yield Finding(
+            "SS351",
+            "each window is written only once the watermark passes "
+            "its end (append mode was inferred)",
+            "say EMIT FINAL to make this explicit, or EMIT CHANGES for early results",
+            at="query",
+        )
 
 
 RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
-    _limit, _order, _window_function, _global_session, _offset, _distinct_aggregate,
-    _set_operations, _watermark_redefined, _continuous, _joins, _lookup_joins, _unbounded_state,
-    _append_delay, _empty_once,
+    _limit,
+    _order,
+    _window_function,
+    _global_session,
+    _offset,
+    _distinct_aggregate,
+    _set_operations,
+    _watermark_redefined,
+    _continuous,
+    _joins,
+    _lookup_joins,
+    _unbounded_state,
+    _append_delay,
+    _empty_once,
 )
 
 

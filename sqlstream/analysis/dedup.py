@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.sql.expressions import find_all
 from sqlstream.analysis.facts import RelationInfo, StreamingScope, from_relations, is_aggregate
 from sqlstream.analysis.operators import conjuncts
+from sqlstream.sql.expressions import find_all
 from sqlstream.sql.rewrite import REWRITTEN_FROM
 
 REFUSED = "sqlstream_dedup_refused"  # meta key on a ROW_NUMBER window: why it is not a dedup
@@ -105,7 +105,10 @@ def _reads_aggregate(select: exp.Select, infos: Mapping[str, RelationInfo]) -> b
         for node in find_all(relation, exp.Expr):
             if isinstance(node, exp.Select) and is_aggregate(node):
                 return True
-            if isinstance(node, exp.Table) and infos.get(node.name.lower(), RelationInfo(False)).aggregate:
+            if (
+                isinstance(node, exp.Table)
+                and infos.get(node.name.lower(), RelationInfo(False)).aggregate
+            ):
                 return True
     return False
 
@@ -148,8 +151,10 @@ def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str |
         if isinstance(conjunct, exp.EQ) and one and col and found is None:
             found = conjunct
         else:
-            why = (f"it keeps the rows where `{conjunct.sql(dialect='spark')}`, not one row "
-                   "per key (Spark's deduplication keeps exactly the first)")
+            why = (
+                f"it keeps the rows where `{conjunct.sql(dialect='spark')}`, not one row "
+                "per key (Spark's deduplication keeps exactly the first)"
+            )
     return (None, why) if why else (found, None)
 
 
@@ -166,8 +171,13 @@ def _row_number(outer: exp.Select, scope: StreamingScope) -> Deduplication | Non
     inner = subquery.this
     if not isinstance(inner, exp.Select) or not scope.streaming(inner):
         return None
-    numbered = [p for p in inner.expressions if isinstance(p, exp.Alias)
-                and isinstance(p.this, exp.Window) and isinstance(p.this.this, exp.RowNumber)]
+    numbered = [
+        p
+        for p in inner.expressions
+        if isinstance(p, exp.Alias)
+        and isinstance(p.this, exp.Window)
+        and isinstance(p.this.this, exp.RowNumber)
+    ]
     if len(numbered) != 1:
         return None
     alias = numbered[0]
@@ -189,35 +199,47 @@ def _row_number(outer: exp.Select, scope: StreamingScope) -> Deduplication | Non
     if why is None and len(order) > 1:
         why = "it orders by more than one time column"
     if why is None and order and order[0].args.get("desc"):
-        why = ("it keeps the last row per key (ORDER BY … DESC); Spark's deduplication keeps "
-               "the first that arrives")
+        why = (
+            "it keeps the last row per key (ORDER BY … DESC); Spark's deduplication keeps "
+            "the first that arrives"
+        )
     if why is None and order and not isinstance(order[0].this, exp.Column):
         why = "it orders by an expression, not a time column"
-    if why is None and (is_aggregate(inner) or inner.args.get("distinct") is not None
-                        or not _plain_input(_without(inner, alias), scope.ctes)
-                        or _reads_aggregate(inner, scope.infos)):
+    if why is None and (
+        is_aggregate(inner)
+        or inner.args.get("distinct") is not None
+        or not _plain_input(_without(inner, alias), scope.ctes)
+        or _reads_aggregate(inner, scope.infos)
+    ):
         why = "its subquery aggregates or has another window function"
     if why is not None:
         _refuse(window, why)
         return None
     rows = _without(inner, alias)
     star_except = _star_except(outer, rn)
-    if (outer.is_star and not star_except) or any(c.name.lower() == rn for c in find_all(outer, exp.Column)
-                            if not c.find_ancestor(exp.Where, exp.Star)):
+    if (outer.is_star and not star_except) or any(
+        c.name.lower() == rn
+        for c in find_all(outer, exp.Column)
+        if not c.find_ancestor(exp.Where, exp.Star)
+    ):
         rows.append("expressions", exp.alias_(exp.Literal.number(1), alias.alias))
     time = order[0].this.name if order else None
     if not any(p.is_star for p in rows.expressions):
         present = {p.alias_or_name.lower() for p in rows.expressions}
-        missing = [c for c in dict.fromkeys([*keys, *([time] if time else [])])
-                   if c.lower() not in present]
+        missing = [
+            c for c in dict.fromkeys([*keys, *([time] if time else [])]) if c.lower() not in present
+        ]
         if missing and outer.is_star and not star_except:
-            _refuse(window, f"its subquery does not select `{missing[0]}`, which it "
-                    "partitions or orders by")
+            _refuse(
+                window,
+                f"its subquery does not select `{missing[0]}`, which it partitions or orders by",
+            )
             return None
         for column in missing:  # the query selects its own columns: an extra one is unseen
             rows.append("expressions", exp.column(column))
-    return Deduplication(spelling, rows, tuple(keys), time, window, subquery, condition,
-                         star_except)
+    return Deduplication(
+        spelling, rows, tuple(keys), time, window, subquery, condition, star_except
+    )
 
 
 def _star_except(outer: exp.Select, rn: str) -> bool:
@@ -237,8 +259,9 @@ def _without(select: exp.Select, alias: exp.Expression) -> exp.Select:
     return rows
 
 
-def find_deduplication(tree: exp.Expression, infos: Mapping[str, RelationInfo]
-                       ) -> Deduplication | None:
+def find_deduplication(
+    tree: exp.Expression, infos: Mapping[str, RelationInfo]
+) -> Deduplication | None:
     """The innermost deduplication of a rewritten query over a stream, or ``None``.
 
     Args:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.sql.expressions import find_all
-from sqlstream.sql.dialect import Watermark as WatermarkClause
 from sqlstream.analysis.spark_types import aggregate_call
+from sqlstream.sql.dialect import Watermark as WatermarkClause
+from sqlstream.sql.expressions import find_all
 
 MODES = ("append", "update", "complete")
 WINDOW_FUNCTIONS = {"window", "session_window"}
@@ -116,8 +116,11 @@ def is_aggregate(select: exp.Select) -> bool:
     return False
 
 
-def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo],
-            scope: StreamingScope | None = None) -> QueryInfo:
+def analyze(
+    expression: exp.Expression,
+    catalog: Mapping[str, RelationInfo],
+    scope: StreamingScope | None = None,
+) -> QueryInfo:
     """Return the :class:`QueryInfo` of a rewritten query.
 
     Args:
@@ -130,7 +133,8 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo],
     scope = scope or StreamingScope(expression, catalog)
     ctes = scope.ctes
     relations = frozenset(
-        table.name.lower() for table in find_all(expression, exp.Table)
+        table.name.lower()
+        for table in find_all(expression, exp.Table)
         if table.name and table.name.lower() not in ctes
     )
     streaming = any(catalog.get(r, RelationInfo(False)).streaming for r in relations)
@@ -155,19 +159,27 @@ def analyze(expression: exp.Expression, catalog: Mapping[str, RelationInfo],
         stateful = [catalog[r] for r in relations if r in catalog and catalog[r].aggregate]
         if stateful:  # reads an aggregated view: the query is stateful too
             return QueryInfo(
-                streaming, True, all(r.watermarked_key for r in stateful),
+                streaming,
+                True,
+                all(r.watermarked_key for r in stateful),
                 any(r.session_window for r in stateful),
-                _output_watermarks(select, watermarks, False), relations,
+                _output_watermarks(select, watermarks, False),
+                relations,
             )
     aggregate = is_aggregate(select_for_keys)
     watermarks |= _visible_watermarks(select_for_keys, catalog, cte_bodies)
     watermarked_key, session = _grouping_keys(select_for_keys, watermarks)
     if aggregate:  # append mode needs every streaming aggregation watermarked, not only this one
         watermarked_key = watermarked_key and _inner_aggregations_watermarked(
-            expression, select_for_keys, catalog, relations, cte_bodies)
+            expression, select_for_keys, catalog, relations, cte_bodies
+        )
     return QueryInfo(
-        streaming, aggregate, watermarked_key, session,
-        _output_watermarks(select, watermarks, aggregate), relations,
+        streaming,
+        aggregate,
+        watermarked_key,
+        session,
+        _output_watermarks(select, watermarks, aggregate),
+        relations,
     )
 
 
@@ -177,7 +189,7 @@ def _grouping_keys(select: exp.Select, watermarks: set[str]) -> tuple[bool, bool
     SELECT alias is judged as the expression it names."""
     watermarked_key = session = False
     group = select.args.get("group")
-    for written in (group.expressions if group else ()):
+    for written in group.expressions if group else ():
         key = grouping_key(select, written, watermarks)
         name = function_name(key)
         if name in WINDOW_FUNCTIONS | {"window_time"}:
@@ -189,8 +201,9 @@ def _grouping_keys(select: exp.Select, watermarks: set[str]) -> tuple[bool, bool
     return watermarked_key, session
 
 
-def grouping_key(select: exp.Select, key: exp.Expression,
-                 columns: set[str] = frozenset()) -> exp.Expression:
+def grouping_key(
+    select: exp.Select, key: exp.Expression, columns: set[str] = frozenset()
+) -> exp.Expression:
     """The expression a grouping key stands for: ``GROUP BY 2`` is the second SELECT item,
     ``GROUP BY w`` the item aliased ``w`` — unless ``w`` is one of ``columns`` (an input
     column wins over an alias, as in Spark); any other key is itself."""
@@ -211,21 +224,32 @@ def _on_watermark(call: exp.Expression, watermarks: set[str]) -> bool:
     """``window(ts, …)``, ``session_window(ts, …)`` or ``window_time(w)`` whose first
     argument is a watermarked column, or such a call itself (``window(window_time(w), …)``,
     a chained window): Spark marks the result as event time too."""
-    first = call.expressions[0] if isinstance(call, exp.Anonymous) and call.expressions else call.this
+    first = (
+        call.expressions[0] if isinstance(call, exp.Anonymous) and call.expressions else call.this
+    )
     if isinstance(first, exp.Column):
         return first.name.lower() in watermarks
-    return function_name(first) in WINDOW_FUNCTIONS | {"window_time"} and _on_watermark(first, watermarks)
+    return function_name(first) in WINDOW_FUNCTIONS | {"window_time"} and _on_watermark(
+        first, watermarks
+    )
 
 
-def _inner_aggregations_watermarked(expression: exp.Expression, outer: exp.Select,
-                                    catalog: Mapping[str, RelationInfo], relations,
-                                    ctes: CteMap) -> bool:
+def _inner_aggregations_watermarked(
+    expression: exp.Expression,
+    outer: exp.Select,
+    catalog: Mapping[str, RelationInfo],
+    relations,
+    ctes: CteMap,
+) -> bool:
     """Every streaming aggregation below ``outer`` (subqueries, CTEs, aggregated views) has
     a watermarked grouping key. Spark checks only the outermost one when the query starts
     and fails the first batch for an inner one without (UnsupportedOperationChecker does
     not see it; ``StateStoreSaveExec`` does)."""
-    if any(catalog[r].aggregate and not catalog[r].watermarked_key
-           for r in relations if r in catalog and catalog[r].streaming):
+    if any(
+        catalog[r].aggregate and not catalog[r].watermarked_key
+        for r in relations
+        if r in catalog and catalog[r].streaming
+    ):
         return False
     for select in find_all(expression, exp.Select):
         if select is outer or not is_aggregate(select):
@@ -260,16 +284,18 @@ def _output_watermarks(select: exp.Select, watermarks: set[str], aggregate: bool
         inner = projection.this if isinstance(projection, exp.Alias) else projection
         name = function_name(inner)
         if isinstance(inner, exp.Column) and (
-                inner.name.lower() in watermarks
-                or (windowed and inner.name.lower() in WINDOW_FUNCTIONS)):
-            out.add(projection.alias_or_name.lower())
-        elif name in WINDOW_FUNCTIONS | {"window_time"} and (aggregate or _on_watermark(inner, watermarks)):
+            inner.name.lower() in watermarks
+            or (windowed and inner.name.lower() in WINDOW_FUNCTIONS)
+        ) or name in WINDOW_FUNCTIONS | {"window_time"} and (
+            aggregate or _on_watermark(inner, watermarks)
+        ):
             out.add(projection.alias_or_name.lower())
     return frozenset(out)
 
 
-def _visible_watermarks(select: exp.Select, catalog: Mapping[str, RelationInfo],
-                        ctes: CteMap) -> set[str]:
+def _visible_watermarks(
+    select: exp.Select, catalog: Mapping[str, RelationInfo], ctes: CteMap
+) -> set[str]:
     """Event-time columns that the relations in ``select``'s FROM (and joins) output:
     a stream's or view's watermarks, a subquery's or CTE's output watermarks, a WATERMARK
     clause's column. Each SELECT is judged once per ``ctes`` (a CTE read by many is not
@@ -317,8 +343,9 @@ class CteMap(Mapping):
         bodies: instead of ``tree``, the name → body mapping itself.
     """
 
-    def __init__(self, tree: exp.Expression | None = None,
-                 bodies: Mapping[str, exp.Expression] | None = None) -> None:
+    def __init__(
+        self, tree: exp.Expression | None = None, bodies: Mapping[str, exp.Expression] | None = None
+    ) -> None:
         found = find_all(tree, exp.CTE) if tree is not None else ()
         self._bodies = dict(bodies or {cte.alias_or_name.lower(): cte.this for cte in found})
         self._reads: dict[str, frozenset[str]] = {}
@@ -340,8 +367,10 @@ class CteMap(Mapping):
         if name in self._reads:
             return self._reads[name]
         if self._direct is None:
-            self._direct = {n: [t.name.lower() for t in find_all(body, exp.Table) if t.name]
-                            for n, body in self._bodies.items()}
+            self._direct = {
+                n: [t.name.lower() for t in find_all(body, exp.Table) if t.name]
+                for n, body in self._bodies.items()
+            }
         direct = self._direct
         path: set[str] = set()
         stack: list[tuple[str, bool]] = [(name, False)]
@@ -352,8 +381,11 @@ class CteMap(Mapping):
             if not done:
                 path.add(current)
                 stack.append((current, True))
-                stack.extend((d, False) for d in direct[current]
-                             if d in self._bodies and d not in path and d not in self._reads)
+                stack.extend(
+                    (d, False)
+                    for d in direct[current]
+                    if d in self._bodies and d not in path and d not in self._reads
+                )
                 continue
             names: set[str] = set()
             for d in direct[current]:

@@ -14,22 +14,67 @@ import re
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
+from sqlstream.analysis.spark_types import WINDOW_FUNCTIONS, type_string
 from sqlstream.sql.dialect import SqlStream
 from sqlstream.sql.expressions import copy_tree
-from sqlstream.analysis.spark_types import WINDOW_FUNCTIONS, type_string
 
 __all__ = ["output_name", "pretty"]
 
-_OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.EQ: "=",
-              exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.And: "AND", exp.Or: "OR",
-              exp.NullSafeEQ: "<=>", exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "^",
-              exp.IntDiv: "div"}
+_OPERATORS = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.EQ: "=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.And: "AND",
+    exp.Or: "OR",
+    exp.NullSafeEQ: "<=>",
+    exp.BitwiseAnd: "&",
+    exp.BitwiseOr: "|",
+    exp.BitwiseXor: "^",
+    exp.IntDiv: "div",
+}
 
 
-_UPPER_NAMES = {"floor", "ceil", "sqrt", "power", "exp", "log", "log2", "log1p", "expm1", "sin",
-                "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "cot",
-                "degrees", "radians", "cbrt", "signum", "rint", "e", "pi", "spark_partition_id",
-                "dense_rank", "percent_rank", "rank", "row_number"}
+_UPPER_NAMES = {
+    "floor",
+    "ceil",
+    "sqrt",
+    "power",
+    "exp",
+    "log",
+    "log2",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "cot",
+    "degrees",
+    "radians",
+    "cbrt",
+    "signum",
+    "rint",
+    "e",
+    "pi",
+    "spark_partition_id",
+    "dense_rank",
+    "percent_rank",
+    "rank",
+    "row_number",
+}
 
 
 def pretty(node: exp.Expr, top: bool = False) -> str:
@@ -74,7 +119,9 @@ def pretty(node: exp.Expr, top: bool = False) -> str:
     if isinstance(node, exp.In) and node.expressions:
         return f"({pretty(node.this)} IN ({', '.join(pretty(e) for e in node.expressions)}))"
     if isinstance(node, exp.Between):
-        return f"between({pretty(node.this)}, {pretty(node.args['low'])}, {pretty(node.args['high'])})"
+        return (
+            f"between({pretty(node.this)}, {pretty(node.args['low'])}, {pretty(node.args['high'])})"
+        )
     if isinstance(node, exp.Like):
         return f"{pretty(node.this)} LIKE {pretty(node.expression)}"
     if isinstance(node, exp.RegexpLike):
@@ -121,8 +168,13 @@ def pretty(node: exp.Expr, top: bool = False) -> str:
 
 
 def _spark_sql(node: exp.Expr) -> str:
-    return SqlStream().generate(copy_tree(node), copy=False, comments=False, normalize_functions=False,
-                                unsupported_level=ErrorLevel.IGNORE)
+    return SqlStream().generate(
+        copy_tree(node),
+        copy=False,
+        comments=False,
+        normalize_functions=False,
+        unsupported_level=ErrorLevel.IGNORE,
+    )
 
 
 def output_name(item: exp.Expr) -> str | None:

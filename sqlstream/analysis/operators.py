@@ -15,15 +15,36 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.sql.expressions import find_all, find_own
 from sqlstream.analysis.facts import (
-    RelationInfo, StreamingScope, from_relations, function_name, grouping_key, is_aggregate, outer_select,
+    RelationInfo,
+    StreamingScope,
+    from_relations,
+    function_name,
+    grouping_key,
+    is_aggregate,
+    outer_select,
 )
 from sqlstream.sql.dialect import Watermark as WatermarkClause
-GENERATORS = {"explode", "explode_outer", "posexplode", "posexplode_outer", "inline",
-              "inline_outer", "stack", "json_tuple"}
-CURRENT_TIME = {"current_timestamp", "current_date", "now", "curdate", "localtimestamp",
-                "current_datetime"}
+from sqlstream.sql.expressions import find_all, find_own
+
+GENERATORS = {
+    "explode",
+    "explode_outer",
+    "posexplode",
+    "posexplode_outer",
+    "inline",
+    "inline_outer",
+    "stack",
+    "json_tuple",
+}
+CURRENT_TIME = {
+    "current_timestamp",
+    "current_date",
+    "now",
+    "curdate",
+    "localtimestamp",
+    "current_datetime",
+}
 
 
 @dataclass(frozen=True)
@@ -144,9 +165,17 @@ class Operators:
     @property
     def map_like(self) -> bool:
         """Only projections and filters (what a continuous trigger supports)."""
-        return not (self.limit or self.order or self.distinct or self.window_function
-                    or self.aggregations or self.joins or self.offset or self.not_map_like
-                    or self.deduplications)
+        return not (
+            self.limit
+            or self.order
+            or self.distinct
+            or self.window_function
+            or self.aggregations
+            or self.joins
+            or self.offset
+            or self.not_map_like
+            or self.deduplications
+        )
 
     @property
     def stream_stream_joins(self) -> tuple[JoinInfo, ...]:
@@ -156,13 +185,18 @@ class Operators:
         """These operators plus those of a view the query reads (Spark checks the whole
         plan); ``aggregations`` is the query's own, which already counts its views."""
         return Operators(
-            self.limit or view.limit, self.order or view.order,
+            self.limit or view.limit,
+            self.order or view.order,
             self.order_after_aggregation if self.order else view.order_after_aggregation,
-            self.distinct or view.distinct, self.window_function or view.window_function,
-            self.aggregations, self.global_session or view.global_session,
-            self.joins + view.joins, self.offset or view.offset,
+            self.distinct or view.distinct,
+            self.window_function or view.window_function,
+            self.aggregations,
+            self.global_session or view.global_session,
+            self.joins + view.joins,
+            self.offset or view.offset,
             self.distinct_aggregate or view.distinct_aggregate,
-            self.set_operations + view.set_operations, self.not_map_like + view.not_map_like,
+            self.set_operations + view.set_operations,
+            self.not_map_like + view.not_map_like,
             self.watermark_redefined or view.watermark_redefined,
             self.deduplications + view.deduplications,
         )
@@ -172,8 +206,11 @@ def _sorts(node: exp.Expression) -> list[exp.Expression]:
     return [node.args[k] for k in ("order", "sort", "cluster") if node.args.get(k) is not None]
 
 
-def collect_operators(expression: exp.Expression, catalog: Mapping[str, RelationInfo],
-                      scope: StreamingScope | None = None) -> Operators:
+def collect_operators(
+    expression: exp.Expression,
+    catalog: Mapping[str, RelationInfo],
+    scope: StreamingScope | None = None,
+) -> Operators:
     """Find the operators of a rewritten query that Spark's streaming checks restrict.
 
     Args:
@@ -237,8 +274,10 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         if window_function is None:
             window_function = next((n for n in own if isinstance(n, exp.Window)), None)
         if distinct_aggregate is None:
-            distinct_aggregate = next((n for n in own if isinstance(n, exp.AggFunc)
-                                       and isinstance(n.this, exp.Distinct)), None)
+            distinct_aggregate = next(
+                (n for n in own if isinstance(n, exp.AggFunc) and isinstance(n.this, exp.Distinct)),
+                None,
+            )
         for node in own:
             name = function_name(node)
             if name in GENERATORS or isinstance(node, exp.Explode):
@@ -282,11 +321,14 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
             existing = watermarked(relation.this)
         else:
             name = relation.name.lower()
-            existing = set(info(name).watermarks) | (watermarked(ctes[name]) if name in ctes else set())
+            existing = set(info(name).watermarks) | (
+                watermarked(ctes[name]) if name in ctes else set()
+            )
         if existing:
             watermark_redefined = watermark_redefined or clause
     if not any(what == "a WATERMARK clause" for what, _ in not_map_like) and any(
-            info(name).streaming and info(name).watermarks for name in scope.names_under(expression)):
+        info(name).streaming and info(name).watermarks for name in scope.names_under(expression)
+    ):
         not_map_like.append(("a watermark (WATERMARK FOR)", None))
 
     order, after = None, False
@@ -294,9 +336,21 @@ def collect_operators(expression: exp.Expression, catalog: Mapping[str, Relation
         order, after = next(((s, a) for s, a in sorts if not a), sorts[0])
     outer = outer_select(expression)
     aggregations = depth(expression) if outer is not None else 0
-    return Operators(limit, order, after, distinct, window_function, aggregations,
-                     global_session, tuple(joins), offset, distinct_aggregate,
-                     tuple(set_operations), tuple(not_map_like), watermark_redefined)
+    return Operators(
+        limit,
+        order,
+        after,
+        distinct,
+        window_function,
+        aggregations,
+        global_session,
+        tuple(joins),
+        offset,
+        distinct_aggregate,
+        tuple(set_operations),
+        tuple(not_map_like),
+        watermark_redefined,
+    )
 
 
 # ---- joins ---------------------------------------------------------------------------------------
@@ -330,21 +384,24 @@ def _joins(select: exp.Select, streaming, watermarked) -> list[JoinInfo]:
     for join in select.args.get("joins") or ():
         left_marks = set().union(*(watermarked(r) for r in left))
         right_marks = watermarked(join.this)
-        sides = _Sides(set().union(*(_aliases(r) for r in left)), _aliases(join.this),
-                       left_marks, right_marks)
+        sides = _Sides(
+            set().union(*(_aliases(r) for r in left)), _aliases(join.this), left_marks, right_marks
+        )
         condition = _JoinCondition(join, sides)
-        found.append(JoinInfo(
-            kind=join_kind(join),
-            left_streaming=any(streaming(r) for r in left),
-            right_streaming=streaming(join.this),
-            left_watermark=bool(left_marks),
-            right_watermark=bool(right_marks),
-            equality=condition.equality,
-            watermark_in_keys=condition.watermark_in_keys,
-            bounds_left=condition.bounds("left"),
-            bounds_right=condition.bounds("right"),
-            node=join,
-        ))
+        found.append(
+            JoinInfo(
+                kind=join_kind(join),
+                left_streaming=any(streaming(r) for r in left),
+                right_streaming=streaming(join.this),
+                left_watermark=bool(left_marks),
+                right_watermark=bool(right_marks),
+                equality=condition.equality,
+                watermark_in_keys=condition.watermark_in_keys,
+                bounds_left=condition.bounds("left"),
+                bounds_right=condition.bounds("right"),
+                node=join,
+            )
+        )
         left.append(join.this)
     return found
 
@@ -450,7 +507,11 @@ class _JoinCondition:
         self.equality = True
         for node, node_sides in ((a, a_sides), (b, b_sides)):
             side = next(iter(node_sides))
-            if isinstance(node, exp.Column) and side is not None and self.sides.event_time(node, side):
+            if (
+                isinstance(node, exp.Column)
+                and side is not None
+                and self.sides.event_time(node, side)
+            ):
                 self.watermark_in_keys = True
 
     def bounds(self, side: str) -> bool:

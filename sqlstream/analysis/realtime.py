@@ -52,28 +52,50 @@ def real_time_rules(c: Context) -> Iterator[Finding]:
         return
     version = spark_versions.target()
     if not spark_versions.at_least(version, FIRST_VERSION):
-        yield Finding("SS340", f"EMIT … REAL TIME needs Spark's real-time mode, which PySpark "
-                      f"{version} does not have (trigger(realTime=…) is new in PySpark "
-                      f"{FIRST_VERSION})", f"run on Spark {FIRST_VERSION} or newer (SET "
-                      f"'sqlstream.spark_version' = '{FIRST_VERSION}' to judge for it), or "
-                      f"{_MICRO_BATCH}", at="emit")
+        yield Finding(
+            "SS340",
+            f"EMIT … REAL TIME needs Spark's real-time mode, which PySpark "
+            f"{version} does not have (trigger(realTime=…) is new in PySpark "
+            f"{FIRST_VERSION})",
+            f"run on Spark {FIRST_VERSION} or newer (SET "
+            f"'sqlstream.spark_version' = '{FIRST_VERSION}' to judge for it), or "
+            f"{_MICRO_BATCH}",
+            at="emit",
+        )
         return
     if c.mode != "update":
-        yield Finding("SS341", f"real-time mode writes in update mode only, not {c.mode} mode",
-                      "write EMIT CHANGES REAL TIME", at="emit")
+        yield Finding(
+            "SS341",
+            f"real-time mode writes in update mode only, not {c.mode} mode",
+            "write EMIT CHANGES REAL TIME",
+            at="emit",
+        )
     others = sorted(c.not_real_time_sources)
     if others:
-        yield Finding("SS342", f"real-time mode cannot read a {others[0]} source (only kafka)",
-                      _MICRO_BATCH, at="emit")
+        yield Finding(
+            "SS342",
+            f"real-time mode cannot read a {others[0]} source (only kafka)",
+            _MICRO_BATCH,
+            at="emit",
+        )
     if not c.real_time_sink:
-        yield Finding("SS342", f"real-time mode cannot write the {c.sink_connector} sink "
-                      "(only kafka, console and memory)",
-                      f"write to a kafka sink, or {_MICRO_BATCH}", at="emit")
+        yield Finding(
+            "SS342",
+            f"real-time mode cannot write the {c.sink_connector} sink "
+            "(only kafka, console and memory)",
+            f"write to a kafka sink, or {_MICRO_BATCH}",
+            at="emit",
+        )
     problem = _operator_problem(c, version)
     if problem is not None:
         what, node = problem
-        yield Finding("SS343", f"real-time mode on Spark {version} does not run {what}",
-                      _operator_hint(what, version), node, at="emit")
+        yield Finding(
+            "SS343",
+            f"real-time mode on Spark {version} does not run {what}",
+            _operator_hint(what, version),
+            node,
+            at="emit",
+        )
 
 
 def _operator_problem(c: Context, version: str):
@@ -97,17 +119,23 @@ def _operator_problem(c: Context, version: str):
         if not stateful:
             return f"a deduplication ({dedup.spelling})", dedup.node
         if dedup.within_watermark:
-            return (f"a deduplication within the watermark ({dedup.spelling}: "
-                    "dropDuplicatesWithinWatermark)"), dedup.node
+            return (
+                f"a deduplication within the watermark ({dedup.spelling}: "
+                "dropDuplicatesWithinWatermark)"
+            ), dedup.node
     return None
 
 
 def _operator_hint(what: str, version: str) -> str:
     if not spark_versions.at_least(version, STATEFUL_VERSION) and (
-            what.startswith("an aggregation") or what.startswith("a deduplication (")):
-        return (f"Spark {STATEFUL_VERSION} runs it in real-time mode (SET "
-                f"'sqlstream.spark_version' = '{STATEFUL_VERSION}'), or {_MICRO_BATCH}")
+        what.startswith("an aggregation") or what.startswith("a deduplication (")
+    ):
+        return (
+            f"Spark {STATEFUL_VERSION} runs it in real-time mode (SET "
+            f"'sqlstream.spark_version' = '{STATEFUL_VERSION}'), or {_MICRO_BATCH}"
+        )
     if "within the watermark" in what:
-        return ("deduplicate on keys that include the watermarked event-time column, or "
-                + _MICRO_BATCH)
+        return (
+            "deduplicate on keys that include the watermarked event-time column, or " + _MICRO_BATCH
+        )
     return _MICRO_BATCH

@@ -17,20 +17,29 @@ from collections.abc import Mapping
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
+from sqlstream.analysis.naming import pretty
+from sqlstream.analysis.spark_types import (
+    FRACTIONAL,
+    INTEGRAL,
+    WINDOW_FUNCTIONS,
+    aggregate_call,
+    known_functions,
+    type_of,
+)
+from sqlstream.analysis.type_rules import is_numeric
+from sqlstream.diagnostics.errors import (
+    ForeignSpellingError,
+    SemanticError,
+    SqlStreamError,
+    UnknownNameError,
+    did_you_mean,
+)
 from sqlstream.frontend import spark_versions
 from sqlstream.ir.functions import defined
 from sqlstream.sql.dialect import Watermark as WatermarkClause
 from sqlstream.sql.expressions import find_all
-from sqlstream.sql.parsing import node_offsets
-from sqlstream.diagnostics.errors import (
-    ForeignSpellingError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
-)
 from sqlstream.sql.foreign import FOREIGN_FUNCTIONS
-from sqlstream.analysis.naming import pretty
-from sqlstream.analysis.spark_types import (
-    FRACTIONAL, INTEGRAL, WINDOW_FUNCTIONS, aggregate_call, known_functions, type_of,
-)
-from sqlstream.analysis.type_rules import is_numeric
+from sqlstream.sql.parsing import node_offsets
 
 ROW = "__sqlstream_row"  # internal: the relation of expression_type()
 TABLE_FUNCTIONS = {"range", "sql_keywords", "variant_explode", "variant_explode_outer"}  # FROM only
@@ -41,15 +50,16 @@ ROW_TABLE = exp.Table(this=exp.to_identifier(ROW))
 
 _HINTS = {
     "SS205": "check the spelling against the relation's declared columns (CREATE STREAM/TABLE) "
-             "or the view's SELECT list",
+    "or the view's SELECT list",
     "SS206": "use one of Spark's built-in functions (SHOW FUNCTIONS lists them); "
-             "or declare your own with CREATE FUNCTION (docs/dialect.md#create-function)",
+    "or declare your own with CREATE FUNCTION (docs/dialect.md#create-function)",
     "SS207": "qualify it with the relation's name or alias, e.g. f.carrier",
 }
 
 
-def finding(code: str, message: str, node: exp.Expr | None, kind=UnknownNameError,
-             hint: str | None = None) -> SqlStreamError:
+def finding(
+    code: str, message: str, node: exp.Expr | None, kind=UnknownNameError, hint: str | None = None
+) -> SqlStreamError:
     """A finding of ``kind`` (an :class:`~sqlstream.diagnostics.errors.SqlStreamError` subclass) with
     ``code``, ``message`` and a hint (``hint``, else the code's usual one), carrying the
     offsets of ``node`` within the query text (``offset_start``/``offset_end``, end
@@ -67,10 +77,16 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
     measured on 4.0.5 and 4.1.4)."""
     if not spark_versions.at_least(spark_versions.target(), "4.1"):
         for node in find_all(tree, WatermarkClause):
-            findings.append(finding(
-                "SS338", f"Spark {spark_versions.target()} has no WATERMARK … DELAY OF clause in "
-                "SQL (Spark 4.1 added it)", node, kind=SemanticError,
-                hint="declare the watermark on the stream: WATERMARK FOR ts AS ts - INTERVAL …"))
+            findings.append(
+                finding(
+                    "SS338",
+                    f"Spark {spark_versions.target()} has no WATERMARK … DELAY OF clause in "
+                    "SQL (Spark 4.1 added it)",
+                    node,
+                    kind=SemanticError,
+                    hint="declare the watermark on the stream: WATERMARK FOR ts AS ts - INTERVAL …",
+                )
+            )
     known = known_functions()
     for node in find_all(tree, exp.Func):
         meta = node._meta or {}
@@ -79,8 +95,8 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
                 continue  # db.func(…) or a method-like call: not ours to judge
             name = node.name
         elif sql is not None and meta.get("start") is not None and meta.get("end") is not None:
-            name = sql[meta["start"]:meta["end"] + 1]
-            if not IDENTIFIER.match(name) or not sql[meta["end"] + 1:].lstrip().startswith("("):
+            name = sql[meta["start"] : meta["end"] + 1]
+            if not IDENTIFIER.match(name) or not sql[meta["end"] + 1 :].lstrip().startswith("("):
                 continue
         else:
             continue
@@ -94,8 +110,12 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
                 error.offset_start, error.offset_end = meta["start"], meta["end"] + 1
             findings.append(error)
         elif name.lower() not in known:
-            error = finding("SS206", f"unknown function '{name}'"
-                             f"{did_you_mean(name, (known - TABLE_FUNCTIONS) | set(defined()))}", node)
+            error = finding(
+                "SS206",
+                f"unknown function '{name}'"
+                f"{did_you_mean(name, (known - TABLE_FUNCTIONS) | set(defined()))}",
+                node,
+            )
             if meta.get("start") is not None and meta.get("end") is not None:
                 error.offset_start, error.offset_end = meta["start"], meta["end"] + 1
             findings.append(error)
@@ -103,14 +123,21 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
 
 def _check_arity(node: exp.Func, user, meta: dict, findings: list) -> None:
     """``SS273``: a call of a user-defined function with an argument count it does not take."""
-    count = len(node.expressions) if isinstance(node, exp.Anonymous) else len(
-        [a for a in node.args.values() if a is not None])
+    count = (
+        len(node.expressions)
+        if isinstance(node, exp.Anonymous)
+        else len([a for a in node.args.values() if a is not None])
+    )
     if count >= user.min_args and (user.max_args is None or count <= user.max_args):
         return
-    error = finding("SS273", f"{user.name} takes {user.arity_text()} argument(s), "
-                    f"this call gives {count}", node, kind=SemanticError,
-                    hint=f"{user.name}({', '.join(f'{n} {t}' for n, t in user.parameters)}) "
-                    f"is defined at line {user.span.line}")
+    error = finding(
+        "SS273",
+        f"{user.name} takes {user.arity_text()} argument(s), this call gives {count}",
+        node,
+        kind=SemanticError,
+        hint=f"{user.name}({', '.join(f'{n} {t}' for n, t in user.parameters)}) "
+        f"is defined at line {user.span.line}",
+    )
     findings.append(error)
 
 
@@ -123,8 +150,12 @@ class _Sources:
     nested subqueries costs ``O(d²)`` lookups, not ``2^d``.
     """
 
-    def __init__(self, scope: Scope, schemas: Mapping[str, list[str]],
-                 cache: dict[int, dict[str, list[str] | None]] | None = None):
+    def __init__(
+        self,
+        scope: Scope,
+        schemas: Mapping[str, list[str]],
+        cache: dict[int, dict[str, list[str] | None]] | None = None,
+    ):
         cache = {} if cache is None else cache
         self.local = _local_sources(scope, schemas, cache)
         self.outer: dict[str, list[str] | None] = {}
@@ -136,8 +167,9 @@ class _Sources:
         self.incomplete = any(c is None for c in (*self.local.values(), *self.outer.values()))
 
 
-def _local_sources(scope: Scope, schemas: Mapping[str, list[str]],
-                   cache: dict[int, dict[str, list[str] | None]]) -> dict[str, list[str] | None]:
+def _local_sources(
+    scope: Scope, schemas: Mapping[str, list[str]], cache: dict[int, dict[str, list[str] | None]]
+) -> dict[str, list[str] | None]:
     """The relations ``scope`` itself reads (FROM, JOINs, LEFT SEMI/ANTI sides): name →
     lower-case column names, ``None`` if unknown; memoised in ``cache`` by ``id(scope)``."""
     if id(scope) in cache:
@@ -154,9 +186,14 @@ def _local_sources(scope: Scope, schemas: Mapping[str, list[str]],
             columns = [c.lower() for c in node.alias_column_names]
         elif isinstance(source, exp.Table):
             columns = schemas.get(source.name.lower())
-        elif isinstance(source, Scope) and isinstance(source.expression, (exp.Select, exp.SetOperation)):
+        elif isinstance(source, Scope) and isinstance(
+            source.expression, (exp.Select, exp.SetOperation)
+        ):
             selects = source.expression.selects
-            if not any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in selects):
+            if not any(
+                isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star)
+                for s in selects
+            ):
                 columns = [s.alias_or_name.lower() for s in selects]
         local[name] = columns
     cache[id(scope)] = local
@@ -182,7 +219,9 @@ def _lambda_variable(column: exp.Column) -> bool:
     return False
 
 
-def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs, findings: list) -> None:
+def check_columns(
+    scopes: list[Scope], schemas, case: dict[str, str], where_refs, findings: list
+) -> None:
     """Append to ``findings`` the unknown (``SS205``) and ambiguous (``SS207``) columns of
     each SELECT scope of a qualified tree, as Spark's ``UNRESOLVED_COLUMN`` /
     ``AMBIGUOUS_REFERENCE``. ``schemas``: lower-case relation → lower-case column names
@@ -195,15 +234,25 @@ def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs
         if not isinstance(select, exp.Select):
             continue
         sources = _Sources(scope, schemas, cache)
-        pseudo = {n.name.lower() for n in find_all(select, exp.Anonymous) if n.name.lower() in WINDOW_FUNCTIONS}
+        pseudo = {
+            n.name.lower()
+            for n in find_all(select, exp.Anonymous)
+            if n.name.lower() in WINDOW_FUNCTIONS
+        }
         aliases = select.meta.get(ALIASES, [])
         from_where = {id(c) for c in where_refs.get(id(select), ())}
         columns_named = [case.get(c, c) for cols in sources.local.values() for c in cols or ()]
         where = " (a select alias is not visible in WHERE)"
         single = next(iter(sources.local)) if len(sources.local) == 1 else None
-        having = [c for c in find_all(select.args["having"], exp.Column)
-                  if not c.table and c.find_ancestor(exp.Select) is select and not _lambda_variable(c)
-                  ] if select.args.get("having") else []  # sqlglot leaves them out of scope.columns
+        having = (
+            [
+                c
+                for c in find_all(select.args["having"], exp.Column)
+                if not c.table and c.find_ancestor(exp.Select) is select and not _lambda_variable(c)
+            ]
+            if select.args.get("having")
+            else []
+        )  # sqlglot leaves them out of scope.columns
         for column in [*scope.columns, *where_refs.get(id(select), ()), *having]:
             name, table = column.name, column.table
             lowered = name.lower()
@@ -213,44 +262,80 @@ def check_columns(scopes: list[Scope], schemas, case: dict[str, str], where_refs
                 # `w.end` where `w` is no relation but a column (a struct; a USING key too):
                 # Spark resolves it as the field `end` of column `w` (its ResolveReferences
                 # tries relation.column first, then column.field)
-                field = columns is False and any(table.lower() in (cols or ())
-                                                 for cols in (*sources.local.values(), *sources.outer.values()))
+                field = columns is False and any(
+                    table.lower() in (cols or ())
+                    for cols in (*sources.local.values(), *sources.outer.values())
+                )
                 if field:
                     continue
-                if columns is False and table.lower() not in pseudo and not lateral and not sources.incomplete:
-                    findings.append(finding(
-                        "SS205", f"unknown column '{table}.{name}'{did_you_mean(name, columns_named + aliases)}", column))
+                if (
+                    columns is False
+                    and table.lower() not in pseudo
+                    and not lateral
+                    and not sources.incomplete
+                ):
+                    findings.append(
+                        finding(
+                            "SS205",
+                            f"unknown column '{table}.{name}'{did_you_mean(name, columns_named + aliases)}",
+                            column,
+                        )
+                    )
                 elif columns and lowered not in columns:
-                    findings.append(finding("SS205", f"unknown column '{name}' in {table}"
-                                             + _suggestion(name, [case.get(c, c) for c in columns]), column))
+                    findings.append(
+                        finding(
+                            "SS205",
+                            f"unknown column '{name}' in {table}"
+                            + _suggestion(name, [case.get(c, c) for c in columns]),
+                            column,
+                        )
+                    )
                 continue
             if lowered in pseudo or sources.incomplete:
                 continue
             owners = [n for n, cols in sources.local.items() if lowered in cols]
             if len(owners) > 1:
-                findings.append(finding("SS207", f"column '{name}' is ambiguous: it is a column of "
-                                         + " and ".join(owners) + "; qualify it", column))
+                findings.append(
+                    finding(
+                        "SS207",
+                        f"column '{name}' is ambiguous: it is a column of "
+                        + " and ".join(owners)
+                        + "; qualify it",
+                        column,
+                    )
+                )
             elif not owners and not any(lowered in cols for cols in sources.outer.values()):
                 if id(column) in from_where or lowered not in {a.lower() for a in aliases}:
                     place = f" in {single}" if single and single != ROW else ""
                     why = where if id(column) in from_where else ""
                     candidates = columns_named if why else columns_named + aliases
-                    suggestion = _suggestion(name, candidates) if place and not why else \
-                        did_you_mean(name, candidates)
-                    findings.append(finding("SS205", f"unknown column '{name}'{place}{why}"
-                                             + suggestion, column))
+                    suggestion = (
+                        _suggestion(name, candidates)
+                        if place and not why
+                        else did_you_mean(name, candidates)
+                    )
+                    findings.append(
+                        finding(
+                            "SS205", f"unknown column '{name}'{place}{why}" + suggestion, column
+                        )
+                    )
 
 
 def window_columns(scopes: list[Scope]) -> None:
     """``window`` / ``window.start`` next to ``GROUP BY window(…)`` → that call (for typing)."""
     for scope in scopes:
-        calls = {n.name.lower(): n for n in find_all(scope.expression, exp.Anonymous)
-                 if n.name.lower() in WINDOW_FUNCTIONS}
+        calls = {
+            n.name.lower(): n
+            for n in find_all(scope.expression, exp.Anonymous)
+            if n.name.lower() in WINDOW_FUNCTIONS
+        }
         for column in scope.columns if calls else ():
             if not column.table and column.name.lower() in calls:
                 column.replace(calls[column.name.lower()].copy())
             elif column.table.lower() in calls and column.table not in scope.sources:
-                column.replace(exp.Dot(this=calls[column.table.lower()].copy(), expression=column.this))
+                column.replace(
+                    exp.Dot(this=calls[column.table.lower()].copy(), expression=column.this)
+                )
 
 
 _TVF_COLUMNS = {"window_start", "window_end", "window_time"}  # Spark gets them from the window
@@ -294,8 +379,10 @@ def _same(a: exp.Expr, b: exp.Expr) -> bool:
         x, y = a.args.get(key), b.args.get(key)
         if isinstance(x, list) or isinstance(y, list):
             x, y = x or [], y or []
-            if len(x) != len(y) or not all(_same(i, j) if isinstance(i, exp.Expr) and isinstance(j, exp.Expr)
-                                           else i == j for i, j in zip(x, y)):
+            if len(x) != len(y) or not all(
+                _same(i, j) if isinstance(i, exp.Expr) and isinstance(j, exp.Expr) else i == j
+                for i, j in zip(x, y)
+            ):
                 return False
         elif isinstance(x, exp.Expr) and isinstance(y, exp.Expr):
             if not _same(x, y):
@@ -305,17 +392,24 @@ def _same(a: exp.Expr, b: exp.Expr) -> bool:
     return True
 
 
-def _ungrouped(node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None) -> list[exp.Column]:
+def _ungrouped(
+    node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None
+) -> list[exp.Column]:
     """Columns of ``node`` outside aggregate functions and grouping expressions (Spark's
     ``CheckAnalysis.checkValidAggregateExpression``)."""
-    if any(_same(node, key) for key in keys) or aggregate_call(node, sql) or (
-            isinstance(node, exp.Filter) and aggregate_call(node.this, sql)):
+    if (
+        any(_same(node, key) for key in keys)
+        or aggregate_call(node, sql)
+        or (isinstance(node, exp.Filter) and aggregate_call(node.this, sql))
+    ):
         return []  # an aggregate's FILTER (WHERE …) reads each input row, as its arguments do
     if isinstance(node, (exp.Window, exp.Subquery, exp.Select, exp.Lambda)):
         return []  # window functions, subqueries and lambdas: not judged here
     if isinstance(node, exp.Column):
         local = node.table in scope.sources or not node.table
-        return [node] if local and not node.is_star and node.name.lower() not in _TVF_COLUMNS else []
+        return (
+            [node] if local and not node.is_star and node.name.lower() not in _TVF_COLUMNS else []
+        )
     return [c for child in node.iter_expressions() for c in _ungrouped(child, keys, scope, sql)]
 
 
@@ -329,19 +423,27 @@ def check_grouping(scopes: list[Scope], sql: str | None, findings: list) -> None
         keys = _grouping_keys(select)
         if keys is None:
             continue
-        aggregates = [n for item in select.expressions for n in find_all(item, exp.Expr)
-                      if aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select]
+        aggregates = [
+            n
+            for item in select.expressions
+            for n in find_all(item, exp.Expr)
+            if aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select
+        ]
         if not keys and not aggregates:
             continue
         for item in select.expressions:
             for column in _ungrouped(item.unalias(), keys, scope, sql):
                 name = _display(column)
                 if keys:
-                    message = f"column '{name}' is neither in GROUP BY nor inside an aggregate function"
+                    message = (
+                        f"column '{name}' is neither in GROUP BY nor inside an aggregate function"
+                    )
                     hint = f"add {name} to GROUP BY, or aggregate it, e.g. first({name})"
                 else:
-                    message = (f"column '{name}' is not aggregated, but the query aggregates "
-                               "without GROUP BY")
+                    message = (
+                        f"column '{name}' is not aggregated, but the query aggregates "
+                        "without GROUP BY"
+                    )
                     hint = f"add GROUP BY {name}, or aggregate it, e.g. first({name})"
                 findings.append(finding("SS209", message, column, SemanticError, hint))
 
@@ -369,24 +471,59 @@ def check_types(tree: exp.Expr, findings: list) -> None:
             fields, base = _field_names(node.this.type), type_of(node.this)
             field = node.expression.name
             if fields is not None and field.lower() not in {f.lower() for f in fields}:
-                findings.append(finding("SS205", f"unknown field '{field}' of {_display(node.this)}"
-                                         + did_you_mean(field, fields), node.expression))
-            elif base in (*numeric, "STRING", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "BINARY") \
-                    or base.startswith("DECIMAL("):
-                findings.append(finding("SS208", f"{_display(node.this)} has type {base}: it has no "
-                                         f"field '{field}'", node.expression, SemanticError,
-                                         "only STRUCT and MAP values have fields; check the column's type"))
+                findings.append(
+                    finding(
+                        "SS205",
+                        f"unknown field '{field}' of {_display(node.this)}"
+                        + did_you_mean(field, fields),
+                        node.expression,
+                    )
+                )
+            elif base in (
+                *numeric,
+                "STRING",
+                "DATE",
+                "TIMESTAMP",
+                "TIMESTAMP_NTZ",
+                "BINARY",
+            ) or base.startswith("DECIMAL("):
+                findings.append(
+                    finding(
+                        "SS208",
+                        f"{_display(node.this)} has type {base}: it has no field '{field}'",
+                        node.expression,
+                        SemanticError,
+                        "only STRUCT and MAP values have fields; check the column's type",
+                    )
+                )
             continue
         if isinstance(node, exp.Anonymous) and node.name.lower() in WINDOW_FUNCTIONS:
             time = node.expressions[0] if node.expressions else None
-            if time is not None and (type_of(time) in numeric or type_of(time).startswith("DECIMAL(")):
-                findings.append(finding("SS208", f"the time column of a window has type {type_of(time)}; "
-                                         "it must be a TIMESTAMP", time, SemanticError,
-                                         "window on a TIMESTAMP column, e.g. CAST(col AS TIMESTAMP) "
-                                         "or timestamp_seconds(col) for epoch seconds"))
+            if time is not None and (
+                type_of(time) in numeric or type_of(time).startswith("DECIMAL(")
+            ):
+                findings.append(
+                    finding(
+                        "SS208",
+                        f"the time column of a window has type {type_of(time)}; "
+                        "it must be a TIMESTAMP",
+                        time,
+                        SemanticError,
+                        "window on a TIMESTAMP column, e.g. CAST(col AS TIMESTAMP) "
+                        "or timestamp_seconds(col) for epoch seconds",
+                    )
+                )
         elif isinstance(node, (exp.Add, exp.Sub)):
             sides = type_of(node.this), type_of(node.expression)
-            if any(s in ("TIMESTAMP", "TIMESTAMP_NTZ") for s in sides) and any(is_numeric(s) for s in sides):
-                findings.append(finding("SS208", f"cannot add or subtract {' and '.join(sides)}",
-                                         node, SemanticError,
-                                         "add or subtract an INTERVAL, e.g. ts + INTERVAL 1 HOUR"))
+            if any(s in ("TIMESTAMP", "TIMESTAMP_NTZ") for s in sides) and any(
+                is_numeric(s) for s in sides
+            ):
+                findings.append(
+                    finding(
+                        "SS208",
+                        f"cannot add or subtract {' and '.join(sides)}",
+                        node,
+                        SemanticError,
+                        "add or subtract an INTERVAL, e.g. ts + INTERVAL 1 HOUR",
+                    )
+                )

@@ -43,25 +43,44 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from sqlstream.frontend import spark_versions
-from sqlstream.ir.functions import defined
-from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
-from sqlstream.sql.dialect import WindowTVF
-from sqlstream.sql.parsing import parse_expression, parse_query
-from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.analysis.naming import output_name
 from sqlstream.analysis.resolution import (
-    ALIASES, ROW, ROW_TABLE, check_columns, check_functions, check_grouping, check_types,
-    finding, window_columns,
+    ALIASES,
+    ROW,
+    ROW_TABLE,
+    check_columns,
+    check_functions,
+    check_grouping,
+    check_types,
+    finding,
+    window_columns,
 )
-from sqlstream.sql.rewrite import LOOKUP_TIME, rewrite
 from sqlstream.analysis.spark_types import (
-    UNKNOWN, WINDOW_FUNCTIONS, aggregate_call, data_type, known_functions, spark_type, type_of,
+    UNKNOWN,
+    WINDOW_FUNCTIONS,
+    data_type,
+    known_functions,
+    spark_type,
+    type_of,
 )
 from sqlstream.analysis.type_rules import EXPRESSION_METADATA, Annotator, common_type
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend import spark_versions
+from sqlstream.ir.functions import defined
+from sqlstream.sql.dialect import WindowTVF
+from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.parsing import parse_expression, parse_query
+from sqlstream.sql.rewrite import LOOKUP_TIME, rewrite
 
-__all__ = ["UNKNOWN", "Schema", "expression_type", "known_functions", "query_schema", "remember_schemas",
-           "spark_type"]
+__all__ = [
+    "UNKNOWN",
+    "Schema",
+    "expression_type",
+    "known_functions",
+    "query_schema",
+    "remember_schemas",
+    "spark_type",
+]
 
 Schema = tuple[tuple[str, str], ...]
 
@@ -81,26 +100,48 @@ def _replace_watermark(relation: exp.Expr) -> None:
     if alias is None and isinstance(relation, exp.Table):
         alias = exp.TableAlias(this=exp.to_identifier(relation.name))
     column = watermark.this
-    inner = exp.Select(expressions=[column.copy(), exp.Star()] if isinstance(column, exp.Alias) else [exp.Star()])
+    inner = exp.Select(
+        expressions=[column.copy(), exp.Star()] if isinstance(column, exp.Alias) else [exp.Star()]
+    )
     if not isinstance(column, exp.Alias):
         inner.set("where", exp.Where(this=exp.Is(this=column.copy(), expression=exp.Null())))
     subquery = exp.Subquery(this=inner, alias=alias)
     relation.replace(subquery)
-    inner.set("from_", exp.From(this=exp.Subquery(this=relation.this) if isinstance(relation, exp.Subquery) else relation))
+    inner.set(
+        "from_",
+        exp.From(
+            this=exp.Subquery(this=relation.this)
+            if isinstance(relation, exp.Subquery)
+            else relation
+        ),
+    )
 
 
 def _check_positions(select: exp.Select, findings: list) -> None:
     """``GROUP BY 3`` / ``ORDER BY 3`` beyond the select list (Spark: GROUP_BY_POS_OUT_OF_RANGE)."""
     count = len(select.expressions)
-    if any(isinstance(i, exp.Star) or (isinstance(i, exp.Column) and i.is_star) for i in select.expressions):
+    if any(
+        isinstance(i, exp.Star) or (isinstance(i, exp.Column) and i.is_star)
+        for i in select.expressions
+    ):
         return
     for key, label in (("group", "GROUP BY"), ("order", "ORDER BY")):
         clause = select.args.get(key)
         for item in list(clause.expressions if clause else ()):
             literal = item.this if isinstance(item, exp.Ordered) else item
-            if isinstance(literal, exp.Literal) and literal.is_int and not 1 <= int(literal.this) <= count:
-                findings.append(finding("SS205", f"{label} position {literal.this} is not in the select "
-                                         f"list (it has {count} item{'s' if count != 1 else ''})", literal))
+            if (
+                isinstance(literal, exp.Literal)
+                and literal.is_int
+                and not 1 <= int(literal.this) <= count
+            ):
+                findings.append(
+                    finding(
+                        "SS205",
+                        f"{label} position {literal.this} is not in the select "
+                        f"list (it has {count} item{'s' if count != 1 else ''})",
+                        literal,
+                    )
+                )
                 item.pop()
         if clause is not None and not clause.expressions and key == "group":
             select.set("group", None)
@@ -112,16 +153,21 @@ def _where_alias_refs(select: exp.Select) -> list[exp.Column]:
     aliases = {i.alias.lower() for i in select.expressions if isinstance(i, exp.Alias)}
     if where is None or not aliases:
         return []
-    return [c for c in find_all(where, exp.Column) if not c.table and c.name.lower() in aliases
-            and c.find_ancestor(exp.Select) is select]
+    return [
+        c
+        for c in find_all(where, exp.Column)
+        if not c.table and c.name.lower() in aliases and c.find_ancestor(exp.Select) is select
+    ]
 
 
 def _prepare(tree: exp.Expr, findings: list) -> dict[int, list[exp.Column]]:
     for table in find_all(tree, exp.Table):
         table.args.pop("stream", None)
     if any(True for _ in find_all(tree, WindowTVF)):  # a caller's bug, not the user's
-        raise ValueError("query_schema needs a rewritten tree (sqlstream.sql.rewrite.rewrite): "
-                         "window TVFs are lowered there, once")
+        raise ValueError(
+            "query_schema needs a rewritten tree (sqlstream.sql.rewrite.rewrite): "
+            "window TVFs are lowered there, once"
+        )
     for relation in [n for n in find_all(tree, exp.Table, exp.Subquery) if n.args.get("watermark")]:
         _replace_watermark(relation)
     where_refs = {}
@@ -146,10 +192,12 @@ def _dedupe(findings: list) -> list:
         if key not in seen:
             seen.add(key)
             result.append(item)
-    return sorted(result, key=lambda f: (getattr(f, "offset_start", None) or 0))
+    return sorted(result, key=lambda f: getattr(f, "offset_start", None) or 0)
 
 
-def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None, copy: bool = True):
+def _analyze(
+    expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None, copy: bool = True
+):
     tree = copy_tree(expression) if copy else expression  # the checks below change the tree
     findings: list[SqlStreamError] = []
     check_functions(tree, sql, findings)
@@ -177,8 +225,15 @@ def _analyze(expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | Non
         # Nothing else was raised by the fast tests, nor by `sqlstream check` over every
         # fixture and example: any other exception is a bug and propagates to the CLI's handler.
         try:
-            tree = qualify(tree, schema=mapping, dialect="spark", validate_qualify_columns=False,
-                           quote_identifiers=False, identify=False, allow_partial_qualification=True)
+            tree = qualify(
+                tree,
+                schema=mapping,
+                dialect="spark",
+                validate_qualify_columns=False,
+                quote_identifiers=False,
+                identify=False,
+                allow_partial_qualification=True,
+            )
         except OptimizeError as error:
             findings += _optimizer_finding(str(error), expression)
             return None, _dedupe(findings)
@@ -203,8 +258,16 @@ def _mapping(known: tuple[tuple[str, Schema], ...]) -> MappingSchema:
 _PLAIN_SELECT = {"expressions", "from_", "where", "group"}
 # Nodes that need sqlglot's qualify (scopes, struct fields, stars, lambdas, window
 # functions): a query with one of them takes the full path of _analyze.
-_NOT_SIMPLE = (exp.Subquery, exp.Query, exp.Lambda, exp.Star, exp.Dot, exp.Window, exp.Table,
-               WindowTVF)
+_NOT_SIMPLE = (
+    exp.Subquery,
+    exp.Query,
+    exp.Lambda,
+    exp.Star,
+    exp.Dot,
+    exp.Window,
+    exp.Table,
+    WindowTVF,
+)
 
 
 def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None) -> bool:
@@ -220,19 +283,25 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
     (:func:`expression_type`: one item over its row). ``False`` (tree untouched) for
     anything else; the equivalence with the full path is tested over every query of the
     tests and examples and over expressions (``tests/analysis/test_schema_fast_path.py``)."""
-    if type(tree) is not exp.Select or any(v for k, v in tree.args.items() if k not in _PLAIN_SELECT):
+    if type(tree) is not exp.Select or any(
+        v for k, v in tree.args.items() if k not in _PLAIN_SELECT
+    ):
         return False
     source, group = tree.args.get("from_"), tree.args.get("group")
     table = source.this if source is not None else None
-    if type(table) is not exp.Table or any(v for k, v in table.args.items() if k not in ("this", "alias")):
+    if type(table) is not exp.Table or any(
+        v for k, v in table.args.items() if k not in ("this", "alias")
+    ):
         return False
     alias = table.args.get("alias")
     if alias is not None and any(v for k, v in alias.args.items() if k != "this"):
         return False
     aliases = {i.alias.lower() for i in tree.expressions if isinstance(i, exp.Alias)}
-    if group is not None and (any(v for k, v in group.args.items() if k != "expressions") or any(
-            type(key) in (exp.Literal, exp.Tuple, exp.Paren) for key in group.expressions) or any(
-            c.name.lower() in aliases for c in find_all(group, exp.Column))):
+    if group is not None and (
+        any(v for k, v in group.args.items() if k != "expressions")
+        or any(type(key) in (exp.Literal, exp.Tuple, exp.Paren) for key in group.expressions)
+        or any(c.name.lower() in aliases for c in find_all(group, exp.Column))
+    ):
         return False  # ROLLUP, ALL, an ordinal, a select alias: qualify resolves them
     names: dict[str, int] = {}
     for column, _ in known.get(table.name.lower()) or ():
@@ -241,8 +310,13 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
     if qualifier.lower() in WINDOW_FUNCTIONS or names.keys() & WINDOW_FUNCTIONS:
         return False
     for node in find_all(tree, exp.Expr):
-        if node is tree or node is source or node is table or node is alias or (
-                type(node) is exp.Identifier and node.parent in (table, alias)):
+        if (
+            node is tree
+            or node is source
+            or node is table
+            or node is alias
+            or (type(node) is exp.Identifier and node.parent in (table, alias))
+        ):
             continue
         if type(node) is exp.Star and type(node.parent) is exp.Count:
             continue
@@ -275,13 +349,30 @@ def _optimizer_finding(message: str, expression: exp.Expr) -> list[SqlStreamErro
     match = re.match(r"Cannot automatically join: (\w+)", message)
     if match:
         name = match.group(1)
-        node = next((i for j in find_all(expression, exp.Join) for i in j.args.get("using") or []
-                     if i.name.lower() == name.lower()), None)
-        return [finding("SS205", f"USING column '{name}' is not a column of both sides of the join", node)]
+        node = next(
+            (
+                i
+                for j in find_all(expression, exp.Join)
+                for i in j.args.get("using") or []
+                if i.name.lower() == name.lower()
+            ),
+            None,
+        )
+        return [
+            finding(
+                "SS205", f"USING column '{name}' is not a column of both sides of the join", node
+            )
+        ]
     match = re.match(r"Unknown table: (\w+)", message)
     if match:
-        node = next((c for c in find_all(expression, exp.Column)
-                     if c.is_star and c.table.lower() == match.group(1).lower()), None)
+        node = next(
+            (
+                c
+                for c in find_all(expression, exp.Column)
+                if c.is_star and c.table.lower() == match.group(1).lower()
+            ),
+            None,
+        )
         if node is not None:
             return [finding("SS205", f"unknown relation '{node.table}' in {node.table}.*", node)]
     return []
@@ -290,9 +381,15 @@ def _optimizer_finding(message: str, expression: exp.Expr) -> list[SqlStreamErro
 def _output(tree: exp.Expr, case: dict[str, str]) -> Schema | None:
     branches = [tree]
     while any(isinstance(b, exp.SetOperation) for b in branches):
-        branches = [p for b in branches for p in ((b.left, b.right) if isinstance(b, exp.SetOperation) else (b,))]
+        branches = [
+            p
+            for b in branches
+            for p in ((b.left, b.right) if isinstance(b, exp.SetOperation) else (b,))
+        ]
     selects = [b.unnest().selects for b in branches]
-    if any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in selects[0]):
+    if any(
+        isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in selects[0]
+    ):
         return None
     result = []
     for position, item in enumerate(selects[0]):
@@ -303,8 +400,9 @@ def _output(tree: exp.Expr, case: dict[str, str]) -> Schema | None:
     return tuple(result)
 
 
-def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
-                 sql: str | None = None) -> tuple[Schema | None, list[SqlStreamError]]:
+def query_schema(
+    expression: exp.Expr | str, catalog: Mapping[str, Schema], sql: str | None = None
+) -> tuple[Schema | None, list[SqlStreamError]]:
     """Return the output schema of a query and the problems found in it.
 
     Args:
@@ -338,8 +436,12 @@ def query_schema(expression: exp.Expr | str, catalog: Mapping[str, Schema],
     if shape is None:
         return _analyze(expression, catalog, sql)
     names = {t.name.lower() for t in tables}  # as _analyze reads them
-    key = (shape, tuple(sorted((n, catalog[n]) for n in names if catalog.get(n))), sql,
-           spark_versions.target())
+    key = (
+        shape,
+        tuple(sorted((n, catalog[n]) for n in names if catalog.get(n))),
+        sql,
+        spark_versions.target(),
+    )
     columns = _remembered.get(key, _MISSING)
     if columns is not _MISSING:
         return columns, []
@@ -371,8 +473,9 @@ def remember_schemas(limit: int = 8192) -> None:
     _remembered.enable(limit)
 
 
-def expression_type(sql_expression: exp.Expr | str, schema: Schema,
-                    sql: str | None = None) -> tuple[str, list[SqlStreamError]]:
+def expression_type(
+    sql_expression: exp.Expr | str, schema: Schema, sql: str | None = None
+) -> tuple[str, list[SqlStreamError]]:
     """Return the type of a scalar expression over one row of ``schema`` (a computed column).
 
     Args:
@@ -393,6 +496,8 @@ def expression_type(sql_expression: exp.Expr | str, schema: Schema,
             sql_expression = parse_expression(sql)
         except SqlStreamError as error:
             return UNKNOWN, [error]
-    query = exp.Select(expressions=[copy_tree(sql_expression)]).from_(copy_tree(ROW_TABLE), copy=False)
+    query = exp.Select(expressions=[copy_tree(sql_expression)]).from_(
+        copy_tree(ROW_TABLE), copy=False
+    )
     result, findings = _analyze(query, {ROW: schema}, sql, copy=False)  # built here: ours to change
     return (result[0][1] if result else UNKNOWN), findings

@@ -14,7 +14,7 @@ minor the file is judged for (:func:`sqlstream.frontend.spark_versions.target`).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from sqlglot import exp
@@ -22,17 +22,43 @@ from sqlglot import exp
 from sqlstream.frontend import spark_versions
 from sqlstream.frontend.literals import quote_identifier
 
-__all__ = ["FRACTIONAL", "INTEGRAL", "UNKNOWN", "WINDOW_BOUND", "WINDOW_FUNCTIONS",
-           "aggregate_functions", "data_type", "known_functions", "spark_type", "type_of",
-           "type_string"]
+__all__ = [
+    "FRACTIONAL",
+    "INTEGRAL",
+    "UNKNOWN",
+    "WINDOW_BOUND",
+    "WINDOW_FUNCTIONS",
+    "aggregate_functions",
+    "data_type",
+    "known_functions",
+    "spark_type",
+    "type_of",
+    "type_string",
+]
 
 UNKNOWN = "UNKNOWN"
 WINDOW_FUNCTIONS = ("window", "session_window")
-WINDOW_BOUND = "__sqlstream_window_bound"  # internal: a window boundary of a TVF, typed like window()
+WINDOW_BOUND = (
+    "__sqlstream_window_bound"  # internal: a window boundary of a TVF, typed like window()
+)
 # Called like functions but not listed by SHOW FUNCTIONS (syntax, or table-valued functions).
-_SYNTAX_FUNCTIONS = {"try_cast", "rollup", "cube", "grouping_sets", "timestampadd", "dateadd",
-                     "timestampdiff", "date_diff", "timediff", "range", "explode_outer",
-                     "inline_outer", "sql_keywords", "variant_explode", "variant_explode_outer"}
+_SYNTAX_FUNCTIONS = {
+    "try_cast",
+    "rollup",
+    "cube",
+    "grouping_sets",
+    "timestampadd",
+    "dateadd",
+    "timestampdiff",
+    "date_diff",
+    "timediff",
+    "range",
+    "explode_outer",
+    "inline_outer",
+    "sql_keywords",
+    "variant_explode",
+    "variant_explode_outer",
+}
 
 
 def _names(resource: str) -> set[str]:
@@ -48,7 +74,7 @@ def aggregate_functions(version: str | None = None) -> frozenset[str]:
     return _aggregates(version or spark_versions.target())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _aggregates(version: str) -> frozenset[str]:
     return frozenset(_names(f"spark_aggregate_functions_{version}.txt"))
 
@@ -64,7 +90,7 @@ def aggregate_call(node, sql: str | None = None) -> bool:
     names = {node.name.lower()} if isinstance(node, exp.Anonymous) else {node.sql_name().lower()}
     meta = node._meta or {}
     if sql is not None and meta.get("start") is not None and meta.get("end") is not None:
-        names.add(sql[meta["start"]:meta["end"] + 1].lower())
+        names.add(sql[meta["start"] : meta["end"] + 1].lower())
     return bool(names & aggregate_functions())
 
 
@@ -75,7 +101,7 @@ def known_functions(version: str | None = None) -> frozenset[str]:
     return _functions(version or spark_versions.target())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _functions(version: str) -> frozenset[str]:
     return frozenset(_names(f"spark_functions_{version}.txt") | _SYNTAX_FUNCTIONS)
 
@@ -85,13 +111,28 @@ def _functions(version: str) -> frozenset[str]:
 INTEGRAL = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 20}  # as DECIMAL(p, 0)
 FRACTIONAL = ("FLOAT", "DOUBLE")
 _SIMPLE = {
-    "TEXT": "STRING", "VARCHAR": "STRING", "CHAR": "STRING", "NVARCHAR": "STRING", "NCHAR": "STRING",
-    "INT": "INT", "BIGINT": "BIGINT", "SMALLINT": "SMALLINT", "TINYINT": "TINYINT",
-    "DOUBLE": "DOUBLE", "FLOAT": "FLOAT", "BOOLEAN": "BOOLEAN", "DATE": "DATE",
-    "TIMESTAMP": "TIMESTAMP", "TIMESTAMPLTZ": "TIMESTAMP", "TIMESTAMPTZ": "TIMESTAMP",
+    "TEXT": "STRING",
+    "VARCHAR": "STRING",
+    "CHAR": "STRING",
+    "NVARCHAR": "STRING",
+    "NCHAR": "STRING",
+    "INT": "INT",
+    "BIGINT": "BIGINT",
+    "SMALLINT": "SMALLINT",
+    "TINYINT": "TINYINT",
+    "DOUBLE": "DOUBLE",
+    "FLOAT": "FLOAT",
+    "BOOLEAN": "BOOLEAN",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMP",
+    "TIMESTAMPLTZ": "TIMESTAMP",
+    "TIMESTAMPTZ": "TIMESTAMP",
     "DATETIME": "TIMESTAMP",
-    "TIMESTAMPNTZ": "TIMESTAMP_NTZ", "BINARY": "BINARY", "VARBINARY": "BINARY",
-    "NULL": "VOID", "VARIANT": "VARIANT",
+    "TIMESTAMPNTZ": "TIMESTAMP_NTZ",
+    "BINARY": "BINARY",
+    "VARBINARY": "BINARY",
+    "NULL": "VOID",
+    "VARIANT": "VARIANT",
 }
 
 
@@ -112,7 +153,9 @@ def type_string(dtype: exp.DataType | None) -> str:
     if kind == "STRUCT" and args:
         fields = []
         for field in args:
-            field_type = type_string(field.args.get("kind")) if isinstance(field, exp.ColumnDef) else UNKNOWN
+            field_type = (
+                type_string(field.args.get("kind")) if isinstance(field, exp.ColumnDef) else UNKNOWN
+            )
             if field_type == UNKNOWN:
                 return UNKNOWN
             fields.append(f"{quote_identifier(field.name)}: {field_type}")

@@ -19,13 +19,13 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from sqlstream.sql.expressions import find_all
-from sqlstream.ir import plan
 from sqlstream.analysis.facts import RelationInfo, StreamingScope, grouping_key, is_aggregate
-from sqlstream.sql.dialect import Watermark as WatermarkClause
-from sqlstream.sql.parsing import to_spark_sql
 from sqlstream.analysis.operators import conjuncts, join_kind
 from sqlstream.analysis.spark_types import aggregate_call
+from sqlstream.ir import plan
+from sqlstream.sql.dialect import Watermark as WatermarkClause
+from sqlstream.sql.expressions import find_all
+from sqlstream.sql.parsing import to_spark_sql
 
 
 def _sql(nodes) -> tuple[str, ...]:
@@ -36,13 +36,20 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
     using = join.args.get("using") or []
     if using:
         return tuple(f"USING {u.name}" for u in using)
-    return tuple(sorted(to_spark_sql(c) for c in conjuncts(join.args.get("on"))
-                        if isinstance(c, (exp.EQ, exp.NullSafeEQ))))
+    return tuple(
+        sorted(
+            to_spark_sql(c)
+            for c in conjuncts(join.args.get("on"))
+            if isinstance(c, (exp.EQ, exp.NullSafeEQ))
+        )
+    )
 
 
-def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
-                 scope: StreamingScope | None = None,
-                 ) -> tuple[plan.StatefulOperator, ...]:
+def operators_of(
+    tree: exp.Expression,
+    infos: Mapping[str, RelationInfo],
+    scope: StreamingScope | None = None,
+) -> tuple[plan.StatefulOperator, ...]:
     """The stateful operators in one rewritten query tree.
 
     Args:
@@ -65,19 +72,26 @@ def operators_of(tree: exp.Expression, infos: Mapping[str, RelationInfo],
         if is_aggregate(select):
             group = select.args.get("group")
             aggregates = dict.fromkeys(
-                to_spark_sql(node) for item in select.expressions for node in find_all(item, exp.Expr)
-                if aggregate_call(node) and not node.find_ancestor(exp.Window))
+                to_spark_sql(node)
+                for item in select.expressions
+                for node in find_all(item, exp.Expr)
+                if aggregate_call(node) and not node.find_ancestor(exp.Window)
+            )
             keys = [grouping_key(select, key) for key in group.expressions] if group else ()
-            found.append(plan.StatefulOperator("aggregation", _sql(keys) if group else (),
-                                               tuple(aggregates)))
+            found.append(
+                plan.StatefulOperator("aggregation", _sql(keys) if group else (), tuple(aggregates))
+            )
         elif select.args.get("distinct") is not None:
             found.append(plan.StatefulOperator("distinct", _sql(select.expressions)))
         source = select.args.get("from_")
         left_streaming = source is not None and streaming(source)
         for join in select.args.get("joins") or ():
             if left_streaming and streaming(join.this):
-                found.append(plan.StatefulOperator("stream_stream_join", _join_keys(join),
-                                                   join_type=join_kind(join)))
+                found.append(
+                    plan.StatefulOperator(
+                        "stream_stream_join", _join_keys(join), join_type=join_kind(join)
+                    )
+                )
     return tuple(found)
 
 
@@ -85,9 +99,9 @@ def watermarks_of(tree: exp.Expression) -> tuple[plan.WatermarkDef, ...]:
     """The ``WATERMARK`` clauses of one query tree (``relation`` empty: :func:`state_signature`
     names the view they are in)."""
     return tuple(
-        plan.WatermarkDef("", clause.this.alias_or_name.lower(),
-                          to_spark_sql(clause.expression))
-        for clause in find_all(tree, WatermarkClause))
+        plan.WatermarkDef("", clause.this.alias_or_name.lower(), to_spark_sql(clause.expression))
+        for clause in find_all(tree, WatermarkClause)
+    )
 
 
 def source_identity(source: plan.SourceRelation) -> plan.SourceIdentity:
@@ -113,8 +127,14 @@ def deduplications_of(steps, relation: str | None, columns) -> list[plan.Statefu
     return found
 
 
-def state_signature(operators, watermarks, steps, reads, mode: str, sink: plan.Sink,
-                    ) -> plan.StateSignature:
+def state_signature(
+    operators,
+    watermarks,
+    steps,
+    reads,
+    mode: str,
+    sink: plan.Sink,
+) -> plan.StateSignature:
     """The state signature of a query, from the facts its compile step found and those of
     the views it reads (nothing is walked again).
 
@@ -148,5 +168,6 @@ def state_signature(operators, watermarks, steps, reads, mode: str, sink: plan.S
             if relation.source.watermark is not None:
                 w = relation.source.watermark
                 watermarks.append(plan.WatermarkDef(name, w.column.lower(), w.delay))
-    return plan.StateSignature(tuple(sources), tuple(operators), tuple(watermarks), mode,
-                               sink_identity(sink))
+    return plan.StateSignature(
+        tuple(sources), tuple(operators), tuple(watermarks), mode, sink_identity(sink)
+    )

@@ -20,11 +20,18 @@ from sqlglot.optimizer.annotate_types import TypeAnnotator
 from sqlglot.optimizer.scope import Scope
 
 from sqlstream.analysis.spark_types import (
-    FRACTIONAL, INTEGRAL, UNKNOWN, WINDOW_BOUND, adjusted_decimal, decimal_parts, data_type, type_of,
+    FRACTIONAL,
+    INTEGRAL,
+    UNKNOWN,
+    WINDOW_BOUND,
+    adjusted_decimal,
+    data_type,
+    decimal_parts,
+    type_of,
     type_string,
 )
-from sqlstream.sql.dialect import SqlStream
 from sqlstream.ir.functions import defined
+from sqlstream.sql.dialect import SqlStream
 
 __all__ = ["EXPRESSION_METADATA", "FUNCTIONS", "Annotator", "common_type", "is_numeric"]
 
@@ -68,16 +75,27 @@ def _numeric_result(left: str, right: str, op: type) -> str:
 
 
 def _arithmetic(node: exp.Binary) -> str:
-    (left, left_digits), (right, right_digits) = _operand_type(node.this), _operand_type(node.expression)
+    (left, left_digits), (right, right_digits) = (
+        _operand_type(node.this),
+        _operand_type(node.expression),
+    )
     op = type(node)
     if op is exp.IntDiv:
         return "BIGINT" if left in INTEGRAL and right in INTEGRAL else UNKNOWN
     if op in (exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor):
-        return _numeric_result(left, right, exp.Add) if left in INTEGRAL and right in INTEGRAL else UNKNOWN
+        return (
+            _numeric_result(left, right, exp.Add)
+            if left in INTEGRAL and right in INTEGRAL
+            else UNKNOWN
+        )
     if op is exp.DPipe:
         return "STRING" if left == right == "STRING" else UNKNOWN
     timestamps = ("TIMESTAMP", "TIMESTAMP_NTZ")
-    if op in (exp.Add, exp.Sub) and isinstance(node.expression, exp.Interval) and left in timestamps:
+    if (
+        op in (exp.Add, exp.Sub)
+        and isinstance(node.expression, exp.Interval)
+        and left in timestamps
+    ):
         return left
     if op is exp.Add and isinstance(node.this, exp.Interval) and right in timestamps:
         return right
@@ -149,7 +167,9 @@ def _avg(t: str) -> str:
 def _window(node: exp.Expr) -> str:
     args = _arguments(node)
     time = type_of(args[0]) if args else UNKNOWN
-    field = "TIMESTAMP_NTZ" if time == "TIMESTAMP_NTZ" else UNKNOWN if time == UNKNOWN else "TIMESTAMP"
+    field = (
+        "TIMESTAMP_NTZ" if time == "TIMESTAMP_NTZ" else UNKNOWN if time == UNKNOWN else "TIMESTAMP"
+    )
     if node.name.lower() == WINDOW_BOUND:
         return field
     return UNKNOWN if field == UNKNOWN else f"STRUCT<`start`: {field}, `end`: {field}>"
@@ -182,7 +202,7 @@ def _parts(t: str, kind: str) -> list[str] | None:
     if not (t.startswith(kind + "<") and t.endswith(">")):
         return None
     parts, depth, current = [], 0, ""
-    for char in t[len(kind) + 1:-1]:
+    for char in t[len(kind) + 1 : -1]:
         depth += (char in "<(") - (char in ">)")
         if char == "," and depth == 0:
             parts.append(current.strip())
@@ -210,7 +230,13 @@ def _round(node: exp.Expr, types: list[str]) -> str:
     digits = node.args.get("decimals")
     if digits is None and isinstance(node, exp.Anonymous) and len(node.expressions) > 1:
         digits = node.expressions[1]
-    scale = 0 if digits is None else int(digits.this) if isinstance(digits, exp.Literal) and digits.is_int else None
+    scale = (
+        0
+        if digits is None
+        else int(digits.this)
+        if isinstance(digits, exp.Literal) and digits.is_int
+        else None
+    )
     if scale is None:
         return UNKNOWN
     precision, old_scale = decimal  # Spark's RoundBase: one more integral digit, at most s decimals
@@ -224,17 +250,46 @@ def _floor_ceil(node: exp.Expr, types: list[str]) -> str:
     if types[0] in INTEGRAL or types[0] in FRACTIONAL:
         return "BIGINT"
     decimal = decimal_parts(types[0]) if types[0].startswith("DECIMAL(") else None
-    return f"DECIMAL({min(38, decimal[0] - decimal[1] + 1)}, 0)" if decimal and decimal[1] else (
-        types[0] if decimal else UNKNOWN)
+    return (
+        f"DECIMAL({min(38, decimal[0] - decimal[1] + 1)}, 0)"
+        if decimal and decimal[1]
+        else (types[0] if decimal else UNKNOWN)
+    )
 
 
-_EXTRACT_INT = {"YEAR", "YEARS", "Y", "MONTH", "MONTHS", "MON", "DAY", "DAYS", "D", "HOUR", "HOURS",
-                "H", "MINUTE", "MINUTES", "MIN", "QUARTER", "QTR", "WEEK", "WEEKS", "W", "DAYOFWEEK",
-                "DOW", "DOY"}
+_EXTRACT_INT = {
+    "YEAR",
+    "YEARS",
+    "Y",
+    "MONTH",
+    "MONTHS",
+    "MON",
+    "DAY",
+    "DAYS",
+    "D",
+    "HOUR",
+    "HOURS",
+    "H",
+    "MINUTE",
+    "MINUTES",
+    "MIN",
+    "QUARTER",
+    "QTR",
+    "WEEK",
+    "WEEKS",
+    "W",
+    "DAYOFWEEK",
+    "DOW",
+    "DOY",
+}
 
 
 def _extract(node: exp.Expr, types: list[str]) -> str:
-    unit = node.this if isinstance(node, exp.Extract) else (node.expressions[0] if node.expressions else None)
+    unit = (
+        node.this
+        if isinstance(node, exp.Extract)
+        else (node.expressions[0] if node.expressions else None)
+    )
     if len(types) < 2 or types[-1] not in ("TIMESTAMP", "TIMESTAMP_NTZ", "DATE"):
         return UNKNOWN
     unit_name = unit.name.upper() if isinstance(unit, (exp.Var, exp.Literal, exp.Column)) else ""
@@ -245,8 +300,11 @@ def _extract(node: exp.Expr, types: list[str]) -> str:
 
 def _from_json(node: exp.Expr, types: list[str]) -> str:
     """from_json/from_csv with a literal DDL schema (``'a INT, b STRING'``)."""
-    schema = node.expression if isinstance(node, exp.FromJson) else (
-        node.expressions[1] if len(node.expressions) > 1 else None)
+    schema = (
+        node.expression
+        if isinstance(node, exp.FromJson)
+        else (node.expressions[1] if len(node.expressions) > 1 else None)
+    )
     if not isinstance(schema, exp.Literal) or not schema.is_string:
         return UNKNOWN
     text = schema.this.strip()
@@ -260,7 +318,10 @@ def _from_json(node: exp.Expr, types: list[str]) -> str:
 
 
 def _map(node: exp.VarMap) -> str:
-    keys, values = _element(type_of(node.args.get("keys"))), _element(type_of(node.args.get("values")))
+    keys, values = (
+        _element(type_of(node.args.get("keys"))),
+        _element(type_of(node.args.get("values"))),
+    )
     return UNKNOWN if UNKNOWN in (keys, values) else f"MAP<{keys}, {values}>"
 
 
@@ -284,76 +345,283 @@ _S, _I, _B, _D, _L, _TS = "STRING", "INT", "BOOLEAN", "DOUBLE", "BIGINT", "TIMES
 # sqlglot does not know (``exp.Anonymous``), by the Spark name. Rules get the node and its
 # argument types. Every key was checked against Spark 4.1.4 (``df.schema``) and is pinned by
 # tests/analysis/test_schema.py; a function not here is UNKNOWN.
-FUNCTIONS = {k: _rule(v) for k, v in {
-    **dict.fromkeys(("upper", "lower", "initcap", "concatws", "trim", "replace", "regexpreplace",
-                     "regexpextract", "splitpart", "left", "right", "repeat", "format", "md5",
-                     "sha2", "sha", "uuid", "timetostr", "tobase64", "hex", "bin", "conv",
-                     "input_file_name", "typeof", "soundex", "translate", "format_number",
-                     "tochar", "chr", "elt", "overlay", "regexpsubstr", "jsonformat",
-                     "jsonextractscalar", "groupconcat", "currenttimezone", "currentuser",
-                     "version", "unixtostr", "decode", "schema_of_json", "arraytostring"), _S),
-    **dict.fromkeys(("length", "strposition", "hash", "ascii", "year", "month", "day",
-                     "dayofmonth", "hour", "minute", "second", "dayofweek", "weekofyear",
-                     "quarter", "datediff", "spark_partition_id", "bitlength", "octet_length",
-                     "levenshtein", "find_in_set", "regexpcount", "rownumber", "rank",
-                     "denserank", "ntile", "arraysize", "cardinality", "bitwisecount"), _I),
-    **dict.fromkeys(("startswith", "endswith", "contains", "arraycontains", "exists", "forall",
-                     "mapcontainskey", "logicaland", "logicalor", "every", "isnan", "arrays_overlap",
-                     "isnull", "isnotnull"), _B),
-    **dict.fromkeys(("sqrt", "pow", "exp", "ln", "log", "sign", "rand", "randn", "monthsbetween",
-                     "e", "pi", "degrees", "radians", "cbrt", "stddev", "stddevsamp", "stddevpop",
-                     "variance", "variancepop", "median", "corr", "covarpop", "covarsamp",
-                     "kurtosis", "skewness", "percentrank", "cumedist", "quantile", "sin", "cos",
-                     "atan2"), _D),
-    **dict.fromkeys(("count", "countif", "approxdistinct", "factorial", "strtounix",
-                     "unixseconds", "unixmillis", "monotonically_increasing_id", "crc32",
-                     "xxhash64", "widthbucket", "arrayposition"), _L),
-    **dict.fromkeys(("currenttimestamp", "now", "timestamptrunc", "strtotime", "timestampfromparts",
-                     "timestamp_seconds", "timestamp_millis", "timestamp_micros"), _TS),
-    **dict.fromkeys(("currentdate", "datetrunc", "tsordstodate", "tsordsadd", "addmonths",
-                     "lastday", "nextday", "datefromunixdate", "make_date"), "DATE"),
-    **dict.fromkeys(("frombase64", "unhex", "encode"), "BINARY"),
-    **dict.fromkeys(("regexpsplit", "regexpextractall"), "ARRAY<STRING>"),
-    "to_timestamp_ntz": "TIMESTAMP_NTZ",
-    "strtomap": "MAP<STRING, STRING>",
-    **dict.fromkeys(("min", "max", "first", "last", "anyvalue", "argmax", "argmin", "mode",
-                     "firstvalue", "lag", "lead", "nullif", "abs", "reverse", "arraydistinct",
-                     "arraysort", "arrayslice", "array_union", "arrayexcept", "arrayintersect",
-                     "arrayremove", "arrayappend", "arraycompact", "arrayfilter", "map_filter",
-                     "positive", "negative", "safeadd"),
-                    lambda node, types: _same(types)),
-    **dict.fromkeys(("round", "bround"), _round),
-    **dict.fromkeys(("floor", "ceil"), _floor_ceil),
-    **dict.fromkeys(("extract", "date_part"), _extract),
-    **dict.fromkeys(("fromjson", "from_csv"), _from_json),
-    "approxquantile": lambda n, t: _same(t, numeric_only=True),
-    "explode": lambda n, t: _element(t[0]) if t[0].startswith("ARRAY<") else UNKNOWN,
-    **dict.fromkeys(("arrayagg", "arrayuniqueagg", "array_repeat"), lambda n, t: _array_of(t[0])),
-    **dict.fromkeys(("get", "arraymax", "arraymin"), lambda n, t: _element(t[0])),
-    "flatten": lambda n, t: _element(t[0]) if _element(t[0]).startswith("ARRAY<") else UNKNOWN,
-    "map_values": lambda n, t: _array_of(_element(t[0])) if t[0].startswith("MAP<") else UNKNOWN,
-    "mapkeys": lambda n, t: _array_of(_parts(t[0], "MAP")[0]) if _parts(t[0], "MAP") else UNKNOWN,
-    "varmap": lambda n, t: _map(n),
-    **dict.fromkeys(("coalesce", "greatest", "least"), lambda n, t: common_type(t)),
-    "generateseries": lambda n, t: _array_of(common_type([type_of(n.args.get("start")), type_of(n.args.get("end"))]))
-    if common_type([type_of(n.args.get("start")), type_of(n.args.get("end"))]) in INTEGRAL else UNKNOWN,
-    "pmod": lambda n, t: _numeric_result(t[0], t[1], exp.Mod) if len(t) == 2 else UNKNOWN,
-    "nanvl": lambda n, t: _numeric_result(t[0], t[1], exp.Add)
-    if len(t) == 2 and (t[0] in FRACTIONAL or t[1] in FRACTIONAL) else UNKNOWN,
-    **dict.fromkeys(("window", "session_window", WINDOW_BOUND), lambda n, t: _window(n)),
-    "window_time": lambda n, t: (_parts(t[0], "STRUCT") or [": " + UNKNOWN])[0].split(": ")[-1],
-    "sum": lambda n, t: _sum(t[0]),
-    **dict.fromkeys(("avg", "mean"), lambda n, t: _avg(t[0])),
-    "safedivide": lambda n, t: "DOUBLE" if all(x in INTEGRAL or x in FRACTIONAL for x in t) else UNKNOWN,
-    "concat": lambda n, t: _concat(t),
-    **dict.fromkeys(("substring", "pad"), lambda n, t: t[0] if t[0] in ("STRING", "BINARY") else UNKNOWN),
-    "if": lambda n, t: common_type([type_of(n.args.get("true")), type_of(n.args.get("false")) if n.args.get("false") else "VOID"]),
-    "nvl2": lambda n, t: common_type([type_of(n.args.get("true")), type_of(n.args.get("false"))]),
-    "case": lambda n, t: common_type([type_of(i.args.get("true")) for i in n.args.get("ifs") or []]
-                                 + [type_of(n.args.get("default")) if n.args.get("default") else "VOID"]),
-    "struct": lambda n, t: _struct(n),
-    "array": lambda n, t: _array_of(common_type(t)),
-}.items()}
+FUNCTIONS = {
+    k: _rule(v)
+    for k, v in {
+        **dict.fromkeys(
+            (
+                "upper",
+                "lower",
+                "initcap",
+                "concatws",
+                "trim",
+                "replace",
+                "regexpreplace",
+                "regexpextract",
+                "splitpart",
+                "left",
+                "right",
+                "repeat",
+                "format",
+                "md5",
+                "sha2",
+                "sha",
+                "uuid",
+                "timetostr",
+                "tobase64",
+                "hex",
+                "bin",
+                "conv",
+                "input_file_name",
+                "typeof",
+                "soundex",
+                "translate",
+                "format_number",
+                "tochar",
+                "chr",
+                "elt",
+                "overlay",
+                "regexpsubstr",
+                "jsonformat",
+                "jsonextractscalar",
+                "groupconcat",
+                "currenttimezone",
+                "currentuser",
+                "version",
+                "unixtostr",
+                "decode",
+                "schema_of_json",
+                "arraytostring",
+            ),
+            _S,
+        ),
+        **dict.fromkeys(
+            (
+                "length",
+                "strposition",
+                "hash",
+                "ascii",
+                "year",
+                "month",
+                "day",
+                "dayofmonth",
+                "hour",
+                "minute",
+                "second",
+                "dayofweek",
+                "weekofyear",
+                "quarter",
+                "datediff",
+                "spark_partition_id",
+                "bitlength",
+                "octet_length",
+                "levenshtein",
+                "find_in_set",
+                "regexpcount",
+                "rownumber",
+                "rank",
+                "denserank",
+                "ntile",
+                "arraysize",
+                "cardinality",
+                "bitwisecount",
+            ),
+            _I,
+        ),
+        **dict.fromkeys(
+            (
+                "startswith",
+                "endswith",
+                "contains",
+                "arraycontains",
+                "exists",
+                "forall",
+                "mapcontainskey",
+                "logicaland",
+                "logicalor",
+                "every",
+                "isnan",
+                "arrays_overlap",
+                "isnull",
+                "isnotnull",
+            ),
+            _B,
+        ),
+        **dict.fromkeys(
+            (
+                "sqrt",
+                "pow",
+                "exp",
+                "ln",
+                "log",
+                "sign",
+                "rand",
+                "randn",
+                "monthsbetween",
+                "e",
+                "pi",
+                "degrees",
+                "radians",
+                "cbrt",
+                "stddev",
+                "stddevsamp",
+                "stddevpop",
+                "variance",
+                "variancepop",
+                "median",
+                "corr",
+                "covarpop",
+                "covarsamp",
+                "kurtosis",
+                "skewness",
+                "percentrank",
+                "cumedist",
+                "quantile",
+                "sin",
+                "cos",
+                "atan2",
+            ),
+            _D,
+        ),
+        **dict.fromkeys(
+            (
+                "count",
+                "countif",
+                "approxdistinct",
+                "factorial",
+                "strtounix",
+                "unixseconds",
+                "unixmillis",
+                "monotonically_increasing_id",
+                "crc32",
+                "xxhash64",
+                "widthbucket",
+                "arrayposition",
+            ),
+            _L,
+        ),
+        **dict.fromkeys(
+            (
+                "currenttimestamp",
+                "now",
+                "timestamptrunc",
+                "strtotime",
+                "timestampfromparts",
+                "timestamp_seconds",
+                "timestamp_millis",
+                "timestamp_micros",
+            ),
+            _TS,
+        ),
+        **dict.fromkeys(
+            (
+                "currentdate",
+                "datetrunc",
+                "tsordstodate",
+                "tsordsadd",
+                "addmonths",
+                "lastday",
+                "nextday",
+                "datefromunixdate",
+                "make_date",
+            ),
+            "DATE",
+        ),
+        **dict.fromkeys(("frombase64", "unhex", "encode"), "BINARY"),
+        **dict.fromkeys(("regexpsplit", "regexpextractall"), "ARRAY<STRING>"),
+        "to_timestamp_ntz": "TIMESTAMP_NTZ",
+        "strtomap": "MAP<STRING, STRING>",
+        **dict.fromkeys(
+            (
+                "min",
+                "max",
+                "first",
+                "last",
+                "anyvalue",
+                "argmax",
+                "argmin",
+                "mode",
+                "firstvalue",
+                "lag",
+                "lead",
+                "nullif",
+                "abs",
+                "reverse",
+                "arraydistinct",
+                "arraysort",
+                "arrayslice",
+                "array_union",
+                "arrayexcept",
+                "arrayintersect",
+                "arrayremove",
+                "arrayappend",
+                "arraycompact",
+                "arrayfilter",
+                "map_filter",
+                "positive",
+                "negative",
+                "safeadd",
+            ),
+            lambda node, types: _same(types),
+        ),
+        **dict.fromkeys(("round", "bround"), _round),
+        **dict.fromkeys(("floor", "ceil"), _floor_ceil),
+        **dict.fromkeys(("extract", "date_part"), _extract),
+        **dict.fromkeys(("fromjson", "from_csv"), _from_json),
+        "approxquantile": lambda n, t: _same(t, numeric_only=True),
+        "explode": lambda n, t: _element(t[0]) if t[0].startswith("ARRAY<") else UNKNOWN,
+        **dict.fromkeys(
+            ("arrayagg", "arrayuniqueagg", "array_repeat"), lambda n, t: _array_of(t[0])
+        ),
+        **dict.fromkeys(("get", "arraymax", "arraymin"), lambda n, t: _element(t[0])),
+        "flatten": lambda n, t: _element(t[0]) if _element(t[0]).startswith("ARRAY<") else UNKNOWN,
+        "map_values": lambda n, t: (
+            _array_of(_element(t[0])) if t[0].startswith("MAP<") else UNKNOWN
+        ),
+        "mapkeys": lambda n, t: (
+            _array_of(_parts(t[0], "MAP")[0]) if _parts(t[0], "MAP") else UNKNOWN
+        ),
+        "varmap": lambda n, t: _map(n),
+        **dict.fromkeys(("coalesce", "greatest", "least"), lambda n, t: common_type(t)),
+        "generateseries": lambda n, t: (
+            _array_of(common_type([type_of(n.args.get("start")), type_of(n.args.get("end"))]))
+            if common_type([type_of(n.args.get("start")), type_of(n.args.get("end"))]) in INTEGRAL
+            else UNKNOWN
+        ),
+        "pmod": lambda n, t: _numeric_result(t[0], t[1], exp.Mod) if len(t) == 2 else UNKNOWN,
+        "nanvl": lambda n, t: (
+            _numeric_result(t[0], t[1], exp.Add)
+            if len(t) == 2 and (t[0] in FRACTIONAL or t[1] in FRACTIONAL)
+            else UNKNOWN
+        ),
+        **dict.fromkeys(("window", "session_window", WINDOW_BOUND), lambda n, t: _window(n)),
+        "window_time": lambda n, t: (_parts(t[0], "STRUCT") or [": " + UNKNOWN])[0].split(": ")[-1],
+        "sum": lambda n, t: _sum(t[0]),
+        **dict.fromkeys(("avg", "mean"), lambda n, t: _avg(t[0])),
+        "safedivide": lambda n, t: (
+            "DOUBLE" if all(x in INTEGRAL or x in FRACTIONAL for x in t) else UNKNOWN
+        ),
+        "concat": lambda n, t: _concat(t),
+        **dict.fromkeys(
+            ("substring", "pad"), lambda n, t: t[0] if t[0] in ("STRING", "BINARY") else UNKNOWN
+        ),
+        "if": lambda n, t: common_type(
+            [
+                type_of(n.args.get("true")),
+                type_of(n.args.get("false")) if n.args.get("false") else "VOID",
+            ]
+        ),
+        "nvl2": lambda n, t: common_type(
+            [type_of(n.args.get("true")), type_of(n.args.get("false"))]
+        ),
+        "case": lambda n, t: common_type(
+            [type_of(i.args.get("true")) for i in n.args.get("ifs") or []]
+            + [type_of(n.args.get("default")) if n.args.get("default") else "VOID"]
+        ),
+        "struct": lambda n, t: _struct(n),
+        "array": lambda n, t: _array_of(common_type(t)),
+    }.items()
+}
 
 
 def _annotate_function(annotator: TypeAnnotator, node: exp.Expr) -> exp.Expr:
@@ -390,6 +658,7 @@ def _set_type(annotator: TypeAnnotator, node: exp.Expr, result: str) -> exp.Expr
 def _annotate_with(function):
     def annotate(annotator: TypeAnnotator, node: exp.Expr) -> exp.Expr:
         return _set_type(annotator, node, function(node))
+
     return annotate
 
 
@@ -403,8 +672,16 @@ class Annotator(TypeAnnotator):
             return super()._get_source_scope_selects(source)
         if isinstance(expression, exp.Lateral) and isinstance(expression.this, exp.Explode):
             names = expression.alias_column_names
-            element = _element(type_of(expression.this.this)) if type_of(expression.this.this).startswith("ARRAY<") else UNKNOWN
-            if len(names) == 1 and element != UNKNOWN and not isinstance(expression.this, exp.Posexplode):
+            element = (
+                _element(type_of(expression.this.this))
+                if type_of(expression.this.this).startswith("ARRAY<")
+                else UNKNOWN
+            )
+            if (
+                len(names) == 1
+                and element != UNKNOWN
+                and not isinstance(expression.this, exp.Posexplode)
+            ):
                 return {names[0]: data_type(element)}
         return {}
 
@@ -413,30 +690,75 @@ def _annotate_dot(annotator: TypeAnnotator, node: exp.Dot) -> exp.Expr:
     """A struct field (sqlglot's rule), or ``map.key`` on a map with string keys (Spark's)."""
     annotator._annotate_dot(node)
     parts = _parts(type_of(node.this), "MAP")
-    if type_of(node) == UNKNOWN and parts and parts[0] == "STRING" and isinstance(node.expression, exp.Identifier):
+    if (
+        type_of(node) == UNKNOWN
+        and parts
+        and parts[0] == "STRING"
+        and isinstance(node.expression, exp.Identifier)
+    ):
         annotator._set_type(node, data_type(parts[1]))
     return node
 
 
-_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.BitwiseAnd,
-               exp.BitwiseOr, exp.BitwiseXor, exp.DPipe)
+_ARITHMETIC = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.Mod,
+    exp.IntDiv,
+    exp.BitwiseAnd,
+    exp.BitwiseOr,
+    exp.BitwiseXor,
+    exp.DPipe,
+)
 # sqlglot's own rules are kept only for structure (aliases, parentheses, struct fields,
 # subqueries, window functions); every other expression follows our rules or is UNKNOWN.
-_STRUCTURE = (exp.Alias, exp.Paren, exp.Boolean, exp.Null, exp.Subquery, exp.Window,
-              exp.IgnoreNulls, exp.RespectNulls, exp.HexString, exp.DataType, exp.Distinct)
+_STRUCTURE = (
+    exp.Alias,
+    exp.Paren,
+    exp.Boolean,
+    exp.Null,
+    exp.Subquery,
+    exp.Window,
+    exp.IgnoreNulls,
+    exp.RespectNulls,
+    exp.HexString,
+    exp.DataType,
+    exp.Distinct,
+)
 EXPRESSION_METADATA = {
-    **{cls: SqlStream.EXPRESSION_METADATA[cls] for cls in _STRUCTURE if cls in SqlStream.EXPRESSION_METADATA},
+    **{
+        cls: SqlStream.EXPRESSION_METADATA[cls]
+        for cls in _STRUCTURE
+        if cls in SqlStream.EXPRESSION_METADATA
+    },
     **{cls: {"annotator": _annotate_function} for cls in subclasses(exp.__name__, exp.Func)},
     **{cls: {"annotator": _annotate_with(_arithmetic)} for cls in _ARITHMETIC},
-    **{cls: {"returns": exp.DType.BOOLEAN}
-       for cls in subclasses(exp.__name__, (exp.Predicate, exp.Connector, exp.Not))},
+    **{
+        cls: {"returns": exp.DType.BOOLEAN}
+        for cls in subclasses(exp.__name__, (exp.Predicate, exp.Connector, exp.Not))
+    },
     exp.Literal: {"annotator": _annotate_with(_literal)},
     exp.Dot: {"annotator": _annotate_dot},
-    exp.Neg: {"annotator": _annotate_with(lambda n: type_of(n.this) if is_numeric(type_of(n.this)) else UNKNOWN)},
-    **{cls: {"annotator": _annotate_with(lambda n: type_of(n.this) if type_of(n.this) in INTEGRAL else UNKNOWN)}
-       for cls in (exp.BitwiseNot, exp.BitwiseLeftShift, exp.BitwiseRightShift)},
+    exp.Neg: {
+        "annotator": _annotate_with(
+            lambda n: type_of(n.this) if is_numeric(type_of(n.this)) else UNKNOWN
+        )
+    },
+    **{
+        cls: {
+            "annotator": _annotate_with(
+                lambda n: type_of(n.this) if type_of(n.this) in INTEGRAL else UNKNOWN
+            )
+        }
+        for cls in (exp.BitwiseNot, exp.BitwiseLeftShift, exp.BitwiseRightShift)
+    },
     **{cls: {"returns": exp.DType.TIMESTAMPTZ} for cls in (exp.AtTimeZone, exp.FromTimeZone)},
     exp.Filter: {"annotator": _annotate_with(lambda n: type_of(n.this))},
-    exp.Bracket: {"annotator": _annotate_with(
-        lambda n: _element(type_of(n.this)) if len(n.expressions) == 1 else UNKNOWN)},
+    exp.Bracket: {
+        "annotator": _annotate_with(
+            lambda n: _element(type_of(n.this)) if len(n.expressions) == 1 else UNKNOWN
+        )
+    },
 }

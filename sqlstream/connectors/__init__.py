@@ -14,22 +14,34 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from sqlstream.frontend import ast
 from sqlstream.connectors.base import (
-    ALL_MODES, COMPILER_OPTIONS, DURABLE, Connector, ResolvedOptions, snake_case, split_options,
+    ALL_MODES,
+    COMPILER_OPTIONS,
+    DURABLE,
+    Connector,
+    ResolvedOptions,
+    snake_case,
+    split_options,
 )
 from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast
 from sqlstream.frontend.foreign_options import map_foreign_options
 
 __all__ = [
-    "ALL_MODES", "COMPILER_OPTIONS", "CONNECTORS", "DURABLE", "FILE_FORMATS", "FILE_METADATA",
-    "Connector", "ResolvedOptions", "connector", "resolve_options",
+    "ALL_MODES",
+    "COMPILER_OPTIONS",
+    "CONNECTORS",
+    "DURABLE",
+    "FILE_FORMATS",
+    "FILE_METADATA",
+    "Connector",
+    "ResolvedOptions",
+    "connector",
+    "resolve_options",
     "snake_case",
 ]
-
-
 
 
 def _discover() -> dict[str, Connector]:
@@ -44,8 +56,12 @@ def _discover() -> dict[str, Connector]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Connector) and value is not Connector \
-                    and value.__module__ == module.__name__:
+            if (
+                isinstance(value, type)
+                and issubclass(value, Connector)
+                and value is not Connector
+                and value.__module__ == module.__name__
+            ):
                 if value.name in found:
                     raise ValueError(f"two connectors are called {value.name!r}")
                 found[value.name] = value()
@@ -89,7 +105,9 @@ def resolve_options(
     given = by_key.get("connector")
     if given is None:
         raise OptionError(
-            f"{role} '{owner}' has no connector", span, source,
+            f"{role} '{owner}' has no connector",
+            span,
+            source,
             hint=f"add WITH (connector = '…'); connectors: {', '.join(sorted(CONNECTORS))}",
         )
     name = given.text.lower()
@@ -97,22 +115,29 @@ def resolve_options(
     if spec is None:
         raise OptionError(
             f"unknown connector '{given.text}'{did_you_mean(name, CONNECTORS)}",
-            given.value_span, source, hint=f"connectors: {', '.join(sorted(CONNECTORS))}",
+            given.value_span,
+            source,
+            hint=f"connectors: {', '.join(sorted(CONNECTORS))}",
         )
     if not spec.can_be(role):
         can = sorted(n for n, c in CONNECTORS.items() if c.can_be(role))
         raise OptionError(
-            f"connector '{name}' cannot be used as a {role}", given.value_span, source,
+            f"connector '{name}' cannot be used as a {role}",
+            given.value_span,
+            source,
             hint=f"{role} connectors: {', '.join(can)}",
         )
     compiler, spark = split_options(spec, options, source)
     for required in spec.required:
         if required.lower() not in compiler and required not in (k for k, _ in spark):
             raise OptionError(
-                f"connector '{name}' needs option '{snake_case(required)}'", span, source,
+                f"connector '{name}' needs option '{snake_case(required)}'",
+                span,
+                source,
                 hint=f"add {snake_case(required)} = … to the WITH list",
             )
     spec.validate(compiler, source)
-    resolved = ResolvedOptions(spec, compiler, spark, by_key,
-                               spec.ignored_options(compiler, options, source, role))
+    resolved = ResolvedOptions(
+        spec, compiler, spark, by_key, spec.ignored_options(compiler, options, source, role)
+    )
     return spec.finish(resolved, role, span)

@@ -35,16 +35,26 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
-from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
-from sqlstream.diagnostics.source_text import Source
 
 # Options read by the compiler, never passed to Spark as they are.
 COMPILER_OPTIONS = {
-    "connector", "format", "path", "infer_schema", "checkpoint_location", "query_name",
-    "partition_by", "table", "function", "on_error", "dead_letter", "dead_letter_path",
+    "connector",
+    "format",
+    "path",
+    "infer_schema",
+    "checkpoint_location",
+    "query_name",
+    "partition_by",
+    "table",
+    "function",
+    "on_error",
+    "dead_letter",
+    "dead_letter_path",
 }
 ALL_MODES = frozenset({"append", "update", "complete"})
 DURABLE = "durable"
@@ -159,8 +169,13 @@ class Connector:
             OptionError: an invalid value (the base accepts everything).
         """
 
-    def ignored_options(self, compiler: dict[str, ast.Option], options: tuple[ast.Option, ...],
-                        source: Source, role: str) -> tuple[OptionError, ...]:
+    def ignored_options(
+        self,
+        compiler: dict[str, ast.Option],
+        options: tuple[ast.Option, ...],
+        source: Source,
+        role: str,
+    ) -> tuple[OptionError, ...]:
         """Options Spark accepts but ignores in ``role``: SS352 warnings (base: none)."""
         return ()
 
@@ -174,8 +189,13 @@ class Connector:
         """
         return resolved
 
-    def check_sink(self, resolved: ResolvedOptions, columns: tuple[tuple[str, str], ...] | None,
-                   output_mode: str, source: Source) -> tuple[OptionError, ...]:
+    def check_sink(
+        self,
+        resolved: ResolvedOptions,
+        columns: tuple[tuple[str, str], ...] | None,
+        output_mode: str,
+        source: Source,
+    ) -> tuple[OptionError, ...]:
         """Findings about a query written into this sink, once its columns (``(name,
         type)`` pairs, ``None`` when known only at run time) and output mode are known
         (``kafka``: a ``value`` column Spark can write, key columns that exist;
@@ -183,7 +203,9 @@ class Connector:
         return ()
 
     # ---- the planner's decisions
-    def declared(self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath) -> Connector:
+    def declared(
+        self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath
+    ) -> Connector:
         """The connector as ``statement`` (``CREATE STREAM`` / ``CREATE TABLE``) reads it: a
         connector whose schema depends on its options (``kafka``'s raw or Avro value) returns
         a copy with that ``fixed_schema`` / ``metadata``. Base: ``self``.
@@ -193,9 +215,13 @@ class Connector:
         """
         return self
 
-    def bind_columns(self, resolved: ResolvedOptions, columns: list[ast.ColumnDef],
-                     path: str | None, report: Report
-                     ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
+    def bind_columns(
+        self,
+        resolved: ResolvedOptions,
+        columns: list[ast.ColumnDef],
+        path: str | None,
+        report: Report,
+    ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
         """How a source with declared ``columns`` (no fixed schema) reads them.
 
         Args:
@@ -219,28 +245,31 @@ class Connector:
         ``settings`` its lowering reads). Base: unchanged."""
         return relation
 
-    def sink_settings(self, resolved: ResolvedOptions, resolve_path: ResolvePath
-                      ) -> tuple[tuple[str, str], ...]:
+    def sink_settings(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath
+    ) -> tuple[tuple[str, str], ...]:
         """The settings a sink's lowering reads (:attr:`plan.Sink.settings`). Base: those
         :meth:`finish` kept."""
         return resolved.settings
 
-
-    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath
-                      ) -> tuple[str | None, str | None]:
+    def source_target(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath
+    ) -> tuple[str | None, str | None]:
         """``(format, path)`` of a read: the ``format(…)`` value (``None``: no format
         call) and the ``load(path)`` argument (or the table name). ``resolve_path`` makes a
         path relative to the `.ssql` file's folder. Base: the fixed format and ``path``."""
         return self.source_format, resolved.get("path")
 
-    def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath
-                    ) -> tuple[str | None, str | None]:
+    def sink_target(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath
+    ) -> tuple[str | None, str | None]:
         """``(format, path)`` of a write: the ``format(…)`` value (``None``: none) and the
         ``start(path)`` argument (or the table name). Base: the fixed format, no path."""
         return self.sink_format, None
 
-    def sink_options(self, resolved: ResolvedOptions, resolve_path: ResolvePath,
-                     settings: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    def sink_options(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath, settings: dict[str, str]
+    ) -> tuple[tuple[str, str], ...]:
         """``(name, value)`` options the sink adds after those written (``table``: the
         table's location); ``settings`` are the file's ``SET`` pairs so far, by lower-case
         key. Base: none."""
@@ -271,8 +300,9 @@ class Connector:
         carry typed records and cannot be malformed)."""
         return None
 
-    def dead_letter_row(self, fields: tuple[tuple[str, str, str], ...], record: tuple[str, str]
-                        ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None:
+    def dead_letter_row(
+        self, fields: tuple[tuple[str, str, str], ...], record: tuple[str, str]
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None:
         """As a dead-letter sink of a source whose records have a value and key
         (``record``: their SQL, :attr:`Payload.record`): the ``selectExpr`` items and
         ``(name, type)`` columns of a dead letter, given its ``fields`` ``(name, type,
@@ -299,8 +329,10 @@ class Connector:
             steps.append(Step("selectExpr", relation.projection))
         w = relation.watermark
         if w is not None:
-            steps.insert(0 if relation.watermark_first else len(steps),
-                         Step("withWatermark", (w.column, w.delay)))
+            steps.insert(
+                0 if relation.watermark_first else len(steps),
+                Step("withWatermark", (w.column, w.delay)),
+            )
         chains += [Chain("df", (step,), assign="df", **what) for step in steps]
         chains.append(Chain("df", (Step("createOrReplaceTempView", (relation.name,)),), **what))
         return tuple(chains)
@@ -330,8 +362,12 @@ class Connector:
         Spark guide: *Starting Streaming Queries*, *Output Modes*, *Triggers*.
         """
         sink = query.sink
-        steps = [Step("sql", (query.sql,)), Step("writeStream", call=False),
-                 *self.format_steps(sink), Step("outputMode", (query.output_mode,))]
+        steps = [
+            Step("sql", (query.sql,)),
+            Step("writeStream", call=False),
+            *self.format_steps(sink),
+            Step("outputMode", (query.output_mode,)),
+        ]
         if trigger is not None:
             steps.append(trigger)
         steps += self.option_steps(sink)
@@ -340,8 +376,12 @@ class Connector:
         if query.checkpoint_location:
             steps.append(Step("option", ("checkpointLocation", query.checkpoint_location)))
         steps += [Step("queryName", (query.name,)), self.start_step(sink)]
-        return Chain("spark", tuple(steps), label=f"Spark refused to start query '{query.name}'",
-                     span=query.span)
+        return Chain(
+            "spark",
+            tuple(steps),
+            label=f"Spark refused to start query '{query.name}'",
+            span=query.span,
+        )
 
 
 @dataclass(frozen=True)
@@ -419,8 +459,9 @@ class ResolvedOptions:
         return self.spec.sink_target(self, resolve_path)
 
 
-def split_options(connector: Connector, options: tuple[ast.Option, ...], source: Source
-                  ) -> tuple[dict[str, ast.Option], tuple[tuple[str, str], ...]]:
+def split_options(
+    connector: Connector, options: tuple[ast.Option, ...], source: Source
+) -> tuple[dict[str, ast.Option], tuple[tuple[str, str], ...]]:
     """``(compiler options by lower-case key, Spark (name, value) pairs)``.
 
     Raises:
@@ -444,15 +485,22 @@ def split_options(connector: Connector, options: tuple[ast.Option, ...], source:
             names = sorted(own | {"connector", "checkpoint_location", "query_name"})
             raise OptionError(
                 f"unknown option '{option.key}' for connector '{connector.name}'"
-                f"{did_you_mean(key, names)}", option.key_span, source,
+                f"{did_you_mean(key, names)}",
+                option.key_span,
+                source,
                 hint=f"options of '{connector.name}': {', '.join(names)}",
             )
-        elif "." not in key and (close := difflib.get_close_matches(
-                key, list(known) + sorted(own | COMPILER_OPTIONS), n=1, cutoff=0.8)):
+        elif "." not in key and (
+            close := difflib.get_close_matches(
+                key, list(known) + sorted(own | COMPILER_OPTIONS), n=1, cutoff=0.8
+            )
+        ):
             suggestion = known.get(close[0], close[0])
             raise OptionError(
                 f"unknown option '{option.key}' for connector '{connector.name}'; did you mean "
-                f"'{suggestion}'?", option.key_span, source,
+                f"'{suggestion}'?",
+                option.key_span,
+                source,
                 hint=f"write '{suggestion}'; keys that are not close to a known option are passed "
                 "to Spark unchanged",
             )
@@ -484,5 +532,9 @@ def _check_number(connector: Connector, name: str, option: ast.Option, source: S
         problem = "must be positive" if minimum == 1 else f"must be at least {minimum}"
     else:
         return
-    raise OptionError(f"option '{option.key}' = '{text}' {problem}", option.value_span, source,
-                      hint=f"Spark reads '{name}' as a whole number of at least {minimum}")
+    raise OptionError(
+        f"option '{option.key}' = '{text}' {problem}",
+        option.value_span,
+        source,
+        hint=f"Spark reads '{name}' as a whole number of at least {minimum}",
+    )

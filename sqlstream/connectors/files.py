@@ -13,39 +13,97 @@ column*).
 
 from __future__ import annotations
 
-from sqlstream.frontend import ast, spark_versions
-from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath
 from sqlstream.connectors.formats.csv_header import declared_columns
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast, spark_versions
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
 
 FILE_SOURCE_OPTIONS = (
-    "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "fileNameOnly", "maxFileAge",
-    "cleanSource", "sourceArchiveDir", "maxCachedFiles", "discardCachedInputRatio",
-    "pathGlobFilter", "recursiveFileLookup", "modifiedBefore", "modifiedAfter",
-    "ignoreCorruptFiles", "ignoreMissingFiles",
+    "maxFilesPerTrigger",
+    "maxBytesPerTrigger",
+    "latestFirst",
+    "fileNameOnly",
+    "maxFileAge",
+    "cleanSource",
+    "sourceArchiveDir",
+    "maxCachedFiles",
+    "discardCachedInputRatio",
+    "pathGlobFilter",
+    "recursiveFileLookup",
+    "modifiedBefore",
+    "modifiedAfter",
+    "ignoreCorruptFiles",
+    "ignoreMissingFiles",
 )
 # File source options that batch reads (CREATE TABLE) and sinks also honour.
-_GENERIC = {"pathglobfilter", "recursivefilelookup", "modifiedbefore", "modifiedafter",
-            "ignorecorruptfiles", "ignoremissingfiles"}
+_GENERIC = {
+    "pathglobfilter",
+    "recursivefilelookup",
+    "modifiedbefore",
+    "modifiedafter",
+    "ignorecorruptfiles",
+    "ignoremissingfiles",
+}
 FORMAT_OPTIONS = {
     "csv": (
-        "header", "sep", "delimiter", "encoding", "charset", "quote", "quoteAll", "escape",
-        "escapeQuotes", "comment", "nullValue", "nanValue", "positiveInf", "negativeInf",
-        "dateFormat", "timestampFormat", "timestampNTZFormat", "enableDateTimeParsingFallback",
-        "mode", "columnNameOfCorruptRecord", "multiLine", "ignoreLeadingWhiteSpace",
-        "ignoreTrailingWhiteSpace", "emptyValue", "lineSep", "locale", "enforceSchema",
-        "maxColumns", "maxCharsPerColumn", "unescapedQuoteHandling", "charToEscapeQuoteEscaping",
-        "preferDate", "compression",
+        "header",
+        "sep",
+        "delimiter",
+        "encoding",
+        "charset",
+        "quote",
+        "quoteAll",
+        "escape",
+        "escapeQuotes",
+        "comment",
+        "nullValue",
+        "nanValue",
+        "positiveInf",
+        "negativeInf",
+        "dateFormat",
+        "timestampFormat",
+        "timestampNTZFormat",
+        "enableDateTimeParsingFallback",
+        "mode",
+        "columnNameOfCorruptRecord",
+        "multiLine",
+        "ignoreLeadingWhiteSpace",
+        "ignoreTrailingWhiteSpace",
+        "emptyValue",
+        "lineSep",
+        "locale",
+        "enforceSchema",
+        "maxColumns",
+        "maxCharsPerColumn",
+        "unescapedQuoteHandling",
+        "charToEscapeQuoteEscaping",
+        "preferDate",
+        "compression",
     ),
     "json": (
-        "primitivesAsString", "prefersDecimal", "allowComments", "allowUnquotedFieldNames",
-        "allowSingleQuotes", "allowNumericLeadingZeros", "allowBackslashEscapingAnyCharacter",
-        "mode", "columnNameOfCorruptRecord", "dateFormat", "timestampFormat",
-        "timestampNTZFormat", "multiLine", "allowUnquotedControlChars", "encoding", "lineSep",
-        "dropFieldIfAllNull", "locale", "allowNonNumericNumbers", "compression",
+        "primitivesAsString",
+        "prefersDecimal",
+        "allowComments",
+        "allowUnquotedFieldNames",
+        "allowSingleQuotes",
+        "allowNumericLeadingZeros",
+        "allowBackslashEscapingAnyCharacter",
+        "mode",
+        "columnNameOfCorruptRecord",
+        "dateFormat",
+        "timestampFormat",
+        "timestampNTZFormat",
+        "multiLine",
+        "allowUnquotedControlChars",
+        "encoding",
+        "lineSep",
+        "dropFieldIfAllNull",
+        "locale",
+        "allowNonNumericNumbers",
+        "compression",
         "ignoreNullFields",
     ),
     "parquet": ("mergeSchema", "datetimeRebaseMode", "int96RebaseMode", "compression"),
@@ -72,7 +130,8 @@ class Files(Connector):
     sink_format = "<format>"
     required = ("path", "format")
     spark_options = FILE_SOURCE_OPTIONS + tuple(
-        {o for opts in FORMAT_OPTIONS.values() for o in opts})
+        {o for opts in FORMAT_OPTIONS.values() for o in opts}
+    )
     number_options = {"maxFilesPerTrigger": (32, 1), "maxCachedFiles": (32, 0)}
     metadata = FILE_METADATA
     sink_modes = frozenset({"append"})
@@ -85,13 +144,15 @@ class Files(Connector):
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
-            OptionError: ``format`` is not one of :data:`FILE_FORMATS`.
+        OptionError: ``format`` is not one of :data:`FILE_FORMATS`.
         """
         fmt = compiler["format"]
         if fmt.text.lower() not in FILE_FORMATS:
             raise OptionError(
                 f"unknown file format '{fmt.text}'{did_you_mean(fmt.text, FILE_FORMATS)}",
-                fmt.value_span, source, hint=f"formats: {', '.join(FILE_FORMATS)}",
+                fmt.value_span,
+                source,
+                hint=f"formats: {', '.join(FILE_FORMATS)}",
             )
 
     def ignored_options(self, compiler, options, source, role) -> tuple[OptionError, ...]:
@@ -105,8 +166,10 @@ class Files(Connector):
         for option in options:
             key = option.key.lower()
             canonical = key.replace("_", "")
-            match = next((k for k in list(others) + sorted(streaming_only)
-                          if k == key or k == canonical), None)
+            match = next(
+                (k for k in list(others) + sorted(streaming_only) if k == key or k == canonical),
+                None,
+            )
             if match is None or match in own:
                 continue
             if match in others:
@@ -116,13 +179,20 @@ class Files(Connector):
                 why = f"it applies only to a stream's readStream, not to a {role}"
             else:
                 continue
-            found.append(OptionError(f"Spark ignores option '{option.key}': {why}",
-                                     option.key_span, source, code="SS352",
-                                     hint="remove it"))
+            found.append(
+                OptionError(
+                    f"Spark ignores option '{option.key}': {why}",
+                    option.key_span,
+                    source,
+                    code="SS352",
+                    hint="remove it",
+                )
+            )
         return tuple(found)
 
-    def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
-                   ) -> tuple[OptionError, ...]:
+    def check_sink(
+        self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
+    ) -> tuple[OptionError, ...]:
         """``SS337`` at ``partition_by``, judging for Spark 4.3 or later
         (:func:`sqlstream.frontend.spark_versions.target`): a partition column of a complex
         type (``ARRAY``, ``MAP``, ``STRUCT``, ``VARIANT``), a column named twice, or every
@@ -140,9 +210,16 @@ class Files(Connector):
         seen: set[str] = set()
         for name in names:
             if name.lower() in seen:
-                return (OptionError(f"partition column '{name}' is named twice; Spark {version} "
-                                    "refuses that when the query starts", option.value_span, source,
-                                    code="SS337", hint="name each partition column once"),)
+                return (
+                    OptionError(
+                        f"partition column '{name}' is named twice; Spark {version} "
+                        "refuses that when the query starts",
+                        option.value_span,
+                        source,
+                        code="SS337",
+                        hint="name each partition column once",
+                    ),
+                )
             seen.add(name.lower())
         if columns is None:
             return ()
@@ -150,16 +227,28 @@ class Files(Connector):
         for name in names:
             kind = types.get(name.lower(), "").split("<")[0]
             if kind in ("ARRAY", "MAP", "STRUCT", "VARIANT"):
-                return (OptionError(
-                    f"partition column '{name}' is {types[name.lower()]}; Spark {version} partitions "
-                    "files only by columns of atomic types", option.value_span, source, code="SS337",
-                    hint="partition by an atomic column (e.g. a field: … AS part_key), or drop it "
-                    "from partition_by"),)
+                return (
+                    OptionError(
+                        f"partition column '{name}' is {types[name.lower()]}; Spark {version} partitions "
+                        "files only by columns of atomic types",
+                        option.value_span,
+                        source,
+                        code="SS337",
+                        hint="partition by an atomic column (e.g. a field: … AS part_key), or drop it "
+                        "from partition_by",
+                    ),
+                )
         if seen >= set(types):
-            return (OptionError(
-                f"partition_by names every column of the query; Spark {version} needs at "
-                "least one column left to write into the files", option.value_span, source, code="SS337",
-                hint="leave at least one column out of partition_by"),)
+            return (
+                OptionError(
+                    f"partition_by names every column of the query; Spark {version} needs at "
+                    "least one column left to write into the files",
+                    option.value_span,
+                    source,
+                    code="SS337",
+                    hint="leave at least one column out of partition_by",
+                ),
+            )
         return ()
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
@@ -170,8 +259,13 @@ class Files(Connector):
         """``(format in lower case, path resolved against the file's folder)``."""
         return self.source_target(resolved, resolve_path)
 
-    def bind_columns(self, resolved: ResolvedOptions, columns: list[ast.ColumnDef],
-                     path: str | None, report: Report):
+    def bind_columns(
+        self,
+        resolved: ResolvedOptions,
+        columns: list[ast.ColumnDef],
+        path: str | None,
+        report: Report,
+    ):
         """CSV: the declared columns bound to the files' header by name
         (:func:`sqlstream.connectors.formats.csv_header.declared_columns`, ``SS242`` / ``SS243``); other
         formats read the declared columns as declared."""
@@ -190,8 +284,9 @@ class Files(Connector):
         if relation.format == "csv":
             steps.append(Step("option", ("inferSchema", "true")))
         steps += [Step("load", (relation.path,)), Step("schema", call=False)]
-        return Chain("spark", tuple(steps),
-                     note=f"{relation.name}: schema inferred from {relation.path}")
+        return Chain(
+            "spark", tuple(steps), note=f"{relation.name}: schema inferred from {relation.path}"
+        )
 
 
 def _split(text: str) -> list[str]:

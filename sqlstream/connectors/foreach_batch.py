@@ -29,12 +29,12 @@ import inspect
 import os
 import sys
 
-from sqlstream.frontend import ast
-from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
 
 
 def split_function(text: str) -> tuple[str, tuple[str, ...]] | None:
@@ -47,14 +47,14 @@ def split_function(text: str) -> tuple[str, tuple[str, ...]] | None:
     return module, names
 
 
-def function_chain(module: str, attrs: tuple[str, ...], call: tuple[tuple[str, object], ...]
-                   | None = None) -> Chain:
+def function_chain(
+    module: str, attrs: tuple[str, ...], call: tuple[tuple[str, object], ...] | None = None
+) -> Chain:
     """The nested chain ``importlib.import_module(module).attr…`` (the last attribute called
     with keyword arguments ``call`` when given), evaluated by the binder."""
     steps = [Step("import_module", (module,))]
     steps += [Step(a, call=False) for a in attrs[:-1]]
-    steps.append(Step(attrs[-1], kwargs=call) if call is not None
-                 else Step(attrs[-1], call=False))
+    steps.append(Step(attrs[-1], kwargs=call) if call is not None else Step(attrs[-1], call=False))
     return Chain("importlib", tuple(steps))
 
 
@@ -70,12 +70,25 @@ def load_function(option: ast.Option, source: Source):
         OptionError: ``SS220`` at the value: malformed, the module cannot be imported (or
             fails while importing), no such attribute, not callable.
     """
-    return import_callable(option.text, option.value_span, source, "SS220",
-                           "function = 'sinks:write_batch'", "a function of (DataFrame, batch_id)")
+    return import_callable(
+        option.text,
+        option.value_span,
+        source,
+        "SS220",
+        "function = 'sinks:write_batch'",
+        "a function of (DataFrame, batch_id)",
+    )
 
 
-def import_callable(text: str, span, source: Source, code: str, example: str, what: str,
-                    spec: tuple[str, tuple[str, ...]] | None = None):
+def import_callable(
+    text: str,
+    span,
+    source: Source,
+    code: str,
+    example: str,
+    what: str,
+    spec: tuple[str, tuple[str, ...]] | None = None,
+):
     """Import the callable ``text`` (``'module:attr'``) names; errors at ``span``.
 
     Args:
@@ -96,9 +109,13 @@ def import_callable(text: str, span, source: Source, code: str, example: str, wh
     """
     spec = spec or split_function(text)
     if spec is None:
-        raise OptionError(f"'{text}' is not 'package.module:callable'", span, source, code=code,
-                          hint=f"write the module path, a colon and the function name, e.g. "
-                               f"{example}")
+        raise OptionError(
+            f"'{text}' is not 'package.module:callable'",
+            span,
+            source,
+            code=code,
+            hint=f"write the module path, a colon and the function name, e.g. {example}",
+        )
     module_name, attrs = spec
     folder = os.path.abspath(os.path.dirname(source.path)) if source.path else None
     if folder and folder not in sys.path:
@@ -106,27 +123,40 @@ def import_callable(text: str, span, source: Source, code: str, example: str, wh
     try:
         value = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure while importing user code
-        raise OptionError(f"cannot import module '{module_name}': {type(exc).__name__}: {exc}",
-                          span, source, code=code,
-                          hint="the module must be importable from sys.path (PYTHONPATH, the "
-                               "current directory with python -m, or the pipeline's folder)"
-                          ) from None
+        raise OptionError(
+            f"cannot import module '{module_name}': {type(exc).__name__}: {exc}",
+            span,
+            source,
+            code=code,
+            hint="the module must be importable from sys.path (PYTHONPATH, the "
+            "current directory with python -m, or the pipeline's folder)",
+        ) from None
     for index, attr in enumerate(attrs):
         if not hasattr(value, attr):
             where = ".".join((module_name, *attrs[:index]))
-            raise OptionError(f"'{where}' has no attribute '{attr}'", span, source,
-                              code=code, hint="name a function the module defines")
+            raise OptionError(
+                f"'{where}' has no attribute '{attr}'",
+                span,
+                source,
+                code=code,
+                hint="name a function the module defines",
+            )
         value = getattr(value, attr)
     if not callable(value):
-        raise OptionError(f"'{text}' is a {type(value).__name__}, not a function",
-                          span, source, code=code, hint=f"name {what}")
+        raise OptionError(
+            f"'{text}' is a {type(value).__name__}, not a function",
+            span,
+            source,
+            code=code,
+            hint=f"name {what}",
+        )
     return value
 
 
 def check_signature(function, option: ast.Option, source: Source) -> None:
     """Raises:
-        OptionError: ``SS221`` at the value when ``function`` cannot be called with two
-            positional arguments (``inspect.signature(function).bind(df, batch_id)``).
+    OptionError: ``SS221`` at the value when ``function`` cannot be called with two
+        positional arguments (``inspect.signature(function).bind(df, batch_id)``).
     """
     try:
         signature = inspect.signature(function)
@@ -135,9 +165,14 @@ def check_signature(function, option: ast.Option, source: Source) -> None:
     try:
         signature.bind(object(), 0)
     except TypeError as exc:
-        raise OptionError(f"function '{option.text}{signature}' cannot be called with "
-                          f"(DataFrame, batch_id): {exc}", option.value_span, source,
-                          code="SS221", hint="define it as def f(df, batch_id): …") from None
+        raise OptionError(
+            f"function '{option.text}{signature}' cannot be called with "
+            f"(DataFrame, batch_id): {exc}",
+            option.value_span,
+            source,
+            code="SS221",
+            hint="define it as def f(df, batch_id): …",
+        ) from None
 
 
 class ForeachBatch(Connector):

@@ -43,37 +43,67 @@ import copy
 import json
 from dataclasses import replace
 
-from sqlstream.frontend import ast
-from sqlstream.ir import plan as p
-from sqlstream.connectors.formats.avro import avro_columns, load_schema, null_record
-from sqlstream.ir.calls import Chain, Step
 from sqlstream.connectors.base import (
-    DECODED, SPARK_AVRO, SPARK_KAFKA, Connector, Payload, ResolvedOptions, ResolvePath,
+    DECODED,
+    SPARK_AVRO,
+    SPARK_KAFKA,
+    Connector,
+    Payload,
+    ResolvedOptions,
+    ResolvePath,
 )
+from sqlstream.connectors.formats.avro import avro_columns, load_schema, null_record
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
-from sqlstream.frontend.literals import quote_identifier as _quote, string_literal as sql_string
+from sqlstream.frontend import ast
+from sqlstream.frontend.literals import quote_identifier as _quote
+from sqlstream.frontend.literals import string_literal as sql_string
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
 
-KAFKA_COLUMNS = (("key", "BINARY"), ("value", "BINARY"), ("topic", "STRING"),
-                 ("partition", "INT"), ("offset", "BIGINT"), ("timestamp", "TIMESTAMP"),
-                 ("timestampType", "INT"))
+KAFKA_COLUMNS = (
+    ("key", "BINARY"),
+    ("value", "BINARY"),
+    ("topic", "STRING"),
+    ("partition", "INT"),
+    ("offset", "BIGINT"),
+    ("timestamp", "TIMESTAMP"),
+    ("timestampType", "INT"),
+)
 HEADERS_TYPE = "ARRAY<STRUCT<`key`: STRING, `value`: BINARY>>"
 VALUE_FORMATS = ("json", "csv", "avro", "raw")
 SOURCE_OPTIONS = (
-    "assign", "subscribe", "subscribePattern", "startingOffsets", "endingOffsets",
-    "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "startingTimestamp",
-    "endingTimestamp", "startingOffsetsByTimestampStrategy", "failOnDataLoss",
-    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "minPartitions",
-    "maxRecordsPerPartition", "groupIdPrefix", "includeHeaders",
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "startingOffsets",
+    "endingOffsets",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "groupIdPrefix",
+    "includeHeaders",
 )
 # Options the connector reads itself (consumed, renamed to Spark's or used by the decoding).
 OWN_OPTIONS = ("bootstrap_servers", "topic", "topic_pattern", "avro_schema", "key_columns")
 FAILFAST = "map('mode', 'FAILFAST')"
-TOMBSTONE_ERROR = ("raise_error(concat('a Kafka record with no value (a tombstone) in topic ', "
-                   "`topic`, ', partition ', `partition`, ', offset ', `offset`, ': on_error = "
-                   "fail stops the query, drop or dead_letter set such records aside'))")
-LATEST = ("with starting_offsets = 'latest' (Spark's default) each query of a new checkpoint starts "
-          "at the end of the topic: a malformed record arriving between the starts of a query "
-          "reading the stream and of its dead-letter query gets no dead letter")
+TOMBSTONE_ERROR = (
+    "raise_error(concat('a Kafka record with no value (a tombstone) in topic ', "
+    "`topic`, ', partition ', `partition`, ', offset ', `offset`, ': on_error = "
+    "fail stops the query, drop or dead_letter set such records aside'))"
+)
+LATEST = (
+    "with starting_offsets = 'latest' (Spark's default) each query of a new checkpoint starts "
+    "at the end of the topic: a malformed record arriving between the starts of a query "
+    "reading the stream and of its dead-letter query gets no dead letter"
+)
 
 
 class KafkaError(SqlStreamError):
@@ -91,10 +121,16 @@ class Kafka(Connector):
     sink_format = "kafka"
     spark_options = SOURCE_OPTIONS
     own_options = OWN_OPTIONS
-    number_options = {"maxOffsetsPerTrigger": (64, 1), "minOffsetsPerTrigger": (64, 1),
-                      "minPartitions": (32, 1), "maxRecordsPerPartition": (64, 1)}
-    metadata = {**{n: (f"`__kafka`.{_quote(n)}", t) for n, t in KAFKA_COLUMNS if n != "value"},
-                "headers": ("`__kafka`.`headers`", HEADERS_TYPE)}
+    number_options = {
+        "maxOffsetsPerTrigger": (64, 1),
+        "minOffsetsPerTrigger": (64, 1),
+        "minPartitions": (32, 1),
+        "maxRecordsPerPartition": (64, 1),
+    }
+    metadata = {
+        **{n: (f"`__kafka`.{_quote(n)}", t) for n, t in KAFKA_COLUMNS if n != "value"},
+        "headers": ("`__kafka`.`headers`", HEADERS_TYPE),
+    }
     durable = True
     spark_packages, format_packages = (SPARK_KAFKA,), {"avro": (SPARK_AVRO,)}
     bounded_source = True
@@ -120,14 +156,20 @@ class Kafka(Connector):
         if servers is not None:
             spark.insert(0, ("kafka.bootstrap.servers", servers.text))
         elif "kafka.bootstrap.servers" not in given:
-            raise KafkaError("connector 'kafka' needs option 'bootstrap_servers'", span,
-                             hint="add bootstrap_servers = 'host:9092' (Spark's "
-                             "kafka.bootstrap.servers) to the WITH list")
+            raise KafkaError(
+                "connector 'kafka' needs option 'bootstrap_servers'",
+                span,
+                hint="add bootstrap_servers = 'host:9092' (Spark's "
+                "kafka.bootstrap.servers) to the WITH list",
+            )
         topic, pattern = compiler.get("topic"), compiler.get("topic_pattern")
         if role == "sink":
             if pattern is not None:
-                raise KafkaError("a Kafka sink writes to one 'topic', not a 'topic_pattern'",
-                                 pattern.key_span, hint="write topic = '…'")
+                raise KafkaError(
+                    "a Kafka sink writes to one 'topic', not a 'topic_pattern'",
+                    pattern.key_span,
+                    hint="write topic = '…'",
+                )
             if topic is not None:
                 spark.insert(1, ("topic", topic.text))
         else:
@@ -137,9 +179,11 @@ class Kafka(Connector):
                 where = chosen[1].key_span if len(chosen) > 1 else span
                 raise KafkaError(
                     "connector 'kafka' reads one of 'topic', 'topic_pattern' (or Spark's "
-                    "'assign')" + (": give only one" if chosen or subscriptions else ""), where,
+                    "'assign')" + (": give only one" if chosen or subscriptions else ""),
+                    where,
                     hint="topic = 'a' or topic = 'a,b' (Spark's subscribe), or topic_pattern = "
-                    "'flights.*' (subscribePattern)")
+                    "'flights.*' (subscribePattern)",
+                )
             if topic is not None:
                 spark.insert(1, ("subscribe", topic.text))
             elif pattern is not None:
@@ -148,19 +192,29 @@ class Kafka(Connector):
         if fmt is not None and fmt.text.lower() not in VALUE_FORMATS:
             raise KafkaError(
                 f"unknown Kafka value format '{fmt.text}'{did_you_mean(fmt.text.lower(), VALUE_FORMATS)}",
-                fmt.value_span, hint=f"formats: {', '.join(VALUE_FORMATS)}")
+                fmt.value_span,
+                hint=f"formats: {', '.join(VALUE_FORMATS)}",
+            )
         avro = compiler.get("avro_schema")
         if avro is not None and (fmt is None or fmt.text.lower() != "avro"):
-            raise KafkaError("option 'avro_schema' needs format = 'avro'", avro.key_span,
-                             hint="add format = 'avro', or remove avro_schema")
+            raise KafkaError(
+                "option 'avro_schema' needs format = 'avro'",
+                avro.key_span,
+                hint="add format = 'avro', or remove avro_schema",
+            )
         if role != "sink" and compiler.get("key_columns") is not None:
-            raise KafkaError("'key_columns' is an option of a Kafka sink",
-                             compiler["key_columns"].key_span, hint="remove it")
+            raise KafkaError(
+                "'key_columns' is an option of a Kafka sink",
+                compiler["key_columns"].key_span,
+                hint="remove it",
+            )
         settings = [(k, compiler[k].text) for k in ("format", "key_columns") if k in compiler]
         return replace(resolved, spark=tuple(spark), settings=tuple(settings))
 
     # ---- sources
-    def declared(self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath) -> Connector:
+    def declared(
+        self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath
+    ) -> Connector:
         """The connector as ``statement`` reads it: with ``format = 'raw'`` (the default
         without declared columns) Kafka's fixed columns; with ``avro`` the fields of the
         Avro schema, against which the declared columns are checked.
@@ -175,15 +229,18 @@ class Kafka(Connector):
         physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
         fmt = (resolved.get("format") or ("json" if physical else "raw")).lower()
         if resolved.compiler.get("infer_schema") is not None:
-            raise KafkaError("connector 'kafka' cannot infer a schema",
-                             resolved.compiler["infer_schema"].key_span,
-                             hint="declare the columns; with format = 'avro' they can come "
-                             "from avro_schema")
+            raise KafkaError(
+                "connector 'kafka' cannot infer a schema",
+                resolved.compiler["infer_schema"].key_span,
+                hint="declare the columns; with format = 'avro' they can come from avro_schema",
+            )
         if fmt in ("json", "csv") and not physical:
-            raise KafkaError(f"stream '{statement.name}' needs its columns to decode {fmt} values",
-                             statement.name.span,
-                             hint="declare them, e.g. (origin STRING, time_hour TIMESTAMP); "
-                             "or read the bytes with format = 'raw'")
+            raise KafkaError(
+                f"stream '{statement.name}' needs its columns to decode {fmt} values",
+                statement.name.span,
+                hint="declare them, e.g. (origin STRING, time_hour TIMESTAMP); "
+                "or read the bytes with format = 'raw'",
+            )
         spec = copy.copy(self)
         spec.value_format = fmt
         spec.avro_schema = None
@@ -198,14 +255,18 @@ class Kafka(Connector):
                 if name in fixed and column.type not in allowed:
                     raise KafkaError(
                         f"Kafka's column '{column.name}' is {' or '.join(allowed)}, not {column.type}",
-                        column.span, hint="declare key and value as STRING or BINARY; decode a "
-                        "payload with format = 'json', 'csv' or 'avro'")
+                        column.span,
+                        hint="declare key and value as STRING or BINARY; decode a "
+                        "payload with format = 'json', 'csv' or 'avro'",
+                    )
         elif fmt == "avro":
             option = resolved.compiler.get("avro_schema")
             if option is None:
-                raise KafkaError("format = 'avro' needs option 'avro_schema'",
-                                 resolved.compiler["format"].value_span,
-                                 hint="avro_schema = 'schemas/flight.avsc' or the schema's JSON")
+                raise KafkaError(
+                    "format = 'avro' needs option 'avro_schema'",
+                    resolved.compiler["format"].value_span,
+                    hint="avro_schema = 'schemas/flight.avsc' or the schema's JSON",
+                )
             spec.avro_schema = load_schema(option, resolve_path)
             spec.fixed_schema = avro_columns(spec.avro_schema, option)
             fields = dict((n.lower(), t) for n, t in spec.fixed_schema)
@@ -215,21 +276,30 @@ class Kafka(Connector):
                     raise KafkaError(
                         f"column '{column.name}' is not a field of the Avro schema"
                         f"{did_you_mean(name, fields)} (its fields: "
-                        f"{', '.join(n for n, _ in spec.fixed_schema)})", column.name.span,
-                        code="SS211", hint="declare only fields of avro_schema, by name")
+                        f"{', '.join(n for n, _ in spec.fixed_schema)})",
+                        column.name.span,
+                        code="SS211",
+                        hint="declare only fields of avro_schema, by name",
+                    )
                 if fields[name] != spark_type(column.type):
                     raise KafkaError(
                         f"column '{column.name}' is declared {column.type} but the Avro schema "
-                        f"gives {fields[name]}", column.span, code="SS211",
+                        f"gives {fields[name]}",
+                        column.span,
+                        code="SS211",
                         hint=f"declare {column.name.value} {fields[name]} (Spark's type for the "
-                        "Avro field), or cast it in a computed column")
+                        "Avro field), or cast it in a computed column",
+                    )
         return spec
 
     def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
         """Record the decoding in the relation's ``settings`` (value format, Avro schema,
         whether metadata columns are used) and ask Spark for ``headers`` when they are."""
-        keys = {(c.key or c.name.value).lower() for c in statement.columns
-                if isinstance(c, ast.MetadataColumn)}
+        keys = {
+            (c.key or c.name.value).lower()
+            for c in statement.columns
+            if isinstance(c, ast.MetadataColumn)
+        }
         settings = dict(relation.settings)
         settings["format"] = getattr(self, "value_format", "raw")
         if getattr(self, "avro_schema", None) is not None:
@@ -254,15 +324,18 @@ class Kafka(Connector):
 
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
         """``format('kafka').option(k, v)….load()`` (the topic is an option)."""
-        return (Step("format", ("kafka",)), *(Step("option", (k, v)) for k, v in relation.options),
-                Step("load"))
+        return (
+            Step("format", ("kafka",)),
+            *(Step("option", (k, v)) for k, v in relation.options),
+            Step("load"),
+        )
 
     def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
         """The common read sequence with the decoding of ``value`` after ``load()``::
 
-            df = df.selectExpr("from_json(CAST(value AS STRING), '<ddl>', …) AS `__value`",
-                               'struct(key, topic, …) AS `__kafka`')   # with metadata only
-            df = df.selectExpr('`__value`.*', '`__kafka`')
+        df = df.selectExpr("from_json(CAST(value AS STRING), '<ddl>', …) AS `__value`",
+                           'struct(key, topic, …) AS `__kafka`')   # with metadata only
+        df = df.selectExpr('`__value`.*', '`__kafka`')
         """
         chains = list(super().read_chains(relation))
         decode = self.decode_steps(relation)
@@ -280,8 +353,11 @@ class Kafka(Connector):
         fmt = settings.get("format", "raw")
         if fmt == "raw":
             declared = dict(relation.columns or ())
-            casts = [f"CAST({_quote(n)} AS {declared[n]}) AS {_quote(n)}"
-                     for n, t in KAFKA_COLUMNS if declared.get(n, t) != t]
+            casts = [
+                f"CAST({_quote(n)} AS {declared[n]}) AS {_quote(n)}"
+                for n, t in KAFKA_COLUMNS
+                if declared.get(n, t) != t
+            ]
             if not casts:
                 return ()
             kept = [_quote(n) for n, _ in KAFKA_COLUMNS if declared.get(n, _) == _]
@@ -291,8 +367,10 @@ class Kafka(Connector):
         if fmt == "avro":
             value = _from_avro(settings, "FAILFAST")
         else:
-            value = (f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, "
-                     f"{FAILFAST})")
+            value = (
+                f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, "
+                f"{FAILFAST})"
+            )
         value = f"CASE WHEN `value` IS NULL THEN {TOMBSTONE_ERROR} ELSE {value} END"
         first, second = [f"{value} AS `__value`"], ["`__value`.*"]
         if settings.get("metadata") == "true":
@@ -314,33 +392,56 @@ class Kafka(Connector):
             return None
         spark = relation.spark_options
         latest = spark.get("startingoffsets", "latest").strip().lower() == "latest" and not (
-            {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys())
-        common = dict(kept=("`value`", _kafka_struct(relation)), kept_names=("`value`", "`__kafka`"),
-                      position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
-                      record=("`value`", "`__kafka`.`key`"), start_caveat=LATEST if latest else None)
+            {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys()
+        )
+        common = dict(
+            kept=("`value`", _kafka_struct(relation)),
+            kept_names=("`value`", "`__kafka`"),
+            position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
+            record=("`value`", "`__kafka`.`key`"),
+            start_caveat=LATEST if latest else None,
+        )
         if fmt != "avro":
-            return Payload(fmt, "CAST(`value` AS STRING)", "CAST(`value` AS STRING)", None, **common)
+            return Payload(
+                fmt, "CAST(`value` AS STRING)", "CAST(`value` AS STRING)", None, **common
+            )
         schema = json.loads(settings["avro_schema"])
         columns = avro_columns(schema, None)
         nulls = " AND ".join(f"{_quote(DECODED)}.{_quote(n)} IS NULL" for n, _ in columns)
         prefix = null_record(schema)
         failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
-            f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))" if prefix is not None else ")")
-        return Payload("avro", "`value`", "base64(`value`)", columns, typed=_from_avro(settings, "PERMISSIVE"),
-                       failed=failed, **common)
+            f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))"
+            if prefix is not None
+            else ")"
+        )
+        return Payload(
+            "avro",
+            "`value`",
+            "base64(`value`)",
+            columns,
+            typed=_from_avro(settings, "PERMISSIVE"),
+            failed=failed,
+            **common,
+        )
 
     def dead_letter_row(self, fields, record):
         """A Kafka source's dead letter in a Kafka sink: the record as read (``value``,
         ``key``), the reason, source, topic, partition, offset and time as UTF-8 headers
         ``sqlstream.error.<name>`` (as Kafka Connect's DLQ, ``__connect.errors.*``)."""
-        headers = ", ".join(f"named_struct('key', 'sqlstream.error.{n}', 'value', "
-                            f"CAST(CAST({sql} AS STRING) AS BINARY))" for n, _, sql in fields)
-        return ((f"{record[0]} AS `value`", f"{record[1]} AS `key`", f"array({headers}) AS `headers`"),
-                (("value", "BINARY"), ("key", "BINARY"), ("headers", HEADERS_TYPE)))
+        headers = ", ".join(
+            f"named_struct('key', 'sqlstream.error.{n}', 'value', "
+            f"CAST(CAST({sql} AS STRING) AS BINARY))"
+            for n, _, sql in fields
+        )
+        return (
+            (f"{record[0]} AS `value`", f"{record[1]} AS `key`", f"array({headers}) AS `headers`"),
+            (("value", "BINARY"), ("key", "BINARY"), ("headers", HEADERS_TYPE)),
+        )
 
     # ---- sinks
-    def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str, source
-                   ) -> tuple[SqlStreamError, ...]:
+    def check_sink(
+        self, resolved: ResolvedOptions, columns, output_mode: str, source
+    ) -> tuple[SqlStreamError, ...]:
         """Findings (``SS212``) about the columns a query writes to this sink: a ``value``,
         ``key`` or ``headers`` column Spark cannot write, ``key_columns`` that are not
         columns, no topic; positioned at the sink's ``connector`` (or ``key_columns``)
@@ -351,43 +452,76 @@ class Kafka(Connector):
         span = resolved.options["connector"].value_span
         types = {n.lower(): t for n, t in columns}
         options = resolved.compiler
-        if "topic" not in options and "topic" not in {k.lower() for k, _ in resolved.spark} \
-                and "topic" not in types:
-            findings.append(KafkaError("a Kafka sink needs option 'topic' or a 'topic' column",
-                                       span, code="SS212", hint="add topic = '…' to the sink"))
+        if (
+            "topic" not in options
+            and "topic" not in {k.lower() for k, _ in resolved.spark}
+            and "topic" not in types
+        ):
+            findings.append(
+                KafkaError(
+                    "a Kafka sink needs option 'topic' or a 'topic' column",
+                    span,
+                    code="SS212",
+                    hint="add topic = '…' to the sink",
+                )
+            )
         fmt = options.get("format")
         if fmt is not None and fmt.text.lower() == "raw" and "value" not in types:
-            findings.append(KafkaError(
-                "a raw Kafka sink writes the query's 'value' column, and the query has none",
-                fmt.value_span, code="SS212",
-                hint="add a column AS value (STRING or BINARY), or encode the row with "
-                "format = 'json' (the default), 'avro' or 'csv'"))
+            findings.append(
+                KafkaError(
+                    "a raw Kafka sink writes the query's 'value' column, and the query has none",
+                    fmt.value_span,
+                    code="SS212",
+                    hint="add a column AS value (STRING or BINARY), or encode the row with "
+                    "format = 'json' (the default), 'avro' or 'csv'",
+                )
+            )
         if "value" in types and types["value"] not in ("STRING", "BINARY", "UNKNOWN"):
-            findings.append(KafkaError(
-                f"the 'value' column written to Kafka is {types['value']}; Spark writes only "
-                "STRING or BINARY", span, code="SS212",
-                hint="CAST(… AS STRING) AS value, or rename the column so the row is encoded"))
+            findings.append(
+                KafkaError(
+                    f"the 'value' column written to Kafka is {types['value']}; Spark writes only "
+                    "STRING or BINARY",
+                    span,
+                    code="SS212",
+                    hint="CAST(… AS STRING) AS value, or rename the column so the row is encoded",
+                )
+            )
         if "headers" in types and types["headers"] not in (HEADERS_TYPE, "UNKNOWN"):
-            findings.append(KafkaError(
-                f"the 'headers' column written to Kafka is {types['headers']}, not {HEADERS_TYPE}",
-                span, code="SS212", hint="build it with array(named_struct('key', …, 'value', "
-                "CAST(… AS BINARY)))"))
+            findings.append(
+                KafkaError(
+                    f"the 'headers' column written to Kafka is {types['headers']}, not {HEADERS_TYPE}",
+                    span,
+                    code="SS212",
+                    hint="build it with array(named_struct('key', …, 'value', CAST(… AS BINARY)))",
+                )
+            )
         key_columns = options.get("key_columns")
         if key_columns is not None:
             if "key" in types:
-                findings.append(KafkaError("the query has a 'key' column and the sink 'key_columns'",
-                                           key_columns.key_span, code="SS212",
-                                           hint="remove one of them"))
+                findings.append(
+                    KafkaError(
+                        "the query has a 'key' column and the sink 'key_columns'",
+                        key_columns.key_span,
+                        code="SS212",
+                        hint="remove one of them",
+                    )
+                )
             for name in _split(key_columns.text):
                 if name.lower() not in types:
-                    findings.append(KafkaError(
-                        f"key column '{name}' is not a column of the query"
-                        f"{did_you_mean(name.lower(), types)}", key_columns.value_span,
-                        code="SS212", hint=f"the query's columns: {', '.join(n for n, _ in columns)}"))
+                    findings.append(
+                        KafkaError(
+                            f"key column '{name}' is not a column of the query"
+                            f"{did_you_mean(name.lower(), types)}",
+                            key_columns.value_span,
+                            code="SS212",
+                            hint=f"the query's columns: {', '.join(n for n, _ in columns)}",
+                        )
+                    )
         return tuple(findings)
 
-    def sink_settings(self, resolved: ResolvedOptions, resolve_path: ResolvePath
-                      ) -> tuple[tuple[str, str], ...]:
+    def sink_settings(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath
+    ) -> tuple[tuple[str, str], ...]:
         """The sink's settings, with ``avro_schema`` read and made compact JSON.
 
         Raises:
@@ -396,8 +530,9 @@ class Kafka(Connector):
         settings = dict(resolved.settings)
         option = resolved.compiler.get("avro_schema")
         if option is not None:
-            settings["avro_schema"] = json.dumps(load_schema(option, resolve_path),
-                                                 separators=(",", ":"))
+            settings["avro_schema"] = json.dumps(
+                load_schema(option, resolve_path), separators=(",", ":")
+            )
         return tuple(settings.items())
 
     def encode_step(self, query: p.Query) -> Step | None:
@@ -415,18 +550,25 @@ class Kafka(Connector):
             items.append("`value`")
         else:
             payload = [n for n in columns if n.lower() not in ("key", "headers")]
-            row = f"struct({', '.join(_quote(n) for n in payload)})" if query.columns else "struct(*)"
+            row = (
+                f"struct({', '.join(_quote(n) for n in payload)})" if query.columns else "struct(*)"
+            )
             fmt = settings.get("format", "json").lower()
             if fmt == "avro":
                 schema = settings.get("avro_schema")
-                items.append(f"to_avro({row}{', ' + sql_string(schema) if schema else ''}) AS `value`")
+                items.append(
+                    f"to_avro({row}{', ' + sql_string(schema) if schema else ''}) AS `value`"
+                )
             elif fmt == "raw":
                 raise OptionError("a raw Kafka sink needs a 'value' column", query.span)
             else:
                 items.append(f"to_{fmt}({row}) AS `value`")
         if keys:
-            items.append(f"CAST({_quote(keys[0])} AS STRING) AS `key`" if len(keys) == 1 else
-                         f"to_json(struct({', '.join(_quote(k) for k in keys)})) AS `key`")
+            items.append(
+                f"CAST({_quote(keys[0])} AS STRING) AS `key`"
+                if len(keys) == 1
+                else f"to_json(struct({', '.join(_quote(k) for k in keys)})) AS `key`"
+            )
         elif "key" in lower:
             items.append("`key`")
         items += [_quote(n) for n in columns if n.lower() in ("headers", "partition")]

@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlstream.frontend import ast
-from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Step
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
-from sqlstream.frontend.literals import quote_identifier
 from sqlstream.diagnostics.source_text import SECRET_TOKEN, Source
+from sqlstream.frontend import ast
+from sqlstream.frontend.literals import quote_identifier
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Step
 
 PROGRESS_TABLE = "sqlstream_batches"
 MODES = ("append", "upsert")
@@ -60,7 +60,7 @@ def key_names(text: str | None) -> tuple[str, ...]:
 
 def libpq_url(url: str) -> str:
     """A URL libpq reads: Spark's ``jdbc:postgresql://…`` without ``jdbc:``."""
-    return url[len("jdbc:"):] if url.lower().startswith("jdbc:") else url
+    return url[len("jdbc:") :] if url.lower().startswith("jdbc:") else url
 
 
 class Postgres(Connector):
@@ -70,62 +70,108 @@ class Postgres(Connector):
     name = "postgres"
     sink_format = "foreachBatch"
     required = ("table",)
-    own_options = ("url", "host", "port", "database", "user", "password", "table", "mode",
-                   "key_columns", "progress_table")
+    own_options = (
+        "url",
+        "host",
+        "port",
+        "database",
+        "user",
+        "password",
+        "table",
+        "mode",
+        "key_columns",
+        "progress_table",
+    )
     passes_options = False
     durable = True
     continuous_sink = False
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
-            OptionError: ``SS222`` no address, both forms, a URL that is not
-                PostgreSQL's, a bad port; ``SS223`` a mode other than append/upsert,
-                upsert without ``key_columns``, ``key_columns`` without upsert.
+        OptionError: ``SS222`` no address, both forms, a URL that is not
+            PostgreSQL's, a bad port; ``SS223`` a mode other than append/upsert,
+            upsert without ``key_columns``, ``key_columns`` without upsert.
         """
         url, host = compiler.get("url"), compiler.get("host")
         if url is None and host is None:
             where = next(iter(compiler.values()))
-            raise OptionError(f"connector '{self.name}' needs option 'url' (or 'host' and "
-                              "'database')", where.key_span, source, code="SS222",
-                              hint="add url = 'postgresql://host:5432/database'")
+            raise OptionError(
+                f"connector '{self.name}' needs option 'url' (or 'host' and 'database')",
+                where.key_span,
+                source,
+                code="SS222",
+                hint="add url = 'postgresql://host:5432/database'",
+            )
         if url is not None and host is not None:
-            raise OptionError("give either 'url' or 'host', not both", host.key_span, source,
-                              code="SS222", hint="put the host into the URL, or drop the URL")
+            raise OptionError(
+                "give either 'url' or 'host', not both",
+                host.key_span,
+                source,
+                code="SS222",
+                hint="put the host into the URL, or drop the URL",
+            )
         # a URL that is a secret is judged by its value (Source.unseal) and shown as ***
         if url is not None and not source.unseal(url.text).lower().startswith(_SCHEMES):
-            raise OptionError(f"'{url.text}' is not a PostgreSQL URL", url.value_span, source,
-                              code="SS222",
-                              hint="postgresql://host:port/database (jdbc:postgresql://… also "
-                                   "works); other databases: the foreach_batch connector")
+            raise OptionError(
+                f"'{url.text}' is not a PostgreSQL URL",
+                url.value_span,
+                source,
+                code="SS222",
+                hint="postgresql://host:port/database (jdbc:postgresql://… also "
+                "works); other databases: the foreach_batch connector",
+            )
         if host is not None and "database" not in compiler:
-            raise OptionError("option 'host' needs option 'database'", host.key_span, source,
-                              code="SS222", hint="add database = '…'")
+            raise OptionError(
+                "option 'host' needs option 'database'",
+                host.key_span,
+                source,
+                code="SS222",
+                hint="add database = '…'",
+            )
         port = compiler.get("port")
         port_text = port and source.unseal(port.text)
         if port is not None and (not port_text.isdigit() or not 1 <= int(port_text) <= 65535):
-            raise OptionError(f"port '{port.text}' is not a number from 1 to 65535",
-                              port.value_span, source, code="SS222", hint="the default is 5432")
+            raise OptionError(
+                f"port '{port.text}' is not a number from 1 to 65535",
+                port.value_span,
+                source,
+                code="SS222",
+                hint="the default is 5432",
+            )
         self._check_mode(compiler, source)
 
     @staticmethod
     def _check_mode(compiler: dict[str, ast.Option], source: Source) -> None:
         mode, keys = compiler.get("mode"), compiler.get("key_columns")
         if mode is not None and mode.text.lower() not in MODES:
-            raise OptionError(f"unknown mode '{mode.text}'{did_you_mean(mode.text, MODES)}",
-                              mode.value_span, source, code="SS223",
-                              hint="mode = 'append' (insert every row) or 'upsert' "
-                                   "(by key_columns)")
+            raise OptionError(
+                f"unknown mode '{mode.text}'{did_you_mean(mode.text, MODES)}",
+                mode.value_span,
+                source,
+                code="SS223",
+                hint="mode = 'append' (insert every row) or 'upsert' (by key_columns)",
+            )
         upsert = keys is not None if mode is None else mode.text.lower() == "upsert"
         if upsert and (keys is None or not key_names(keys.text)):
-            raise OptionError("mode 'upsert' needs key_columns", (mode or keys).value_span,
-                              source, code="SS223",
-                              hint="key_columns = 'a, b': the columns that identify a row")
+            raise OptionError(
+                "mode 'upsert' needs key_columns",
+                (mode or keys).value_span,
+                source,
+                code="SS223",
+                hint="key_columns = 'a, b': the columns that identify a row",
+            )
         if keys is not None and not upsert:
-            raise OptionError("key_columns is used by mode 'upsert' only", keys.key_span, source,
-                              code="SS223", hint="set mode = 'upsert', or drop key_columns")
+            raise OptionError(
+                "key_columns is used by mode 'upsert' only",
+                keys.key_span,
+                source,
+                code="SS223",
+                hint="set mode = 'upsert', or drop key_columns",
+            )
 
-    def check_sink(self, resolved: ResolvedOptions, columns, output_mode: str,
-                   source: Source) -> tuple[OptionError, ...]:
+    def check_sink(
+        self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
+    ) -> tuple[OptionError, ...]:
         """``SS224``: a key column the query does not write (when its columns are known)."""
         keys = resolved.compiler.get("key_columns")
         if keys is None or columns is None:
@@ -133,17 +179,24 @@ class Postgres(Connector):
         names = [n for n, _ in columns]
         lower = {n.lower() for n in names}
         return tuple(
-            OptionError(f"key column '{key}' is not a column of the query"
-                        f"{did_you_mean(key, names)}", keys.value_span, source, code="SS224",
-                        hint=f"the query writes: {', '.join(names)}")
-            for key in key_names(keys.text) if key.lower() not in lower)
+            OptionError(
+                f"key column '{key}' is not a column of the query{did_you_mean(key, names)}",
+                keys.value_span,
+                source,
+                code="SS224",
+                hint=f"the query writes: {', '.join(names)}",
+            )
+            for key in key_names(keys.text)
+            if key.lower() not in lower
+        )
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, table)``: no ``format`` call; the table's name."""
         return None, self._table(resolved)
 
-    def sink_options(self, resolved: ResolvedOptions, resolve_path: ResolvePath,
-                     settings: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    def sink_options(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath, settings: dict[str, str]
+    ) -> tuple[tuple[str, str], ...]:
         """The writer's options as ``(name, text)`` pairs, in a fixed order: ``url`` (a
         ``jdbc:`` prefix dropped), ``host``, ``port``, ``database``, ``user``,
         ``password``, ``table``, ``mode`` (default ``upsert`` with ``key_columns``, else
@@ -151,13 +204,18 @@ class Postgres(Connector):
         calls: :meth:`format_steps` passes them to :class:`PostgresWriter`."""
         url = resolved.get("url")
         keys = key_names(resolved.get("key_columns"))
-        pairs = [("url", libpq_url(url) if url else None), ("host", resolved.get("host")),
-                 ("port", resolved.get("port")), ("database", resolved.get("database")),
-                 ("user", resolved.get("user")), ("password", resolved.get("password")),
-                 ("table", self._table(resolved)),
-                 ("mode", (resolved.get("mode") or ("upsert" if keys else "append")).lower()),
-                 ("key_columns", ",".join(keys) or None),
-                 ("progress_table", resolved.get("progress_table") or PROGRESS_TABLE)]
+        pairs = [
+            ("url", libpq_url(url) if url else None),
+            ("host", resolved.get("host")),
+            ("port", resolved.get("port")),
+            ("database", resolved.get("database")),
+            ("user", resolved.get("user")),
+            ("password", resolved.get("password")),
+            ("table", self._table(resolved)),
+            ("mode", (resolved.get("mode") or ("upsert" if keys else "append")).lower()),
+            ("key_columns", ",".join(keys) or None),
+            ("progress_table", resolved.get("progress_table") or PROGRESS_TABLE),
+        ]
         return tuple((k, v) for k, v in pairs if v is not None)
 
     @staticmethod
@@ -175,8 +233,11 @@ class Postgres(Connector):
             elif key == "key_columns":
                 value = tuple(value.split(","))
             kwargs.append((key, value))
-        return (Step("foreachBatch", (function_chain(__name__, ("PostgresWriter",),
-                                                     call=tuple(kwargs)),)),)
+        return (
+            Step(
+                "foreachBatch", (function_chain(__name__, ("PostgresWriter",), call=tuple(kwargs)),)
+            ),
+        )
 
     def start_step(self, sink: p.Sink) -> Step:
         """``start()``: the path names the function or table, not an output path."""
@@ -197,18 +258,27 @@ class Jdbc(Postgres):
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
-            OptionError: ``SS222`` a URL that is not ``jdbc:postgresql://``, no table; see
-                :meth:`Postgres.validate`.
+        OptionError: ``SS222`` a URL that is not ``jdbc:postgresql://``, no table; see
+            :meth:`Postgres.validate`.
         """
         url = compiler["url"]
         if not url.text.lower().startswith("jdbc:postgresql://"):
-            raise OptionError(f"the jdbc sink writes PostgreSQL only, not '{url.text}'",
-                              url.value_span, source, code="SS222",
-                              hint="url = 'jdbc:postgresql://host:5432/db'; other databases: "
-                                   "the foreach_batch connector")
+            raise OptionError(
+                f"the jdbc sink writes PostgreSQL only, not '{url.text}'",
+                url.value_span,
+                source,
+                code="SS222",
+                hint="url = 'jdbc:postgresql://host:5432/db'; other databases: "
+                "the foreach_batch connector",
+            )
         if "table" not in compiler and "dbtable" not in compiler:
-            raise OptionError("connector 'jdbc' needs option 'dbtable'", url.key_span, source,
-                              code="SS222", hint="add dbtable = '…'")
+            raise OptionError(
+                "connector 'jdbc' needs option 'dbtable'",
+                url.key_span,
+                source,
+                code="SS222",
+                hint="add dbtable = '…'",
+            )
         super().validate(compiler, source)
 
     @staticmethod
@@ -219,12 +289,22 @@ class Jdbc(Postgres):
 # ---- run time: the foreachBatch writer (imports pyspark and psycopg when called) --------
 
 _SIMPLE_TYPES = {
-    "BooleanType": "boolean", "ByteType": "smallint", "ShortType": "smallint",
-    "IntegerType": "integer", "LongType": "bigint", "FloatType": "real",
-    "DoubleType": "double precision", "StringType": "text", "VarcharType": "text",
-    "CharType": "text", "BinaryType": "bytea", "DateType": "date",
-    "TimestampType": "timestamp with time zone", "TimestampNTZType": "timestamp",
-    "DayTimeIntervalType": "interval", "YearMonthIntervalType": "interval",
+    "BooleanType": "boolean",
+    "ByteType": "smallint",
+    "ShortType": "smallint",
+    "IntegerType": "integer",
+    "LongType": "bigint",
+    "FloatType": "real",
+    "DoubleType": "double precision",
+    "StringType": "text",
+    "VarcharType": "text",
+    "CharType": "text",
+    "BinaryType": "bytea",
+    "DateType": "date",
+    "TimestampType": "timestamp with time zone",
+    "TimestampNTZType": "timestamp",
+    "DayTimeIntervalType": "interval",
+    "YearMonthIntervalType": "interval",
 }
 _NESTED = ("ArrayType", "MapType", "StructType", "VariantType")
 
@@ -278,19 +358,39 @@ class PostgresWriter:
     query with it; the batch is retried on restart).
     """
 
-    def __init__(self, table: str, mode: str = "append", key_columns=(), url: str | None = None,
-                 host: str | None = None, port: int | None = None, database: str | None = None,
-                 user: str | None = None, password: str | None = None,
-                 progress_table: str = PROGRESS_TABLE):
+    def __init__(
+        self,
+        table: str,
+        mode: str = "append",
+        key_columns=(),
+        url: str | None = None,
+        host: str | None = None,
+        port: int | None = None,
+        database: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        progress_table: str = PROGRESS_TABLE,
+    ):
         self.table, self.mode, self.key_columns = table, mode, tuple(key_columns)
         self.progress_table = progress_table
         self._url = libpq_url(url) if url else ""  # a secret URL arrives as written
-        self._params = {k: v for k, v in (("host", host), ("port", port), ("dbname", database),
-                                          ("user", user), ("password", password)) if v is not None}
+        self._params = {
+            k: v
+            for k, v in (
+                ("host", host),
+                ("port", port),
+                ("dbname", database),
+                ("user", user),
+                ("password", password),
+            )
+            if v is not None
+        }
 
     def __repr__(self) -> str:  # no connection parameters: the password is one
-        return f"PostgresWriter(table={self.table!r}, mode={self.mode!r}, " \
-               f"key_columns={list(self.key_columns)!r})"
+        return (
+            f"PostgresWriter(table={self.table!r}, mode={self.mode!r}, "
+            f"key_columns={list(self.key_columns)!r})"
+        )
 
     def connect(self):
         """A new psycopg connection (not in autocommit: one transaction until commit)."""
@@ -319,32 +419,42 @@ class PostgresWriter:
                 # stores committed): run it, writing nowhere (the ``noop`` format).
                 df.write.format("noop").mode("overwrite").save()
                 return
-            definitions = [sql.SQL("{} {}").format(sql.Identifier(f.name),
-                                                   sql.SQL(pg_type(f.dataType))) for f in fields]
+            definitions = [
+                sql.SQL("{} {}").format(sql.Identifier(f.name), sql.SQL(pg_type(f.dataType)))
+                for f in fields
+            ]
             keys = sql.SQL(", ").join(sql.Identifier(k) for k in self.key_columns)
             if self.key_columns:
                 definitions.append(sql.SQL("PRIMARY KEY ({})").format(keys))
-            cur.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} ({})").format(
-                self._name(self.table), sql.SQL(", ").join(definitions)))
+            cur.execute(
+                sql.SQL("CREATE TABLE IF NOT EXISTS {} ({})").format(
+                    self._name(self.table), sql.SQL(", ").join(definitions)
+                )
+            )
             target = self._name(self.table)
             if self.mode == "upsert":
                 target = sql.Identifier("_sqlstream_batch")
-                cur.execute(sql.SQL("CREATE TEMPORARY TABLE {} ({}, _sqlstream_seq bigserial) "
-                                    "ON COMMIT DROP").format(
-                    target, sql.SQL(", ").join(definitions[:len(fields)])))
-            rows = df.selectExpr(*[e for e, _ in reads]).toLocalIterator(
-                prefetchPartitions=True)
+                cur.execute(
+                    sql.SQL(
+                        "CREATE TEMPORARY TABLE {} ({}, _sqlstream_seq bigserial) ON COMMIT DROP"
+                    ).format(target, sql.SQL(", ").join(definitions[: len(fields)]))
+                )
+            rows = df.selectExpr(*[e for e, _ in reads]).toLocalIterator(prefetchPartitions=True)
             with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(target, columns)) as copy:
                 for row in rows:
-                    copy.write_row([v if c is None or v is None else c(v)
-                                    for v, (_, c) in zip(row, reads)])
+                    copy.write_row(
+                        [v if c is None or v is None else c(v) for v, (_, c) in zip(row, reads)]
+                    )
             if self.mode == "upsert":
                 self._merge(cur, fields, columns, keys)
-            cur.execute(sql.SQL(
-                "INSERT INTO {} (query_id, table_name, batch_id) VALUES (%s, %s, %s) "
-                "ON CONFLICT (query_id, table_name) DO UPDATE SET batch_id = EXCLUDED.batch_id, "
-                "committed_at = now()").format(self._name(self.progress_table)),
-                (query_id, self.table, batch_id))
+            cur.execute(
+                sql.SQL(
+                    "INSERT INTO {} (query_id, table_name, batch_id) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (query_id, table_name) DO UPDATE SET batch_id = EXCLUDED.batch_id, "
+                    "committed_at = now()"
+                ).format(self._name(self.progress_table)),
+                (query_id, self.table, batch_id),
+            )
 
     def _committed(self, cur, query_id: str, batch_id: int) -> bool:
         """Whether batch ``batch_id`` (or a later one) of the query was committed: the
@@ -352,12 +462,19 @@ class PostgresWriter:
         from psycopg import sql
 
         progress = self._name(self.progress_table)
-        cur.execute(sql.SQL(
-            "CREATE TABLE IF NOT EXISTS {} (query_id text NOT NULL, table_name text NOT NULL, "
-            "batch_id bigint NOT NULL, committed_at timestamp with time zone NOT NULL "
-            "DEFAULT now(), PRIMARY KEY (query_id, table_name))").format(progress))
-        cur.execute(sql.SQL("SELECT batch_id FROM {} WHERE query_id = %s AND table_name = %s "
-                            "FOR UPDATE").format(progress), (query_id, self.table))
+        cur.execute(
+            sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {} (query_id text NOT NULL, table_name text NOT NULL, "
+                "batch_id bigint NOT NULL, committed_at timestamp with time zone NOT NULL "
+                "DEFAULT now(), PRIMARY KEY (query_id, table_name))"
+            ).format(progress)
+        )
+        cur.execute(
+            sql.SQL(
+                "SELECT batch_id FROM {} WHERE query_id = %s AND table_name = %s FOR UPDATE"
+            ).format(progress),
+            (query_id, self.table),
+        )
         row = cur.fetchone()
         return row is not None and row[0] >= batch_id
 
@@ -367,10 +484,18 @@ class PostgresWriter:
         from psycopg import sql
 
         others = [f.name for f in fields if f.name not in self.key_columns]
-        action = sql.SQL("DO NOTHING") if not others else sql.SQL("DO UPDATE SET {}").format(
-            sql.SQL(", ").join(sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(n))
-                               for n in others))
-        cur.execute(sql.SQL(
-            "INSERT INTO {} ({}) SELECT DISTINCT ON ({}) {} FROM _sqlstream_batch "
-            "ORDER BY {}, _sqlstream_seq DESC ON CONFLICT ({}) {}").format(
-            self._name(self.table), columns, keys, columns, keys, keys, action))
+        action = (
+            sql.SQL("DO NOTHING")
+            if not others
+            else sql.SQL("DO UPDATE SET {}").format(
+                sql.SQL(", ").join(
+                    sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(n)) for n in others
+                )
+            )
+        )
+        cur.execute(
+            sql.SQL(
+                "INSERT INTO {} ({}) SELECT DISTINCT ON ({}) {} FROM _sqlstream_batch "
+                "ORDER BY {}, _sqlstream_seq DESC ON CONFLICT ({}) {}"
+            ).format(self._name(self.table), columns, keys, columns, keys, keys, action)
+        )

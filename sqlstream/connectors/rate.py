@@ -16,4 +16,6 @@ class Rate(Connector):
     number_options = {"rowsPerSecond": (64, 1), "numPartitions": (32, 1)}
     fixed_schema = (("timestamp", "TIMESTAMP"), ("value", "BIGINT"))
     continuous_source = True
-    empty_available_now = True  # Spark's RateStreamMicroBatchStream lacks SupportsTriggerAvailableNow
+    empty_available_now = (
+        True  # Spark's RateStreamMicroBatchStream lacks SupportsTriggerAvailableNow
+    )

@@ -15,6 +15,10 @@ class RateMicroBatch(Connector):
     source_format = "rate-micro-batch"
     required = ("rowsPerBatch",)
     spark_options = ("rowsPerBatch", "numPartitions", "startTimestamp", "advanceMillisPerBatch")
-    number_options = {"rowsPerBatch": (64, 1), "numPartitions": (32, 1), "startTimestamp": (64, 0),
-                      "advanceMillisPerBatch": (64, 0)}
+    number_options = {
+        "rowsPerBatch": (64, 1),
+        "numPartitions": (32, 1),
+        "startTimestamp": (64, 0),
+        "advanceMillisPerBatch": (64, 0),
+    }
     fixed_schema = (("timestamp", "TIMESTAMP"), ("value", "BIGINT"))

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 
+from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Step
-from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 
 DEFAULT_WAREHOUSE = ".sqlstream/warehouse"
 
@@ -49,8 +49,9 @@ class Table(Connector):
         """``(format or None, table name)``: the name goes to ``toTable(…)``."""
         return resolved.get("format"), resolved.get("table")
 
-    def sink_options(self, resolved: ResolvedOptions, resolve_path: ResolvePath,
-                     settings: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    def sink_options(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath, settings: dict[str, str]
+    ) -> tuple[tuple[str, str], ...]:
         """``(('path', location),)``: the ``path`` option resolved against the file's
         folder, else ``<warehouse>/<table>`` (``<warehouse>/<db>.db/<t>`` for ``db.t``)."""
         path = resolved.get("path")

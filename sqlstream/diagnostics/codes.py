@@ -18,9 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlstream.diagnostics import codes_compile
-
-from sqlstream.diagnostics import codes_streaming
+from sqlstream.diagnostics import codes_compile, codes_streaming
 
 __all__ = ["CODES", "Code", "code", "markdown_reference", "markdown_table", "replace_table"]
 
@@ -80,7 +78,9 @@ def code(name: str) -> Code:
     try:
         return CODES[name]
     except KeyError:
-        raise KeyError(f"finding code {name!r} is not registered in sqlstream/diagnostics/codes.py") from None
+        raise KeyError(
+            f"finding code {name!r} is not registered in sqlstream/diagnostics/codes.py"
+        ) from None
 
 
 def markdown_table(links: bool = False) -> str:
@@ -101,8 +101,10 @@ def markdown_reference() -> str:
     newline."""
     parts = [markdown_table(links=True)]
     for record in CODES.values():
-        parts.append(f"### {record.code} {{ #{record.code.lower()} }}\n\n"
-                     f"**{record.severity}**: {record.title}\n\n{record.doc}\n")
+        parts.append(
+            f"### {record.code} {{ #{record.code.lower()} }}\n\n"
+            f"**{record.severity}**: {record.title}\n\n{record.doc}\n"
+        )
     return "\n".join(parts)
 
 

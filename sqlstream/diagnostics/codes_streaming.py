@@ -9,127 +9,250 @@ from __future__ import annotations
 
 RECORDS: tuple[tuple[str, str, str, str], ...] = (
     # ---- streaming rules (Spark's UnsupportedOperationChecker; docs/streaming-rules.md) ----
-    ("SS301", "error", "append mode on an aggregation without a watermarked grouping key (any "
-     "aggregation of the query, inner ones included; a `UNION` without the event-time "
-     "column)", """
+    (
+        "SS301",
+        "error",
+        "append mode on an aggregation without a watermarked grouping key (any "
+        "aggregation of the query, inner ones included; a `UNION` without the event-time "
+        "column)",
+        """
      Append mode writes each group once, when it is final; Spark knows that only when a
      grouping key is the watermarked event-time column or a window on it (rules R2, R2b).
      Anti-pattern: ``SELECT origin, count(*) FROM flights GROUP BY origin EMIT FINAL``. Fix:
      ``WATERMARK FOR`` on the stream and ``GROUP BY`` a window TVF on it, or ``EMIT
-     CHANGES`` / ``EMIT COMPLETE``."""),
-    ("SS302", "error", "complete mode without an aggregation", """
+     CHANGES`` / ``EMIT COMPLETE``.""",
+    ),
+    (
+        "SS302",
+        "error",
+        "complete mode without an aggregation",
+        """
      Complete mode rewrites the whole result every trigger, which Spark allows only for an
      aggregation (R1). Anti-pattern: ``SELECT * FROM s EMIT COMPLETE``. Fix: add a ``GROUP
-     BY``, use ``EMIT CHANGES`` / ``EMIT FINAL``, or leave the mode to inference."""),
-    ("SS303", "error", "update mode with a session window", """
+     BY``, use ``EMIT CHANGES`` / ``EMIT FINAL``, or leave the mode to inference.""",
+    ),
+    (
+        "SS303",
+        "error",
+        "update mode with a session window",
+        """
      Spark refuses update mode for an aggregation grouped by a session window (R3): sessions
      merge, so an updated row could replace several. Fix: ``EMIT FINAL`` (append, with a
-     watermark) or ``EMIT COMPLETE``."""),
-    ("SS304", "error", "an output mode the sink does not support (`files`: append only)", """
+     watermark) or ``EMIT COMPLETE``.""",
+    ),
+    (
+        "SS304",
+        "error",
+        "an output mode the sink does not support (`files`: append only)",
+        """
      The file sinks accept append mode only, even for a query without aggregation (R19:
      Spark's ``STREAMING_OUTPUT_MODE.UNSUPPORTED_DATASOURCE``). Anti-pattern: ``INSERT INTO
      parquet_sink … EMIT CHANGES``. Fix: aggregate over a watermarked window with ``EMIT
-     FINAL``, or write to a memory or console sink."""),
-    ("SS305", "error", "no output mode fits the query and sink (inference)", """
+     FINAL``, or write to a memory or console sink.""",
+    ),
+    (
+        "SS305",
+        "error",
+        "no output mode fits the query and sink (inference)",
+        """
      Without ``EMIT`` the mode is inferred: append, update, complete, the first that Spark
      allows for the query and the sink. None does; the message gives each mode's reason.
      Typical case: an aggregation without a watermarked window into a files sink. Fix:
-     a window on a watermarked column, or another sink."""),
-    ("SS306", "error", "continuous trigger on a query that is not map-like (aggregation, "
-     "join, set operation, generator, watermark, current time)", """
+     a window on a watermarked column, or another sink.""",
+    ),
+    (
+        "SS306",
+        "error",
+        "continuous trigger on a query that is not map-like (aggregation, "
+        "join, set operation, generator, watermark, current time)",
+        """
      Continuous processing runs only projections and filters (R21: "Continuous processing
      does not support … operations"). Anti-pattern: ``SELECT k, count(*) … EMIT CONTINUOUS
-     …``. Fix: ``EMIT … EVERY INTERVAL …`` (micro-batches)."""),
-    ("SS307", "error", "continuous trigger on a source other than rate or kafka", """
+     …``. Fix: ``EMIT … EVERY INTERVAL …`` (micro-batches).""",
+    ),
+    (
+        "SS307",
+        "error",
+        "continuous trigger on a source other than rate or kafka",
+        """
      Only the ``rate`` and ``kafka`` sources can be read continuously
-     (R21); a file source fails at start. Fix: ``EMIT … EVERY INTERVAL …``."""),
-    ("SS308", "error", "continuous trigger into a files sink", """
+     (R21); a file source fails at start. Fix: ``EMIT … EVERY INTERVAL …``.""",
+    ),
+    (
+        "SS308",
+        "error",
+        "continuous trigger into a files sink",
+        """
      The files sink passes ``start()`` and fails at once ("Unknown type of trigger:
      ContinuousTrigger"): it is a V1 sink (R21). Fix: a memory, console or noop sink, or
-     ``EMIT … EVERY INTERVAL …``."""),
-    ("SS309", "error", "a query that reads no stream (only tables)", """
+     ``EMIT … EVERY INTERVAL …``.""",
+    ),
+    (
+        "SS309",
+        "error",
+        "a query that reads no stream (only tables)",
+        """
      ``writeStream`` needs a streaming DataFrame: Spark refuses a query over tables only
      (``WRITE_STREAM_NOT_ALLOWED``). Anti-pattern: ``INSERT INTO out SELECT * FROM
      airlines`` where ``airlines`` is a ``CREATE TABLE``. Fix: read a ``CREATE STREAM``
      relation (a file stream over the same folder), or query the table in batch outside
-     sqlstream."""),
-    ("SS310", "error", "LIMIT in update mode", """
+     sqlstream.""",
+    ),
+    (
+        "SS310",
+        "error",
+        "LIMIT in update mode",
+        """
      Spark refuses a ``LIMIT`` over a stream in update mode (R7); append and complete mode
      accept it. Anti-pattern: ``SELECT … LIMIT 10 EMIT CHANGES``. Fix: ``EMIT COMPLETE`` or
-     append mode, or remove the ``LIMIT``."""),
-    ("SS311", "error", "ORDER BY other than on an aggregation in complete mode", """
+     append mode, or remove the ``LIMIT``.""",
+    ),
+    (
+        "SS311",
+        "error",
+        "ORDER BY other than on an aggregation in complete mode",
+        """
      Spark sorts a stream only when the sorted result contains an aggregation and the mode
      is complete (R9; ``SORT BY`` and ``CLUSTER BY`` too). Anti-pattern: ``SELECT * FROM s
      ORDER BY ts``. Fix: sort where the result is read, or aggregate and ``EMIT
-     COMPLETE``."""),
-    ("SS312", "error", "a DISTINCT Spark plans as an aggregation (`UNION`, `SELECT DISTINCT` "
-     "over an aggregation) in update mode (a duplicate arriving in a later trigger is "
-     "written again)", """
+     COMPLETE``.""",
+    ),
+    (
+        "SS312",
+        "error",
+        "a DISTINCT Spark plans as an aggregation (`UNION`, `SELECT DISTINCT` "
+        "over an aggregation) in update mode (a duplicate arriving in a later trigger is "
+        "written again)",
+        """
      Spark runs it, but in update mode a row whose duplicate arrives in a later trigger is
      written again: the result is not the SQL's. (A ``SELECT DISTINCT`` over a stream is a
      deduplication, ``dropDuplicates``, which drops it.) Fix: ``EMIT COMPLETE`` (the whole
      distinct set every trigger), ``UNION ALL`` of deduplicated streams, or ``GROUP BY``
-     the columns."""),
-    ("SS313", "error", "chained aggregations in update or complete mode", """
+     the columns.""",
+    ),
+    (
+        "SS313",
+        "error",
+        "chained aggregations in update or complete mode",
+        """
      An aggregation over another aggregation runs only in append mode (R5: Spark's
      "correctness issue due to global watermark"): Spark cannot tell which rows of the inner
      one are final. Fix: aggregate once, or use windows on watermarked columns and
-     ``EMIT FINAL``."""),
-    ("SS314", "error", "a window function (`OVER`) on a stream", """
+     ``EMIT FINAL``.""",
+    ),
+    (
+        "SS314",
+        "error",
+        "a window function (`OVER`) on a stream",
+        """
      Spark refuses non-time windows on streams (R12: ``NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING``);
      a window function over a table is fine. Anti-pattern: ``ROW_NUMBER() OVER (PARTITION
-     BY k ORDER BY ts)``. Fix: a ``GROUP BY`` with a time window (TUMBLE, HOP, SESSION)."""),
-    ("SS315", "error", "a session window as the only grouping key", """
+     BY k ORDER BY ts)``. Fix: a ``GROUP BY`` with a time window (TUMBLE, HOP, SESSION).""",
+    ),
+    (
+        "SS315",
+        "error",
+        "a session window as the only grouping key",
+        """
      Spark starts the query and fails its first batch ("Global aggregation with session
      window in streaming query is not supported", R4). Anti-pattern: ``GROUP BY
      window_start, window_end`` of a ``SESSION``. Fix: group by a key too, ``GROUP BY
-     user_id, window_start, window_end``."""),
-    ("SS316", "error", "OFFSET in a streaming query", """
+     user_id, window_start, window_end``.""",
+    ),
+    (
+        "SS316",
+        "error",
+        "OFFSET in a streaming query",
+        """
      Spark refuses ``OFFSET`` anywhere in a streaming query, even on a table joined to the
-     stream (R8). Fix: remove it."""),
-    ("SS317", "error", "an aggregate function with DISTINCT (`COUNT(DISTINCT x)`) on a stream", """
+     stream (R8). Fix: remove it.""",
+    ),
+    (
+        "SS317",
+        "error",
+        "an aggregate function with DISTINCT (`COUNT(DISTINCT x)`) on a stream",
+        """
      Spark refuses distinct aggregate functions on streams (R11). Anti-pattern:
-     ``COUNT(DISTINCT url)``. Fix: ``approx_count_distinct(url)``, or deduplicate first."""),
-    ("SS318", "error", "a set operation Spark refuses on streams (UNION with a table, "
-     "INTERSECT, EXCEPT with a stream on the right, stream EXCEPT table outside update mode)", """
+     ``COUNT(DISTINCT url)``. Fix: ``approx_count_distinct(url)``, or deduplicate first.""",
+    ),
+    (
+        "SS318",
+        "error",
+        "a set operation Spark refuses on streams (UNION with a table, "
+        "INTERSECT, EXCEPT with a stream on the right, stream EXCEPT table outside update mode)",
+        """
      R10: ``UNION`` of a stream and a table, ``INTERSECT`` and ``EXCEPT`` with a stream on
      the right are refused at start; a stream ``EXCEPT`` a table is an aggregation that only
      update mode runs (append mode fails in the first batch). ``UNION ALL`` of two streams
-     is fine. Fix: join the stream with the table instead."""),
-    ("SS319", "error", "a second watermark on a relation that already has one", """
+     is fine. Fix: join the stream with the table instead.""",
+    ),
+    (
+        "SS319",
+        "error",
+        "a second watermark on a relation that already has one",
+        """
      Spark starts the query and fails its first batch: "Redefining watermark is disallowed"
      (R24). Anti-pattern: ``FROM s WATERMARK ts DELAY OF …`` when ``s`` was declared with
-     ``WATERMARK FOR``. Fix: keep one of the two."""),
-    ("SS320", "error", "stream-static outer/semi/anti join with the stream on the unsupported "
-     "side", """
+     ``WATERMARK FOR``. Fix: keep one of the two.""",
+    ),
+    (
+        "SS320",
+        "error",
+        "stream-static outer/semi/anti join with the stream on the unsupported side",
+        """
      Spark's join matrix (R17): the stream must be on the preserved side of an outer join
      (the table on its nullable side) and on the left of a semi or anti join; a ``FULL``
      join of a stream and a table is refused (both sides are nullable). Anti-pattern: ``stream RIGHT JOIN table``. Fix: ``table RIGHT JOIN stream`` or
-     ``stream LEFT JOIN table``, or an inner join."""),
-    ("SS321", "error", "stream-stream outer/semi join without the watermark and time range "
-     "Spark needs, or an outer join whose preserved side has none (Spark would never write "
-     "its unmatched rows)", """
+     ``stream LEFT JOIN table``, or an inner join.""",
+    ),
+    (
+        "SS321",
+        "error",
+        "stream-stream outer/semi join without the watermark and time range "
+        "Spark needs, or an outer join whose preserved side has none (Spark would never write "
+        "its unmatched rows)",
+        """
      An outer or semi join of two streams needs a watermark on the nullable side and a
      condition in ``ON`` that bounds the other side's time by it, or the event time among
      the keys (R18). Spark accepts an outer join whose preserved side has no such bound, but
      never writes its unmatched rows. Fix: ``WATERMARK FOR`` on both streams and ``b.ts
-     BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR`` (months and years cannot bound it)."""),
-    ("SS322", "error", "stream-stream join in update or complete mode", """
+     BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR`` (months and years cannot bound it).""",
+    ),
+    (
+        "SS322",
+        "error",
+        "stream-stream join in update or complete mode",
+        """
      A join of two streams runs only in append mode, also when an aggregation follows it
      (R6); from Spark 4.2 an inner join of two streams also runs in update mode (an
      aggregation after it too; measured: 4.1.4 refuses it, 4.2.1 and 4.3.0 run it), which
      ``check`` allows when judging for 4.2 or later. Fix: ``EMIT FINAL``, with windows on watermarked columns for an aggregation
-     after the join."""),
-    ("SS323", "error", "stream-stream join without an equality between the two streams", """
+     after the join.""",
+    ),
+    (
+        "SS323",
+        "error",
+        "stream-stream join without an equality between the two streams",
+        """
      Spark starts the query and fails its first batch: "Stream-stream join without equality
      predicate is not supported" (R18). Fix: a key condition such as ``a.user_id =
-     b.user_id`` in ``ON``."""),
-    ("SS324", "error", "stream-stream LEFT ANTI join", """
+     b.user_id`` in ``ON``.""",
+    ),
+    (
+        "SS324",
+        "error",
+        "stream-stream LEFT ANTI join",
+        """
      Spark refuses a ``LEFT ANTI`` join of two streams (R18). Fix: anti-join a stream with
      a table, or a ``LEFT JOIN`` with watermarks and a time range, keeping the rows whose
-     right side is ``NULL``."""),
-    ("SS325", "error", "a ROW_NUMBER pattern on a stream that is not a keep-first "
-     "deduplication (keep-last, top-N, not ordered by a time column)", """
+     right side is ``NULL``.""",
+    ),
+    (
+        "SS325",
+        "error",
+        "a ROW_NUMBER pattern on a stream that is not a keep-first "
+        "deduplication (keep-last, top-N, not ordered by a time column)",
+        """
      ``SELECT DISTINCT ON (k)``, ``QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) = 1``
      and Flink's ``… ROW_NUMBER() … AS rn … WHERE rn = 1`` over a stream become Spark's
      ``dropDuplicates([k])`` (docs/dialect.md#deduplication): keep the first row per key. Spark has no
@@ -138,9 +261,13 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      stream (``Non-time-based windows are not supported on streaming DataFrames``).
      Anti-pattern: ``QUALIFY ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts DESC) = 1``.
      Fix: ``ORDER BY ts`` (ascending) to keep the first row; for the latest row per key,
-     ``GROUP BY k`` with ``max_by(col, ts)`` in update mode."""),
-    ("SS326", "error", "`SET 'sqlstream.state_store'` to a value that names no state store "
-     "provider", """
+     ``GROUP BY k`` with ``max_by(col, ts)`` in update mode.""",
+    ),
+    (
+        "SS326",
+        "error",
+        "`SET 'sqlstream.state_store'` to a value that names no state store provider",
+        """
      ``sqlstream.state_store`` chooses where Spark keeps the state of stateful queries:
      ``rocksdb`` (Spark's ``RocksDBStateStoreProvider`` with changelog checkpointing: state
      on local disk, not in the JVM heap), ``hdfs`` (Spark's default
@@ -148,25 +275,39 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      name of a ``StateStoreProvider``. Spark would take any other value as a class name and
      fail the first micro-batch with ``ClassNotFoundException``. Anti-pattern: ``SET
      'sqlstream.state_store' = 'rocks'``. Fix: ``SET 'sqlstream.state_store' =
-     'rocksdb'``."""),
-    ("SS327", "error", "`SET 'spark.sql.streaming.multipleWatermarkPolicy'` to neither "
-     "`min` nor `max`", """
+     'rocksdb'``.""",
+    ),
+    (
+        "SS327",
+        "error",
+        "`SET 'spark.sql.streaming.multipleWatermarkPolicy'` to neither `min` nor `max`",
+        """
      A query over several watermarked streams (a union, a stream-stream join) has one
      global watermark: the minimum of the streams' watermarks (``min``, Spark's default) or
      their maximum (``max``). Spark refuses any other value when the setting is made
      (``INVALID_CONF_VALUE``). Anti-pattern: ``SET
-     'spark.sql.streaming.multipleWatermarkPolicy' = 'fastest'``. Fix: ``'max'``."""),
-    ("SS335", "error", "`FOR SYSTEM_TIME AS OF` other than a lookup join: on the `FROM` "
-     "relation, in a join other than `JOIN`/`LEFT JOIN`, `VERSION AS OF`, `FROM … TO`, or a "
-     "time that is not from the left of the join", """
+     'spark.sql.streaming.multipleWatermarkPolicy' = 'fastest'``. Fix: ``'max'``.""",
+    ),
+    (
+        "SS335",
+        "error",
+        "`FOR SYSTEM_TIME AS OF` other than a lookup join: on the `FROM` "
+        "relation, in a join other than `JOIN`/`LEFT JOIN`, `VERSION AS OF`, `FROM … TO`, or a "
+        "time that is not from the left of the join",
+        """
      sqlstream reads Flink's lookup join ``s JOIN t FOR SYSTEM_TIME AS OF s.ts AS u ON …``
      (or ``LEFT JOIN``) as the stream-static join it means when ``t`` is a ``CREATE TABLE``:
      the clause is dropped and Spark joins every micro-batch with the table. Spark SQL's own
      ``TIMESTAMP AS OF`` / ``VERSION AS OF`` is time travel to a constant version of a
      catalog table, refused on a view, so no other use of the clause can run. Anti-pattern:
      ``FROM t FOR SYSTEM_TIME AS OF PROCTIME()``, ``s RIGHT JOIN t FOR SYSTEM_TIME AS OF
-     s.ts``. Fix: ``FROM s JOIN t FOR SYSTEM_TIME AS OF s.ts AS u ON …``, or drop the clause."""),
-    ("SS336", "error", "a lookup join (`FOR SYSTEM_TIME AS OF`) of a relation that reads a stream", """
+     s.ts``. Fix: ``FROM s JOIN t FOR SYSTEM_TIME AS OF s.ts AS u ON …``, or drop the clause.""",
+    ),
+    (
+        "SS336",
+        "error",
+        "a lookup join (`FOR SYSTEM_TIME AS OF`) of a relation that reads a stream",
+        """
      A lookup join looks each row of the stream up in a table as of the row's time. With a
      ``CREATE TABLE`` (static: one version) that is Spark's stream-static join. A relation
      that reads a stream has no versions to look up in Spark (Flink's event-time temporal
@@ -174,9 +315,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      join, with other results. Anti-pattern: ``orders JOIN rates FOR SYSTEM_TIME AS OF
      o.ts`` where ``rates`` is a ``CREATE STREAM``. Fix: declare the looked-up relation
      with ``CREATE TABLE``, or write a stream-stream join without the clause, with
-     watermarks on both sides and a time range in ``ON``."""),
-    ("SS337", "error", "a files sink's partition_by that Spark 4.3 refuses (a complex-typed, "
-     "repeated or every column)", """
+     watermarks on both sides and a time range in ``ON``.""",
+    ),
+    (
+        "SS337",
+        "error",
+        "a files sink's partition_by that Spark 4.3 refuses (a complex-typed, "
+        "repeated or every column)",
+        """
      Since Spark 4.3 a query into a files sink checks its partition columns when it starts,
      as a batch write does: a column of type ``ARRAY``, ``MAP``, ``STRUCT`` or ``VARIANT``
      (``INVALID_PARTITION_COLUMN_DATA_TYPE``), a column named twice
@@ -185,34 +331,57 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``check`` reports it when judging for 4.3 (``--spark-version``, ``SET
      'sqlstream.spark_version'``, or the installed PySpark). Anti-pattern: ``partition_by =
      'route'`` where ``route`` is ``named_struct(…)``. Fix: partition by atomic columns and
-     leave at least one column to write into the files."""),
-    ("SS338", "error", "SQL syntax the judged Spark version does not have (the WATERMARK … "
-     "DELAY OF clause before Spark 4.1)", """
+     leave at least one column to write into the files.""",
+    ),
+    (
+        "SS338",
+        "error",
+        "SQL syntax the judged Spark version does not have (the WATERMARK … "
+        "DELAY OF clause before Spark 4.1)",
+        """
      Spark 4.0's SQL parser has no ``WATERMARK <column> DELAY OF <interval>`` clause in
      ``FROM`` (4.1 added it): Spark 4.0 refuses the query (``PARSE_SYNTAX_ERROR``).
      ``check`` reports it when judging for 4.0 (``--spark-version 4.0``, ``SET
      'sqlstream.spark_version' = '4.0'``, or an installed PySpark 4.0). Anti-pattern: ``FROM
      clicks WATERMARK ts DELAY OF INTERVAL 1 MINUTE`` on Spark 4.0. Fix: ``WATERMARK FOR ts
-     AS ts - INTERVAL '1' MINUTE`` in the stream's declaration."""),
-    ("SS340", "error", "`EMIT … REAL TIME` judged for a Spark version without real-time "
-     "mode (4.0, 4.1)", """
+     AS ts - INTERVAL '1' MINUTE`` in the stream's declaration.""",
+    ),
+    (
+        "SS340",
+        "error",
+        "`EMIT … REAL TIME` judged for a Spark version without real-time mode (4.0, 4.1)",
+        """
      Real-time mode is ``DataStreamWriter.trigger(realTime='…')``, which PySpark has from
      4.2 on (PySpark 4.0 and 4.1 have no such argument). ``check`` reports it when judging
      for 4.0 or 4.1 (``--spark-version``, ``SET 'sqlstream.spark_version'``, or the installed
-     PySpark). Fix: run on Spark 4.2 or newer, or use ``EMIT … EVERY INTERVAL …``."""),
-    ("SS341", "error", "`EMIT … REAL TIME` with an output mode other than update", """
+     PySpark). Fix: run on Spark 4.2 or newer, or use ``EMIT … EVERY INTERVAL …``.""",
+    ),
+    (
+        "SS341",
+        "error",
+        "`EMIT … REAL TIME` with an output mode other than update",
+        """
      Real-time mode writes in update mode only (Spark:
      ``STREAMING_REAL_TIME_MODE.OUTPUT_MODE_NOT_SUPPORTED``). Anti-pattern: ``EMIT FINAL
-     REAL TIME``. Fix: ``EMIT CHANGES REAL TIME`` (without a mode, update is chosen)."""),
-    ("SS342", "error", "`EMIT … REAL TIME` reading a source other than kafka, or writing a "
-     "sink other than kafka, console or memory", """
+     REAL TIME``. Fix: ``EMIT CHANGES REAL TIME`` (without a mode, update is chosen).""",
+    ),
+    (
+        "SS342",
+        "error",
+        "`EMIT … REAL TIME` reading a source other than kafka, or writing a "
+        "sink other than kafka, console or memory",
+        """
      Spark's real-time mode reads only the Kafka source
      (``STREAMING_REAL_TIME_MODE.INPUT_STREAM_NOT_SUPPORTED``; not ``rate``, not files) and
      writes the Kafka, console, memory and foreach sinks (``foreachBatch``, files, tables
      and PostgreSQL are refused). Fix: a Kafka source and sink, or micro-batches (``EMIT …
-     EVERY INTERVAL …``)."""),
-    ("SS343", "error", "`EMIT … REAL TIME` on a query outside the judged version's "
-     "real-time allow-list", """
+     EVERY INTERVAL …``).""",
+    ),
+    (
+        "SS343",
+        "error",
+        "`EMIT … REAL TIME` on a query outside the judged version's real-time allow-list",
+        """
      Spark checks a real-time query's operators when it starts
      (``STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST``). Spark 4.2 runs
      stateless queries only: projections, filters, generators, ``UNION ALL`` of streams,
@@ -221,31 +390,50 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      runs stream-stream joins, session windows, window functions, ``ORDER BY``, ``LIMIT``
      or a deduplication within the watermark. Anti-pattern: ``SELECT k, count(*) … GROUP BY
      k EMIT CHANGES REAL TIME`` judged for 4.2. Fix: judge for (and run on) 4.3, or use
-     micro-batches."""),
+     micro-batches.""",
+    ),
     # ---- warnings ----------------------------------------------------------------------------
-    ("SS350", "warning", "stateful query whose state grows without bound (no watermark)", """
+    (
+        "SS350",
+        "warning",
+        "stateful query whose state grows without bound (no watermark)",
+        """
      An aggregation, a deduplication (``SELECT DISTINCT``, ``DISTINCT ON``, ``ROW_NUMBER …
      = 1``: ``dropDuplicates``) or a stream-stream join without a watermark keeps every
      group, key or row in its state forever: memory grows with every new key. Spark runs
      it. Fix: ``WATERMARK FOR`` on the event time and a window on it (a time range in ``ON``
      for a join; for a deduplication, the event-time column among the keys, or a watermark
      so that ``DISTINCT ON`` becomes ``dropDuplicatesWithinWatermark``), so Spark can drop
-     old state."""),
-    ("SS351", "warning", "inferred append-mode aggregation: rows appear only after the "
-     "watermark passes", """
+     old state.""",
+    ),
+    (
+        "SS351",
+        "warning",
+        "inferred append-mode aggregation: rows appear only after the watermark passes",
+        """
      Without ``EMIT``, an aggregation over a watermarked window is inferred as append mode:
      each window is written once, after the watermark passes its end, so nothing appears
      until later data arrives. Fix: say ``EMIT FINAL`` to make it explicit, or ``EMIT
-     CHANGES`` for early, updated results."""),
-    ("SS352", "warning", "an option Spark ignores (another format's option; a streaming-only "
-     "option on a table or sink)", """
+     CHANGES`` for early, updated results.""",
+    ),
+    (
+        "SS352",
+        "warning",
+        "an option Spark ignores (another format's option; a streaming-only "
+        "option on a table or sink)",
+        """
      Spark silently ignores options it does not know for a format, and the options of
      ``readStream`` on a table or a sink. Anti-pattern: ``header = true`` on a parquet
-     source, ``maxFilesPerTrigger`` on a ``CREATE TABLE``. Fix: remove it."""),
+     source, ``maxFilesPerTrigger`` on a ``CREATE TABLE``. Fix: remove it.""",
+    ),
     # ---- Spark at run time -------------------------------------------------------------------
     # ---- checkpoints and restarts ------------------------------------------------------------
-    ("SS401", "error", "a restart on a checkpoint with a change Spark does not allow (other "
-     "sources, stateful operators, keys, aggregates, join type, file sink path, …)", """
+    (
+        "SS401",
+        "error",
+        "a restart on a checkpoint with a change Spark does not allow (other "
+        "sources, stateful operators, keys, aggregates, join type, file sink path, …)",
+        """
      A checkpoint holds the offsets of the query's inputs and the state of its stateful
      operators, keyed and shaped as the query that wrote it (Spark guide, *Recovery Semantics
      after Changes in a Streaming Query*). sqlstream records the query's state signature in
@@ -256,10 +444,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      whose ``path`` changed (the output splits). Fix: give the sink a new
      ``checkpoint_location`` (a files sink also a new ``path``) to start over, or keep the
      change out; ``exec --allow-incompatible-restart`` runs it anyway, at your own risk.
-     Filters, projections that keep the state, rate limits and triggers are allowed."""),
-    ("SS402", "error", "`sqlstream state`: a query with no checkpoint to read (never started, "
-     "no batch committed yet, or no checkpoint location), or a batch or snapshot it does "
-     "not keep", """
+     Filters, projections that keep the state, rate limits and triggers are allowed.""",
+    ),
+    (
+        "SS402",
+        "error",
+        "`sqlstream state`: a query with no checkpoint to read (never started, "
+        "no batch committed yet, or no checkpoint location), or a batch or snapshot it does "
+        "not keep",
+        """
      ``sqlstream state`` reads a query's checkpoint with Spark's state data source
      (``state-metadata``, ``statestore``; Spark guide *State Data Source Integration
      Guide*). A query that has not committed a micro-batch, or whose sink has no checkpoint
@@ -268,27 +461,47 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      committed, or a snapshot (``--snapshot-batch-id``) that a local checkpoint does not
      keep for the partition, is reported the same way. Fix: run the pipeline first
      (``sqlstream exec``), with the same ``--state-dir`` and ``--var`` values as the run
-     whose state you want to see; for a snapshot, pick a batch the message lists."""),
-    ("SS403", "error", "`sqlstream state`: a query that keeps no state (no aggregation, "
-     "deduplication, `DISTINCT` or stream-stream join)", """
+     whose state you want to see; for a snapshot, pick a batch the message lists.""",
+    ),
+    (
+        "SS403",
+        "error",
+        "`sqlstream state`: a query that keeps no state (no aggregation, "
+        "deduplication, `DISTINCT` or stream-stream join)",
+        """
      Only stateful operators keep rows in Spark's state store between micro-batches; a
      stateless query's checkpoint holds offsets and commits only. Anti-pattern: ``sqlstream
      state p.ssql copy_rows`` on a filter-and-project query. Fix: name a stateful query
-     (``sqlstream explain`` lists each query's stateful operators)."""),
-    ("SS404", "error", "`sqlstream state`: no query of that name in the file", """
+     (``sqlstream explain`` lists each query's stateful operators).""",
+    ),
+    (
+        "SS404",
+        "error",
+        "`sqlstream state`: no query of that name in the file",
+        """
      The QUERY argument is a query name of the file: its ``query_name`` option, or the
      sink name of ``INSERT INTO sink``. Fix: use a name ``sqlstream explain FILE`` lists
-     (the message suggests the closest one)."""),
-    ("SS405", "error", "`--remote`: a feature the pipeline uses that Spark Connect cannot run "
-     "in this process (`foreachBatch`, `foreach`)", """
+     (the message suggests the closest one).""",
+    ),
+    (
+        "SS405",
+        "error",
+        "`--remote`: a feature the pipeline uses that Spark Connect cannot run "
+        "in this process (`foreachBatch`, `foreach`)",
+        """
      Through Spark Connect (``exec --remote sc://…``) the client sends plans; a
      ``foreachBatch`` or ``foreach`` function is pickled and run in a Python process of
      the *server*, so a sink that keeps state or connections in this process (e.g. a
      ``foreach_batch`` sink writing to a database through a client library) cannot work
      as written. Fix: run with ``--master`` (local or a cluster: the driver is this
-     process), or submit the pipeline to the cluster with ``spark-submit``."""),
-    ("SS406", "error", "`sqlstream state`: read options that do not go together, or a state "
-     "partition the query does not have", """
+     process), or submit the pipeline to the cluster with ``spark-submit``.""",
+    ),
+    (
+        "SS406",
+        "error",
+        "`sqlstream state`: read options that do not go together, or a state "
+        "partition the query does not have",
+        """
      ``sqlstream state`` passes its options to Spark's state data source, which allows
      only some combinations (``StateSourceOptions``, Spark 4.0 to 4.3): ``--batch-id``
      (``batchId``) not with ``--changes-from`` (``readChangeFeed``); ``--changes-to`` only
@@ -298,13 +511,23 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      number of state partitions. The command checks them before Spark starts (a usage
      error, exit status 2); the Python API (``state_reader.read``) raises ``SS406`` at the
      query's statement. Fix: drop or pair the options as the message says; ``sqlstream
-     state`` without options shows the partitions and the batches the checkpoint keeps."""),
-    ("SS501", "error", "Spark rejected a source or query at start, or a running query failed", """
+     state`` without options shows the partitions and the batches the checkpoint keeps.""",
+    ),
+    (
+        "SS501",
+        "error",
+        "Spark rejected a source or query at start, or a running query failed",
+        """
      ``exec`` (and ``Pipeline.start``) report Spark's own error, positioned at the statement
      whose source or query failed. When Spark refuses a query that ``check`` accepted,
-     ``check`` lacks a rule: please report it."""),
-    ("SS502", "error", "a query's checkpoint location is in use by another run (another "
-     "`exec`, `Session` or `Pipeline.start`, here or on another machine)", """
+     ``check`` lacks a rule: please report it.""",
+    ),
+    (
+        "SS502",
+        "error",
+        "a query's checkpoint location is in use by another run (another "
+        "`exec`, `Session` or `Pipeline.start`, here or on another machine)",
+        """
      Two runs of a query on one checkpoint race for its offset log: Spark fails the second
      some seconds later ("Race while writing batch"), or two drivers write the same batch.
      ``exec`` (and every ``Session`` and ``Pipeline.start`` run) holds an OS file lock
@@ -313,9 +536,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      releases it when the process ends, however it ends, so a killed run leaves nothing to
      clean up. Fix: wait for the run the message names to finish, stop it (Ctrl-C, or
      ``kill PID``: SIGTERM stops it cleanly), or give the sink another
-     ``checkpoint_location`` (a files sink also another ``path``) to run a second copy."""),
-    ("SS503", "error", "a checkpoint Spark finds inconsistent (its metadata file or a "
-     "stateful operator's state directory missing, a row of state corrupt)", """
+     ``checkpoint_location`` (a files sink also another ``path``) to run a second copy.""",
+    ),
+    (
+        "SS503",
+        "error",
+        "a checkpoint Spark finds inconsistent (its metadata file or a "
+        "stateful operator's state directory missing, a row of state corrupt)",
+        """
      Spark 4.2 and newer check a checkpoint when a query restarts: offset or commit logs
      without the ``metadata`` file (``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``), a
      stateful query whose ``state/`` folder is empty or missing
@@ -323,9 +551,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      checksum fails (``STATE_STORE_ROW_CHECKSUM_VERIFICATION_FAILED``) stop it (Spark 4.1
      refuses a checkpoint without its ``metadata`` file with another message, reported as
      ``SS501``). Usually files were deleted or copied by hand. Fix: restore the checkpoint from a backup, or start on a new checkpoint location
-     (a files sink with a new path too), which reads the sources again."""),
-    ("SS510", "error", "a Spark package the pipeline needs (Kafka, Avro) cannot be "
-     "resolved: no repository reachable, or the version is not served", """
+     (a files sink with a new path too), which reads the sources again.""",
+    ),
+    (
+        "SS510",
+        "error",
+        "a Spark package the pipeline needs (Kafka, Avro) cannot be "
+        "resolved: no repository reachable, or the version is not served",
+        """
      A pipeline with a ``kafka`` connector (or Avro values) needs Spark's
      ``org.apache.spark:spark-sql-kafka-0-10_2.13`` (and ``spark-avro_2.13``) package, which
      is not in pyspark. ``exec`` adds it to ``spark.jars.packages`` (the newest patch
@@ -333,22 +566,38 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      dependencies); without network access and without the package in the local Ivy cache
      the session cannot start. Fix: run once with network access, give
      ``--packages``/``SET 'spark.jars.packages'`` (or ``spark.jars`` with local jars), or
-     set ``SQLSTREAM_SPARK_PACKAGE_VERSION``."""),
-    ("SS530", "error", "the Spark cluster cannot be reached (`--master spark://…` or "
-     "`--remote sc://…`: nothing listens at the host and port)", """
+     set ``SQLSTREAM_SPARK_PACKAGE_VERSION``.""",
+    ),
+    (
+        "SS530",
+        "error",
+        "the Spark cluster cannot be reached (`--master spark://…` or "
+        "`--remote sc://…`: nothing listens at the host and port)",
+        """
      Before creating a session, ``exec`` and ``state`` open a TCP connection to the
      standalone master (``spark://host:port``, default port 7077) or the Spark Connect
      server (``sc://host:port``, default port 15002); without it Spark would retry for
      minutes. Fix: start the master (``spark-class org.apache.spark.deploy.master.Master``)
      or the server (``start-connect-server.sh``, or ``spark-submit --class
-     org.apache.spark.sql.connect.service.SparkConnectServer``), or correct the URL."""),
-    ("SS531", "error", "`--remote`: the Spark Connect client libraries are not installed", """
+     org.apache.spark.sql.connect.service.SparkConnectServer``), or correct the URL.""",
+    ),
+    (
+        "SS531",
+        "error",
+        "`--remote`: the Spark Connect client libraries are not installed",
+        """
      PySpark's Spark Connect client needs ``grpcio``, ``grpcio-status``,
      ``googleapis-common-protos``, ``pyarrow``, ``pandas`` and ``zstandard`` (PySpark's
-     ``connect`` extra). Fix: ``pip install 'sqlstream[connect]'``."""),
-    ("SS532", "error", "`sqlstream state`: Spark could not read the state of a checkpoint", """
+     ``connect`` extra). Fix: ``pip install 'sqlstream[connect]'``.""",
+    ),
+    (
+        "SS532",
+        "error",
+        "`sqlstream state`: Spark could not read the state of a checkpoint",
+        """
      Spark's state data source (Spark 4.0 or later) refused the checkpoint: e.g. it was
      written by a Spark version without operator metadata, or a batch's state files are
      missing. The message is Spark's. Fix: read it with the Spark version that wrote it,
-     or (a query that is running) read it again after the next commit."""),
+     or (a query that is running) read it again after the next commit.""",
+    ),
 )

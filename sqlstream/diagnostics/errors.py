@@ -102,7 +102,9 @@ class SqlStreamError(Exception):
         if self.span is not None and self.source is not None:
             text = self.source.line_text(self.span.line)
             if text:
-                width = max(1, min(self.span.end - self.span.start, len(text) - self.span.column + 1))
+                width = max(
+                    1, min(self.span.end - self.span.start, len(text) - self.span.column + 1)
+                )
                 lines.append("  " + text.expandtabs(1))
                 lines.append("  " + " " * (self.span.column - 1) + "^" * width)
         if self.hint:
@@ -111,9 +113,12 @@ class SqlStreamError(Exception):
 
     def to_dict(self) -> dict:
         """Return a JSON-ready record: code, message, hint, path, line, column, start, end."""
-        record = {"code": self.code, "severity": self.severity,
-                  "message": self._redact(self.message),
-                  "hint": self._redact(self.hint) if self.hint else None}
+        record = {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self._redact(self.message),
+            "hint": self._redact(self.hint) if self.hint else None,
+        }
         if self.span is not None:
             record.update(self.span.to_dict())
         return record

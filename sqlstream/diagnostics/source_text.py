@@ -112,7 +112,9 @@ class Source:
         start = max(0, min(start, len(self.text)))
         end = start if end is None else max(start, min(end, len(self.text)))
         line_index = bisect.bisect_right(self._line_starts, start) - 1
-        return Span(start, end, line_index + 1, start - self._line_starts[line_index] + 1, self.path)
+        return Span(
+            start, end, line_index + 1, start - self._line_starts[line_index] + 1, self.path
+        )
 
     def line_text(self, line: int) -> str:
         """Return line ``line`` (1-based) without its newline; ``""`` when out of range."""

@@ -258,8 +258,16 @@ class CreateFunction:
     span: Span
 
 
-Statement = (SetStatement | CreateStream | CreateTable | CreateView | CreateSink | Insert | Select
-             | CreateFunction)
+Statement = (
+    SetStatement
+    | CreateStream
+    | CreateTable
+    | CreateView
+    | CreateSink
+    | Insert
+    | Select
+    | CreateFunction
+)
 
 
 @dataclass(frozen=True)

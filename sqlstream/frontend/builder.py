@@ -10,24 +10,49 @@ import re
 
 from lark import Token, Tree
 
+from sqlstream.diagnostics.errors import (
+    ForeignSpellingError,
+    ParseError,
+    SemanticError,
+    did_you_mean,
+)
+from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend import ast
-from sqlstream.diagnostics.errors import ForeignSpellingError, ParseError, SemanticError, did_you_mean
 from sqlstream.frontend.grammar import first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
-from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend.variables import SourceMap
 
 # ---- types ---------------------------------------------------------------------------------
 
 _SIMPLE_TYPES = {
-    "STRING": "STRING", "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING",
-    "INT": "INT", "INTEGER": "INT", "BIGINT": "BIGINT", "LONG": "BIGINT",
-    "SMALLINT": "SMALLINT", "SHORT": "SMALLINT", "TINYINT": "TINYINT", "BYTE": "TINYINT",
-    "DOUBLE": "DOUBLE", "FLOAT": "FLOAT", "REAL": "FLOAT", "BOOLEAN": "BOOLEAN",
-    "BOOL": "BOOLEAN", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP",
-    "TIMESTAMP_NTZ": "TIMESTAMP_NTZ", "BINARY": "BINARY", "VARBINARY": "BINARY",
-    "BYTES": "BINARY", "DECIMAL": "DECIMAL", "DEC": "DECIMAL", "NUMERIC": "DECIMAL",
+    "STRING": "STRING",
+    "VARCHAR": "STRING",
+    "CHAR": "STRING",
+    "TEXT": "STRING",
+    "INT": "INT",
+    "INTEGER": "INT",
+    "BIGINT": "BIGINT",
+    "LONG": "BIGINT",
+    "SMALLINT": "SMALLINT",
+    "SHORT": "SMALLINT",
+    "TINYINT": "TINYINT",
+    "BYTE": "TINYINT",
+    "DOUBLE": "DOUBLE",
+    "FLOAT": "FLOAT",
+    "REAL": "FLOAT",
+    "BOOLEAN": "BOOLEAN",
+    "BOOL": "BOOLEAN",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMP",
+    "TIMESTAMP_LTZ": "TIMESTAMP",
+    "TIMESTAMP_NTZ": "TIMESTAMP_NTZ",
+    "BINARY": "BINARY",
+    "VARBINARY": "BINARY",
+    "BYTES": "BINARY",
+    "DECIMAL": "DECIMAL",
+    "DEC": "DECIMAL",
+    "NUMERIC": "DECIMAL",
     "VARIANT": "VARIANT",
 }
 _NESTED_TYPES = {"ARRAY": 1, "MAP": 2, "STRUCT": None}
@@ -35,8 +60,13 @@ _NESTED_TYPES = {"ARRAY": 1, "MAP": 2, "STRUCT": None}
 # ---- intervals -----------------------------------------------------------------------------
 
 _UNITS = {
-    "MICROSECOND": "microseconds", "MILLISECOND": "milliseconds", "SECOND": "seconds",
-    "MINUTE": "minutes", "HOUR": "hours", "DAY": "days", "WEEK": "weeks",
+    "MICROSECOND": "microseconds",
+    "MILLISECOND": "milliseconds",
+    "SECOND": "seconds",
+    "MINUTE": "minutes",
+    "HOUR": "hours",
+    "DAY": "days",
+    "WEEK": "weeks",
 }
 REAL_TIME_DEFAULT = "5 minutes"
 """The checkpoint interval of ``EMIT … REAL TIME`` without ``CHECKPOINT EVERY``: Spark's
@@ -134,13 +164,18 @@ class TreeBuilder:
             return self._ksql_table_as(node, column_list)
         if self.find(node, "with_clause") is None:
             raise self.error(
-                ParseError, "CREATE TABLE needs WITH (connector = …)", self.find(node, "name"),
+                ParseError,
+                "CREATE TABLE needs WITH (connector = …)",
+                self.find(node, "name"),
                 hint="e.g. CREATE TABLE airlines (carrier STRING, name STRING) WITH (connector = "
-                "'files', path = 'data/airlines.csv', format = 'csv', header = true)")
+                "'files', path = 'data/airlines.csv', format = 'csv', header = true)",
+            )
         columns, watermark = self.columns(column_list)
         if watermark is not None:
             raise self.error(
-                SemanticError, "a TABLE is bounded and cannot have a WATERMARK", column_list,
+                SemanticError,
+                "a TABLE is bounded and cannot have a WATERMARK",
+                column_list,
                 hint="declare it with CREATE STREAM to read it as a stream",
             )
         return ast.CreateTable(
@@ -165,9 +200,12 @@ class TreeBuilder:
         name = self.name(self.find(node, "name"))
         if column_list is not None:
             raise self.error(
-                ForeignSpellingError, f"CREATE TABLE {name.value} … AS SELECT takes its columns "
-                "from the query, not from a column list", column_list,
-                hint="drop the column list, or name the columns in the SELECT list (… AS name)")
+                ForeignSpellingError,
+                f"CREATE TABLE {name.value} … AS SELECT takes its columns "
+                "from the query, not from a column list",
+                column_list,
+                hint="drop the column list, or name the columns in the SELECT list (… AS name)",
+            )
         query, emit = self.as_query(self.find(node, "as_query"))
         span = self.span(node)
         if emit is None:
@@ -204,8 +242,11 @@ class TreeBuilder:
 
     def _statement_set(self, node: Tree) -> tuple[ast.Insert, ...]:
         """Flink's ``EXECUTE STATEMENT SET BEGIN … END``: its INSERTs, each its own query."""
-        return tuple(self._insert_stmt(child) for child in node.children
-                     if isinstance(child, Tree) and child.data == "insert_stmt")
+        return tuple(
+            self._insert_stmt(child)
+            for child in node.children
+            if isinstance(child, Tree) and child.data == "insert_stmt"
+        )
 
     def _create_function(self, node: Tree) -> ast.CreateFunction:
         """``CREATE FUNCTION``: its clauses, each at most once; whether they make a Python
@@ -214,14 +255,23 @@ class TreeBuilder:
         for child in node.children:
             if isinstance(child, Tree) and child.data.startswith("function_"):
                 if child.data in clauses:
-                    raise self.error(ParseError, f"{str(child.children[0]).upper()} is given "
-                                     "twice in this CREATE FUNCTION", child,
-                                     hint="keep one of the two")
+                    raise self.error(
+                        ParseError,
+                        f"{str(child.children[0]).upper()} is given twice in this CREATE FUNCTION",
+                        child,
+                        hint="keep one of the two",
+                    )
                 clauses[child.data] = child
         params = clauses.get("function_params")
-        parameters = None if params is None else tuple(
-            (self.name(kept_children(p)[0]), self.type(kept_children(p)[1]))
-            for p in params.children if isinstance(p, Tree))
+        parameters = (
+            None
+            if params is None
+            else tuple(
+                (self.name(kept_children(p)[0]), self.type(kept_children(p)[1]))
+                for p in params.children
+                if isinstance(p, Tree)
+            )
+        )
         returns = clauses.get("function_returns")
         language = clauses.get("function_language")
         reference = clauses.get("function_reference")
@@ -232,9 +282,13 @@ class TreeBuilder:
             parameters=parameters,
             returns=self.type(kept_children(returns)[0]) if returns is not None else None,
             returns_span=self.span(kept_children(returns)[0]) if returns is not None else None,
-            language=(ast.Name(str(kept_children(language)[0]).upper(),
-                               self.span(kept_children(language)[0]))
-                      if language is not None else None),
+            language=(
+                ast.Name(
+                    str(kept_children(language)[0]).upper(), self.span(kept_children(language)[0])
+                )
+                if language is not None
+                else None
+            ),
             reference=_unquote_string(str(reference_token)) if reference_token else None,
             reference_span=self.span(reference_token) if reference_token else None,
             body=self.sql(kept_children(body)[0]) if body is not None else None,
@@ -262,20 +316,38 @@ class TreeBuilder:
                 continue
             parts = kept_children(child)
             if child.data == "column_def":
-                columns.append(ast.ColumnDef(self.name(parts[0]), self.type(parts[1]), self.span(child)))
+                columns.append(
+                    ast.ColumnDef(self.name(parts[0]), self.type(parts[1]), self.span(child))
+                )
             elif child.data == "metadata_column":
-                key = next((_unquote_string(str(t)) for t in child.children
-                            if isinstance(t, Token) and t.type == "STRING"), None)
-                columns.append(ast.MetadataColumn(
-                    self.name(parts[0]), self.type(parts[1]), key, self.span(child)
-                ))
+                key = next(
+                    (
+                        _unquote_string(str(t))
+                        for t in child.children
+                        if isinstance(t, Token) and t.type == "STRING"
+                    ),
+                    None,
+                )
+                columns.append(
+                    ast.MetadataColumn(
+                        self.name(parts[0]), self.type(parts[1]), key, self.span(child)
+                    )
+                )
             elif child.data == "computed_column":
-                columns.append(ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child)))
+                columns.append(
+                    ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child))
+                )
             elif child.data == "watermark_def":
                 if watermark is not None:
-                    raise self.error(SemanticError, "a stream has at most one WATERMARK", child,
-                                     hint="keep one WATERMARK FOR …; Spark keeps one per stream")
-                watermark = ast.WatermarkDef(self.name(parts[0]), self.sql(parts[1]), self.span(child))
+                    raise self.error(
+                        SemanticError,
+                        "a stream has at most one WATERMARK",
+                        child,
+                        hint="keep one WATERMARK FOR …; Spark keeps one per stream",
+                    )
+                watermark = ast.WatermarkDef(
+                    self.name(parts[0]), self.sql(parts[1]), self.span(child)
+                )
         return tuple(columns), watermark
 
     def type(self, node: Tree, depth: int = 1) -> str:
@@ -287,31 +359,44 @@ class TreeBuilder:
         if node.data == "nested_type":
             if upper not in _NESTED_TYPES:
                 raise self.error(
-                    SemanticError, f"unknown nested type '{type_name}'"
-                    + did_you_mean(upper, _NESTED_TYPES), type_name,
+                    SemanticError,
+                    f"unknown nested type '{type_name}'" + did_you_mean(upper, _NESTED_TYPES),
+                    type_name,
                     hint="nested types: ARRAY<T>, MAP<K, V>, STRUCT<name: T, …>",
                 )
             if upper == "STRUCT":
                 fields = []
                 for arg in args:
                     if arg.data != "field":
-                        raise self.error(SemanticError, "STRUCT fields are written 'name: TYPE'", arg,
-                                         hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>")
+                        raise self.error(
+                            SemanticError,
+                            "STRUCT fields are written 'name: TYPE'",
+                            arg,
+                            hint="for example STRUCT<lat: DOUBLE, lon: DOUBLE>",
+                        )
                     field_name, field_type = kept_children(arg)[:2]
-                    fields.append(f"{quote_identifier(self.name(field_name).value)}: "
-                                  f"{self.type(field_type, depth + 1)}")
+                    fields.append(
+                        f"{quote_identifier(self.name(field_name).value)}: "
+                        f"{self.type(field_type, depth + 1)}"
+                    )
                 return f"STRUCT<{', '.join(fields)}>"
             if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
                 raise self.error(
-                    SemanticError, f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)", node,
+                    SemanticError,
+                    f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)",
+                    node,
                     hint="for example ARRAY<STRING> or MAP<STRING, INT>",
                 )
             return f"{upper}<{', '.join([self.type(a, depth + 1) for a in args])}>"
         if upper not in _SIMPLE_TYPES:
             raise self.error(
-                SemanticError, f"unknown type '{type_name}'"
-                + did_you_mean(upper, list(_SIMPLE_TYPES) + list(_NESTED_TYPES)), type_name,
-                hint="types: " + ", ".join(sorted(set(_SIMPLE_TYPES.values()))) + ", ARRAY<…>, MAP<…, …>, "
+                SemanticError,
+                f"unknown type '{type_name}'"
+                + did_you_mean(upper, list(_SIMPLE_TYPES) + list(_NESTED_TYPES)),
+                type_name,
+                hint="types: "
+                + ", ".join(sorted(set(_SIMPLE_TYPES.values())))
+                + ", ARRAY<…>, MAP<…, …>, "
                 "STRUCT<name: TYPE, …>",
             )
         spark = _SIMPLE_TYPES[upper]
@@ -330,7 +415,9 @@ class TreeBuilder:
                 option = self.option(child)
                 if option.key.lower() in seen:
                     raise SemanticError(
-                        f"option '{option.key}' is given twice", option.key_span, self.source,
+                        f"option '{option.key}' is given twice",
+                        option.key_span,
+                        self.source,
                         hint="remove one of the two",
                     )
                 seen[option.key.lower()] = option
@@ -373,8 +460,9 @@ class TreeBuilder:
             if child.data in ("changes", "final", "on_window_close", "complete"):
                 mode = {"changes": "update", "complete": "complete"}.get(child.data, "append")
             elif child.data == "every":
-                trigger = ast.Trigger("processing_time", self.interval(kept_children(child)[0]),
-                                      self.span(child))
+                trigger = ast.Trigger(
+                    "processing_time", self.interval(kept_children(child)[0]), self.span(child)
+                )
             elif child.data in ("once", "available_now"):
                 trigger = ast.Trigger("available_now", None, self.span(child))
             elif child.data == "continuous":
@@ -387,19 +475,24 @@ class TreeBuilder:
                 if every and _micros(interval) < REAL_TIME_MINIMUM_MICROS:
                     # Spark: INVALID_STREAMING_REAL_TIME_MODE_TRIGGER_INTERVAL at start
                     raise self.error(
-                        SemanticError, f"a real-time checkpoint interval of {interval} is shorter "
+                        SemanticError,
+                        f"a real-time checkpoint interval of {interval} is shorter "
                         "than Spark's minimum of 5 seconds "
-                        "(spark.sql.streaming.realTimeMode.minBatchDuration)", every[0],
+                        "(spark.sql.streaming.realTimeMode.minBatchDuration)",
+                        every[0],
                         hint="the interval is how often the query checkpoints, not its latency "
                         "(rows are written as they arrive): write 5 seconds or more, or leave "
-                        "CHECKPOINT EVERY out (5 minutes)")
+                        "CHECKPOINT EVERY out (5 minutes)",
+                    )
                 trigger = ast.Trigger("real_time", interval, self.span(child))
         return ast.Emit(mode, trigger, self.span(node))
 
     def interval(self, node: Tree) -> str:
         """``INTERVAL '10' SECONDS`` / ``INTERVAL 10 SECOND`` / ``INTERVAL '10 seconds'`` → ``10 seconds``."""
         value_token, *rest = kept_children(node)
-        raw = _unquote_string(str(value_token)) if value_token.type == "STRING" else str(value_token)
+        raw = (
+            _unquote_string(str(value_token)) if value_token.type == "STRING" else str(value_token)
+        )
         unit = str(rest[0]) if rest else None
         match = _DURATION.match(raw)
         if match and unit is None:
@@ -411,13 +504,19 @@ class TreeBuilder:
         canonical = _UNITS.get((unit or "").upper().rstrip("S")) if unit else None
         if amount is None or canonical is None:
             raise self.error(
-                SemanticError, f"cannot read interval {self.source_map.text[slice(*self.at(node))]!r}",
-                node, hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1' MINUTE",
+                SemanticError,
+                f"cannot read interval {self.source_map.text[slice(*self.at(node))]!r}",
+                node,
+                hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1' MINUTE",
             )
         if float(amount) == 1:
             canonical = canonical.rstrip("s")
         problem = duration_problem(f"{amount} {canonical}", "trigger")
         if problem:  # Spark: Trigger.ProcessingTime / Continuous refuse it
-            raise self.error(SemanticError, f"a trigger interval Spark refuses: {problem}", node,
-                             hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1.5' SECONDS")
+            raise self.error(
+                SemanticError,
+                f"a trigger interval Spark refuses: {problem}",
+                node,
+                hint="write e.g. INTERVAL '10' SECONDS or INTERVAL '1.5' SECONDS",
+            )
         return f"{amount} {canonical}"

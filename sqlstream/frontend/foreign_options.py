@@ -54,20 +54,27 @@ def map_foreign_options(options: tuple[ast.Option, ...], source: Source) -> tupl
     if connector is None and "kafka_topic" in keys:
         first = keys["kafka_topic"]
         mapped.append(_renamed(first, "connector", "kafka"))
-    is_kafka = (connector is not None and str(connector.value).lower() == "kafka") or "kafka_topic" in keys
+    is_kafka = (
+        connector is not None and str(connector.value).lower() == "kafka"
+    ) or "kafka_topic" in keys
     for option in options:
         key = option.key.lower()
         if key == "kafka_topic":
             mapped.append(_renamed(option, "topic"))
         elif key == "value_format":
-            mapped.append(_renamed(option, "format", _KSQL_FORMATS.get(str(option.value).lower(),
-                                                                       str(option.value).lower())))
+            mapped.append(
+                _renamed(
+                    option,
+                    "format",
+                    _KSQL_FORMATS.get(str(option.value).lower(), str(option.value).lower()),
+                )
+            )
         elif not is_kafka:
             mapped.append(option)
         elif key == "properties.bootstrap.servers":
             mapped.append(_renamed(option, "bootstrap_servers"))
         elif key.startswith("properties."):
-            mapped.append(_renamed(option, "kafka." + option.key[len("properties."):]))
+            mapped.append(_renamed(option, "kafka." + option.key[len("properties.") :]))
         elif key == "value.format":
             mapped.append(_renamed(option, "format"))
         elif key == "scan.startup.mode":
@@ -78,9 +85,11 @@ def map_foreign_options(options: tuple[ast.Option, ...], source: Source) -> tupl
                 raise ForeignSpellingError(
                     f"Flink's scan.startup.mode = '{option.value}' has no Spark counterpart: Spark keeps "
                     "the offsets it read in the query's checkpoint, not in a consumer group",
-                    option.value_span, source,
+                    option.value_span,
+                    source,
                     hint="startingOffsets = 'earliest' or 'latest' for the first run (later runs resume "
-                    "from the checkpoint), or startingOffsets = '{\"topic\":{\"0\":42}}' for given offsets")
+                    'from the checkpoint), or startingOffsets = \'{"topic":{"0":42}}\' for given offsets',
+                )
         elif key == "scan.startup.timestamp-millis":
             mapped.append(_renamed(option, "startingTimestamp"))
         else:

@@ -71,5 +71,3 @@ def last_token(node: Tree | Token) -> Token:
     while type(node) is Tree:
         node = node.children[-1]
     return node
-
-

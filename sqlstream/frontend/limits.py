@@ -30,8 +30,16 @@ from typing import TypeVar
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.diagnostics.source_text import Span
 
-__all__ = ["MAX_FILE_BYTES", "MAX_NESTING", "MAX_SUBQUERY_NESTING", "NestingError", "check_nesting",
-           "nesting_error", "read_small_file", "run_deep"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_NESTING",
+    "MAX_SUBQUERY_NESTING",
+    "NestingError",
+    "check_nesting",
+    "nesting_error",
+    "read_small_file",
+    "run_deep",
+]
 
 # Parentheses (expressions, subqueries, calls) and nested types (ARRAY<…>, STRUCT<…>):
 # deeper than Spark 4.1 accepts in every form measured, so no program Spark runs is refused.
@@ -45,7 +53,9 @@ MAX_SUBQUERY_NESTING = 160
 # they are read (a .ssql file of 10,000 statements is about 1 MiB).
 MAX_FILE_BYTES = 8 * 1024 * 1024
 STACK_BYTES = 512 * 1024 * 1024  # reserved, not committed: pages are used as the stack grows
-RECURSION_LIMIT = 250_000  # frames: 1,000 parentheses need 20,000–40,000 (measured), 160 subqueries fewer
+RECURSION_LIMIT = (
+    250_000  # frames: 1,000 parentheses need 20,000–40,000 (measured), 160 subqueries fewer
+)
 
 T = TypeVar("T")
 
@@ -62,14 +72,19 @@ class NestingError(SqlStreamError):
 # bracket (group 3: ">" closes a nested type).
 _TOKENS = re.compile(
     r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|([()])|([A-Za-z_]\w*)|([<>])",
-    re.S)
+    re.S,
+)
 _QUERY_WORDS = {"select", "with", "from", "values", "table"}
 _TYPE_WORDS = {"array", "map", "struct"}
 _LEVELS = {"(": "parentheses", "case": "CASE expressions"}
 
 
-def check_nesting(text: str, span: Callable[[int, int], Span], limit: int = MAX_NESTING,
-                  subquery_limit: int = MAX_SUBQUERY_NESTING) -> None:
+def check_nesting(
+    text: str,
+    span: Callable[[int, int], Span],
+    limit: int = MAX_NESTING,
+    subquery_limit: int = MAX_SUBQUERY_NESTING,
+) -> None:
     """Refuse text whose parentheses and ``CASE … END`` nest deeper than ``limit`` together,
     or whose nested types (``ARRAY<…>``, ``MAP<…>``, ``STRUCT<…>``) nest deeper than ``limit``, or whose subqueries nest deeper than ``subquery_limit``
     (strings, quoted names and comments are skipped; unbalanced parentheses are left to the
@@ -100,8 +115,9 @@ def check_nesting(text: str, span: Callable[[int, int], Span], limit: int = MAX_
                 opened[-1] = "query"
                 subqueries += 1
                 if subqueries > subquery_limit:
-                    raise nesting_error("subqueries", span(after_open.start(), match.end()),
-                                        subquery_limit)
+                    raise nesting_error(
+                        "subqueries", span(after_open.start(), match.end()), subquery_limit
+                    )
             elif lowered == "case":
                 opening = "case"
             elif lowered == "end" and opened and opened[-1] == "case":
@@ -132,7 +148,8 @@ def check_nesting(text: str, span: Callable[[int, int], Span], limit: int = MAX_
 def nesting_error(what: str, span: Span | None, limit: int = MAX_NESTING) -> NestingError:
     """The ``SS103`` error for ``what`` (``"parentheses"``, ``"nested types"``) at ``span``."""
     return NestingError(
-        f"{what} nest deeper than {limit} levels", span,
+        f"{what} nest deeper than {limit} levels",
+        span,
         hint="Spark refuses such statements as too complex (FAILED_TO_PARSE_TOO_COMPLEX); "
         "split the query into views",
     )

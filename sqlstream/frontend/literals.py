@@ -17,9 +17,18 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-__all__ = ["Duration", "date_problem", "duration", "duration_problem", "interval_value_problem",
-           "literal_problem", "quote_identifier", "split_interval_offsets", "string_literal",
-           "timestamp_problem"]
+__all__ = [
+    "Duration",
+    "date_problem",
+    "duration",
+    "duration_problem",
+    "interval_value_problem",
+    "literal_problem",
+    "quote_identifier",
+    "split_interval_offsets",
+    "string_literal",
+    "timestamp_problem",
+]
 
 
 def quote_identifier(name: str) -> str:
@@ -34,10 +43,17 @@ def string_literal(text: str) -> str:
     Spark SQL reference, *Literals*)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
+
 _UNITS = {  # Spark's unit words (singular or plural): (months, days, microseconds) per unit
-    "year": (12, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0), "day": (0, 1, 0),
-    "hour": (0, 0, 3_600_000_000), "minute": (0, 0, 60_000_000), "second": (0, 0, 1_000_000),
-    "millisecond": (0, 0, 1_000), "microsecond": (0, 0, 1),
+    "year": (12, 0, 0),
+    "month": (1, 0, 0),
+    "week": (0, 7, 0),
+    "day": (0, 1, 0),
+    "hour": (0, 0, 3_600_000_000),
+    "minute": (0, 0, 60_000_000),
+    "second": (0, 0, 1_000_000),
+    "millisecond": (0, 0, 1_000),
+    "microsecond": (0, 0, 1),
 }
 _TERM = re.compile(r"\s*([+-]?)\s*(\d+)(?:\.(\d*))?\s+([A-Za-z]+)\s*")
 _INT_MAX = 2**31 - 1
@@ -71,7 +87,7 @@ def duration(text: str) -> Duration:
     """
     body = text.strip()
     if body.lower().startswith("interval"):
-        body = body[len("interval"):]
+        body = body[len("interval") :]
     if not body.strip():
         raise ValueError(f"'{text}' has no amount and unit")
     months = days = micros = 0
@@ -84,10 +100,14 @@ def duration(text: str) -> Duration:
         unit = word.lower()
         unit = unit[:-1] if unit.endswith("s") and unit[:-1] in _UNITS else unit
         if unit not in _UNITS:
-            raise ValueError(f"'{word}' is not a unit (year, month, week, day, hour, minute, "
-                             "second, millisecond, microsecond)")
+            raise ValueError(
+                f"'{word}' is not a unit (year, month, week, day, hour, minute, "
+                "second, millisecond, microsecond)"
+            )
         if fraction is not None and unit != "second":
-            raise ValueError(f"'{whole}.{fraction} {word}' cannot have a fractional part (only seconds can)")
+            raise ValueError(
+                f"'{whole}.{fraction} {word}' cannot have a fractional part (only seconds can)"
+            )
         value = int(whole) * (-1 if sign == "-" else 1)
         per_month, per_day, per_micro = _UNITS[unit]
         months += value * per_month
@@ -96,8 +116,12 @@ def duration(text: str) -> Duration:
         if fraction:
             scaled = int((fraction + "000000")[:6])
             micros += -scaled if sign == "-" else scaled
-        if abs(int(whole)) > _LONG_MAX or abs(months) > _INT_MAX or abs(days) > _INT_MAX \
-                or abs(micros) > _LONG_MAX:
+        if (
+            abs(int(whole)) > _LONG_MAX
+            or abs(months) > _INT_MAX
+            or abs(days) > _INT_MAX
+            or abs(micros) > _LONG_MAX
+        ):
             raise ValueError(f"'{text}' overflows Spark's interval")
         position = match.end()
     return Duration(months, days, micros)
@@ -146,8 +170,10 @@ def interval_value_problem(value: str, unit: str | None, to_unit: str | None = N
         singular = (word or "").lower()
         singular = singular[:-1] if singular.endswith("s") and singular[:-1] in _UNITS else singular
         if word is not None and singular not in _UNITS:
-            return f"'{word}' is not a unit (year, month, week, day, hour, minute, second, " \
+            return (
+                f"'{word}' is not a unit (year, month, week, day, hour, minute, second, "
                 "millisecond, microsecond)"
+            )
     if to_unit is not None:
         pattern = _YEAR_MONTH if unit.upper() in ("YEAR", "MONTH") else _DAY_TIME
         return None if pattern.match(value) else f"cannot read '{value}' as {unit} TO {to_unit}"
@@ -157,8 +183,10 @@ def interval_value_problem(value: str, unit: str | None, to_unit: str | None = N
 
 
 _DATE = re.compile(r"\s*[+-]?(\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
-_TIME = re.compile(r"(?:[ T](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.\d{0,9})?)?)?)?"
-                   r"\s*(?:Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2})?(?::\d{2})?|[A-Za-z]+/[A-Za-z_]+)?\s*\Z")
+_TIME = re.compile(
+    r"(?:[ T](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.\d{0,9})?)?)?)?"
+    r"\s*(?:Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2})?(?::\d{2})?|[A-Za-z]+/[A-Za-z_]+)?\s*\Z"
+)
 
 
 def _date_fields(match) -> str | None:
@@ -199,8 +227,12 @@ def timestamp_problem(text: str) -> str | None:
 # ---- typed literals of a parsed query (sqlglot nodes) ---------------------------------------
 
 _DATE_TYPES = {exp.DType.DATE}
-_TIMESTAMP_TYPES = {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ,
-                    exp.DType.TIMESTAMPNTZ}
+_TIMESTAMP_TYPES = {
+    exp.DType.TIMESTAMP,
+    exp.DType.TIMESTAMPTZ,
+    exp.DType.TIMESTAMPLTZ,
+    exp.DType.TIMESTAMPNTZ,
+}
 
 
 def literal_problem(node: exp.Expr) -> str | None:

@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from lark import Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from sqlstream.frontend import ast
 from sqlstream.diagnostics.errors import CompileError, ParseError, SqlStreamError
+from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast
 from sqlstream.frontend.builder import TreeBuilder
 from sqlstream.frontend.grammar import lark_parser
 from sqlstream.frontend.limits import NestingError, check_nesting
-from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend.variables import SourceMap, substitute
+
 
 def parse(
     text: str,
@@ -101,7 +102,7 @@ def reparse(
     index = 0
     while index < len(stops):
         found = None
-        for end in stops[index:index + 1 + MAX_INNER_ENDS]:  # (more than one: ``;`` inside
+        for end in stops[index : index + 1 + MAX_INNER_ENDS]:  # (more than one: ``;`` inside
             piece = new_text[position:end]  # a statement set ``previous`` had)
             if (found := previous.chunks.get(piece) or chunks.get(piece)) is not None:
                 break
@@ -139,8 +140,12 @@ def _parse_alone(piece: str) -> tuple[tuple[Tree, ...], int] | None:
     except UnexpectedInput:
         return None
     children = tree.children
-    if not children or [c for c in children if type(c) is not Tree] != [children[-1]] or \
-            children[-1] != ";" or children[-1].end_pos != len(piece):
+    if (
+        not children
+        or [c for c in children if type(c) is not Tree] != [children[-1]]
+        or children[-1] != ";"
+        or children[-1].end_pos != len(piece)
+    ):
         return None
     return tuple(children[:-1]), 0
 
@@ -154,8 +159,13 @@ def _substitute(text: str, variables, path, environ) -> SourceMap:
     return source_map
 
 
-def _parse(source_map: SourceMap, cut: int = 0, kept: tuple = (), ends: tuple = (),
-           chunks: dict | None = None) -> ast.Script:
+def _parse(
+    source_map: SourceMap,
+    cut: int = 0,
+    kept: tuple = (),
+    ends: tuple = (),
+    chunks: dict | None = None,
+) -> ast.Script:
     """The script of ``source_map``'s text from offset ``cut`` on, after the statements
     ``kept``, the statement ends ``ends`` and the pieces ``chunks`` (``Script.chunks``)
     that come before it; ``chunks`` ``None``: keep no trees."""
@@ -172,7 +182,7 @@ def _parse(source_map: SourceMap, cut: int = 0, kept: tuple = (), ends: tuple = 
         elif child == ";":
             ends.append(child.end_pos)
             if chunks is not None:
-                chunks.setdefault(source_map.text[start:child.end_pos], (tuple(trees), start))
+                chunks.setdefault(source_map.text[start : child.end_pos], (tuple(trees), start))
             trees, start = [], child.end_pos
     return ast.Script(tuple(statements), source_map, tuple(ends), chunks or {})
 
@@ -185,11 +195,14 @@ def _cut(previous: ast.Script, source_map: SourceMap) -> int:
         return 0
     same = _common_prefix(old.text, source_map.text)
     written = _common_prefix(old.source.text, source_map.source.text)
-    for cut in reversed(previous.ends[:bisect.bisect_right(previous.ends, same)]):
+    for cut in reversed(previous.ends[: bisect.bisect_right(previous.ends, same)]):
         at = source_map.original_offset(cut)
-        if at <= written and old.original_offset(cut) == at and \
-                [r for r in old.replacements if r[0] < cut] == \
-                [r for r in source_map.replacements if r[0] < cut]:
+        if (
+            at <= written
+            and old.original_offset(cut) == at
+            and [r for r in old.replacements if r[0] < cut]
+            == [r for r in source_map.replacements if r[0] < cut]
+        ):
             return cut
     return 0
 
@@ -208,7 +221,9 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 # A string, quoted identifier or comment (skipped), or a statement-ending `;`.
-_STATEMENT_END = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|(;)", re.S)
+_STATEMENT_END = re.compile(
+    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/|(;)", re.S
+)
 MAX_SYNTAX_ERRORS = 20
 
 
@@ -249,10 +264,21 @@ def _parse_reporting_all(source_map: SourceMap, cut: int = 0) -> Tree:
 # ---- syntax errors -----------------------------------------------------------------------
 
 _TERMINAL_TEXT = {
-    "SEMICOLON": "';'", "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "EQUAL": "'='",
-    "LESSTHAN": "'<'", "MORETHAN": "'>'", "COLON": "':'", "IDENT": "a name",
-    "QUOTED_IDENT": "a name", "STRING": "a string", "NUMBER": "a number",
-    "SIGNED_NUMBER": "a number", "QUERY_START": "a query (SELECT …)", "OP": "an operator",
+    "SEMICOLON": "';'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "COMMA": "','",
+    "EQUAL": "'='",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
+    "COLON": "':'",
+    "IDENT": "a name",
+    "QUOTED_IDENT": "a name",
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "SIGNED_NUMBER": "a number",
+    "QUERY_START": "a query (SELECT …)",
+    "OP": "an operator",
     "$END": "end of file",
 }
 
@@ -287,7 +313,9 @@ def _syntax_error(exc: UnexpectedInput, source_map: SourceMap) -> ParseError:
     if found.startswith("unterminated"):
         hint = f"close it with {text[start]}; inside it, write the quote twice or escape it with \\"
     else:
-        hint = "see the statement forms in docs/dialect.md#statements; every statement ends with ';'"
-    return ParseError(message, source_map.span(start, max(end, start + 1)), source_map.source, hint=hint)
-
-
+        hint = (
+            "see the statement forms in docs/dialect.md#statements; every statement ends with ';'"
+        )
+    return ParseError(
+        message, source_map.span(start, max(end, start + 1)), source_map.source, hint=hint
+    )

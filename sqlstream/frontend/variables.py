@@ -120,8 +120,9 @@ def substitute(
             _check_secret_position(source, match, string_start)
             # one token per value: equal texts stay equal (a grouping key and its SELECT item)
             token = next((s.token for s in secrets if s.value == value), secret_token(len(secrets)))
-            secrets.append(Secret(secret_name, value, source.span(match.start(), match.end()),
-                                  token))
+            secrets.append(
+                Secret(secret_name, value, source.span(match.start(), match.end()), token)
+            )
             value = token  # the compiler never holds the value (Source.unseal puts it back)
         replacements.append((new_len, new_len + len(value), match.start(), match.end()))
         out.append(value)
@@ -158,23 +159,35 @@ def _check_secret_position(source: Source, match: re.Match, string_start: int | 
         VariableError: ``SS240``, at the reference.
     """
     span = source.span(match.start(), match.end())
-    hint = ("put the secret inside a '…' string: an option value, a SET value or a string "
-            "literal in a query (quotes and backslashes in its value are escaped for you)")
+    hint = (
+        "put the secret inside a '…' string: an option value, a SET value or a string "
+        "literal in a query (quotes and backslashes in its value are escaped for you)"
+    )
     if string_start is None:
         raise VariableError(
             f"the secret {match.group()} is used outside a '…' string; as a name, alias or "
-            "value its text would show in schemas, plans and messages", span, source,
-            hint=hint, code="SS240")
-    before = _TYPED_LITERAL.search(source.text[max(0, string_start - 40):string_start])
+            "value its text would show in schemas, plans and messages",
+            span,
+            source,
+            hint=hint,
+            code="SS240",
+        )
+    before = _TYPED_LITERAL.search(source.text[max(0, string_start - 40) : string_start])
     if before is not None:
         raise VariableError(
             f"the secret {match.group()} is the text of a typed literal ({before.group(1).upper()} "
-            "'…'), which Spark parses and prints normalised", span, source, hint=hint, code="SS240")
+            "'…'), which Spark parses and prints normalised",
+            span,
+            source,
+            hint=hint,
+            code="SS240",
+        )
 
 
 # A typed literal's keyword right before a string: INTERVAL '1' HOUR, DATE '…', X'…'.
 _TYPED_LITERAL = re.compile(
-    r"(?<![\w`])(INTERVAL|DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ|X)\s*\Z", re.I)
+    r"(?<![\w`])(INTERVAL|DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ|X)\s*\Z", re.I
+)
 
 
 def _resolve(source, match, variables, environ) -> tuple[str, str | None]:
@@ -183,29 +196,41 @@ def _resolve(source, match, variables, environ) -> tuple[str, str | None]:
     span = source.span(match.start(), match.end())
     if not match.group("close"):
         raise VariableError(
-            "unterminated variable reference: '${' without '}'", span, source,
+            "unterminated variable reference: '${' without '}'",
+            span,
+            source,
             hint="write ${name} or ${env:NAME}",
         )
     body = match.group("body").strip()
     if body.startswith("env:"):
         name = body[4:].strip()
         if not _NAME.match(name):
-            raise VariableError(f"bad environment variable name '{name}'", span, source,
-                                hint="an environment variable name is letters, digits, '_', '.' and '-'")
+            raise VariableError(
+                f"bad environment variable name '{name}'",
+                span,
+                source,
+                hint="an environment variable name is letters, digits, '_', '.' and '-'",
+            )
         if name not in environ:
             raise VariableError(
-                f"environment variable '{name}' is not set", span, source,
+                f"environment variable '{name}' is not set",
+                span,
+                source,
                 hint=f"export {name}=… before running, or pass a value with --var",
             )
         return environ[name], name
     if not _NAME.match(body):
         raise VariableError(
-            f"bad variable name '{body}'", span, source,
+            f"bad variable name '{body}'",
+            span,
+            source,
             hint="names are letters, digits, '_', '.' and '-', starting with a letter or '_'",
         )
     if body not in variables:
         raise VariableError(
-            f"undefined variable '{body}'{did_you_mean(body, variables)}", span, source,
+            f"undefined variable '{body}'{did_you_mean(body, variables)}",
+            span,
+            source,
             hint=f"pass a value with --var {body}=… (CLI) or variables={{'{body}': …}} (API)",
         )
     return _format_value(variables[body]), None

@@ -24,10 +24,15 @@ _EDGE = {  # edge kind -> DOT edge attributes
     "writes": 'color="#be185d"',
     "join": 'color="#7c3aed", penwidth=2.2',
     "dead_letter": 'color="#dc2626", style=dashed, penwidth=1.6, label="dead letters", '
-                   'fontcolor="#dc2626"',
+    'fontcolor="#dc2626"',
 }
-_KIND_TITLE = {"stream": "STREAM", "table": "TABLE", "view": "VIEW", "query": "QUERY",
-               "sink": "SINK"}
+_KIND_TITLE = {
+    "stream": "STREAM",
+    "table": "TABLE",
+    "view": "VIEW",
+    "query": "QUERY",
+    "sink": "SINK",
+}
 
 
 def _quote(text: str) -> str:
@@ -40,8 +45,10 @@ def _label(node: Node) -> str:
         title += " · stream-stream join"
     if "dead_letter" in node.marks:
         title += " · dead letters"
-    rows = [f'<FONT POINT-SIZE="9" COLOR="#6b7280">{html.escape(title)}</FONT>',
-            f"<B>{html.escape(node.name)}</B>"]
+    rows = [
+        f'<FONT POINT-SIZE="9" COLOR="#6b7280">{html.escape(title)}</FONT>',
+        f"<B>{html.escape(node.name)}</B>",
+    ]
     rows += [f'<FONT POINT-SIZE="10">{html.escape(line)}</FONT>' for line in node.details]
     return "<" + "<BR/>".join(rows) + ">"
 
@@ -50,11 +57,13 @@ def to_dot(graph: Graph) -> str:
     """The Graphviz DOT text of ``graph`` (a ``digraph``, left to right; stateful queries
     drawn with a thick border, stream-stream join inputs in bold violet, dead-letter paths
     dashed red)."""
-    lines = [f"digraph {_quote(graph.name)} {{",
-             '  graph [rankdir=LR, fontname="Helvetica", nodesep=0.35, ranksep=0.7, '
-             f'label={_quote("pipeline " + graph.name)}, labelloc=t, fontsize=16];',
-             '  node [fontname="Helvetica", fontsize=12, margin="0.15,0.08"];',
-             '  edge [fontname="Helvetica", fontsize=10, arrowsize=0.8];']
+    lines = [
+        f"digraph {_quote(graph.name)} {{",
+        '  graph [rankdir=LR, fontname="Helvetica", nodesep=0.35, ranksep=0.7, '
+        f"label={_quote('pipeline ' + graph.name)}, labelloc=t, fontsize=16];",
+        '  node [fontname="Helvetica", fontsize=12, margin="0.15,0.08"];',
+        '  edge [fontname="Helvetica", fontsize=10, arrowsize=0.8];',
+    ]
     for node in graph.nodes:
         extra = ", penwidth=2.5" if "stateful" in node.marks else ""
         if "dead_letter" in node.marks:
@@ -66,14 +75,25 @@ def to_dot(graph: Graph) -> str:
     return "\n".join(lines) + "\n"
 
 
-_MERMAID_SHAPE = {"stream": ("([", "])"), "table": ("[(", ")]"), "view": ("[/", "/]"),
-                  "query": ("[", "]"), "sink": ("[[", "]]")}
-_MERMAID_EDGE = {"reads": "-->", "writes": "-->", "join": "==>|join|",
-                 "dead_letter": "-.->|dead letters|"}
+_MERMAID_SHAPE = {
+    "stream": ("([", "])"),
+    "table": ("[(", ")]"),
+    "view": ("[/", "/]"),
+    "query": ("[", "]"),
+    "sink": ("[[", "]]"),
+}
+_MERMAID_EDGE = {
+    "reads": "-->",
+    "writes": "-->",
+    "join": "==>|join|",
+    "dead_letter": "-.->|dead letters|",
+}
 _MERMAID_CLASS = {
-    "stream": "fill:#dbeafe,stroke:#1d4ed8", "table": "fill:#e5e7eb,stroke:#374151",
+    "stream": "fill:#dbeafe,stroke:#1d4ed8",
+    "table": "fill:#e5e7eb,stroke:#374151",
     "view": "fill:#fef9c3,stroke:#a16207,stroke-dasharray:4 3",
-    "query": "fill:#dcfce7,stroke:#15803d", "sink": "fill:#fce7f3,stroke:#be185d",
+    "query": "fill:#dcfce7,stroke:#15803d",
+    "sink": "fill:#fce7f3,stroke:#be185d",
 }
 
 
@@ -93,13 +113,17 @@ def to_mermaid(graph: Graph) -> str:
     for node in graph.nodes:
         open_, close = _MERMAID_SHAPE[node.kind]
         title = node.kind + (" · stream-stream join" if "join" in node.marks else "")
-        rows = [f"<small>{_mermaid_text(title)}</small>", f"<b>{_mermaid_text(node.name)}</b>",
-                *(_mermaid_text(d) for d in node.details)]
+        rows = [
+            f"<small>{_mermaid_text(title)}</small>",
+            f"<b>{_mermaid_text(node.name)}</b>",
+            *(_mermaid_text(d) for d in node.details),
+        ]
         lines.append(f'  {_mermaid_id(node.id)}{open_}"{"<br/>".join(rows)}"{close}')
         lines.append(f"  class {_mermaid_id(node.id)} {node.kind}")
     for edge in graph.edges:
-        lines.append(f"  {_mermaid_id(edge.source)} {_MERMAID_EDGE[edge.kind]} "
-                     f"{_mermaid_id(edge.target)}")
+        lines.append(
+            f"  {_mermaid_id(edge.source)} {_MERMAID_EDGE[edge.kind]} {_mermaid_id(edge.target)}"
+        )
     for kind, style in _MERMAID_CLASS.items():
         lines.append(f"  classDef {kind} {style}")
     return "\n".join(lines) + "\n"

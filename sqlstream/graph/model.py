@@ -88,8 +88,10 @@ def tables_read(sql: str) -> set[str]:
 
 def _source_details(relation: p.SourceRelation) -> tuple[str, ...]:
     target = relation.format or ""
-    lines = [f"{relation.connector}" + (f" ({target})" if target and target != relation.connector
-                                        else "")]
+    lines = [
+        f"{relation.connector}"
+        + (f" ({target})" if target and target != relation.connector else "")
+    ]
     if relation.path:
         lines.append(_short(relation.path))
     if relation.watermark is not None:
@@ -100,7 +102,7 @@ def _source_details(relation: p.SourceRelation) -> tuple[str, ...]:
 
 
 def _short(text: str, width: int = 48) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def _operator_line(operator: p.StatefulOperator) -> str:
@@ -114,12 +116,17 @@ def _operator_line(operator: p.StatefulOperator) -> str:
 def _query_details(query: p.Query) -> tuple[str, ...]:
     trigger = trigger_of(query.trigger)
     interval = trigger["interval"]
-    lines = [f"output mode {query.output_mode}", "trigger: " + {
-        "default": "default (next micro-batch at once)",
-        "available_now": "available now (what is there, then stop)",
-        "processing_time": f"every {interval}",
-        "continuous": f"continuous (checkpoint every {interval})",
-        "real_time": f"real time (checkpoint every {interval})"}[trigger["kind"]]]
+    lines = [
+        f"output mode {query.output_mode}",
+        "trigger: "
+        + {
+            "default": "default (next micro-batch at once)",
+            "available_now": "available now (what is there, then stop)",
+            "processing_time": f"every {interval}",
+            "continuous": f"continuous (checkpoint every {interval})",
+            "real_time": f"real time (checkpoint every {interval})",
+        }[trigger["kind"]],
+    ]
     state = query.state
     for operator in state.operators if state else ():
         lines.append(_short(_operator_line(operator), 60))
@@ -129,8 +136,10 @@ def _query_details(query: p.Query) -> tuple[str, ...]:
 
 
 def _sink_details(sink: p.Sink) -> tuple[str, ...]:
-    lines = [sink.connector + (f" ({sink.format})" if sink.format and sink.format != sink.connector
-                               else "")]
+    lines = [
+        sink.connector
+        + (f" ({sink.format})" if sink.format and sink.format != sink.connector else "")
+    ]
     if sink.path:
         lines.append(_short(sink.path))
     return tuple(lines)
@@ -148,7 +157,7 @@ def build(plan: p.Plan) -> Graph:
     """
     graph = Graph(plan.name)
     inputs: dict[str, set[str]] = {}  # relation (lower case) -> relations it reads
-    decoded: dict[str, str] = {}      # decoded view -> its source
+    decoded: dict[str, str] = {}  # decoded view -> its source
     ids: dict[str, str] = {}
     joined = _joined_relations(plan)
     for relation in plan.relations:
@@ -190,14 +199,17 @@ def build(plan: p.Plan) -> Graph:
         read = tables_read(query.sql)
         dead = {decoded[t] for t in read if t in decoded}
         stateful = bool(query.state and query.state.stateful)
-        join = any(o.kind == "stream_stream_join" and o.relation is None
-                   for o in (query.state.operators if query.state else ()))
+        join = any(
+            o.kind == "stream_stream_join" and o.relation is None
+            for o in (query.state.operators if query.state else ())
+        )
         marks = {"stateful"} if stateful else set()
         marks |= {"join"} if join else set()
         marks |= {"dead_letter"} if dead else set()
         query_id = f"query:{query.name.lower()}"
-        graph.nodes.append(Node(query_id, "query", query.name, _query_details(query),
-                                frozenset(marks)))
+        graph.nodes.append(
+            Node(query_id, "query", query.name, _query_details(query), frozenset(marks))
+        )
         for source in sorted(dead):
             graph.edges.append(Edge(ids[source], query_id, "dead_letter"))
         for name in sorted(visible(read - set(decoded))):
@@ -205,16 +217,23 @@ def build(plan: p.Plan) -> Graph:
         sink_key = query.sink.name.lower()
         if sink_key not in sinks:
             sinks[sink_key] = f"sink:{sink_key}"
-            graph.nodes.append(Node(sinks[sink_key], "sink", query.sink.name,
-                                    _sink_details(query.sink)))
+            graph.nodes.append(
+                Node(sinks[sink_key], "sink", query.sink.name, _sink_details(query.sink))
+            )
         graph.edges.append(Edge(query_id, sinks[sink_key], "writes"))
     redact = plan.source.redact  # a path or option may hold a ${env:…} secret
-    graph.nodes = [Node(n.id, n.kind, n.name, tuple(redact(d) for d in n.details), n.marks)
-                   for n in graph.nodes]
+    graph.nodes = [
+        Node(n.id, n.kind, n.name, tuple(redact(d) for d in n.details), n.marks)
+        for n in graph.nodes
+    ]
     return graph
 
 
 def _joined_relations(plan: p.Plan) -> set[str]:
     """The views (lower case) holding a stream-stream join, from the queries' operators."""
-    return {o.relation.lower() for q in plan.queries for o in (q.state.operators if q.state else ())
-            if o.kind == "stream_stream_join" and o.relation}
+    return {
+        o.relation.lower()
+        for q in plan.queries
+        for o in (q.state.operators if q.state else ())
+        if o.kind == "stream_stream_join" and o.relation
+    }

@@ -37,11 +37,18 @@ def run_dot(dot_text: str, fmt: str) -> bytes:
     """
     program = shutil.which("dot")
     if program is None:
-        raise GraphvizMissing("Graphviz's 'dot' program is not installed "
-                              "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install "
-                              "graphviz); --format dot and --format mermaid need no Graphviz")
-    done = subprocess.run([program, f"-T{fmt}"], input=dot_text.encode("utf-8"),
-                          capture_output=True, timeout=60, check=False)
+        raise GraphvizMissing(
+            "Graphviz's 'dot' program is not installed "
+            "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install "
+            "graphviz); --format dot and --format mermaid need no Graphviz"
+        )
+    done = subprocess.run(
+        [program, f"-T{fmt}"],
+        input=dot_text.encode("utf-8"),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"dot failed: {done.stderr.decode('utf-8', 'replace').strip()}")
     return done.stdout
@@ -96,7 +103,7 @@ def render(graph: Graph, fmt: str) -> bytes:
         return run_dot(to_dot(graph), fmt)
     if fmt == "html":
         svg = run_dot(to_dot(graph), "svg").decode("utf-8")
-        svg = svg[svg.index("<svg"):]  # drop the XML declaration and DOCTYPE
+        svg = svg[svg.index("<svg") :]  # drop the XML declaration and DOCTYPE
         title = html.escape(f"pipeline {graph.name}")
         return _PAGE.format(title=title, svg=svg).encode("utf-8")
     raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")

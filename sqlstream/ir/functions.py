@@ -68,7 +68,8 @@ class UserFunction:
 
 
 _DEFINED: ContextVar[Mapping[str, UserFunction] | None] = ContextVar(
-    "sqlstream_user_functions", default=None)
+    "sqlstream_user_functions", default=None
+)
 
 
 def defined() -> Mapping[str, UserFunction]:

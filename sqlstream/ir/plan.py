@@ -17,7 +17,6 @@ from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.frontend.literals import quote_identifier
 
 
-
 @dataclass(frozen=True)
 class Watermark:
     """``withWatermark(column, delay)``: event-time column and delay (a Spark duration string,
@@ -341,8 +340,10 @@ class Plan:
         --available-now``, ``available_now=True`` of the run API): applied once, where a run
         starts, so that lowering, the printed script and the run events all read the same
         triggers from the plan."""
-        return replace(self, queries=tuple(replace(q, trigger=Trigger("available_now", None))
-                                           for q in self.queries))
+        return replace(
+            self,
+            queries=tuple(replace(q, trigger=Trigger("available_now", None)) for q in self.queries),
+        )
 
     def setting(self, key: str) -> str | None:
         """The value of ``SET key`` (case-insensitive), or ``None``."""

@@ -7,17 +7,23 @@ decoded and why is :mod:`sqlstream.planning.malformed`; this module only lowers 
 
 from __future__ import annotations
 
-
-
-from sqlstream.ir import plan
-from sqlstream.ir.calls import Chain, Step
+from sqlstream.analysis.spark_types import spark_type
 from sqlstream.connectors import connector
 from sqlstream.connectors.base import Payload
-from sqlstream.frontend.literals import quote_identifier as quote, string_literal as literal
-from sqlstream.analysis.spark_types import spark_type
-
+from sqlstream.frontend.literals import quote_identifier as quote
+from sqlstream.frontend.literals import string_literal as literal
+from sqlstream.ir import plan
+from sqlstream.ir.calls import Chain, Step
 from sqlstream.planning.malformed import (
-    BOM, CORRUPT, ERROR, HEADER, LINES, METRIC_PREFIX, RAW, STRINGS, TYPED,
+    BOM,
+    CORRUPT,
+    ERROR,
+    HEADER,
+    LINES,
+    METRIC_PREFIX,
+    RAW,
+    STRINGS,
+    TYPED,
 )
 
 
@@ -33,24 +39,32 @@ def reason_sql(decoding: plan.Decoding, payload: Payload | None = None) -> str:
     Kafka record whose ``value`` is null)."""
     cases = [] if payload is None else [f"WHEN {quote(RAW)} IS NULL THEN 'malformed: no value'"]
     if payload is not None and payload.failed is not None:
-        cases.append(f"WHEN {payload.failed} THEN "
-                     f"{literal(f'malformed: not an {payload.format.capitalize()} record of the schema')}")
+        cases.append(
+            f"WHEN {payload.failed} THEN "
+            f"{literal(f'malformed: not an {payload.format.capitalize()} record of the schema')}"
+        )
         return "CASE " + " ".join(cases) + " END"
     if decoding.header and payload is None:
         cases.append(f"WHEN {quote(HEADER)} IS NOT NULL THEN {quote(HEADER)}")
-    what = ("a CSV record with other than the {} declared fields, or an unclosed quote"
-            .format(len(decoding.columns)) if decoding.format == "csv"
-            else "not a JSON object")
-    cases.append(f"WHEN {quote(STRINGS)} IS NULL OR {quote(STRINGS)}.{quote(CORRUPT)} IS NOT NULL "
-                 f"THEN {literal('malformed: ' + what)}")
+    what = (
+        f"a CSV record with other than the {len(decoding.columns)} declared fields, or an unclosed quote"
+        if decoding.format == "csv"
+        else "not a JSON object"
+    )
+    cases.append(
+        f"WHEN {quote(STRINGS)} IS NULL OR {quote(STRINGS)}.{quote(CORRUPT)} IS NOT NULL "
+        f"THEN {literal('malformed: ' + what)}"
+    )
     for name, kind in decoding.columns:
         spark = spark_type(kind)
         if spark == "STRING":
             continue
         s, t = f"{quote(STRINGS)}.{quote(name)}", f"{quote(TYPED)}.{quote(name)}"
-        cases.append(f"WHEN {s} IS NOT NULL AND {t} IS NULL THEN concat("
-                     f"{literal(f'column {name}: ' + chr(39))}, {s}, "
-                     f"{literal(chr(39) + f' is not a {spark}')})")
+        cases.append(
+            f"WHEN {s} IS NOT NULL AND {t} IS NULL THEN concat("
+            f"{literal(f'column {name}: ' + chr(39))}, {s}, "
+            f"{literal(chr(39) + f' is not a {spark}')})"
+        )
     return "CASE " + " ".join(cases) + " END"
 
 
@@ -103,9 +117,24 @@ def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
             items += _parses(d, payload.text, (("mode", "PERMISSIVE"),))
         chains.append(Chain("df", (Step("selectExpr", tuple(items)),), assign="df", **what))
         kept = payload.kept_names
-    chains.append(Chain("df", (Step("selectExpr", (
-        quote(RAW), *kept, *(f"{quote(TYPED)}.{quote(n)} AS {quote(n)}" for n, _ in d.columns),
-        f"{reason_sql(d, payload)} AS {quote(ERROR)}")),), assign="df", **what))
+    chains.append(
+        Chain(
+            "df",
+            (
+                Step(
+                    "selectExpr",
+                    (
+                        quote(RAW),
+                        *kept,
+                        *(f"{quote(TYPED)}.{quote(n)} AS {quote(n)}" for n, _ in d.columns),
+                        f"{reason_sql(d, payload)} AS {quote(ERROR)}",
+                    ),
+                ),
+            ),
+            assign="df",
+            **what,
+        )
+    )
     if d.decoded_view:
         chains.append(Chain("df", (Step("createOrReplaceTempView", (d.decoded_view,)),), **what))
     count = Chain("F", (Step("expr", (f"count_if({quote(ERROR)} IS NOT NULL) AS records",)),))
@@ -125,9 +154,11 @@ def _parses(d: plan.Decoding, text: str, permissive: tuple[tuple[str, str], ...]
     function = "from_csv" if d.format == "csv" else "from_json"
     strings = ", ".join(f"{quote(n)} STRING" for n, _ in d.columns) + f", {quote(CORRUPT)} STRING"
     typed = ", ".join(f"{quote(n)} {t}" for n, t in d.columns)
-    return [f"{function}({text}, {literal(strings)}, "
-            f"{_options_map((*permissive, ('columnNameOfCorruptRecord', CORRUPT)))}) AS {quote(STRINGS)}",
-            f"{function}({text}, {literal(typed)}, {_options_map(permissive)}) AS {quote(TYPED)}"]
+    return [
+        f"{function}({text}, {literal(strings)}, "
+        f"{_options_map((*permissive, ('columnNameOfCorruptRecord', CORRUPT)))}) AS {quote(STRINGS)}",
+        f"{function}({text}, {literal(typed)}, {_options_map(permissive)}) AS {quote(TYPED)}",
+    ]
 
 
 def _line_chains(relation: plan.SourceRelation, reader: Step, what: dict) -> list[Chain]:
@@ -141,13 +172,31 @@ def _line_chains(relation: plan.SourceRelation, reader: Step, what: dict) -> lis
     options = d.reader_options
     if d.header:
         options = (("wholetext", "true"), *((k, v) for k, v in options if k.lower() != "linesep"))
-    chains = [Chain("spark", (reader, Step("format", ("text",)),
-                              *(Step("option", (k, v)) for k, v in options),
-                              Step("load", (relation.path,))), assign="df", **what)]
+    chains = [
+        Chain(
+            "spark",
+            (
+                reader,
+                Step("format", ("text",)),
+                *(Step("option", (k, v)) for k, v in options),
+                Step("load", (relation.path,)),
+            ),
+            assign="df",
+            **what,
+        )
+    ]
     steps = _header_steps(d, blank) if d.header else [Step("where", (blank.format("value"),))]
-    steps.append(Step("selectExpr", (
-        f"value AS {quote(RAW)}", "_metadata", *([quote(HEADER)] if d.header else ()),
-        *_parses(d, "value", (*d.parser_options, ("mode", "PERMISSIVE"))))))
+    steps.append(
+        Step(
+            "selectExpr",
+            (
+                f"value AS {quote(RAW)}",
+                "_metadata",
+                *([quote(HEADER)] if d.header else ()),
+                *_parses(d, "value", (*d.parser_options, ("mode", "PERMISSIVE"))),
+            ),
+        )
+    )
     return chains + [Chain("df", (step,), assign="df", **what) for step in steps]
 
 
@@ -168,22 +217,41 @@ def _header_steps(d: plan.Decoding, blank: str) -> list[Step]:
     first = f"try_element_at({lines}, 1)"
     fields = ", ".join(f"{quote(f'_c{i}')} STRING" for i in range(len(d.header)))
     options = (*d.parser_options, ("mode", "PERMISSIVE"), ("columnNameOfCorruptRecord", CORRUPT))
-    parsed = (f"from_csv(regexp_replace({first}, {literal('^' + BOM)}, ''), "
-              f"{literal(fields + ', ' + quote(CORRUPT) + ' STRING')}, {_options_map(options)})")
-    same = " AND ".join([f"{header}.{quote(CORRUPT)} IS NULL"] + [
-        f"lower({header}.{quote(f'_c{i}')}) <=> {literal(n.lower())}"
-        for i, n in enumerate(d.header) if n is not None])
+    parsed = (
+        f"from_csv(regexp_replace({first}, {literal('^' + BOM)}, ''), "
+        f"{literal(fields + ', ' + quote(CORRUPT) + ' STRING')}, {_options_map(options)})"
+    )
+    same = " AND ".join(
+        [f"{header}.{quote(CORRUPT)} IS NULL"]
+        + [
+            f"lower({header}.{quote(f'_c{i}')}) <=> {literal(n.lower())}"
+            for i, n in enumerate(d.header)
+            if n is not None
+        ]
+    )
     planned = (parser.get("sep") or parser.get("delimiter") or ",").join(
-        "*" if n is None else n for n in d.header)
-    differs = (f"concat({literal('malformed: header differs: ')}, _metadata.file_name, "
-               f"{literal(' has ' + chr(34))}, {line}, "
-               f"{literal(chr(34) + ' where the source was planned with ' + chr(34) + planned + chr(34))})")
+        "*" if n is None else n for n in d.header
+    )
+    differs = (
+        f"concat({literal('malformed: header differs: ')}, _metadata.file_name, "
+        f"{literal(' has ' + chr(34))}, {line}, "
+        f"{literal(chr(34) + ' where the source was planned with ' + chr(34) + planned + chr(34))})"
+    )
     return [
-        Step("selectExpr", ("_metadata", f"filter(split(value, {literal(breaks)}, -1), "
-                                         f"l -> {blank.format('l')}) AS {lines}")),
+        Step(
+            "selectExpr",
+            (
+                "_metadata",
+                f"filter(split(value, {literal(breaks)}, -1), l -> {blank.format('l')}) AS {lines}",
+            ),
+        ),
         Step("selectExpr", ("_metadata", lines, f"{first} AS {line}", f"{parsed} AS {header}")),
-        Step("selectExpr", ("_metadata", f"CASE WHEN {same} THEN NULL ELSE {differs} END AS {header}",
-                            f"explode(filter({lines}, (l, i) -> i > 0)) AS value")),
+        Step(
+            "selectExpr",
+            (
+                "_metadata",
+                f"CASE WHEN {same} THEN NULL ELSE {differs} END AS {header}",
+                f"explode(filter({lines}, (l, i) -> i > 0)) AS value",
+            ),
+        ),
     ]
-
-

@@ -13,21 +13,21 @@ from __future__ import annotations
 import dataclasses
 
 from sqlstream.ir import plan as p
-from sqlstream.lowering.printer import render_step
 from sqlstream.lowering.lower import trigger_step
+from sqlstream.lowering.printer import render_step
 from sqlstream.planning.settings import state_store, watermark_policy
 
 _TRIGGER_REASONS = {
     None: "no EMIT … EVERY/ONCE: Spark's default micro-batch trigger, each micro-batch "
-          "starts as soon as the previous batch ends",
+    "starts as soon as the previous batch ends",
     "available_now": "from EMIT … ONCE: process what is available when the query starts, "
-                     "in micro-batches with the rate limits kept, then stop",
+    "in micro-batches with the rate limits kept, then stop",
     "processing_time": "from EMIT … EVERY: a micro-batch every {interval} (the next at once "
-                       "when one takes longer)",
+    "when one takes longer)",
     "continuous": "from EMIT … CONTINUOUS: continuous processing, a checkpoint every "
-                  "{interval} (map-like queries only)",
+    "{interval} (map-like queries only)",
     "real_time": "from EMIT … REAL TIME: Spark's real-time mode, long-running tasks write each "
-                 "row as it arrives; a checkpoint every {interval} (not a latency)",
+    "row as it arrives; a checkpoint every {interval} (not a latency)",
 }
 
 
@@ -45,8 +45,12 @@ def trigger_of(trigger: p.Trigger | None) -> dict:
     call = None if step is None else render_step(step).lstrip(".")  # as translate prints it
     kind = trigger.kind if trigger else None
     interval = trigger.interval if trigger else None
-    return {"kind": kind or "default", "interval": interval, "call": call,
-            "reason": _TRIGGER_REASONS[kind].format(interval=interval)}
+    return {
+        "kind": kind or "default",
+        "interval": interval,
+        "call": call,
+        "reason": _TRIGGER_REASONS[kind].format(interval=interval),
+    }
 
 
 def _source(relation: p.SourceRelation | None, identity: p.SourceIdentity) -> dict:
@@ -54,13 +58,25 @@ def _source(relation: p.SourceRelation | None, identity: p.SourceIdentity) -> di
     "options", "watermark"}`` (``options`` a dict, ``watermark`` ``{"column", "delay"}`` or
     ``None``); only the identity's fields when the relation is not in the plan."""
     if relation is None:
-        return {"relation": identity.relation, "connector": identity.connector, "format": None,
-                "path": identity.target, "options": {}, "watermark": None}
+        return {
+            "relation": identity.relation,
+            "connector": identity.connector,
+            "format": None,
+            "path": identity.target,
+            "options": {},
+            "watermark": None,
+        }
     watermark = relation.watermark
-    return {"relation": relation.name, "connector": relation.connector,
-            "format": relation.format, "path": relation.path, "options": dict(relation.options),
-            "watermark": None if watermark is None else {"column": watermark.column,
-                                                         "delay": watermark.delay}}
+    return {
+        "relation": relation.name,
+        "connector": relation.connector,
+        "format": relation.format,
+        "path": relation.path,
+        "options": dict(relation.options),
+        "watermark": None
+        if watermark is None
+        else {"column": watermark.column, "delay": watermark.delay},
+    }
 
 
 def describe_query(plan: p.Plan, query: p.Query) -> dict:
@@ -96,10 +112,15 @@ def describe_query(plan: p.Plan, query: p.Query) -> dict:
         "sources": [_source(by_name.get(s.relation), s) for s in state.sources] if state else [],
         "state_store": state_store(plan.settings) if state and state.stateful else None,
         "global_watermark": _global_watermark(plan, state),
-        "sink": {"name": sink.name, "connector": sink.connector, "format": sink.format,
-                 "path": sink.path, "options": dict(sink.options),
-                 "partition_by": list(sink.partition_by),
-                 "checkpoint_location": query.checkpoint_location},
+        "sink": {
+            "name": sink.name,
+            "connector": sink.connector,
+            "format": sink.format,
+            "path": sink.path,
+            "options": dict(sink.options),
+            "partition_by": list(sink.partition_by),
+            "checkpoint_location": query.checkpoint_location,
+        },
     }
     return plan.source.redact_value(described)
 
@@ -130,8 +151,10 @@ def _target(described: dict) -> str:
 def _operator_lines(operator: dict) -> list[str]:
     where = f" (in view {operator['relation']})" if operator["relation"] else ""
     join = f" {operator['join_type']}" if operator["join_type"] else ""
-    lines = [f"    {operator['kind']}{join}{where}",
-             f"      state keys: {', '.join(operator['keys']) or '(none)'}"]
+    lines = [
+        f"    {operator['kind']}{join}{where}",
+        f"      state keys: {', '.join(operator['keys']) or '(none)'}",
+    ]
     if operator["aggregates"]:
         lines.append(f"      aggregates: {', '.join(operator['aggregates'])}")
     return lines
@@ -141,25 +164,38 @@ def render_query(described: dict, physical: str | None = None) -> str:
     """The text of one :func:`describe_query` dict; ``physical``: Spark's formatted plan,
     appended indented."""
     trigger = described["trigger"]
-    lines = [f"query {described['name']} (line {described['line']})",
-             f"  output mode: {described['output_mode']} ({described['output_mode_reason']})",
-             f"  trigger: {trigger['call'] or 'default (no trigger call)'}",
-             f"    why: {trigger['reason']}"]
+    lines = [
+        f"query {described['name']} (line {described['line']})",
+        f"  output mode: {described['output_mode']} ({described['output_mode_reason']})",
+        f"  trigger: {trigger['call'] or 'default (no trigger call)'}",
+        f"    why: {trigger['reason']}",
+    ]
     if described["operators"]:
         lines.append(f"  stateful operators: {len(described['operators'])}")
         for operator in described["operators"]:
             lines += _operator_lines(operator)
     else:
         lines.append("  stateful operators: none (no state kept across micro-batches)")
-    lines.append("  watermarks: " + ("; ".join(f"{w['relation']}.{w['column']} delay {w['delay']}"
-                                              for w in described["watermarks"]) or "none"))
+    lines.append(
+        "  watermarks: "
+        + (
+            "; ".join(
+                f"{w['relation']}.{w['column']} delay {w['delay']}" for w in described["watermarks"]
+            )
+            or "none"
+        )
+    )
     if described["global_watermark"]:
         policy = described["global_watermark"]
-        lines.append(f"    global watermark: the {policy['policy']} of them "
-                     f"(spark.sql.streaming.multipleWatermarkPolicy, {policy['from']})")
+        lines.append(
+            f"    global watermark: the {policy['policy']} of them "
+            f"(spark.sql.streaming.multipleWatermarkPolicy, {policy['from']})"
+        )
     if described["operators"]:
-        lines.append("  state store: " + (described["state_store"] or "Spark's default "
-                                          "(HDFS-backed, in memory)"))
+        lines.append(
+            "  state store: "
+            + (described["state_store"] or "Spark's default (HDFS-backed, in memory)")
+        )
     lines.append("  sources:")
     for source in described["sources"]:
         lines.append(f"    {source['relation']}: {_target(source)}")

@@ -9,18 +9,19 @@ parts that differ are the connector modules'; the trigger is lowered here only
 
 from __future__ import annotations
 
-from sqlstream.lowering.decoding import read_chains
-
-from sqlstream.ir import plan as p
-from sqlstream.ir.functions import UserFunction
-from sqlstream.connectors.foreach_batch import function_chain
-from sqlstream.ir.calls import Block, Chain, Program, Step
-from sqlstream.connectors import connector
-from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
 from sqlstream.analysis.spark_types import UNKNOWN
+from sqlstream.connectors import connector
+from sqlstream.connectors.foreach_batch import function_chain
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Block, Chain, Program, Step
+from sqlstream.ir.functions import UserFunction
+from sqlstream.lowering.decoding import read_chains
+from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
 
-SETTING_HINT = ("a setting Spark reads only at start (spark.serializer, …) is given when the "
-                "session is created: sqlstream exec --conf KEY=VALUE, or the session builder")
+SETTING_HINT = (
+    "a setting Spark reads only at start (spark.serializer, …) is given when the "
+    "session is created: sqlstream exec --conf KEY=VALUE, or the session builder"
+)
 
 
 def trigger_step(trigger: p.Trigger | None) -> Step | None:
@@ -64,9 +65,15 @@ def settings_block(plan: p.Plan) -> Block:
         if is_static(key):
             items.append(f"{key} = {value} (static: given to the session builder)")
         elif not key.lower().startswith("sqlstream."):
-            items.append(Chain("spark", (Step("conf", call=False), Step("set", (key, value))),
-                               label=f"Spark refused SET '{key}'",
-                               span=plan.span_of_setting(key), hint=SETTING_HINT))
+            items.append(
+                Chain(
+                    "spark",
+                    (Step("conf", call=False), Step("set", (key, value))),
+                    label=f"Spark refused SET '{key}'",
+                    span=plan.span_of_setting(key),
+                    hint=SETTING_HINT,
+                )
+            )
     for key, value in plan.settings:
         if key.lower() == "sqlstream.state_store" and value.strip().lower() in STATE_STORES:
             spark_keys = ", ".join(k for k, _ in STATE_STORES[value.strip().lower()])
@@ -75,9 +82,14 @@ def settings_block(plan: p.Plan) -> Block:
             items.append(f"{key} = {value}: the provider class (set above)")
         elif key.lower().startswith("sqlstream."):
             items.append(f"{key} = {value}")
-    items += ["Spark's own ${…} substitution off: the text runs as printed",
-              Chain("spark", (Step("conf", call=False), Step("set", NO_SPARK_SUBSTITUTION)),
-                    label="Spark refused turning off spark.sql.variable.substitute")]
+    items += [
+        "Spark's own ${…} substitution off: the text runs as printed",
+        Chain(
+            "spark",
+            (Step("conf", call=False), Step("set", NO_SPARK_SUBSTITUTION)),
+            label="Spark refused turning off spark.sql.variable.substitute",
+        ),
+    ]
     return Block("settings", tuple(items))
 
 
@@ -95,17 +107,28 @@ def function_block(function: UserFunction) -> Block:
     PySpark ``UDFRegistration.register``, ``pandas_udf``; Spark SQL reference *CREATE
     FUNCTION (SQL)*."""
     what = dict(label=f"Spark refused function '{function.name}'", span=function.span)
-    head = (f"FUNCTION {function.name} ({function.kind}, line {function.span.line}): "
-            f"({', '.join(t for _, t in function.parameters)}) -> {function.returns}",)
+    head = (
+        f"FUNCTION {function.name} ({function.kind}, line {function.span.line}): "
+        f"({', '.join(t for _, t in function.parameters)}) -> {function.returns}",
+    )
     if function.kind == "sql":
         params = ", ".join(f"{n} {t}" for n, t in function.parameters)
-        ddl = (f"CREATE OR REPLACE TEMPORARY FUNCTION {function.name}({params}) "
-               f"RETURNS {function.returns} RETURN {function.body}")
-        return Block("function", (*head, Chain("spark", (Step("sql", (ddl,)),), **what)),
-                     function.name)
+        ddl = (
+            f"CREATE OR REPLACE TEMPORARY FUNCTION {function.name}({params}) "
+            f"RETURNS {function.returns} RETURN {function.body}"
+        )
+        return Block(
+            "function", (*head, Chain("spark", (Step("sql", (ddl,)),), **what)), function.name
+        )
     module = Chain("importlib", (Step("import_module", (function.module,)),))
-    by_value = Chain("importlib", (Step("import_module", ("pyspark.cloudpickle",)),
-                                   Step("register_pickle_by_value", (module,))), **what)
+    by_value = Chain(
+        "importlib",
+        (
+            Step("import_module", ("pyspark.cloudpickle",)),
+            Step("register_pickle_by_value", (module,)),
+        ),
+        **what,
+    )
     callable_ = function_chain(function.module, function.attrs)
     if function.wrapped:
         args = (function.name, callable_)
@@ -126,8 +149,10 @@ def global_watermark_comment(plan: p.Plan, query: p.Query) -> tuple[str, ...]:
         return ()
     policy, origin = watermark_policy(plan.settings)
     listed = ", ".join(f"{w.relation}.{w.column} - {w.delay}" for w in marks)
-    return (f"global watermark: {policy} of {listed} "
-            f"(spark.sql.streaming.multipleWatermarkPolicy = {policy}, {origin})",)
+    return (
+        f"global watermark: {policy} of {listed} "
+        f"(spark.sql.streaming.multipleWatermarkPolicy = {policy}, {origin})",
+    )
 
 
 def relation_block(relation: p.Relation) -> Block:
@@ -145,18 +170,21 @@ def relation_block(relation: p.Relation) -> Block:
     if isinstance(relation, p.SourceRelation):
         kind = "TABLE" if relation.bounded else "STREAM"
         head = (f"{kind} {relation.name} {where}", *columns_comment(relation.columns))
-        chains = (read_chains(relation) if relation.decoding is not None
-                  else connector(relation.connector).read_chains(relation))
+        chains = (
+            read_chains(relation)
+            if relation.decoding is not None
+            else connector(relation.connector).read_chains(relation)
+        )
     elif isinstance(relation, p.SqlView):
         head = (f"VIEW {relation.name} {where}", *columns_comment(relation.columns))
         chains = (Chain("spark", (Step("sql", (relation.sql,)), view), **what),)
     else:
-        method = ("dropDuplicatesWithinWatermark" if relation.within_watermark
-                  else "dropDuplicates")
+        method = "dropDuplicatesWithinWatermark" if relation.within_watermark else "dropDuplicates"
         head = (f"DEDUPLICATE {relation.name} {where}", *columns_comment(relation.columns))
         keys = (relation.keys,) if relation.keys else ()
-        chains = (Chain("spark", (Step("table", (relation.input,)), Step(method, keys), view),
-                        **what),)
+        chains = (
+            Chain("spark", (Step("table", (relation.input,)), Step(method, keys), view), **what),
+        )
     return Block("relation", (*head, *chains), relation.name)
 
 
@@ -165,9 +193,12 @@ def query_block(query: p.Query, notes: tuple[str, ...] = ()) -> Block:
     ``notes`` (e.g. :func:`global_watermark_comment`) and columns."""
     sink = query.sink
     trigger = query.trigger
-    head = (f"QUERY {query.name} -> {sink.connector} sink {sink.name} (line {query.span.line})",
-            f"output mode: {query.output_mode} ({query.output_mode_reason})",
-            *notes, *columns_comment(query.columns))
+    head = (
+        f"QUERY {query.name} -> {sink.connector} sink {sink.name} (line {query.span.line})",
+        f"output mode: {query.output_mode} ({query.output_mode_reason})",
+        *notes,
+        *columns_comment(query.columns),
+    )
     chain = connector(sink.connector).write_chain(query, trigger_step(trigger))
     return Block("query", (*head, chain), query.name)
 
@@ -187,8 +218,12 @@ def lower(plan: p.Plan) -> Program:
     """
     blocks: list[Block] = []
     if plan.warnings:
-        blocks.append(Block("warnings", tuple(
-            f"warning {w.code} (line {w.span.line}): {w.message}" for w in plan.warnings)))
+        blocks.append(
+            Block(
+                "warnings",
+                tuple(f"warning {w.code} (line {w.span.line}): {w.message}" for w in plan.warnings),
+            )
+        )
     blocks.append(settings_block(plan))
     blocks += [function_block(f) for f in plan.functions]
     blocks += [relation_block(r) for r in plan.relations]

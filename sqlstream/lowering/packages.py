@@ -45,10 +45,10 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from sqlstream.ir import plan as p
 from sqlstream.connectors import connector
 from sqlstream.connectors.base import SPARK_AVRO, SPARK_KAFKA
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir import plan as p
 
 KAFKA, AVRO = SPARK_KAFKA, SPARK_AVRO
 OVERRIDE = "SQLSTREAM_SPARK_PACKAGE_VERSION"
@@ -80,8 +80,11 @@ def needed(plan: p.Plan) -> tuple[str, ...]:
     for name, settings in uses:
         spec = connector(name)
         found.update(dict.fromkeys(spec.spark_packages))
-        found.update(dict.fromkeys(spec.format_packages.get(
-            str(dict(settings).get("format") or "").lower(), ())))
+        found.update(
+            dict.fromkeys(
+                spec.format_packages.get(str(dict(settings).get("format") or "").lower(), ())
+            )
+        )
     return tuple(found)
 
 
@@ -102,20 +105,34 @@ def _ivy_versions(artifact: str, prefix: str) -> list[str]:
         folder = Path.home() / root / "cache" / group / name
         for ivy in folder.glob(f"ivy-{prefix}.*.xml") if folder.is_dir() else ():
             version = ivy.name[4:-4]
-            if re.fullmatch(r"\d+\.\d+\.\d+", version) and \
-                    (folder / "jars" / f"{name}-{version}.jar").exists():
+            if (
+                re.fullmatch(r"\d+\.\d+\.\d+", version)
+                and (folder / "jars" / f"{name}-{version}.jar").exists()
+            ):
                 found.append(version)
     return sorted(set(found), key=lambda v: tuple(int(x) for x in v.split(".")), reverse=True)
 
 
 def _mvn_resolves(artifact: str, version: str) -> bool:
-    done = subprocess.run(["mvn", "-q", "-B", f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={artifact}:{version}",
-                           "-Dtransitive=true"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            "mvn",
+            "-q",
+            "-B",
+            f"{DEPENDENCY_PLUGIN}:get",
+            f"-Dartifact={artifact}:{version}",
+            "-Dtransitive=true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return done.returncode == 0
 
 
-def package_version(artifact: str = KAFKA, spark: str | None = None, probe: bool = True
-                    ) -> tuple[str, str]:
+def package_version(
+    artifact: str = KAFKA, spark: str | None = None, probe: bool = True
+) -> tuple[str, str]:
     """The version of ``artifact`` to use with Spark ``spark`` (default: pyspark's).
     ``probe=False`` (``translate --to pyspark``: no JVM) skips step 4.
 
@@ -162,13 +179,18 @@ def package_version(artifact: str = KAFKA, spark: str | None = None, probe: bool
         f"Spark package {artifact} cannot be resolved for Spark {spark}: no version "
         f"{tried} resolves with Maven (offline, or not served by the repository)",
         hint=f"run once with network access; or pass --packages {artifact}:<version> "
-        f"(SET 'spark.jars.packages'), spark.jars with local jars, or set {OVERRIDE}")
+        f"(SET 'spark.jars.packages'), spark.jars with local jars, or set {OVERRIDE}",
+    )
 
 
 def _newest_served(artifact: str, release: str) -> str | None:
     """The newest of ``release``'s patch releases down to ``.0`` that Maven resolves."""
     minor = ".".join(release.split(".")[:2])
-    patch = int(re.match(r"\d+\.\d+\.(\d+)", release).group(1)) if re.match(r"\d+\.\d+\.\d+", release) else 0
+    patch = (
+        int(re.match(r"\d+\.\d+\.(\d+)", release).group(1))
+        if re.match(r"\d+\.\d+\.\d+", release)
+        else 0
+    )
     for candidate in (f"{minor}.{n}" for n in range(patch, -1, -1)):
         if _mvn_resolves(artifact, candidate):
             return candidate
@@ -182,8 +204,10 @@ def fallback_note(version: str, spark: str | None = None) -> str | None:
     own, used = (".".join(v.split(".")[:2]) for v in (spark, version))
     if own == used:
         return None
-    return (f"no Kafka connector {own}.x is served for Spark {spark}; using {version}, "
-            f"the newest {used}.x served (its tests pass on Spark {own})")
+    return (
+        f"no Kafka connector {own}.x is served for Spark {spark}; using {version}, "
+        f"the newest {used}.x served (its tests pass on Spark {own})"
+    )
 
 
 def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str | None:
@@ -202,8 +226,9 @@ def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str 
     return ",".join(f"{a}:{version}" for a in artifacts)
 
 
-def packages_with_note(plan: p.Plan, conf: dict[str, str], probe: bool = True
-                       ) -> tuple[str | None, str | None]:
+def packages_with_note(
+    plan: p.Plan, conf: dict[str, str], probe: bool = True
+) -> tuple[str | None, str | None]:
     """:func:`packages_for` and, when its version is a fallback, :func:`fallback_note`.
 
     Raises:
@@ -215,14 +240,19 @@ def packages_with_note(plan: p.Plan, conf: dict[str, str], probe: bool = True
     return packages, fallback_note(packages.split(",")[0].rsplit(":", 1)[1])
 
 
-def resolution_error(packages: str, error: BaseException, unresolved: list[str] = ()) -> PackageError:
+def resolution_error(
+    packages: str, error: BaseException, unresolved: list[str] = ()
+) -> PackageError:
     """The :class:`PackageError` for a session that failed to start while Spark resolved
     ``packages`` (Ivy's "unresolved dependency" lines in ``unresolved``, or the JVM gone
     before the gateway)."""
     why = "; ".join(dict.fromkeys(unresolved)) or (
-        f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}" if str(error).strip()
-        else type(error).__name__)
+        f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}"
+        if str(error).strip()
+        else type(error).__name__
+    )
     return PackageError(
         f"Spark could not resolve spark.jars.packages {packages} when the session started: {why}",
         hint=f"check the network and the repositories (spark.jars.repositories); or pass "
-        f"--packages with a version that is served, or spark.jars with local jars; or set {OVERRIDE}")
+        f"--packages with a version that is served, or spark.jars with local jars; or set {OVERRIDE}",
+    )

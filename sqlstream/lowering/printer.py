@@ -16,8 +16,8 @@ import os
 import re
 from collections.abc import Callable
 
-from sqlstream.ir import plan as p
 from sqlstream.diagnostics.source_text import SECRET_TOKEN
+from sqlstream.ir import plan as p
 from sqlstream.ir.calls import SQL_TEXT_STEPS, Chain, Program, Step
 from sqlstream.lowering.lower import lower
 from sqlstream.lowering.packages import packages_for
@@ -85,8 +85,9 @@ def render_program(program: Program, marker: str = "--", literal: Literal = plai
     for block in program.blocks:
         lines: list[str] = []
         for item in block.items:
-            lines += (render_chain(item, literal) if isinstance(item, Chain)
-                      else [f"{marker} {item}"])
+            lines += (
+                render_chain(item, literal) if isinstance(item, Chain) else [f"{marker} {item}"]
+            )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
@@ -109,9 +110,13 @@ def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
     settings = session_settings(plan, session_defaults(plan, master, conf), conf, packages)
     # no master: spark-submit's --master applies, and `python job.py` runs on local[*]
     # (the default of the spark-submit PySpark launches)
-    steps = [Step("builder", call=False), Step("appName", (f"sqlstream:{plan.name}",)),
-             *([Step("master", (master,))] if master else []),
-             *(Step("config", (k, v)) for k, v in settings.items()), Step("getOrCreate")]
+    steps = [
+        Step("builder", call=False),
+        Step("appName", (f"sqlstream:{plan.name}",)),
+        *([Step("master", (master,))] if master else []),
+        *(Step("config", (k, v)) for k, v in settings.items()),
+        Step("getOrCreate"),
+    ]
     return Chain("SparkSession", tuple(steps), assign="spark")
 
 
@@ -142,7 +147,7 @@ def _secret_literal(plan: p.Plan) -> Literal:
         parts, pos = [], 0
         for match in SECRET_TOKEN.finditer(value):
             if match.start() > pos:
-                parts.append(repr(value[pos:match.start()]))
+                parts.append(repr(value[pos : match.start()]))
             parts.append(read(match, sql))
             pos = match.end()
         if pos < len(value):
@@ -152,18 +157,22 @@ def _secret_literal(plan: p.Plan) -> Literal:
     return literal
 
 
-_WAIT = '''\
+_WAIT = """\
 # Wait until every query has stopped; awaitAnyTermination raises the error of a failed one.
 while True:
     spark.streams.awaitAnyTermination()
     spark.streams.resetTerminated()
     if not spark.streams.active:
         break
-'''
+"""
 
 
-def to_pyspark(plan: p.Plan, master: str | None = None, conf: dict[str, str] | None = None,
-               available_now: bool = False) -> str:
+def to_pyspark(
+    plan: p.Plan,
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    available_now: bool = False,
+) -> str:
     """A standalone PySpark script that runs ``plan`` (``translate --to pyspark``).
 
     Args:

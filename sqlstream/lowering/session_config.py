@@ -45,8 +45,9 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
     return {k: v for k, v in defaults.items() if k.lower() not in given}
 
 
-def session_settings(plan: p.Plan, defaults: dict[str, str], conf: dict[str, str],
-                     packages: str | None = None) -> dict[str, str]:
+def session_settings(
+    plan: p.Plan, defaults: dict[str, str], conf: dict[str, str], packages: str | None = None
+) -> dict[str, str]:
     """Every Spark setting of the session, in the order later ones win: ``defaults``
     (:func:`session_defaults`), then ``conf``, then ``spark.jars.packages`` = ``packages``
     (when not ``None``), then the plan's ``SET`` statements, less the compiler's own

@@ -32,9 +32,14 @@ from sqlstream.frontend.limits import run_deep
 from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir import plan as p
 from sqlstream.lowering.explain import describe_query
+from sqlstream.lsp.names import (
+    WORD,
+    blank_strings,
+    expression_calls,
+    lexical_references,
+    sql_references,
+)
 from sqlstream.planning.planner import Planner
-from sqlstream.lsp.names import (WORD, blank_strings, expression_calls, lexical_references,
-                                 sql_references)
 from sqlstream.sql.expressions import remembering
 from sqlstream.sql.parsing import check_sqlglot_build, remember_parses, remember_printing
 from sqlstream.sql.rewrite import remember_rewrites
@@ -130,8 +135,12 @@ class Analysis:
         return self.declarations.get(("relation", name.lower()))
 
 
-def analyze(text: str, variables: Mapping[str, object] | None = None,
-            path: str | None = None, previous: Analysis | None = None) -> Analysis:
+def analyze(
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    previous: Analysis | None = None,
+) -> Analysis:
     """Check and index ``text`` (see the module docstring); never raises for problems in
     the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does.
 
@@ -159,16 +168,18 @@ MAX_RETRIES = 3
 blanked out, so that the others are still planned and indexed."""
 
 
-def _remembering(text: str, variables: dict, path: str | None,
-                 previous: Analysis | None = None) -> Analysis:
+def _remembering(
+    text: str, variables: dict, path: str | None, previous: Analysis | None = None
+) -> Analysis:
     """:func:`_analyze` with the stores turned on below answering
     (:func:`~sqlstream.sql.expressions.remembering`)."""
     with remembering():
         return _analyze(text, variables, path, previous)
 
 
-def _analyze(text: str, variables: dict, path: str | None,
-             previous: Analysis | None = None) -> Analysis:
+def _analyze(
+    text: str, variables: dict, path: str | None, previous: Analysis | None = None
+) -> Analysis:
     check_sqlglot_build()
     refused: list[SqlStreamError] = []
     blanked: list[tuple[int, int]] = []
@@ -176,8 +187,11 @@ def _analyze(text: str, variables: dict, path: str | None,
     earlier = previous.script if previous is not None else None
     for _ in range(MAX_RETRIES + 1):
         try:
-            script = parse(work, variables, path, keep_trees=True) if earlier is None else \
-                reparse(earlier, work, variables, path)
+            script = (
+                parse(work, variables, path, keep_trees=True)
+                if earlier is None
+                else reparse(earlier, work, variables, path)
+            )
             break
         except SqlStreamError as error:
             found = error.findings if isinstance(error, CompileError) else [error]
@@ -197,23 +211,40 @@ def _analyze(text: str, variables: dict, path: str | None,
     except SqlStreamError as error:
         plan, findings = None, [error]
     if plan is None:  # the queries planned before the errors, described all the same
-        plan = p.Plan("pipeline", script.source_map.source, tuple(planner.settings),
-                      tuple(planner.relations), tuple(planner.queries), "")
+        plan = p.Plan(
+            "pipeline",
+            script.source_map.source,
+            tuple(planner.settings),
+            tuple(planner.relations),
+            tuple(planner.queries),
+            "",
+        )
     queries = _descriptions(plan, previous)
     index = _Indexer(planner)
     for statement in script.statements:
         index.statement(statement, queries.get(statement.span.start))
     findings = sorted(refused + findings, key=lambda f: f.span.start if f.span else -1)
-    analysis = Analysis(text, findings, index.statements, index.declarations, index.references,
-                        True, script, planner, plan)
+    analysis = Analysis(
+        text,
+        findings,
+        index.statements,
+        index.declarations,
+        index.references,
+        True,
+        script,
+        planner,
+        plan,
+    )
     if blanked:  # the refused statements, as a lexical scan sees them
         lexical = _lexical(text, [])
         inside = [s for s in lexical.statements if any(a <= s.start < b for a, b in blanked)]
         analysis.statements = sorted(analysis.statements + inside, key=lambda s: s.start)
-        analysis.references += [r for r in lexical.references
-                                if any(a <= r.start < b for a, b in blanked)
-                                and (not r.declaration or (r.namespace, r.name)
-                                     not in analysis.declarations)]
+        analysis.references += [
+            r
+            for r in lexical.references
+            if any(a <= r.start < b for a, b in blanked)
+            and (not r.declaration or (r.namespace, r.name) not in analysis.declarations)
+        ]
         for key, declared in lexical.declarations.items():
             if any(a <= declared.start < b for a, b in blanked):
                 analysis.declarations.setdefault(key, declared)
@@ -226,8 +257,11 @@ def _descriptions(plan: p.Plan, previous: Analysis | None) -> dict[int, dict]:
     equal query, with the same settings, secrets and source relations (all that
     ``describe_query`` reads)."""
     old_plan = previous.plan if previous is not None else None
-    if old_plan is None or old_plan.settings != plan.settings or \
-            _secret_values(old_plan) != _secret_values(plan):
+    if (
+        old_plan is None
+        or old_plan.settings != plan.settings
+        or _secret_values(old_plan) != _secret_values(plan)
+    ):
         old_plan = None
     old_queries: dict[int, p.Query] = {}
     described: dict[int, dict] = {}
@@ -243,9 +277,14 @@ def _descriptions(plan: p.Plan, previous: Analysis | None) -> dict[int, dict]:
         if start in queries:
             continue
         before, reused = old_queries.get(start), described.get(start)
-        if reused is None or before != query or any(
+        if (
+            reused is None
+            or before != query
+            or any(
                 old_sources.get(s.relation) != sources.get(s.relation)
-                for s in (query.state.sources if query.state is not None else ())):
+                for s in (query.state.sources if query.state is not None else ())
+            )
+        ):
             reused = describe_query(plan, query)
         queries[start] = reused
     return queries
@@ -266,8 +305,11 @@ def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
     blank = blank_strings(text)
     for chunk in _STATEMENT.finditer(blank):
         start, end = chunk.start(), chunk.end()
-        if start < end and any(start <= span.start < end or (span.start == end == len(text))
-                               for span in spans) and text[start:end].strip():
+        if (
+            start < end
+            and any(start <= span.start < end or (span.start == end == len(text)) for span in spans)
+            and text[start:end].strip()
+        ):
             ranges.append((start, end))
     for start, end in ranges:
         text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
@@ -280,8 +322,9 @@ class _Indexer:
     def __init__(self, planner: Planner) -> None:
         self.catalog = planner.catalog
         self.sink_columns = {q.sink.name.lower(): q.columns for q in planner.queries}
-        self.sources = {r.name.lower(): r for r in planner.relations
-                        if isinstance(r, p.SourceRelation)}
+        self.sources = {
+            r.name.lower(): r for r in planner.relations if isinstance(r, p.SourceRelation)
+        }
         self.functions = planner.functions
         self.statements: list[Statement] = []
         self.declarations: dict[tuple[str, str], Declaration] = {}
@@ -289,17 +332,25 @@ class _Indexer:
 
     def statement(self, node: ast.Statement, query: dict | None) -> None:
         span = (node.span.start, node.span.end)
-        kind = {ast.SetStatement: "set", ast.CreateStream: "stream", ast.CreateTable: "table",
-                ast.CreateView: "view", ast.CreateSink: "sink", ast.Insert: "insert",
-                ast.Select: "select", ast.CreateFunction: "function"}[type(node)]
+        kind = {
+            ast.SetStatement: "set",
+            ast.CreateStream: "stream",
+            ast.CreateTable: "table",
+            ast.CreateView: "view",
+            ast.CreateSink: "sink",
+            ast.Insert: "insert",
+            ast.Select: "select",
+            ast.CreateFunction: "function",
+        }[type(node)]
         name = getattr(node, "name", None) or getattr(node, "sink", None)
         if kind in ("stream", "table", "view"):
             self._declare("relation", node.name, kind, span, self._relation_detail(node))
         if kind == "sink" or (kind == "stream" and node.query is not None):
             self._declare("sink", node.name, "sink", span, _options_detail(node.options))
         if kind == "insert":
-            self.references.append(Reference(node.sink.value.lower(), "sink",
-                                             node.sink.span.start, node.sink.span.end))
+            self.references.append(
+                Reference(node.sink.value.lower(), "sink", node.sink.span.start, node.sink.span.end)
+            )
         calls: list[Reference] = []  # (a function is known after its own statement)
         for expression in _expressions(node):
             calls += self._calls(expression, expression_calls(expression.text))
@@ -313,10 +364,14 @@ class _Indexer:
         for option in getattr(node, "options", ()):
             if option.key.lower() == "dead_letter" and isinstance(option.value, str):
                 start = option.value_span.start + 1  # inside the quotes
-                self.references.append(Reference(option.value.lower(), "sink", start,
-                                                 start + len(option.value)))
-        self.statements.append(Statement(span[0], span[1], kind,
-                                         str(name) if name is not None else None, aliases, query))
+                self.references.append(
+                    Reference(option.value.lower(), "sink", start, start + len(option.value))
+                )
+        self.statements.append(
+            Statement(
+                span[0], span[1], kind, str(name) if name is not None else None, aliases, query
+            )
+        )
 
     def _declare(self, namespace: str, name: ast.Name, kind: str, span, detail: str) -> None:
         key = name.value.lower()
@@ -327,8 +382,10 @@ class _Indexer:
             columns = self.sink_columns.get(key)
         else:
             columns = None
-        self.declarations.setdefault((namespace, key), Declaration(
-            name.value, kind, name.span.start, name.span.end, span, columns, detail))
+        self.declarations.setdefault(
+            (namespace, key),
+            Declaration(name.value, kind, name.span.start, name.span.end, span, columns, detail),
+        )
         self.references.append(Reference(key, namespace, name.span.start, name.span.end, True))
 
     def _relation_detail(self, node) -> str:
@@ -352,8 +409,11 @@ class _Indexer:
         else:
             parameters = tuple((str(n), t) for n, t in node.parameters or ())
             returns = node.returns or "?"
-            language = node.language.value.upper() if node.language is not None else (
-                "SQL" if node.body is not None else "PYTHON")
+            language = (
+                node.language.value.upper()
+                if node.language is not None
+                else ("SQL" if node.body is not None else "PYTHON")
+            )
             if node.reference:
                 language += f" `{node.reference}`"
         signature = ", ".join(f"{n} {t}" for n, t in parameters)
@@ -383,8 +443,11 @@ class _Indexer:
 def _expressions(node: ast.Statement) -> list[ast.SqlText]:
     """The scalar expressions of a statement that may call a function: computed columns,
     the watermark, a SQL function's body."""
-    found = [c.expression for c in getattr(node, "columns", None) or ()
-             if isinstance(c, ast.ComputedColumn)]
+    found = [
+        c.expression
+        for c in getattr(node, "columns", None) or ()
+        if isinstance(c, ast.ComputedColumn)
+    ]
     watermark = getattr(node, "watermark", None)
     if watermark is not None:
         found.append(watermark.expression)
@@ -399,14 +462,18 @@ def _options_detail(options: tuple[ast.Option, ...]) -> str:
 
 
 _STATEMENT = re.compile(r"[^;]*;?", re.S)
-_DECLARE = re.compile(rf"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+(?:SYSTEM\s+)?)?"
-                      rf"(STREAM|TABLE|VIEW|SINK|FUNCTION)\s+"
-                      rf"(?:IF\s+NOT\s+EXISTS\s+)?({WORD})", re.IGNORECASE)
+_DECLARE = re.compile(
+    rf"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+(?:SYSTEM\s+)?)?"
+    rf"(STREAM|TABLE|VIEW|SINK|FUNCTION)\s+"
+    rf"(?:IF\s+NOT\s+EXISTS\s+)?({WORD})",
+    re.IGNORECASE,
+)
 _INSERT = re.compile(rf"^\s*INSERT\s+INTO\s+({WORD})", re.IGNORECASE)
 
 
-def _lexical(text: str, findings: list[SqlStreamError],
-             previous: Analysis | None = None) -> Analysis:
+def _lexical(
+    text: str, findings: list[SqlStreamError], previous: Analysis | None = None
+) -> Analysis:
     """The index of a text the statement grammar refused: statements split at ``;``
     (outside strings and comments), declarations and references found by their keywords.
     The script and planner of ``previous`` are carried on, for the next version."""
@@ -424,11 +491,14 @@ def _lexical(text: str, findings: list[SqlStreamError],
             kind, name = declared.group(1).lower(), declared.group(2).strip("`")
             namespace = kind if kind in ("sink", "function") else "relation"
             at = chunk.start() + declared.start(2)
-            columns = _lexical_columns(body[declared.end():]) if namespace == "relation" else None
-            declarations.setdefault((namespace, name.lower()), Declaration(
-                name, kind, at, at + len(declared.group(2)), (start, end), columns))
-            references.append(Reference(name.lower(), namespace, at, at + len(declared.group(2)),
-                                        True))
+            columns = _lexical_columns(body[declared.end() :]) if namespace == "relation" else None
+            declarations.setdefault(
+                (namespace, name.lower()),
+                Declaration(name, kind, at, at + len(declared.group(2)), (start, end), columns),
+            )
+            references.append(
+                Reference(name.lower(), namespace, at, at + len(declared.group(2)), True)
+            )
         elif inserted:
             kind, name = "insert", inserted.group(1).strip("`")
             at = chunk.start() + inserted.start(1)
@@ -436,13 +506,24 @@ def _lexical(text: str, findings: list[SqlStreamError],
         elif re.match(r"\s*SET\b", body, re.IGNORECASE):
             kind = "set"
         refs, aliases = lexical_references(body)
-        references += [Reference(n, "relation", chunk.start() + s, chunk.start() + e)
-                       for n, s, e in refs if kind not in ("stream", "table", "sink", "function")]
+        references += [
+            Reference(n, "relation", chunk.start() + s, chunk.start() + e)
+            for n, s, e in refs
+            if kind not in ("stream", "table", "sink", "function")
+        ]
         statements.append(Statement(start, end, kind, name, aliases))
     if previous is None:
         return Analysis(text, findings, statements, declarations, references, False)
-    return Analysis(text, findings, statements, declarations, references, False,
-                    previous.script, previous.planner)
+    return Analysis(
+        text,
+        findings,
+        statements,
+        declarations,
+        references,
+        False,
+        previous.script,
+        previous.planner,
+    )
 
 
 def _lexical_columns(rest: str) -> Columns | None:
@@ -452,7 +533,7 @@ def _lexical_columns(rest: str) -> Columns | None:
     if not rest.lstrip().startswith("("):
         return None
     depth, items, current = 0, [], ""
-    for char in rest[rest.index("("):]:
+    for char in rest[rest.index("(") :]:
         depth += char == "("
         depth -= char == ")"
         if depth == 0:

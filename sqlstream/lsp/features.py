@@ -44,16 +44,23 @@ def definition(analysis: Analysis, offset: int) -> tuple[int, int] | None:
     return (found.start, found.end) if found else None
 
 
-def references(analysis: Analysis, offset: int, include_declaration: bool = True,
-               ) -> list[tuple[int, int]]:
+def references(
+    analysis: Analysis,
+    offset: int,
+    include_declaration: bool = True,
+) -> list[tuple[int, int]]:
     """``(start, end)`` of every use of the name at ``offset`` (its declaration too when
     ``include_declaration``), in text order; empty off a name."""
     reference = analysis.reference_at(offset)
     if reference is None:
         return []
-    return [(r.start, r.end) for r in analysis.references
-            if r.name == reference.name and r.namespace == reference.namespace
-            and (include_declaration or not r.declaration)]
+    return [
+        (r.start, r.end)
+        for r in analysis.references
+        if r.name == reference.name
+        and r.namespace == reference.namespace
+        and (include_declaration or not r.declaration)
+    ]
 
 
 def rename(analysis: Analysis, offset: int, new_name: str) -> list[tuple[int, int, str]] | str:
@@ -69,8 +76,10 @@ def rename(analysis: Analysis, offset: int, new_name: str) -> list[tuple[int, in
         return f"'{new_name}' is not a name (letters, digits and _, not starting with a digit)"
     if reference.namespace == "function" and new_name.lower() in known_functions():
         return f"'{new_name}' is a Spark function"
-    if (reference.namespace, new_name.lower()) in analysis.declarations \
-            and new_name.lower() != reference.name:
+    if (
+        reference.namespace,
+        new_name.lower(),
+    ) in analysis.declarations and new_name.lower() != reference.name:
         return f"'{new_name}' is already declared"
     return [(start, end, new_name) for start, end in references(analysis, offset)]
 
@@ -86,7 +95,8 @@ def symbols(analysis: Analysis) -> list[dict]:
     for statement in analysis.statements:
         name = statement.name or statement.kind.upper()
         namespace = {"sink": "sink", "insert": "sink", "function": "function"}.get(
-            statement.kind, "relation")
+            statement.kind, "relation"
+        )
         declared = analysis.declarations.get((namespace, (statement.name or "").lower()))
         name_start, name_end = statement.start, min(statement.end, statement.start + 1)
         detail = statement.kind
@@ -95,15 +105,24 @@ def symbols(analysis: Analysis) -> list[dict]:
         if statement.kind == "insert":
             name = f"INSERT INTO {statement.name}"
         if statement.kind == "set":
-            name = analysis.text[statement.start:statement.end].strip().rstrip(";")[:60]
+            name = analysis.text[statement.start : statement.end].strip().rstrip(";")[:60]
         if statement.query:
             detail = f"{statement.query['output_mode']} → {statement.query['sink']['name']}"
         children = []
         if declared and declared.columns and statement.kind != "insert":
             children = [{"name": c, "detail": t} for c, t in declared.columns]
-        outline.append({"name": name, "kind": statement.kind, "detail": detail,
-                        "start": statement.start, "end": statement.end,
-                        "name_start": name_start, "name_end": name_end, "children": children})
+        outline.append(
+            {
+                "name": name,
+                "kind": statement.kind,
+                "detail": detail,
+                "start": statement.start,
+                "end": statement.end,
+                "name_start": name_start,
+                "name_end": name_end,
+                "children": children,
+            }
+        )
     return outline
 
 
@@ -117,8 +136,11 @@ def _columns_table(columns) -> str:
 def _function_hover(declared: Declaration) -> str:
     """``declared.detail`` (``name(param TYPE, …) RETURNS TYPE — language``) as Markdown."""
     signature, _, language = declared.detail.partition(" — ")
-    return f"**function** `{signature}`\n\nlanguage: {language}" if language else \
-        f"**function** `{signature}`"
+    return (
+        f"**function** `{signature}`\n\nlanguage: {language}"
+        if language
+        else f"**function** `{signature}`"
+    )
 
 
 def _code_hover(code: str) -> str | None:
@@ -132,10 +154,13 @@ def query_markdown(described: dict) -> str:
     """A query's ``describe_query`` dict as Markdown: output mode and why, trigger and why,
     stateful operators with their keys, watermarks, sink."""
     trigger = described["trigger"]
-    lines = [f"**query `{described['name']}`** → sink `{described['sink']['name']}` "
-             f"({described['sink']['connector']})", "",
-             f"- output mode **{described['output_mode']}**: {described['output_mode_reason']}",
-             f"- trigger **{trigger['call'] or 'default'}**: {trigger['reason']}"]
+    lines = [
+        f"**query `{described['name']}`** → sink `{described['sink']['name']}` "
+        f"({described['sink']['connector']})",
+        "",
+        f"- output mode **{described['output_mode']}**: {described['output_mode_reason']}",
+        f"- trigger **{trigger['call'] or 'default'}**: {trigger['reason']}",
+    ]
     if described["operators"]:
         for operator in described["operators"]:
             where = f" (in view `{operator['relation']}`)" if operator["relation"] else ""
@@ -144,17 +169,26 @@ def query_markdown(described: dict) -> str:
             lines.append(f"- stateful: **{operator['kind']}{join}**{where}, state keys {keys}")
     else:
         lines.append("- stateless: no state kept across micro-batches")
-    marks = "; ".join(f"`{w['relation']}.{w['column']}` delay {w['delay']}"
-                      for w in described["watermarks"]) or "none"
+    marks = (
+        "; ".join(
+            f"`{w['relation']}.{w['column']}` delay {w['delay']}" for w in described["watermarks"]
+        )
+        or "none"
+    )
     lines.append(f"- watermarks: {marks}")
     if described["global_watermark"]:
-        lines.append(f"- global watermark: the **{described['global_watermark']['policy']}** "
-                     "of them (`spark.sql.streaming.multipleWatermarkPolicy`)")
+        lines.append(
+            f"- global watermark: the **{described['global_watermark']['policy']}** "
+            "of them (`spark.sql.streaming.multipleWatermarkPolicy`)"
+        )
     return "\n".join(lines)
 
 
-def scope_columns(analysis: Analysis, offset: int, qualifier: str | None = None,
-                  ) -> list[tuple[str, str, str]]:
+def scope_columns(
+    analysis: Analysis,
+    offset: int,
+    qualifier: str | None = None,
+) -> list[tuple[str, str, str]]:
     """``(column, type, relation)`` of the relations in scope at ``offset``: those the
     statement there reads (or, with ``qualifier``, the one that alias or name stands for),
     and a declared relation's own columns inside its declaration."""
@@ -189,22 +223,28 @@ def hover(analysis: Analysis, offset: int) -> tuple[str, int, int] | None:
             return _function_hover(declared), reference.start, reference.end
         if declared is not None:
             head = f"**{declared.kind} `{declared.name}`**" + (
-                f" — {declared.detail}" if declared.detail and declared.detail != declared.kind
-                else "")
+                f" — {declared.detail}"
+                if declared.detail and declared.detail != declared.kind
+                else ""
+            )
             what = "columns it is written" if declared.kind == "sink" else "columns"
-            body = _columns_table(declared.columns) if declared.columns is not None or \
-                declared.kind != "sink" else "(no query writes it yet)"
+            body = (
+                _columns_table(declared.columns)
+                if declared.columns is not None or declared.kind != "sink"
+                else "(no query writes it yet)"
+            )
             return f"{head}\n\n{what}:\n\n{body}", reference.start, reference.end
     statement = analysis.statement_at(offset)
     if word is not None and statement is not None:
         text = analysis.text
         qualifier = None
-        before = text[:word[1]].rstrip()
+        before = text[: word[1]].rstrip()
         if before.endswith("."):
             match = re.search(r"([A-Za-z_]\w*)\s*\.\Z", before)
             qualifier = match.group(1) if match else None
-        matches = [c for c in scope_columns(analysis, offset, qualifier)
-                   if c[0].lower() == word[0].lower()]
+        matches = [
+            c for c in scope_columns(analysis, offset, qualifier) if c[0].lower() == word[0].lower()
+        ]
         if matches:
             lines = [f"column `{c}` **{t}** of `{r}`" for c, t, r in matches]
             return "\n\n".join(lines), word[1], word[2]

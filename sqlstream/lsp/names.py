@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.sql.parsing import parse_expression, parse_query
 
+
 def call_offsets(tree: exp.Expr) -> list[tuple[str, int, int]]:
     """``(lower-case name, start, end)`` of each call of a function Spark does not know
     (sqlglot's ``Anonymous``: where user functions are) in ``tree``, in text order; the
@@ -77,8 +78,11 @@ def sql_references(sql: str) -> tuple[Found, dict[str, str], Found]:
                 refs.append((name, meta["start"], meta["end"] + 1))
         for column in tree.find_all(exp.Column):
             qualifier = column.args.get("table")
-            if isinstance(qualifier, exp.Identifier) and qualifier.name.lower() in aliases \
-                    and qualifier.name.lower() == aliases[qualifier.name.lower()]:
+            if (
+                isinstance(qualifier, exp.Identifier)
+                and qualifier.name.lower() in aliases
+                and qualifier.name.lower() == aliases[qualifier.name.lower()]
+            ):
                 meta = qualifier.meta
                 if meta.get("start") is not None:
                     refs.append((qualifier.name.lower(), meta["start"], meta["end"] + 1))
@@ -90,11 +94,39 @@ def sql_references(sql: str) -> tuple[Found, dict[str, str], Found]:
 
 
 WORD = r"`[^`]+`|[A-Za-z_]\w*"
-_FROM = re.compile(rf"\b(?:FROM|JOIN|TUMBLE|HOP|CUMULATE|SESSION)\s*\(?\s*({WORD})"
-                   rf"(?:\s*(?:\([^()]*\))?\s*(?:AS\s+)?({WORD}))?", re.IGNORECASE)
-_KEYWORDS = {"on", "where", "group", "join", "left", "right", "full", "inner", "cross", "using",
-             "window", "order", "limit", "union", "emit", "having", "semi", "anti", "outer",
-             "lateral", "natural", "for", "select", "tablesample", "pivot", "unpivot"}
+_FROM = re.compile(
+    rf"\b(?:FROM|JOIN|TUMBLE|HOP|CUMULATE|SESSION)\s*\(?\s*({WORD})"
+    rf"(?:\s*(?:\([^()]*\))?\s*(?:AS\s+)?({WORD}))?",
+    re.IGNORECASE,
+)
+_KEYWORDS = {
+    "on",
+    "where",
+    "group",
+    "join",
+    "left",
+    "right",
+    "full",
+    "inner",
+    "cross",
+    "using",
+    "window",
+    "order",
+    "limit",
+    "union",
+    "emit",
+    "having",
+    "semi",
+    "anti",
+    "outer",
+    "lateral",
+    "natural",
+    "for",
+    "select",
+    "tablesample",
+    "pivot",
+    "unpivot",
+}
 
 
 def lexical_references(sql: str):

@@ -35,7 +35,7 @@ class Lines:
         """``(line, character)``, both 0-based, of character ``offset`` (clamped to the text)."""
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self.starts, offset) - 1
-        return line, self._units(self.text[self.starts[line]:offset])
+        return line, self._units(self.text[self.starts[line] : offset])
 
     def offset(self, line: int, character: int) -> int:
         """The character offset of LSP position ``(line, character)`` (clamped to the line)."""

@@ -32,14 +32,26 @@ CONFIGURATION_WAIT_SECONDS = 2.0
 DOCS_URL = "http://127.0.0.1:8000/codes/#{code}"
 """Where a finding code is documented (``{code}`` lower case, e.g. ``ss301``)."""
 
-_KINDS = {"relation": t.CompletionItemKind.Class, "sink": t.CompletionItemKind.Interface,
-          "column": t.CompletionItemKind.Field, "function": t.CompletionItemKind.Function,
-          "keyword": t.CompletionItemKind.Keyword, "option": t.CompletionItemKind.Property,
-          "connector": t.CompletionItemKind.Module, "snippet": t.CompletionItemKind.Snippet}
-_SYMBOLS = {"set": t.SymbolKind.Property, "stream": t.SymbolKind.Event,
-            "table": t.SymbolKind.Struct, "view": t.SymbolKind.Class,
-            "sink": t.SymbolKind.Interface, "insert": t.SymbolKind.Method,
-            "select": t.SymbolKind.Function, "function": t.SymbolKind.Function}
+_KINDS = {
+    "relation": t.CompletionItemKind.Class,
+    "sink": t.CompletionItemKind.Interface,
+    "column": t.CompletionItemKind.Field,
+    "function": t.CompletionItemKind.Function,
+    "keyword": t.CompletionItemKind.Keyword,
+    "option": t.CompletionItemKind.Property,
+    "connector": t.CompletionItemKind.Module,
+    "snippet": t.CompletionItemKind.Snippet,
+}
+_SYMBOLS = {
+    "set": t.SymbolKind.Property,
+    "stream": t.SymbolKind.Event,
+    "table": t.SymbolKind.Struct,
+    "view": t.SymbolKind.Class,
+    "sink": t.SymbolKind.Interface,
+    "insert": t.SymbolKind.Method,
+    "select": t.SymbolKind.Function,
+    "function": t.SymbolKind.Function,
+}
 
 
 def read_var_file(path: str | None) -> dict[str, str]:
@@ -57,7 +69,9 @@ class SqlStreamServer(LanguageServer):
     """The server: the documents' last analyses, the variables, pending checks."""
 
     def __init__(self, variables: dict[str, str]) -> None:
-        super().__init__("sqlstream", "0.1.0", text_document_sync_kind=t.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "sqlstream", "0.1.0", text_document_sync_kind=t.TextDocumentSyncKind.Incremental
+        )
         self.file_variables = dict(variables)
         self.setting_variables: dict[str, str] = {}
         self.docs_url = DOCS_URL
@@ -91,13 +105,18 @@ class SqlStreamServer(LanguageServer):
         path = _path_of(uri)
         variables = {**self.file_variables, **self.setting_variables}
         known = self.analyses.get(uri)
-        analysis = analyze(document.source, variables, path,
-                           previous=known[1] if known is not None else None)
+        analysis = analyze(
+            document.source, variables, path, previous=known[1] if known is not None else None
+        )
         lines = Lines(document.source, self.encoding)
         self.analyses[uri] = (document.version, analysis, lines)
-        self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(
-            uri=uri, version=document.version,
-            diagnostics=[self.diagnostic(f, lines) for f in analysis.findings]))
+        self.text_document_publish_diagnostics(
+            t.PublishDiagnosticsParams(
+                uri=uri,
+                version=document.version,
+                diagnostics=[self.diagnostic(f, lines) for f in analysis.findings],
+            )
+        )
         return analysis
 
     def diagnostic(self, finding, lines: Lines) -> t.Diagnostic:
@@ -108,11 +127,17 @@ class SqlStreamServer(LanguageServer):
         if finding.source is not None:
             message = finding.source.redact(message)
         return t.Diagnostic(
-            range=_range(lines, start, end), message=message, source="sqlstream",
-            severity=t.DiagnosticSeverity.Error if finding.severity == "error"
+            range=_range(lines, start, end),
+            message=message,
+            source="sqlstream",
+            severity=t.DiagnosticSeverity.Error
+            if finding.severity == "error"
             else t.DiagnosticSeverity.Warning,
             code=finding.code,
-            code_description=t.CodeDescription(href=self.docs_url.format(code=finding.code.lower())))
+            code_description=t.CodeDescription(
+                href=self.docs_url.format(code=finding.code.lower())
+            ),
+        )
 
     def current(self, uri: str) -> tuple[Analysis, Lines]:
         """The analysis of the document's current text (checked now when it is stale)."""
@@ -145,7 +170,8 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
     async def initialized(ls: SqlStreamServer, params) -> None:
         try:
             config = await ls.workspace_configuration_async(
-                t.ConfigurationParams(items=[t.ConfigurationItem(section="sqlstream")]))
+                t.ConfigurationParams(items=[t.ConfigurationItem(section="sqlstream")])
+            )
         except Exception:  # noqa: BLE001 - a client without workspace/configuration
             ls.configured.set()
             return
@@ -199,42 +225,57 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
     @server.feature(t.TEXT_DOCUMENT_HOVER)
     def hover(ls: SqlStreamServer, params: t.HoverParams) -> t.Hover | None:
         analysis, lines = ls.current(params.text_document.uri)
-        found = features.hover(analysis, lines.offset(params.position.line, params.position.character))
+        found = features.hover(
+            analysis, lines.offset(params.position.line, params.position.character)
+        )
         if found is None:
             return None
         text, start, end = found
-        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text),
-                       range=_range(lines, start, end))
+        return t.Hover(
+            contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text),
+            range=_range(lines, start, end),
+        )
 
-    @server.feature(t.TEXT_DOCUMENT_COMPLETION,
-                    t.CompletionOptions(trigger_characters=[".", "(", "'"]))
+    @server.feature(
+        t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=[".", "(", "'"])
+    )
     def complete(ls: SqlStreamServer, params: t.CompletionParams) -> t.CompletionList:
         analysis, lines = ls.current(params.text_document.uri)
         offset = lines.offset(params.position.line, params.position.character)
         items = []
         for item in completion.complete(analysis, offset):
             snippet = item["insert"] is not None and "$" in item["insert"]
-            items.append(t.CompletionItem(
-                label=item["label"], kind=_KINDS[item["kind"]], detail=item["detail"] or None,
-                insert_text=item["insert"],
-                insert_text_format=t.InsertTextFormat.Snippet if snippet else None))
+            items.append(
+                t.CompletionItem(
+                    label=item["label"],
+                    kind=_KINDS[item["kind"]],
+                    detail=item["detail"] or None,
+                    insert_text=item["insert"],
+                    insert_text_format=t.InsertTextFormat.Snippet if snippet else None,
+                )
+            )
         return t.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(t.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: SqlStreamServer, params: t.DefinitionParams) -> t.Location | None:
         analysis, lines = ls.current(params.text_document.uri)
-        found = features.definition(analysis, lines.offset(params.position.line,
-                                                           params.position.character))
-        return None if found is None else t.Location(uri=params.text_document.uri,
-                                                     range=_range(lines, *found))
+        found = features.definition(
+            analysis, lines.offset(params.position.line, params.position.character)
+        )
+        return (
+            None
+            if found is None
+            else t.Location(uri=params.text_document.uri, range=_range(lines, *found))
+        )
 
     @server.feature(t.TEXT_DOCUMENT_REFERENCES)
     def references(ls: SqlStreamServer, params: t.ReferenceParams) -> list[t.Location]:
         analysis, lines = ls.current(params.text_document.uri)
         offset = lines.offset(params.position.line, params.position.character)
-        return [t.Location(uri=params.text_document.uri, range=_range(lines, s, e))
-                for s, e in features.references(analysis, offset,
-                                                params.context.include_declaration)]
+        return [
+            t.Location(uri=params.text_document.uri, range=_range(lines, s, e))
+            for s, e in features.references(analysis, offset, params.context.include_declaration)
+        ]
 
     @server.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbols(ls: SqlStreamServer, params) -> list[t.DocumentSymbol]:
@@ -242,21 +283,34 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
         found = []
         for entry in features.symbols(analysis):
             name_range = _range(lines, entry["name_start"], entry["name_end"])
-            children = [t.DocumentSymbol(name=c["name"], detail=c["detail"],
-                                         kind=t.SymbolKind.Field, range=name_range,
-                                         selection_range=name_range)
-                        for c in entry["children"]]
-            found.append(t.DocumentSymbol(
-                name=entry["name"], detail=entry["detail"], kind=_SYMBOLS[entry["kind"]],
-                range=_range(lines, entry["start"], entry["end"]),
-                selection_range=name_range, children=children or None))
+            children = [
+                t.DocumentSymbol(
+                    name=c["name"],
+                    detail=c["detail"],
+                    kind=t.SymbolKind.Field,
+                    range=name_range,
+                    selection_range=name_range,
+                )
+                for c in entry["children"]
+            ]
+            found.append(
+                t.DocumentSymbol(
+                    name=entry["name"],
+                    detail=entry["detail"],
+                    kind=_SYMBOLS[entry["kind"]],
+                    range=_range(lines, entry["start"], entry["end"]),
+                    selection_range=name_range,
+                    children=children or None,
+                )
+            )
         return found
 
     @server.feature(t.TEXT_DOCUMENT_PREPARE_RENAME)
     def prepare_rename(ls: SqlStreamServer, params: t.PrepareRenameParams):
         analysis, lines = ls.current(params.text_document.uri)
-        reference = analysis.reference_at(lines.offset(params.position.line,
-                                                       params.position.character))
+        reference = analysis.reference_at(
+            lines.offset(params.position.line, params.position.character)
+        )
         if reference is None or features.declaration_of(analysis, reference) is None:
             return None
         return _range(lines, reference.start, reference.end)
@@ -264,14 +318,20 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
     @server.feature(t.TEXT_DOCUMENT_RENAME)
     def rename(ls: SqlStreamServer, params: t.RenameParams) -> t.WorkspaceEdit:
         analysis, lines = ls.current(params.text_document.uri)
-        edits = features.rename(analysis, lines.offset(params.position.line,
-                                                       params.position.character),
-                                params.new_name)
+        edits = features.rename(
+            analysis, lines.offset(params.position.line, params.position.character), params.new_name
+        )
         if isinstance(edits, str):
             from pygls.exceptions import JsonRpcInvalidParams
+
             raise JsonRpcInvalidParams(edits)
-        return t.WorkspaceEdit(changes={params.text_document.uri: [
-            t.TextEdit(range=_range(lines, s, e), new_text=text) for s, e, text in edits]})
+        return t.WorkspaceEdit(
+            changes={
+                params.text_document.uri: [
+                    t.TextEdit(range=_range(lines, s, e), new_text=text) for s, e, text in edits
+                ]
+            }
+        )
 
     return server
 

@@ -14,12 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlstream.frontend import ast
-
-from sqlstream.ir import plan
 from sqlstream.analysis.facts import RelationInfo
-from sqlstream.planning.compiled import CompiledQuery
 from sqlstream.diagnostics.errors import UnknownNameError
+from sqlstream.frontend import ast
+from sqlstream.ir import plan
+from sqlstream.planning.compiled import CompiledQuery
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.connectors import ResolvedOptions
@@ -123,7 +122,8 @@ class Catalog:
         first = self._relations.get(name.value.lower())
         if first is not None:
             raise UnknownNameError(
-                f"'{name}' is already declared (line {first.declared_at.span.line})", name.span,
+                f"'{name}' is already declared (line {first.declared_at.span.line})",
+                name.span,
                 code="SS204",
                 hint="streams, tables and views share one namespace: rename one of them",
             )
@@ -138,16 +138,29 @@ class Catalog:
         STREAM … AS SELECT``, or a relation the compiler made for a deduplication): later
         statements see its streaming facts, columns and compiled query."""
         info = compiled.info
-        self.add(CatalogRelation(
-            name.value, "view", name,
-            RelationInfo(info.streaming, info.watermarks, info.aggregate, info.watermarked_key,
-                         info.session_window),
-            compiled.columns, query=compiled))
+        self.add(
+            CatalogRelation(
+                name.value,
+                "view",
+                name,
+                RelationInfo(
+                    info.streaming,
+                    info.watermarks,
+                    info.aggregate,
+                    info.watermarked_key,
+                    info.session_window,
+                ),
+                compiled.columns,
+                query=compiled,
+            )
+        )
 
     def poison(self, name: ast.Name, kind: str) -> None:
         """Know a relation whose declaration failed, unless it is known already."""
         self._relations.setdefault(
-            name.value.lower(), CatalogRelation(name.value, kind, name, RelationInfo(True, poisoned=True)))
+            name.value.lower(),
+            CatalogRelation(name.value, kind, name, RelationInfo(True, poisoned=True)),
+        )
         self._position.setdefault(name.value.lower(), len(self._position))
 
     def get(self, name: str) -> CatalogRelation | None:
@@ -201,8 +214,12 @@ class Catalog:
             UnknownNameError: ``SS204``, a sink of that name is already declared.
         """
         if name.value.lower() in self._sinks:
-            raise UnknownNameError(f"sink '{name}' is already declared", name.span, code="SS204",
-                                   hint="rename one of the sinks")
+            raise UnknownNameError(
+                f"sink '{name}' is already declared",
+                name.span,
+                code="SS204",
+                hint="rename one of the sinks",
+            )
 
     def add_sink(self, name: ast.Name, entry: CatalogSink) -> None:
         """Record a sink (after :meth:`declare_sink`)."""
@@ -225,6 +242,8 @@ class Catalog:
         if name.lower() in self._queries:
             raise UnknownNameError(
                 f"a query named '{name}' already writes to this pipeline (one query per sink)",
-                span, code="SS204", hint="give the sink its own CREATE SINK, or set query_name",
+                span,
+                code="SS204",
+                hint="give the sink its own CREATE SINK, or set query_name",
             )
         self._queries[name.lower()] = span

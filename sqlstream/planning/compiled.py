@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlstream.frontend import ast
-
-from sqlstream.ir import plan
 from sqlstream.analysis.facts import QueryInfo
-from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.analysis.operators import Operators
+from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend import ast
+from sqlstream.ir import plan
 
 Schema = tuple[tuple[str, str], ...]
 

@@ -25,24 +25,29 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from sqlstream.frontend import ast
-
-from sqlstream.ir import plan
-from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
-from sqlstream.planning.catalog import Catalog
 from sqlstream.analysis.checks import Context, choose_mode, run_rules
-from sqlstream.analysis.realtime import real_time_rules
-from sqlstream.planning.compiled import CompiledQuery
-from sqlstream.connectors import CONNECTORS, connector
-from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
 from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
-from sqlstream.diagnostics.errors import SqlSyntaxError, StreamingError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
 from sqlstream.analysis.operators import DedupInfo, collect_operators
-from sqlstream.sql.ksql_windows import ksql_windows
-from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
-from sqlstream.sql.expressions import WindowTVF, find_all
+from sqlstream.analysis.realtime import real_time_rules
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
+from sqlstream.connectors import CONNECTORS, connector
+from sqlstream.diagnostics.errors import (
+    SqlStreamError,
+    SqlSyntaxError,
+    StreamingError,
+    UnknownNameError,
+    did_you_mean,
+)
+from sqlstream.frontend import ast
+from sqlstream.ir import plan
+from sqlstream.planning.catalog import Catalog
+from sqlstream.planning.compiled import CompiledQuery
+from sqlstream.sql.expressions import WindowTVF, find_all
+from sqlstream.sql.ksql_windows import ksql_windows
+from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
+from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
 
 # Sources Spark's continuous processing reads (Spark guide, *Continuous Processing*).
 CONTINUOUS_SOURCES = tuple(sorted(n for n, c in CONNECTORS.items() if c.continuous_source))
@@ -103,7 +108,9 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     "this statement",
                 )
         if kept is None:
-            ksql = any("ksql" in (n._meta or ()) for n in find_all(tree, WindowTVF))  # reads the catalog
+            ksql = any(
+                "ksql" in (n._meta or ()) for n in find_all(tree, WindowTVF)
+            )  # reads the catalog
             tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
             tree = rewrite_parsed(tree)  # the parsed tree is not used again
             if not ksql:
@@ -114,8 +121,10 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
     compiled = _compile_tree(tree, text, catalog)
     if not compiled.info.streaming:
         raise StreamingError(
-            "this query reads no stream: it reads only tables", text.span,
-            hint="a streaming query must read at least one CREATE STREAM relation", code="SS309",
+            "this query reads no stream: it reads only tables",
+            text.span,
+            hint="a streaming query must read at least one CREATE STREAM relation",
+            code="SS309",
         )
     return replace(compiled, steps=steps, findings=findings + compiled.findings)
 
@@ -139,17 +148,28 @@ def _not_a_query(tree: exp.Expr, text: ast.SqlText) -> SqlSyntaxError:
     """``SS102`` for a body the grammar took for a query that sqlglot parsed as something
     else: ``(a = 1, b = 2)``, ``(SELECT …) AS x``, ``TABLE t`` (read by sqlglot as the
     column ``TABLE`` aliased ``t``)."""
-    if (isinstance(tree, exp.Alias) and isinstance(tree.this, exp.Column)
-            and tree.this.name.upper() == "TABLE" and not tree.this.this.quoted):
-        return SqlSyntaxError("invalid SQL: TABLE t is not supported as a query", text.span,
-                              hint=f"write SELECT * FROM {tree.alias}")
+    if (
+        isinstance(tree, exp.Alias)
+        and isinstance(tree.this, exp.Column)
+        and tree.this.name.upper() == "TABLE"
+        and not tree.this.this.quoted
+    ):
+        return SqlSyntaxError(
+            "invalid SQL: TABLE t is not supported as a query",
+            text.span,
+            hint=f"write SELECT * FROM {tree.alias}",
+        )
     if isinstance(tree, exp.Alias):
         return SqlSyntaxError(
-            "invalid SQL: expected a query (SELECT …), found an aliased expression", text.span,
-            hint="a query takes no alias: remove AS …, or write SELECT … FROM (…) AS name")
+            "invalid SQL: expected a query (SELECT …), found an aliased expression",
+            text.span,
+            hint="a query takes no alias: remove AS …, or write SELECT … FROM (…) AS name",
+        )
     return SqlSyntaxError(  # e.g. "(a = 1, b = 2);"
-        "invalid SQL: expected a query (SELECT …), found an expression", text.span,
-        hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE")
+        "invalid SQL: expected a query (SELECT …), found an expression",
+        text.span,
+        hint="a query body starts with SELECT, FROM, WITH, VALUES or TABLE",
+    )
 
 
 def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
@@ -163,9 +183,16 @@ def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
     info = analyze(tree, infos, scope)
     operators, node_texts = _operators(tree, info, text, catalog, scope)
     return CompiledQuery(
-        sql=to_spark_sql(tree), text=text, columns=columns, info=info, operators=operators,
-        findings=tuple(locate(f, text) for f in findings), tree=tree, node_texts=node_texts,
-        stateful=operators_of(tree, infos, scope=scope), watermark_defs=watermarks_of(tree),
+        sql=to_spark_sql(tree),
+        text=text,
+        columns=columns,
+        info=info,
+        operators=operators,
+        findings=tuple(locate(f, text) for f in findings),
+        tree=tree,
+        node_texts=node_texts,
+        stateful=operators_of(tree, infos, scope=scope),
+        watermark_defs=watermarks_of(tree),
     )
 
 
@@ -187,15 +214,20 @@ def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery
         texts.update({id(node): part.text for node in tree.walk()})
         texts.update(part.node_texts)
         plain = isinstance(tree, exp.Select) and not any(
-            tree.args.get(k) for k in ("with_", "order", "limit", "offset"))
+            tree.args.get(k) for k in ("with_", "order", "limit", "offset")
+        )
         trees.append(tree if plain else exp.select("*").from_(tree.subquery(f"__part_{index}")))
     union = trees[0]
     for tree in trees[1:]:
         union = exp.union(union, tree, distinct=False, copy=False)
     compiled = _compile_tree(union, parts[0].text, catalog)
     node_texts = {**compiled.node_texts, **{k: texts[k] for k in compiled.node_texts if k in texts}}
-    return replace(compiled, findings=(), node_texts=node_texts,
-                   steps=tuple(step for part in parts for step in part.steps))
+    return replace(
+        compiled,
+        findings=(),
+        node_texts=node_texts,
+        steps=tuple(step for part in parts for step in part.steps),
+    )
 
 
 def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
@@ -217,28 +249,42 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
     while (found := find_deduplication(tree, catalog.infos())) is not None:
         rows = _compile_tree(found.input, text, catalog)
         types = dict((c.lower(), t) for c, t in rows.columns or ())
-        if found.order is not None and types.get(found.order.lower(), "TIMESTAMP") not in TIME_TYPES:
-            found.node.meta[REFUSED] = (f"it orders by `{found.order}` ({types[found.order.lower()]}), "
-                                        "not by a time column: Spark's deduplication keeps the "
-                                        "first row that arrives")
+        if (
+            found.order is not None
+            and types.get(found.order.lower(), "TIMESTAMP") not in TIME_TYPES
+        ):
+            found.node.meta[REFUSED] = (
+                f"it orders by `{found.order}` ({types[found.order.lower()]}), "
+                "not by a time column: Spark's deduplication keeps the "
+                "first row that arrives"
+            )
             continue
         base = _fresh_name(catalog, name)
         marks = rows.info.watermarks
         keys = found.keys
-        within = found.spelling != "SELECT DISTINCT" and bool(marks) and not (
-            {k.lower() for k in keys} & marks)
+        within = (
+            found.spelling != "SELECT DISTINCT"
+            and bool(marks)
+            and not ({k.lower() for k in keys} & marks)
+        )
         state_keys = keys or tuple(c for c, _ in rows.columns or ())
         bounded = within or bool({k.lower() for k in state_keys} & marks)
         dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
         input_name = base + "_input"
         catalog.add_view(ast.Name(input_name, text.span), rows)
         reading = _compile_tree(exp.select("*").from_(exp.to_table(input_name)), text, catalog)
-        reading = replace(reading, operators=replace(
-            reading.operators, deduplications=reading.operators.deduplications + (dedup,)),
-            node_texts={**reading.node_texts, id(found.node): text})
+        reading = replace(
+            reading,
+            operators=replace(
+                reading.operators, deduplications=reading.operators.deduplications + (dedup,)
+            ),
+            node_texts={**reading.node_texts, id(found.node): text},
+        )
         catalog.add_view(ast.Name(base, text.span), reading)
-        steps += [plan.SqlView(input_name, rows.sql, text.span, rows.columns),
-                  plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns)]
+        steps += [
+            plan.SqlView(input_name, rows.sql, text.span, rows.columns),
+            plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns),
+        ]
         findings += rows.findings
         tree = found.split(tree, base)
     return tree, tuple(steps), findings
@@ -258,8 +304,14 @@ def _fresh_name(catalog: Catalog, name: str) -> str:
 def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog, scope: StreamingScope):
     """The query's operators plus those of the views it reads; where each node was written."""
     operators = collect_operators(tree, scope.infos, scope)
-    nodes = [operators.limit, operators.order, operators.distinct, operators.window_function,
-             operators.global_session, *(j.node for j in operators.joins)]
+    nodes = [
+        operators.limit,
+        operators.order,
+        operators.distinct,
+        operators.window_function,
+        operators.global_session,
+        *(j.node for j in operators.joins),
+    ]
     node_texts = {id(node): text for node in nodes if node is not None}
     for name in sorted(info.relations):
         view = catalog.get(name)
@@ -269,8 +321,12 @@ def _operators(tree, info: QueryInfo, text: ast.SqlText, catalog: Catalog, scope
     return operators, node_texts
 
 
-def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink, reads,
-                ) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
+def check_query(
+    compiled: CompiledQuery,
+    emit: ast.Emit | None,
+    sink: plan.Sink,
+    reads,
+) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
     """Choose the output mode of a query writing to ``sink``, run the streaming rules and
     compute its state signature.
 
@@ -290,28 +346,48 @@ def check_query(compiled: CompiledQuery, emit: ast.Emit | None, sink: plan.Sink,
     """
     requested = emit.output_mode if emit else None
     trigger = emit.trigger.kind if emit is not None and emit.trigger is not None else None
-    streams = {connector(r.source.connector) for r in reads
-               if r.source is not None and not r.source.bounded}
+    streams = {
+        connector(r.source.connector)
+        for r in reads
+        if r.source is not None and not r.source.bounded
+    }
     sink_connector = connector(sink.connector)
     sink_modes = sink_connector.sink_modes
     real_time = trigger == "real_time"
     mode, reason, findings = choose_mode(
-        compiled.info, compiled.operators, "update" if real_time and requested is None else requested,
-        sink.connector, sink_modes)
+        compiled.info,
+        compiled.operators,
+        "update" if real_time and requested is None else requested,
+        sink.connector,
+        sink_modes,
+    )
     if real_time and requested is None:
         reason = "real-time mode (EMIT … REAL TIME) writes in update mode only"
     if mode is not None:
         context = Context(
-            compiled.info, compiled.operators, mode, requested is not None, sink.connector,
-            sink_modes, trigger, frozenset(c.name for c in streams if not c.continuous_source),
-            CONTINUOUS_SOURCES, sink_connector.continuous_sink,
+            compiled.info,
+            compiled.operators,
+            mode,
+            requested is not None,
+            sink.connector,
+            sink_modes,
+            trigger,
+            frozenset(c.name for c in streams if not c.continuous_source),
+            CONTINUOUS_SOURCES,
+            sink_connector.continuous_sink,
             frozenset(c.name for c in streams if c.empty_available_now),
             frozenset(c.name for c in streams if not c.real_time_source),
-            sink_connector.real_time_sink)
+            sink_connector.real_time_sink,
+        )
         findings += run_rules(context) + list(real_time_rules(context))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
-    state = None if mode is None else state_signature(
-        compiled.stateful, compiled.watermark_defs, compiled.steps, reads, mode, sink)
+    state = (
+        None
+        if mode is None
+        else state_signature(
+            compiled.stateful, compiled.watermark_defs, compiled.steps, reads, mode, sink
+        )
+    )
     return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned
 
 
@@ -324,5 +400,6 @@ def _position(finding, compiled: CompiledQuery, emit: ast.Emit | None) -> Stream
         span = where.locate(*offsets) if offsets else where.span
     elif finding.at == "emit" and emit is not None:
         span = emit.span
-    return StreamingError(finding.message, span, hint=finding.hint, code=finding.code,
-                          severity=finding.severity)
+    return StreamingError(
+        finding.message, span, hint=finding.hint, code=finding.code, severity=finding.severity
+    )

@@ -4,18 +4,21 @@
 
 from __future__ import annotations
 
-
-
-from sqlstream.ir import plan
-from sqlstream.connectors import connector
-from sqlstream.frontend.literals import quote_identifier as quote, string_literal as literal
 from sqlstream.analysis.state_signature import sink_identity, source_identity
-
+from sqlstream.connectors import connector
+from sqlstream.frontend.literals import quote_identifier as quote
+from sqlstream.frontend.literals import string_literal as literal
+from sqlstream.ir import plan
 from sqlstream.planning.malformed import ERROR, FILE_POSITION, RAW
 
 
-def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,
-                      trigger: plan.Trigger | None, checkpoint: str | None) -> plan.Query:
+def dead_letter_query(
+    relation: plan.SourceRelation,
+    name: str,
+    sink: plan.Sink,
+    trigger: plan.Trigger | None,
+    checkpoint: str | None,
+) -> plan.Query:
     """The query that writes the dead letters of ``relation`` (``on_error = 'dead_letter'``)
     into ``sink``: append mode, stateless, ``trigger`` of the first query reading the
     source (so that ``EMIT … ONCE`` pipelines still end), columns
@@ -25,15 +28,41 @@ def dead_letter_query(relation: plan.SourceRelation, name: str, sink: plan.Sink,
     a Kafka sink gets the record's value and key, the rest as headers)."""
     payload = connector(relation.connector).payload(relation)
     position = FILE_POSITION if payload is None else payload.position
-    fields = (("reason", "STRING", quote(ERROR)), ("source", "STRING", literal(relation.name)),
-              *position, ("time", "TIMESTAMP", "current_timestamp()"))
-    row = None if payload is None or payload.record is None else \
-        connector(sink.connector).dead_letter_row(fields, payload.record)
-    items, columns = row or ((f"{quote(RAW)} AS `raw`", *(f"{e} AS {quote(n)}" for n, _, e in fields)),
-                             (("raw", "STRING"), *((n, t) for n, t, _ in fields)))
-    sql = (f"SELECT {', '.join(items)} FROM {quote(relation.decoding.decoded_view)} "
-           f"WHERE {quote(ERROR)} IS NOT NULL")
-    state = plan.StateSignature(sources=(source_identity(relation),), operators=(), watermarks=(),
-                                output_mode="append", sink=sink_identity(sink))
-    return plan.Query(name, sql, sink, "append", f"dead letters of {relation.name}", trigger,
-                      checkpoint, relation.span, columns, state)
+    fields = (
+        ("reason", "STRING", quote(ERROR)),
+        ("source", "STRING", literal(relation.name)),
+        *position,
+        ("time", "TIMESTAMP", "current_timestamp()"),
+    )
+    row = (
+        None
+        if payload is None or payload.record is None
+        else connector(sink.connector).dead_letter_row(fields, payload.record)
+    )
+    items, columns = row or (
+        (f"{quote(RAW)} AS `raw`", *(f"{e} AS {quote(n)}" for n, _, e in fields)),
+        (("raw", "STRING"), *((n, t) for n, t, _ in fields)),
+    )
+    sql = (
+        f"SELECT {', '.join(items)} FROM {quote(relation.decoding.decoded_view)} "
+        f"WHERE {quote(ERROR)} IS NOT NULL"
+    )
+    state = plan.StateSignature(
+        sources=(source_identity(relation),),
+        operators=(),
+        watermarks=(),
+        output_mode="append",
+        sink=sink_identity(sink),
+    )
+    return plan.Query(
+        name,
+        sql,
+        sink,
+        "append",
+        f"dead letters of {relation.name}",
+        trigger,
+        checkpoint,
+        relation.span,
+        columns,
+        state,
+    )

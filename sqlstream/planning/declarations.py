@@ -14,20 +14,24 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from sqlstream.frontend import ast, spark_versions
-
-from sqlstream.ir import plan
-from sqlstream.connectors import ResolvedOptions
-from sqlstream.sql.parsing import node_offsets, parse_expression
-from sqlstream.diagnostics.errors import (
-    ForeignSpellingError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
-)
-from sqlstream.sql.foreign import is_proctime
-from sqlstream.frontend.literals import duration_problem, quote_identifier as quote
-from sqlstream.sql.rewrite import duration_text
-from sqlstream.sql.expressions import BoundedCache
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
+from sqlstream.connectors import ResolvedOptions
+from sqlstream.diagnostics.errors import (
+    ForeignSpellingError,
+    SemanticError,
+    SqlStreamError,
+    UnknownNameError,
+    did_you_mean,
+)
+from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend.literals import duration_problem
+from sqlstream.frontend.literals import quote_identifier as quote
+from sqlstream.ir import plan
 from sqlstream.ir.functions import defined
+from sqlstream.sql.expressions import BoundedCache
+from sqlstream.sql.foreign import is_proctime
+from sqlstream.sql.parsing import node_offsets, parse_expression
+from sqlstream.sql.rewrite import duration_text
 
 TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
 
@@ -54,7 +58,9 @@ _PROCESSING_TIME = "current_timestamp()"
 
 def _computed_sql(column) -> str:
     """The Spark SQL of a computed column (``PROCTIME()`` → ``current_timestamp()``)."""
-    return _PROCESSING_TIME if is_proctime(parse_text(column.expression)) else column.expression.text
+    return (
+        _PROCESSING_TIME if is_proctime(parse_text(column.expression)) else column.expression.text
+    )
 
 
 _COMPUTED_TYPES = BoundedCache(limit=4096)
@@ -103,8 +109,12 @@ class SourceDeclaration:
             the path with its tokens.
     """
 
-    def __init__(self, record: Record, resolve_path: Callable[[str | None], str | None],
-                 unseal: Callable[[str], str] = lambda text: text):
+    def __init__(
+        self,
+        record: Record,
+        resolve_path: Callable[[str | None], str | None],
+        unseal: Callable[[str], str] = lambda text: text,
+    ):
         self._record = record
         self._resolve_path = resolve_path
         self._unseal = unseal
@@ -155,21 +165,27 @@ class SourceDeclaration:
                     + (f" (available: {', '.join(spec.metadata)})" if spec.metadata else ""),
                     column.span,
                     hint="write METADATA FROM '<key>' with one of the connector's keys"
-                    if spec.metadata else f"connector '{spec.name}' has no metadata columns: remove it",
+                    if spec.metadata
+                    else f"connector '{spec.name}' has no metadata columns: remove it",
                 )
         types = {c.name.value.lower(): c.type for c in physical + metadata}
         if spec.fixed_schema is not None:
             types.update({n.lower(): t for n, t in spec.fixed_schema if not physical})
         columns = self._columns(statement, spec.fixed_schema if not physical else None)
         computed_types = {c.name.value.lower(): UNKNOWN for c in computed}
-        computed_types.update({n.lower(): t for n, t in columns or () if n.lower() in computed_types})
+        computed_types.update(
+            {n.lower(): t for n, t in columns or () if n.lower() in computed_types}
+        )
         watermark = self._watermark(statement, types, computed_types)
         fmt, path = resolved.source_target(self._resolve_path)
         schema, options, read_as = None, resolved.spark, {}
         if spec.fixed_schema is None and physical:
             read, read_as, options = spec.bind_columns(
-                resolved, physical, path and self._unseal(path),
-                lambda error: self._record(error, None))
+                resolved,
+                physical,
+                path and self._unseal(path),
+                lambda error: self._record(error, None),
+            )
             schema = tuple(read)
         projection: tuple[str, ...] = ()
         if metadata or computed or (spec.fixed_schema is not None and physical) or read_as:
@@ -189,13 +205,26 @@ class SourceDeclaration:
             elif not physical:
                 items[:0] = [quote(n) for n, _ in spec.fixed_schema]
             projection = tuple(items)
-        return spec.planned(plan.SourceRelation(
-            name=statement.name.value, bounded=bounded, connector=spec.name, format=fmt,
-            path=path, options=options, read_columns=schema, infer_schema=infer,
-            projection=projection, watermark=watermark, span=statement.span, columns=columns,
-            watermark_first=bool(projection and watermark and not metadata
-                                 and watermark.column.lower() in types),
-        ), statement)
+        return spec.planned(
+            plan.SourceRelation(
+                name=statement.name.value,
+                bounded=bounded,
+                connector=spec.name,
+                format=fmt,
+                path=path,
+                options=options,
+                read_columns=schema,
+                infer_schema=infer,
+                projection=projection,
+                watermark=watermark,
+                span=statement.span,
+                columns=columns,
+                watermark_first=bool(
+                    projection and watermark and not metadata and watermark.column.lower() in types
+                ),
+            ),
+            statement,
+        )
 
     def _columns(self, statement, fixed) -> Schema | None:
         """The columns a stream or table shows to queries, in order: the fixed connector
@@ -204,8 +233,11 @@ class SourceDeclaration:
         (and checked) over the others and the computed columns before them."""
         known = fixed is not None or any(isinstance(c, ast.ColumnDef) for c in statement.columns)
         columns: list[tuple[str, str]] = list(fixed or ())
-        declared = [(c.name.value, spark_type(c.type)) for c in statement.columns
-                    if not isinstance(c, ast.ComputedColumn)]
+        declared = [
+            (c.name.value, spark_type(c.type))
+            for c in statement.columns
+            if not isinstance(c, ast.ComputedColumn)
+        ]
         for column in statement.columns:
             if isinstance(column, ast.ComputedColumn):
                 if not known:
@@ -220,41 +252,52 @@ class SourceDeclaration:
                 columns.append((column.name.value, spark_type(column.type)))
         return tuple(columns) if known else None
 
-    def _watermark(self, statement, types: dict[str, str], computed: dict[str, str]) -> plan.Watermark | None:
+    def _watermark(
+        self, statement, types: dict[str, str], computed: dict[str, str]
+    ) -> plan.Watermark | None:
         definition: ast.WatermarkDef | None = getattr(statement, "watermark", None)
         if definition is None:
             return None
         column = definition.column.value
         key = column.lower()
         for computed_column in statement.columns:
-            if isinstance(computed_column, ast.ComputedColumn) and computed_column.name.value.lower() == key \
-                    and is_proctime(parse_text(computed_column.expression)):
+            if (
+                isinstance(computed_column, ast.ComputedColumn)
+                and computed_column.name.value.lower() == key
+                and is_proctime(parse_text(computed_column.expression))
+            ):
                 raise ForeignSpellingError(
                     f"'{column}' is processing time (PROCTIME()); a watermark is on event time",
                     definition.column.span,
                     hint="put the watermark on a TIMESTAMP column of the data, WATERMARK FOR ts AS ts - "
-                    "INTERVAL '5' SECONDS; processing-time columns need none (docs/compat.md)")
+                    "INTERVAL '5' SECONDS; processing-time columns need none (docs/compat.md)",
+                )
         if key not in types and key not in computed:
             raise UnknownNameError(
                 f"watermark column '{column}' is not a column of '{statement.name}'"
-                + did_you_mean(column, list(types) + sorted(computed)), definition.column.span,
+                + did_you_mean(column, list(types) + sorted(computed)),
+                definition.column.span,
                 hint="WATERMARK FOR names a TIMESTAMP column declared in this statement's column list",
             )
         # Spark: withWatermark on another type fails with "Event time must be defined on a
         # window or a timestamp" (EventTimeWatermark); recorded, so a lenient plan asks Spark.
         if key in types and types[key] not in TIMESTAMP_TYPES:
-            self._record(SemanticError(
-                f"watermark column '{column}' has type {types[key]}; it must be a TIMESTAMP",
-                definition.column.span,
-                hint=f"declare {column} TIMESTAMP, or add a computed column "
-                f"CAST({column} AS TIMESTAMP) and put the watermark on it",
-            ))
+            self._record(
+                SemanticError(
+                    f"watermark column '{column}' has type {types[key]}; it must be a TIMESTAMP",
+                    definition.column.span,
+                    hint=f"declare {column} TIMESTAMP, or add a computed column "
+                    f"CAST({column} AS TIMESTAMP) and put the watermark on it",
+                )
+            )
         if computed.get(key, UNKNOWN) not in (*TIMESTAMP_TYPES, UNKNOWN):
-            self._record(SemanticError(
-                f"watermark column '{column}' is computed as {computed[key]}; it must be a TIMESTAMP",
-                definition.column.span,
-                hint=f"compute {column} AS CAST(… AS TIMESTAMP) or with to_timestamp(…)",
-            ))
+            self._record(
+                SemanticError(
+                    f"watermark column '{column}' is computed as {computed[key]}; it must be a TIMESTAMP",
+                    definition.column.span,
+                    hint=f"compute {column} AS CAST(… AS TIMESTAMP) or with to_timestamp(…)",
+                )
+            )
         expression = parse_text(definition.expression)
         valid = (
             isinstance(expression, exp.Sub)
@@ -264,13 +307,15 @@ class SourceDeclaration:
         )
         if not valid:
             raise SemanticError(
-                f"a watermark is written '{column} - INTERVAL …'", definition.expression.span,
+                f"a watermark is written '{column} - INTERVAL …'",
+                definition.expression.span,
                 hint=f"for example: WATERMARK FOR {column} AS {column} - INTERVAL '1' MINUTE",
             )
         delay = duration_text(expression.expression)
         if delay is None:
             raise SemanticError(
-                "the watermark delay must be a constant interval", definition.expression.span,
+                "the watermark delay must be a constant interval",
+                definition.expression.span,
                 hint="for example: INTERVAL '10' SECONDS",
             )
         problem = duration_problem(delay, "watermark")

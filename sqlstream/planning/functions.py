@@ -32,8 +32,14 @@ from sqlstream.ir.functions import UserFunction
 from sqlstream.sql.parsing import parse_expression
 
 ANNOTATION_TYPES = {  # Python annotation → Spark SQL type (PySpark: _type_mappings)
-    bool: "BOOLEAN", int: "BIGINT", float: "DOUBLE", str: "STRING", bytes: "BINARY",
-    datetime.datetime: "TIMESTAMP", datetime.date: "DATE", decimal.Decimal: "DECIMAL(38,18)",
+    bool: "BOOLEAN",
+    int: "BIGINT",
+    float: "DOUBLE",
+    str: "STRING",
+    bytes: "BINARY",
+    datetime.datetime: "TIMESTAMP",
+    datetime.date: "DATE",
+    decimal.Decimal: "DECIMAL(38,18)",
 }
 _EXAMPLE = "AS 'udfs:normalize_carrier'"
 
@@ -53,8 +59,9 @@ def split_reference(text: str) -> tuple[str, tuple[str, ...]] | None:
     return split_function(text)
 
 
-def resolve_function(statement: ast.CreateFunction, source: Source,
-                     defined: typing.Mapping[str, UserFunction]) -> UserFunction:
+def resolve_function(
+    statement: ast.CreateFunction, source: Source, defined: typing.Mapping[str, UserFunction]
+) -> UserFunction:
     """The :class:`UserFunction` of one ``CREATE FUNCTION``.
 
     Args:
@@ -69,38 +76,64 @@ def resolve_function(statement: ast.CreateFunction, source: Source,
     """
     name = statement.name
     if name.value.lower() in known_functions():
-        raise _error(f"'{name}' is one of Spark's built-in functions", name.span, source,
-                     hint="give the function another name")
+        raise _error(
+            f"'{name}' is one of Spark's built-in functions",
+            name.span,
+            source,
+            hint="give the function another name",
+        )
     if name.value.lower() in defined:
-        raise _error(f"function '{name}' is defined twice (line {defined[name.value.lower()].span.line})",
-                     name.span, source, hint="give one of them another name")
+        raise _error(
+            f"function '{name}' is defined twice (line {defined[name.value.lower()].span.line})",
+            name.span,
+            source,
+            hint="give one of them another name",
+        )
     language = statement.language.value if statement.language else None
     if language not in (None, "PYTHON", "SQL"):
-        raise _error(f"LANGUAGE {language}: sqlstream runs Python and SQL functions",
-                     statement.language.span, source,
-                     hint=f"write it in Python ({_EXAMPLE} LANGUAGE PYTHON) or as a SQL "
-                          "function (RETURNS type RETURN expression)")
+        raise _error(
+            f"LANGUAGE {language}: sqlstream runs Python and SQL functions",
+            statement.language.span,
+            source,
+            hint=f"write it in Python ({_EXAMPLE} LANGUAGE PYTHON) or as a SQL "
+            "function (RETURNS type RETURN expression)",
+        )
     if statement.reference is not None and statement.body is not None:
-        raise _error("a function is either Python (AS 'module:callable') or SQL (RETURN …), "
-                     "not both", statement.body.span, source, hint="remove one of the two")
+        raise _error(
+            "a function is either Python (AS 'module:callable') or SQL (RETURN …), not both",
+            statement.body.span,
+            source,
+            hint="remove one of the two",
+        )
     if statement.body is not None or language == "SQL":
         return _sql_function(statement, source)
     if statement.reference is None:
-        raise _error(f"CREATE FUNCTION {name} names no function", statement.span, source,
-                     hint=f"name a Python callable: {_EXAMPLE} LANGUAGE PYTHON; or write a SQL "
-                          f"function: CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN …")
+        raise _error(
+            f"CREATE FUNCTION {name} names no function",
+            statement.span,
+            source,
+            hint=f"name a Python callable: {_EXAMPLE} LANGUAGE PYTHON; or write a SQL "
+            f"function: CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN …",
+        )
     return _python_function(statement, source)
 
 
 def _sql_function(statement: ast.CreateFunction, source: Source) -> UserFunction:
     name = statement.name
     if statement.body is None:
-        raise _error(f"SQL function {name} has no body", statement.span, source,
-                     hint=f"CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN x * 2")
+        raise _error(
+            f"SQL function {name} has no body",
+            statement.span,
+            source,
+            hint=f"CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN x * 2",
+        )
     if statement.parameters is None or statement.returns is None:
-        raise _error(f"SQL function {name} needs its parameter list and RETURNS type",
-                     name.span, source,
-                     hint=f"CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN …")
+        raise _error(
+            f"SQL function {name} needs its parameter list and RETURNS type",
+            name.span,
+            source,
+            hint=f"CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN …",
+        )
     parameters = tuple((n.value, spark_type(t)) for n, t in statement.parameters)
     try:
         tree = parse_expression(statement.body.text)
@@ -109,35 +142,52 @@ def _sql_function(statement: ast.CreateFunction, source: Source) -> UserFunction
     _, findings = expression_type(tree, parameters, sql=statement.body.text)
     if findings:
         if findings[0].code == "SS205":
-            findings[0].hint = ("the body of a SQL function sees only its parameters: "
-                                + ", ".join(n for n, _ in parameters))
+            findings[0].hint = "the body of a SQL function sees only its parameters: " + ", ".join(
+                n for n, _ in parameters
+            )
         raise _at(findings[0], statement.body)
-    return UserFunction(name.value, "sql", parameters, spark_type(statement.returns),
-                        len(parameters), len(parameters), statement.span,
-                        body=statement.body.text)
+    return UserFunction(
+        name.value,
+        "sql",
+        parameters,
+        spark_type(statement.returns),
+        len(parameters),
+        len(parameters),
+        statement.span,
+        body=statement.body.text,
+    )
 
 
 def _at(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
     if error.span is None:
         start = getattr(error, "offset_start", None)
-        error.span = text.locate(start, getattr(error, "offset_end", None)) \
-            if start is not None else text.span
+        error.span = (
+            text.locate(start, getattr(error, "offset_end", None))
+            if start is not None
+            else text.span
+        )
     return error
 
 
 def _python_function(statement: ast.CreateFunction, source: Source) -> UserFunction:
     name, span = statement.name, statement.reference_span
     spec = split_reference(statement.reference)
-    function = import_callable(statement.reference, span, source, "SS271", _EXAMPLE,
-                               "a function", spec=spec)
+    function = import_callable(
+        statement.reference, span, source, "SS271", _EXAMPLE, "a function", spec=spec
+    )
     module, attrs = spec
     if hasattr(function, "evalType") and hasattr(function, "returnType"):
         return _wrapped(statement, function, module, attrs, source)
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
-        raise _error(f"'{statement.reference}' has no signature Python can read",
-                     span, source, code="SS272", hint="name a function defined with def") from None
+        raise _error(
+            f"'{statement.reference}' has no signature Python can read",
+            span,
+            source,
+            code="SS272",
+            hint="name a function defined with def",
+        ) from None
     low, high = _arity(signature)
     try:
         hints = typing.get_type_hints(function)
@@ -149,9 +199,13 @@ def _python_function(statement: ast.CreateFunction, source: Source) -> UserFunct
         count = len(statement.parameters)
         if count < low or (high is not None and count > high):
             takes = UserFunction(name.value, "python", (), "", low, high, span).arity_text()
-            raise _error(f"'{statement.reference}' takes {takes} argument(s), not the {count} "
-                         "declared", span, source, code="SS272",
-                         hint="declare as many parameters as the function takes")
+            raise _error(
+                f"'{statement.reference}' takes {takes} argument(s), not the {count} declared",
+                span,
+                source,
+                code="SS272",
+                hint="declare as many parameters as the function takes",
+            )
         parameters = tuple((n.value, spark_type(t)) for n, t in statement.parameters)
         low = high = count
     else:
@@ -159,10 +213,24 @@ def _python_function(statement: ast.CreateFunction, source: Source) -> UserFunct
     if statement.returns is not None:
         returns = spark_type(statement.returns)
     else:
-        returns = _annotated_type(statement, hints.get("return", inspect.Signature.empty),
-                                  "its return value", vectorized, source)
-    return UserFunction(name.value, "pandas" if vectorized else "python", parameters, returns,
-                        low, high, statement.span, module=module, attrs=attrs)
+        returns = _annotated_type(
+            statement,
+            hints.get("return", inspect.Signature.empty),
+            "its return value",
+            vectorized,
+            source,
+        )
+    return UserFunction(
+        name.value,
+        "pandas" if vectorized else "python",
+        parameters,
+        returns,
+        low,
+        high,
+        statement.span,
+        module=module,
+        attrs=attrs,
+    )
 
 
 def _wrapped(statement, function, module, attrs, source) -> UserFunction:
@@ -172,16 +240,33 @@ def _wrapped(statement, function, module, attrs, source) -> UserFunction:
     wrapped = getattr(function, "func", None)
     low, high = _arity(inspect.signature(wrapped)) if callable(wrapped) else (0, None)
     return_type = function.returnType
-    returns = spark_type(return_type.simpleString().upper()) if hasattr(
-        return_type, "simpleString") else spark_type(str(return_type))
+    returns = (
+        spark_type(return_type.simpleString().upper())
+        if hasattr(return_type, "simpleString")
+        else spark_type(str(return_type))
+    )
     if statement.returns is not None and spark_type(statement.returns) != returns:
-        raise _error(f"RETURNS {statement.returns}, but '{statement.reference}' returns {returns}",
-                     statement.returns_span, source, code="SS272",
-                     hint="remove RETURNS: the function's own return type is used")
+        raise _error(
+            f"RETURNS {statement.returns}, but '{statement.reference}' returns {returns}",
+            statement.returns_span,
+            source,
+            code="SS272",
+            hint="remove RETURNS: the function's own return type is used",
+        )
     parameters = tuple((n.value, spark_type(t)) for n, t in statement.parameters or ())
     kind = "pandas" if function.evalType == 200 else "python"
-    return UserFunction(statement.name.value, kind, parameters, returns, low, high,
-                        statement.span, module=module, attrs=attrs, wrapped=True)
+    return UserFunction(
+        statement.name.value,
+        kind,
+        parameters,
+        returns,
+        low,
+        high,
+        statement.span,
+        module=module,
+        attrs=attrs,
+        wrapped=True,
+    )
 
 
 def _arity(signature: inspect.Signature) -> tuple[int, int | None]:
@@ -201,15 +286,26 @@ def _is_series(annotation) -> bool:
     """``pandas.Series`` (the class, or its name in a string annotation)."""
     if isinstance(annotation, str):
         return annotation.split("[")[0].strip() in ("pd.Series", "pandas.Series", "Series")
-    return (getattr(annotation, "__name__", None) == "Series"
-            and str(getattr(annotation, "__module__", "")).startswith("pandas"))
+    return getattr(annotation, "__name__", None) == "Series" and str(
+        getattr(annotation, "__module__", "")
+    ).startswith("pandas")
 
 
 def _annotated_parameters(statement, signature, hints, vectorized, source):
-    return tuple((p.name, _annotated_type(statement, hints.get(p.name, p.annotation),
-                                          f"parameter '{p.name}'", vectorized, source))
-                 for p in signature.parameters.values()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return tuple(
+        (
+            p.name,
+            _annotated_type(
+                statement,
+                hints.get(p.name, p.annotation),
+                f"parameter '{p.name}'",
+                vectorized,
+                source,
+            ),
+        )
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
 
 
 def _annotated_type(statement, annotation, what: str, vectorized: bool, source) -> str:
@@ -220,22 +316,38 @@ def _annotated_type(statement, annotation, what: str, vectorized: bool, source) 
             type for (a pandas function has no element type: its types are declared).
     """
     name = statement.name.value
-    declared = (f"declare the types: CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE "
-                f"LANGUAGE PYTHON AS '{statement.reference}'")
+    declared = (
+        f"declare the types: CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE "
+        f"LANGUAGE PYTHON AS '{statement.reference}'"
+    )
     if vectorized:
-        raise _error(f"'{statement.reference}' is a pandas function: its annotations give no "
-                     "Spark type", statement.reference_span, source, code="SS272", hint=declared)
+        raise _error(
+            f"'{statement.reference}' is a pandas function: its annotations give no Spark type",
+            statement.reference_span,
+            source,
+            code="SS272",
+            hint=declared,
+        )
     args = typing.get_args(annotation)
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
-            and len(args) == 2 and type(None) in args:
+    if (
+        typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        and len(args) == 2
+        and type(None) in args
+    ):
         annotation = next(a for a in args if a is not type(None))
     found = ANNOTATION_TYPES.get(annotation)
     if found is None:
-        given = ("has no annotation" if annotation is inspect.Signature.empty
-                 else f"is annotated {getattr(annotation, '__name__', annotation)!s}, which has no Spark type")
-        raise _error(f"{what} of '{statement.reference}' {given}", statement.reference_span,
-                     source, code="SS272",
-                     hint="annotate it with int, float, str, bool, bytes, datetime, date or "
-                          f"Decimal (def f(code: str) -> str), or {declared}")
+        given = (
+            "has no annotation"
+            if annotation is inspect.Signature.empty
+            else f"is annotated {getattr(annotation, '__name__', annotation)!s}, which has no Spark type"
+        )
+        raise _error(
+            f"{what} of '{statement.reference}' {given}",
+            statement.reference_span,
+            source,
+            code="SS272",
+            hint="annotate it with int, float, str, bool, bytes, datetime, date or "
+            f"Decimal (def f(code: str) -> str), or {declared}",
+        )
     return spark_type(found)
-

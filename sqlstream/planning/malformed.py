@@ -60,28 +60,46 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlstream.frontend import ast
-
-from sqlstream.ir import plan
 from sqlstream.connectors import ResolvedOptions, connector
 from sqlstream.connectors.base import DECODED
 from sqlstream.connectors.files import FORMAT_OPTIONS
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast
+from sqlstream.ir import plan
 
 ON_ERROR = ("fail", "drop", "dead_letter")
 DEFAULT_ON_ERROR = "fail"
 METRIC_PREFIX = "malformed:"
 
-RAW, STRINGS, TYPED, ERROR, CORRUPT = ("__sqlstream_raw", "__sqlstream_s", DECODED,
-                                       "__sqlstream_error", "__sqlstream_corrupt")
-LINES, HEADER = "__sqlstream_lines", "__sqlstream_header"  # a CSV file's lines; its header's verdict
+RAW, STRINGS, TYPED, ERROR, CORRUPT = (
+    "__sqlstream_raw",
+    "__sqlstream_s",
+    DECODED,
+    "__sqlstream_error",
+    "__sqlstream_corrupt",
+)
+LINES, HEADER = (
+    "__sqlstream_lines",
+    "__sqlstream_header",
+)  # a CSV file's lines; its header's verdict
 BOM = "\\x{FEFF}"  # Java regex: a byte-order mark, which Spark's text source keeps
 FILE_POSITION = (("file", "STRING", "_metadata.file_path"),)
 # Options of the whole file (or of Spark's reader), not of one record's parser.
-_NOT_PARSER = {"header", "mode", "columnnameofcorruptrecord", "multiline", "encoding", "charset",
-               "compression", "linesep", "enforceschema", "inferschema", "samplingratio",
-               "wholetext"}
+_NOT_PARSER = {
+    "header",
+    "mode",
+    "columnnameofcorruptrecord",
+    "multiline",
+    "encoding",
+    "charset",
+    "compression",
+    "linesep",
+    "enforceschema",
+    "inferschema",
+    "samplingratio",
+    "wholetext",
+}
 
 
 def on_error_of(resolved: ResolvedOptions) -> str:
@@ -90,8 +108,9 @@ def on_error_of(resolved: ResolvedOptions) -> str:
     return option.text.lower() if option is not None else DEFAULT_ON_ERROR
 
 
-def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOptions,
-                source: Source, record=None) -> plan.SourceRelation:
+def plan_source(
+    relation: plan.SourceRelation, statement, resolved: ResolvedOptions, source: Source, record=None
+) -> plan.SourceRelation:
     """Apply ``on_error`` to the read of ``statement`` (a ``CREATE STREAM`` or ``TABLE``);
     ``record`` (``finding -> None``) takes the warnings (``SS256``).
 
@@ -119,22 +138,35 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
     option = compiler.get("on_error")
     value = on_error_of(resolved)
     if option is not None and value not in ON_ERROR:
-        raise OptionError(f"on_error = '{option.text}' is not one of "
-                          f"{', '.join(repr(v) for v in ON_ERROR)}{did_you_mean(option.text, ON_ERROR)}",
-                          option.value_span, source, code="SS250",
-                          hint="fail stops the query, drop counts and drops the record, "
-                          "dead_letter writes it to a dead-letter sink")
+        raise OptionError(
+            f"on_error = '{option.text}' is not one of "
+            f"{', '.join(repr(v) for v in ON_ERROR)}{did_you_mean(option.text, ON_ERROR)}",
+            option.value_span,
+            source,
+            code="SS250",
+            hint="fail stops the query, drop counts and drops the record, "
+            "dead_letter writes it to a dead-letter sink",
+        )
     destinations = [compiler[k] for k in ("dead_letter", "dead_letter_path") if k in compiler]
     if value == "dead_letter" and len(destinations) != 1:
         where = destinations[1].key_span if destinations else option.span
-        raise OptionError("on_error = 'dead_letter' needs one destination: dead_letter = "
-                          "'<sink name>' or dead_letter_path = '<folder>'"
-                          + (", not both" if destinations else ""), where, source, code="SS252",
-                          hint="dead_letter_path writes JSON files; dead_letter names a CREATE SINK")
+        raise OptionError(
+            "on_error = 'dead_letter' needs one destination: dead_letter = "
+            "'<sink name>' or dead_letter_path = '<folder>'"
+            + (", not both" if destinations else ""),
+            where,
+            source,
+            code="SS252",
+            hint="dead_letter_path writes JSON files; dead_letter names a CREATE SINK",
+        )
     if value != "dead_letter" and destinations:
-        raise OptionError(f"'{destinations[0].key}' is only read with on_error = 'dead_letter'",
-                          destinations[0].key_span, source, code="SS252",
-                          hint="add on_error = 'dead_letter', or remove it")
+        raise OptionError(
+            f"'{destinations[0].key}' is only read with on_error = 'dead_letter'",
+            destinations[0].key_span,
+            source,
+            code="SS252",
+            hint="add on_error = 'dead_letter', or remove it",
+        )
     source_connector = connector(relation.connector)
     payload = source_connector.payload(relation)
     fmt = payload.format if payload is not None else (relation.format or "").lower()
@@ -143,24 +175,42 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
         return relation
     if not decodes:
         what = f"{relation.connector} {dict(relation.settings).get('format', fmt)}".rstrip()
-        raise OptionError(f"on_error applies to csv and json files and to json, csv and avro "
-                          f"Kafka values; this source reads {what}", option.key_span, source,
-                          code="SS251", hint="remove on_error: these records carry their own types")
+        raise OptionError(
+            f"on_error applies to csv and json files and to json, csv and avro "
+            f"Kafka values; this source reads {what}",
+            option.key_span,
+            source,
+            code="SS251",
+            hint="remove on_error: these records carry their own types",
+        )
     if relation.bounded and value == "dead_letter":
-        raise OptionError(f"table '{relation.name}' is read once: it cannot have dead letters",
-                          option.value_span, source, code="SS255",
-                          hint="use on_error = 'fail' or 'drop', or declare a CREATE STREAM")
+        raise OptionError(
+            f"table '{relation.name}' is read once: it cannot have dead letters",
+            option.value_span,
+            source,
+            code="SS255",
+            hint="use on_error = 'fail' or 'drop', or declare a CREATE STREAM",
+        )
     view = f"__{relation.name}_decoded" if value == "dead_letter" else None
     if payload is not None:
         if value == "fail":  # the connector's decoding fails the query on a bad record
             return relation
         columns = payload.columns or relation.read_columns or ()
         if view and payload.start_caveat and record is not None:
-            given = next((o for k, o in resolved.options.items()
-                          if k.replace("_", "") == "startingoffsets"), None)
-            record(OptionError(payload.start_caveat, (given or option).value_span, source,
-                               code="SS256", hint="read the topic from a known point: "
-                               "starting_offsets = 'earliest' or given offsets"))
+            given = next(
+                (o for k, o in resolved.options.items() if k.replace("_", "") == "startingoffsets"),
+                None,
+            )
+            record(
+                OptionError(
+                    payload.start_caveat,
+                    (given or option).value_span,
+                    source,
+                    code="SS256",
+                    hint="read the topic from a known point: "
+                    "starting_offsets = 'earliest' or given offsets",
+                )
+            )
         return replace(relation, decoding=plan.Decoding(value, fmt, columns, (), (), (), view))
     spark = relation.spark_options
     written = {k.lower(): k for k, _ in relation.options}  # the keys as written, for messages
@@ -170,34 +220,55 @@ def plan_source(relation: plan.SourceRelation, statement, resolved: ResolvedOpti
             return relation
         return replace(relation, options=relation.options + (("mode", "FAILFAST"),))
     if conflict is not None:
-        raise OptionError(f"on_error and Spark's '{conflict}' both say what happens to a "
-                          "malformed record", option.key_span, source, code="SS253",
-                          hint=f"remove '{conflict}'")
+        raise OptionError(
+            f"on_error and Spark's '{conflict}' both say what happens to a malformed record",
+            option.key_span,
+            source,
+            code="SS253",
+            hint=f"remove '{conflict}'",
+        )
     if value == "fail":
         return replace(relation, options=relation.options + (("mode", "FAILFAST"),))
     if spark.get("multiline", "false").lower() == "true" or (
-            spark.get("encoding", spark.get("charset", "utf-8")).lower().replace("-", "")
-            not in ("utf8",)):
-        raise OptionError(f"on_error = '{value}' reads one UTF-8 line per record: not with "
-                          "multiLine or another encoding", option.value_span, source,
-                          code="SS251", hint="use on_error = 'fail', or one record per line")
-    columns = (relation.read_columns or
-               tuple((c.name.value, c.type) for c in statement.columns
-                     if isinstance(c, ast.ColumnDef)))
+        spark.get("encoding", spark.get("charset", "utf-8")).lower().replace("-", "")
+        not in ("utf8",)
+    ):
+        raise OptionError(
+            f"on_error = '{value}' reads one UTF-8 line per record: not with "
+            "multiLine or another encoding",
+            option.value_span,
+            source,
+            code="SS251",
+            hint="use on_error = 'fail', or one record per line",
+        )
+    columns = relation.read_columns or tuple(
+        (c.name.value, c.type) for c in statement.columns if isinstance(c, ast.ColumnDef)
+    )
     if not columns:
-        raise OptionError(f"on_error = '{value}' decodes into the declared columns: declare them",
-                          option.value_span, source, code="SS251",
-                          hint="declare the columns instead of infer_schema = true")
+        raise OptionError(
+            f"on_error = '{value}' decodes into the declared columns: declare them",
+            option.value_span,
+            source,
+            code="SS251",
+            hint="declare the columns instead of infer_schema = true",
+        )
     known = {o.lower() for o in FORMAT_OPTIONS[fmt]} - _NOT_PARSER
     parser = tuple((k, v) for k, v in relation.options if k.lower() in known)
-    reader = tuple((k, v) for k, v in relation.options
-                   if k.lower() not in known and k.lower() not in _NOT_PARSER - {"linesep"})
+    reader = tuple(
+        (k, v)
+        for k, v in relation.options
+        if k.lower() not in known and k.lower() not in _NOT_PARSER - {"linesep"}
+    )
     header: tuple[str | None, ...] = ()
     if fmt == "csv" and spark.get("header", "false").lower() == "true":
         declared = {c.name.value.lower() for c in statement.columns if isinstance(c, ast.ColumnDef)}
-        header = tuple(None if n == f"_c{i}" and n.lower() not in declared else n
-                       for i, (n, _) in enumerate(columns))
-    return replace(relation, decoding=plan.Decoding(value, fmt, columns, parser, reader, header, view))
+        header = tuple(
+            None if n == f"_c{i}" and n.lower() not in declared else n
+            for i, (n, _) in enumerate(columns)
+        )
+    return replace(
+        relation, decoding=plan.Decoding(value, fmt, columns, parser, reader, header, view)
+    )
 
 
 def check_sink_options(resolved: ResolvedOptions, source: Source) -> None:
@@ -210,6 +281,10 @@ def check_sink_options(resolved: ResolvedOptions, source: Source) -> None:
     for key in ("on_error", "dead_letter", "dead_letter_path"):
         option = resolved.compiler.get(key)
         if option is not None:
-            raise OptionError(f"'{option.key}' is an option of a source (CREATE STREAM or TABLE), "
-                              "not of a sink", option.key_span, source, code="SS251",
-                              hint="put it on the stream whose records are decoded")
+            raise OptionError(
+                f"'{option.key}' is an option of a source (CREATE STREAM or TABLE), not of a sink",
+                option.key_span,
+                source,
+                code="SS251",
+                hint="put it on the stream whose records are decoded",
+            )

@@ -15,27 +15,35 @@ import os
 from dataclasses import replace
 from pathlib import PurePath
 
-from sqlstream.frontend import ast, spark_versions
-
-from sqlstream.ir import plan
 from sqlstream.analysis.facts import RelationInfo
-from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
-from sqlstream.planning import malformed
-from sqlstream.planning.dead_letters import dead_letter_query
-from sqlstream.planning.compiler import (
-    CompiledQuery, check_query, compile_query, compile_union, locate,
-)
-from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_problem
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
-from sqlstream.planning.declarations import SourceDeclaration
 from sqlstream.diagnostics.errors import (
-    CompileError, OptionError, SemanticError, SqlStreamError, UnknownNameError, did_you_mean,
+    CompileError,
+    OptionError,
+    SemanticError,
+    SqlStreamError,
+    UnknownNameError,
+    did_you_mean,
 )
+from sqlstream.frontend import ast, spark_versions
 from sqlstream.frontend.limits import NestingError
+from sqlstream.ir import plan
+from sqlstream.ir.functions import UserFunction, defining
+from sqlstream.planning import malformed
+from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
+from sqlstream.planning.compiler import (
+    CompiledQuery,
+    check_query,
+    compile_query,
+    compile_union,
+    locate,
+)
+from sqlstream.planning.dead_letters import dead_letter_query
+from sqlstream.planning.declarations import SourceDeclaration
+from sqlstream.planning.functions import resolve_function
 from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem
-from sqlstream.planning.functions import resolve_function
-from sqlstream.ir.functions import UserFunction, defining
+from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_problem
 
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
@@ -63,9 +71,15 @@ class Planner:
     ``previous`` (0 without it) and ``marks`` the sizes of the state after each statement.
     """
 
-    def __init__(self, script: ast.Script, path: str | None = None, state_dir: str | None = None,
-                 enforce: bool = True, spark_version: str | None = None,
-                 previous: Planner | None = None):
+    def __init__(
+        self,
+        script: ast.Script,
+        path: str | None = None,
+        state_dir: str | None = None,
+        enforce: bool = True,
+        spark_version: str | None = None,
+        previous: Planner | None = None,
+    ):
         self.script = script
         self.spark_version = target_version(script, spark_version)
         self.source = script.source_map.source
@@ -107,16 +121,21 @@ class Planner:
     def _build(self) -> plan.Plan:
         self.reused = resume(self, self._previous)
         self._previous = None  # no chain of earlier versions kept alive
-        for statement in self.script.statements[self.reused:]:
+        for statement in self.script.statements[self.reused :]:
             try:
                 getattr(self, "_" + type(statement).__name__)(statement)
             except SqlStreamError as error:
                 self.findings.append(error.with_source(self.source))
                 self._poison(statement)
             except RecursionError:  # a last resort: the nesting limits should prevent it
-                self.findings.append(NestingError(
-                    "this statement is too complex to compile", statement.span, self.source,
-                    hint="split it into views (CREATE VIEW)"))
+                self.findings.append(
+                    NestingError(
+                        "this statement is too complex to compile",
+                        statement.span,
+                        self.source,
+                        hint="split it into views (CREATE VIEW)",
+                    )
+                )
                 self._poison(statement)
             self.marks.append(mark(self))
         for relation, resolved in self.dead_letters:
@@ -202,9 +221,16 @@ class Planner:
             self.dead_letters.append((relation, resolved))
         self.relations.append(relation)
         watermarks = frozenset({relation.watermark.column.lower()} if relation.watermark else ())
-        self.catalog.add(CatalogRelation(
-            statement.name.value, "table" if bounded else "stream", statement.name,
-            RelationInfo(not bounded, watermarks), relation.columns, source=relation))
+        self.catalog.add(
+            CatalogRelation(
+                statement.name.value,
+                "table" if bounded else "stream",
+                statement.name,
+                RelationInfo(not bounded, watermarks),
+                relation.columns,
+                source=relation,
+            )
+        )
 
     def _CreateView(self, statement: ast.CreateView) -> None:
         self.catalog.declare(statement.name)
@@ -229,10 +255,12 @@ class Planner:
         if statement.ksql_table and self.catalog.sink(name.value) is None:
             raise UnknownNameError(
                 f"CREATE TABLE {name} AS SELECT writes its results into the sink '{name}', which "
-                f"is not declared{did_you_mean(name.value, self.catalog.sink_names())}", name.span,
+                f"is not declared{did_you_mean(name.value, self.catalog.sink_names())}",
+                name.span,
                 hint=f"declare where the results go, before this statement: CREATE SINK {name} WITH "
                 "(connector = …); or give the table its sink's options: CREATE TABLE "
-                f"{name} WITH (connector = …) AS SELECT … (docs/compat.md)")
+                f"{name} WITH (connector = …) AS SELECT … (docs/compat.md)",
+            )
         self._insert(statement.sink, statement.query, statement.emit, statement.span)
 
     def _Select(self, statement: ast.Select) -> None:
@@ -240,12 +268,20 @@ class Planner:
         name = f"select_{self.select_count}"
         resolved = self._options(
             (ast.Option("connector", "console", statement.span, statement.span, statement.span),),
-            "sink", ast.Name(name, statement.span), statement.span,
+            "sink",
+            ast.Name(name, statement.span),
+            statement.span,
         )
         sink = self._sink(name, resolved, statement.span)
         self.catalog.claim_query_name(name, statement.span)
-        self._add_query(name, sink, resolved, self._compile(statement.query, name), statement.emit,
-                        statement.span)
+        self._add_query(
+            name,
+            sink,
+            resolved,
+            self._compile(statement.query, name),
+            statement.emit,
+            statement.span,
+        )
 
     def _derived_stream(self, statement: ast.CreateStream) -> None:
         """``CREATE STREAM name WITH (sink options) AS SELECT``: a view plus a query into the sink."""
@@ -258,7 +294,8 @@ class Planner:
         if not statement.options:
             raise OptionError(
                 f"CREATE STREAM {statement.name} AS SELECT needs WITH (connector = …) naming "
-                "where the stream is written", statement.span,
+                "where the stream is written",
+                statement.span,
                 hint="for a derived relation that is not written anywhere, use CREATE VIEW",
             )
         self.catalog.declare(statement.name)
@@ -300,16 +337,25 @@ class Planner:
         secret_named = [n for n, _ in compiled.columns or () if redact(n) != n]
         secret_typed = [(n, t) for n, t in compiled.columns or () if t and redact(t) != t]
         if secret_named:  # Spark names an unaliased expression by its text
-            self._record(SemanticError(
-                f"column '{secret_named[0]}' of '{name}' would be named after the value of a "
-                "secret (an expression without an alias is named by its text)", text.span,
-                hint="give the expression an alias: … AS some_name", code="SS241"))
+            self._record(
+                SemanticError(
+                    f"column '{secret_named[0]}' of '{name}' would be named after the value of a "
+                    "secret (an expression without an alias is named by its text)",
+                    text.span,
+                    hint="give the expression an alias: … AS some_name",
+                    code="SS241",
+                )
+            )
         elif secret_typed:  # named_struct('${env:K}', v), from_json(js, '${env:K} INT'), …
-            self._record(SemanticError(
-                f"the type of column '{secret_typed[0][0]}' of '{name}' would contain the value "
-                f"of a secret ({secret_typed[0][1]}): a struct field named by it", text.span,
-                hint="name the field with a plain string; keep secrets to values",
-                code="SS241"))
+            self._record(
+                SemanticError(
+                    f"the type of column '{secret_typed[0][0]}' of '{name}' would contain the value "
+                    f"of a secret ({secret_typed[0][1]}): a struct field named by it",
+                    text.span,
+                    hint="name the field with a plain string; keep secrets to values",
+                    code="SS241",
+                )
+            )
         return compiled
 
     def _sink(self, name: str, resolved: ResolvedOptions, span) -> plan.Sink:
@@ -318,11 +364,20 @@ class Planner:
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
         settings = {k.lower(): v for k, v in self.settings}
-        options = resolved.spark + resolved.spec.sink_options(resolved, self._resolve_path,
-                                                              settings)
-        return plan.Sink(name, resolved.spec.name, fmt, path, options, partition_by,
-                         resolved.spec.durable, span,
-                         resolved.spec.sink_settings(resolved, self._resolve_path))
+        options = resolved.spark + resolved.spec.sink_options(
+            resolved, self._resolve_path, settings
+        )
+        return plan.Sink(
+            name,
+            resolved.spec.name,
+            fmt,
+            path,
+            options,
+            partition_by,
+            resolved.spec.durable,
+            span,
+            resolved.spec.sink_settings(resolved, self._resolve_path),
+        )
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:
         name = resolved.get("query_name") or default
@@ -332,7 +387,9 @@ class Planner:
                 f"the query name '{name}' contains the value of a secret (${{env:…}}); a query "
                 "name is shown by check, in Spark's UI, logs and progress",
                 given.value_span if given is not None else span,
-                hint="set query_name to a plain name", code="SS240")
+                hint="set query_name to a plain name",
+                code="SS240",
+            )
         self.catalog.claim_query_name(name, span)
         return name
 
@@ -341,7 +398,8 @@ class Planner:
         if entry is None:
             raise UnknownNameError(
                 f"unknown sink '{sink_name}'{did_you_mean(sink_name.value, self.catalog.sink_names())}",
-                sink_name.span, hint="declare it first with CREATE SINK … WITH (connector = …)",
+                sink_name.span,
+                hint="declare it first with CREATE SINK … WITH (connector = …)",
             )
         if entry.sink is None:  # its declaration failed: still check the query
             self._compile(query, sink_name.value)
@@ -351,15 +409,19 @@ class Planner:
             return
         if entry.options.get("query_name") is None and self.catalog.has_query(entry.sink.name):
             raise UnknownNameError(
-                f"a second INSERT INTO {sink_name}: Spark runs one query per sink", sink_name.span,
-                code="SS204", hint=f"write one INSERT INTO {sink_name} SELECT … FROM a UNION ALL SELECT … "
+                f"a second INSERT INTO {sink_name}: Spark runs one query per sink",
+                sink_name.span,
+                code="SS204",
+                hint=f"write one INSERT INTO {sink_name} SELECT … FROM a UNION ALL SELECT … "
                 "FROM b (the same columns, in the same order); a Flink statement set's INSERTs into one "
-                "table are written so too (docs/compat.md)")
+                "table are written so too (docs/compat.md)",
+            )
         name = self._query_name(entry.sink.name, entry.options, sink_name.span)
         self._add_query(name, entry.sink, entry.options, self._compile(query, name), emit, span)
 
-    def _insert_part(self, sink_name: ast.Name, entry: CatalogSink, query: ast.SqlText, emit,
-                     span) -> None:
+    def _insert_part(
+        self, sink_name: ast.Name, entry: CatalogSink, query: ast.SqlText, emit, span
+    ) -> None:
         """One of several ``INSERT``s into one sink: compiled and kept; with the last one, the
         query over ``UNION ALL`` of them all (:mod:`sqlstream.planning.union_inserts`).
 
@@ -372,7 +434,9 @@ class Planner:
         mode = None if poisoned else check_query(compiled, emit, entry.sink, reads)[0].output_mode
         parts = self.insert_parts.setdefault(entry.sink.name.lower(), [])
         parts.append(InsertPart(compiled, emit, sink_name, mode, span, poisoned))
-        if len(parts) < self.insert_counts[entry.sink.name.lower()] or any(p.poisoned for p in parts):
+        if len(parts) < self.insert_counts[entry.sink.name.lower()] or any(
+            p.poisoned for p in parts
+        ):
             return  # more to come, or one reads a relation whose declaration failed (reported)
         problem = union_problem(parts)
         if problem is not None:
@@ -382,8 +446,15 @@ class Planner:
         name = self._query_name(entry.sink.name, entry.options, parts[0].sink.span)
         self._add_query(name, entry.sink, entry.options, union, emit, parts[0].span)
 
-    def _add_query(self, name: str, sink: plan.Sink, resolved: ResolvedOptions,
-                   compiled: CompiledQuery, emit, span) -> None:
+    def _add_query(
+        self,
+        name: str,
+        sink: plan.Sink,
+        resolved: ResolvedOptions,
+        compiled: CompiledQuery,
+        emit,
+        span,
+    ) -> None:
         reads = self.catalog.closure(compiled.info.relations)
         if any(r.poisoned for r in reads):
             return  # reads a relation whose declaration failed: its mode cannot be known
@@ -402,8 +473,20 @@ class Planner:
             trigger = plan.Trigger(emit.trigger.kind, emit.trigger.interval)
         checkpoint = self._resolve_path(resolved.get("checkpoint_location"))
         self.compiled.append(compiled)
-        self.queries.append(plan.Query(name, compiled.sql, sink, mode, reason, trigger, checkpoint,
-                                       span, compiled.columns, compiled.state))
+        self.queries.append(
+            plan.Query(
+                name,
+                compiled.sql,
+                sink,
+                mode,
+                reason,
+                trigger,
+                checkpoint,
+                span,
+                compiled.columns,
+                compiled.state,
+            )
+        )
 
     def _dead_letter_query(self, relation: plan.SourceRelation, resolved: ResolvedOptions) -> None:
         """The query writing the dead letters of ``relation`` (:mod:`sqlstream.planning.malformed`):
@@ -419,8 +502,9 @@ class Planner:
         if target is None:
             option = resolved.compiler["dead_letter_path"]
             name = f"{relation.name}_dead_letters"
-            sink = plan.Sink(name, "files", "json", self._resolve_path(option.text), (), (), True,
-                             option.span)
+            sink = plan.Sink(
+                name, "files", "json", self._resolve_path(option.text), (), (), True, option.span
+            )
             self.catalog.claim_query_name(name, option.value_span)
             checkpoint = None
         else:
@@ -428,18 +512,30 @@ class Planner:
             if entry is None or entry.sink is None:
                 raise UnknownNameError(
                     f"dead_letter = '{target.text}' names no sink"
-                    f"{did_you_mean(target.text, self.catalog.sink_names())}", target.value_span,
-                    code="SS254", hint="declare it with CREATE SINK … WITH (connector = …)")
+                    f"{did_you_mean(target.text, self.catalog.sink_names())}",
+                    target.value_span,
+                    code="SS254",
+                    hint="declare it with CREATE SINK … WITH (connector = …)",
+                )
             sink = entry.sink
             if "append" not in connector(sink.connector).sink_modes:
-                raise OptionError(f"sink '{sink.name}' cannot take dead letters: it has no append "
-                                  "mode", target.value_span, code="SS254",
-                                  hint="name a sink that appends rows (files, kafka, …)")
+                raise OptionError(
+                    f"sink '{sink.name}' cannot take dead letters: it has no append mode",
+                    target.value_span,
+                    code="SS254",
+                    hint="name a sink that appends rows (files, kafka, …)",
+                )
             name = self._query_name(sink.name, entry.options, target.value_span)
             checkpoint = self._resolve_path(entry.options.get("checkpoint_location"))
         key = relation.name.lower()
-        trigger = next((q.trigger for q in self.queries if q.state is not None
-                        and any(s.relation == key for s in q.state.sources)), None)
+        trigger = next(
+            (
+                q.trigger
+                for q in self.queries
+                if q.state is not None and any(s.relation == key for s in q.state.sources)
+            ),
+            None,
+        )
         self.queries.append(dead_letter_query(relation, name, sink, trigger, checkpoint))
 
     def _state_dir(self) -> str:
@@ -470,19 +566,28 @@ def target_version(script: ast.Script, given: str | None = None) -> str:
         found = spark_versions.supported(given)
         if found is None:
             raise SqlStreamError(
-                f"Spark version '{given}' is not supported", code="SS202",
-                hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}")
+                f"Spark version '{given}' is not supported",
+                code="SS202",
+                hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}",
+            )
         return found
     found = None
     for statement in script.statements:
-        if isinstance(statement, ast.SetStatement) \
-                and statement.option.key.lower() == spark_versions.SETTING:
+        if (
+            isinstance(statement, ast.SetStatement)
+            and statement.option.key.lower() == spark_versions.SETTING
+        ):
             found = spark_versions.supported(statement.option.text) or found
     return found or spark_versions.default()
 
 
-def build_plan(script: ast.Script, path: str | None = None, state_dir: str | None = None,
-               enforce: bool = True, spark_version: str | None = None) -> plan.Plan:
+def build_plan(
+    script: ast.Script,
+    path: str | None = None,
+    state_dir: str | None = None,
+    enforce: bool = True,
+    spark_version: str | None = None,
+) -> plan.Plan:
     """Build the :class:`~sqlstream.ir.plan.Plan` of a parsed file (see :class:`Planner`).
 
     Raises:

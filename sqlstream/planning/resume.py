@@ -10,17 +10,27 @@ after a statement is recorded as their sizes (:func:`mark`) and taken back as pr
 from __future__ import annotations
 
 import copy
+
 from sqlstream.diagnostics.errors import SqlStreamError
 
 
 def mark(planner) -> tuple:
     """The sizes of the planner's state: every list and the catalog only grow while the
     statements are folded, so the state after a statement is a prefix of each."""
-    return (len(planner.settings), len(planner.setting_spans), len(planner.relations),
-            len(planner.queries), len(planner.compiled), len(planner.findings),
-            len(planner.dead_letters), planner.select_count, planner.catalog.sizes(),
-            tuple((sink, len(parts)) for sink, parts in planner.insert_parts.items()),
-            len(planner.functions))
+    return (
+        len(planner.settings),
+        len(planner.setting_spans),
+        len(planner.relations),
+        len(planner.queries),
+        len(planner.compiled),
+        len(planner.findings),
+        len(planner.dead_letters),
+        planner.select_count,
+        planner.catalog.sizes(),
+        tuple((sink, len(parts)) for sink, parts in planner.insert_parts.items()),
+        len(planner.functions),
+    )
+
 
 def resume(planner, previous) -> int:
     """Take ``previous``'s state after the leading statements its script shares with
@@ -32,23 +42,49 @@ def resume(planner, previous) -> int:
     statements is the same in both. Equal means equal AST nodes, spans included, so
     every finding kept is where it was. The findings kept are rebound to this file's
     text (the lines a rendering quotes)."""
-    if previous is None or not previous.marks or (
-            previous.spark_version, previous.path, previous.state_dir_override,
-            previous.enforce, {s.value for s in previous.source.secrets},
-            previous.insert_counts) != (
-            planner.spark_version, planner.path, planner.state_dir_override, planner.enforce,
-            {s.value for s in planner.source.secrets}, planner.insert_counts):
+    if (
+        previous is None
+        or not previous.marks
+        or (
+            previous.spark_version,
+            previous.path,
+            previous.state_dir_override,
+            previous.enforce,
+            {s.value for s in previous.source.secrets},
+            previous.insert_counts,
+        )
+        != (
+            planner.spark_version,
+            planner.path,
+            planner.state_dir_override,
+            planner.enforce,
+            {s.value for s in planner.source.secrets},
+            planner.insert_counts,
+        )
+    ):
         return 0  # (an INSERT's plan depends on how many INSERTs its sink has in all)
     count = 0
-    for old, new in zip(previous.script.statements[:len(previous.marks)],
-                        planner.script.statements):
+    for old, new in zip(
+        previous.script.statements[: len(previous.marks)], planner.script.statements
+    ):
         if old is not new and old != new:
             break
         count += 1
     if count == 0:
         return 0
-    (settings, setting_spans, relations, queries, compiled, findings, dead_letters,
-     planner.select_count, catalog, parts, functions) = previous.marks[count - 1]
+    (
+        settings,
+        setting_spans,
+        relations,
+        queries,
+        compiled,
+        findings,
+        dead_letters,
+        planner.select_count,
+        catalog,
+        parts,
+        functions,
+    ) = previous.marks[count - 1]
     kept = list(previous.functions.items())[:functions]
     planner.functions.clear()  # in place: ``build`` made this dict what calls resolve against
     planner.functions.update(kept)
@@ -64,10 +100,10 @@ def resume(planner, previous) -> int:
     planner.marks = previous.marks[:count]
     return count
 
+
 def _rebound(planner, finding: SqlStreamError, old) -> SqlStreamError:
     if finding.source is not old:
         return finding
     finding = copy.copy(finding)
     finding.source = planner.source
     return finding
-

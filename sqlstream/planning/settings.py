@@ -37,19 +37,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlstream.frontend import ast, spark_versions
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.frontend import ast, spark_versions
 
-__all__ = ["CHANGELOG_CHECKPOINTING", "COMPILER_SETTINGS", "PROVIDER_CLASS", "STATE_STORES",
-           "STATIC_SETTINGS", "WATERMARK_POLICY", "expand", "is_static", "problem", "state_store",
-           "watermark_policy"]
+__all__ = [
+    "CHANGELOG_CHECKPOINTING",
+    "COMPILER_SETTINGS",
+    "PROVIDER_CLASS",
+    "STATE_STORES",
+    "STATIC_SETTINGS",
+    "WATERMARK_POLICY",
+    "expand",
+    "is_static",
+    "problem",
+    "state_store",
+    "watermark_policy",
+]
 
 COMPILER_SETTINGS = {"sqlstream.state_dir", "sqlstream.state_store", spark_versions.SETTING}
 """The ``sqlstream.*`` keys; any other is ``SS202``."""
 
 STATIC_SETTINGS = (
-    "spark.app.", "spark.driver.", "spark.executor.", "spark.jars", "spark.master", "spark.ui.",
-    "spark.sql.warehouse.dir", "spark.sql.extensions", "spark.sql.catalogImplementation",
+    "spark.app.",
+    "spark.driver.",
+    "spark.executor.",
+    "spark.jars",
+    "spark.master",
+    "spark.ui.",
+    "spark.sql.warehouse.dir",
+    "spark.sql.extensions",
+    "spark.sql.catalogImplementation",
 )
 """Spark settings that take effect only when the SparkContext / session starts (key
 prefixes, compared in lower case; :func:`is_static`).
@@ -81,8 +98,10 @@ WATERMARK_POLICIES = ("min", "max")
 
 _STATE_PACKAGE = "org.apache.spark.sql.execution.streaming.state."
 STATE_STORES: dict[str, tuple[tuple[str, str], ...]] = {
-    "rocksdb": ((PROVIDER_CLASS, _STATE_PACKAGE + "RocksDBStateStoreProvider"),
-                (CHANGELOG_CHECKPOINTING, "true")),
+    "rocksdb": (
+        (PROVIDER_CLASS, _STATE_PACKAGE + "RocksDBStateStoreProvider"),
+        (CHANGELOG_CHECKPOINTING, "true"),
+    ),
     "hdfs": ((PROVIDER_CLASS, _STATE_PACKAGE + "HDFSBackedStateStoreProvider"),),
 }
 """``sqlstream.state_store`` value → the Spark settings it stands for, in order."""
@@ -125,29 +144,39 @@ def problem(option: ast.Option) -> SqlStreamError | None:
         return OptionError(
             "spark.sql.variable.substitute stays 'false': Spark would expand ${env:…} and "
             "${system:…} in the query text at run time, outside secret redaction",
-            option.value_span, hint="use sqlstream's ${name} (--var) and ${env:NAME} instead")
+            option.value_span,
+            hint="use sqlstream's ${name} (--var) and ${env:NAME} instead",
+        )
     if key.startswith("sqlstream.") and key not in COMPILER_SETTINGS:
         return OptionError(
             f"unknown setting '{option.key}'{did_you_mean(option.key, COMPILER_SETTINGS)}",
-            option.key_span, hint=f"compiler settings: {', '.join(sorted(COMPILER_SETTINGS))}")
-    if key == "sqlstream.state_store" and value.lower() not in STATE_STORES \
-            and not _is_class_name(value):
+            option.key_span,
+            hint=f"compiler settings: {', '.join(sorted(COMPILER_SETTINGS))}",
+        )
+    if (
+        key == "sqlstream.state_store"
+        and value.lower() not in STATE_STORES
+        and not _is_class_name(value)
+    ):
         return StateStoreError(
             f"unknown state store '{value}'{did_you_mean(value.lower(), STATE_STORES)}",
             option.value_span,
             hint="'rocksdb' (RocksDB with changelog checkpointing), 'hdfs' (Spark's default, "
-                 "in memory) or the fully-qualified class name of a StateStoreProvider")
+            "in memory) or the fully-qualified class name of a StateStoreProvider",
+        )
     if key == spark_versions.SETTING and spark_versions.supported(value) is None:
         return OptionError(
             f"Spark version '{value}' is not supported",
             option.value_span,
-            hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}")
+            hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}",
+        )
     if key == WATERMARK_POLICY.lower() and value.lower() not in WATERMARK_POLICIES:
         return WatermarkPolicyError(
             f"'{value}' is not a multiple-watermark policy: Spark accepts 'min' or 'max'",
             option.value_span,
             hint="'min' (default): the global watermark follows the slowest stream; 'max': "
-                 "the fastest (rows of slower streams behind it are dropped as late)")
+            "the fastest (rows of slower streams behind it are dropped as late)",
+        )
     return None
 
 
@@ -187,8 +216,10 @@ def state_store(settings: Iterable[tuple[str, str]]) -> str | None:
         return None
     for name, pairs in STATE_STORES.items():
         if pairs[0][1] == provider.strip():
-            if name == "rocksdb" and (_last(settings, CHANGELOG_CHECKPOINTING) or "false") \
-                    .strip().lower() != "true":
+            if (
+                name == "rocksdb"
+                and (_last(settings, CHANGELOG_CHECKPOINTING) or "false").strip().lower() != "true"
+            ):
                 return "rocksdb (no changelog checkpointing)"
             return name
     return provider.strip()

@@ -21,14 +21,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.frontend import ast
 from sqlstream.planning.compiled import CompiledQuery
-from sqlstream.diagnostics.errors import SemanticError
 
 __all__ = ["InsertPart", "insert_counts", "union_problem"]
 
-_MODE_WORDS = {"append": "append (EMIT FINAL)", "update": "update (EMIT CHANGES)",
-               "complete": "complete (EMIT COMPLETE)"}
+_MODE_WORDS = {
+    "append": "append (EMIT FINAL)",
+    "update": "update (EMIT CHANGES)",
+    "complete": "complete (EMIT COMPLETE)",
+}
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,13 @@ def _body(part: InsertPart) -> str:
 def union_all_text(parts: list[InsertPart]) -> str:
     """The single ``INSERT`` that writes what ``parts`` write (long bodies shortened; a body
     with ``WITH``, ``ORDER BY`` or ``LIMIT`` in parentheses)."""
+
     def shown(part: InsertPart) -> str:
         body = _body(part)
         upper = f" {body.upper()} "
         wrap = upper.lstrip().startswith("WITH ") or " ORDER BY " in upper or " LIMIT " in upper
         return f"({body})" if wrap else body
+
     return f"INSERT INTO {parts[0].sink.value} " + " UNION ALL ".join(shown(p) for p in parts)
 
 
@@ -104,35 +109,50 @@ def union_problem(parts: list[InsertPart]) -> SemanticError | None:
     line = first.sink.span.line if first.sink.span is not None else "?"
     hint_tail = f"; one query writes them all: {union_all_text(parts)}"
     for index, part in enumerate(parts[1:], start=2):
-        where = (f"the {_ordinal(index)} INSERT INTO {sink} cannot run in one query with the "
-                 f"first (line {line})")
+        where = (
+            f"the {_ordinal(index)} INSERT INTO {sink} cannot run in one query with the "
+            f"first (line {line})"
+        )
         mine, theirs = part.compiled.columns, first.compiled.columns
         why = hint = None
         if mine is not None and theirs is not None:
             if len(mine) != len(theirs):
-                why = (f"it writes {_count(len(mine))} ({_columns(mine)}), the first "
-                       f"{_count(len(theirs))} ({_columns(theirs)})")
+                why = (
+                    f"it writes {_count(len(mine))} ({_columns(mine)}), the first "
+                    f"{_count(len(theirs))} ({_columns(theirs)})"
+                )
                 hint = "select the same columns in the same order"
             else:
                 for position, ((name, kind), (first_name, first_kind)) in enumerate(
-                        zip(mine, theirs), start=1):
-                    if name.lower() != first_name.lower() or (kind and first_kind and kind != first_kind):
-                        why = (f"its column {position} is {name} {kind}, the first's is "
-                               f"{first_name} {first_kind}")
-                        hint = (f"name and type it as the first does: CAST(… AS {first_kind}) AS "
-                                f"{first_name}")
+                    zip(mine, theirs), start=1
+                ):
+                    if name.lower() != first_name.lower() or (
+                        kind and first_kind and kind != first_kind
+                    ):
+                        why = (
+                            f"its column {position} is {name} {kind}, the first's is "
+                            f"{first_name} {first_kind}"
+                        )
+                        hint = (
+                            f"name and type it as the first does: CAST(… AS {first_kind}) AS "
+                            f"{first_name}"
+                        )
                         break
         if why is None and part.mode != first.mode:
-            why = (f"it is written in {_MODE_WORDS.get(part.mode, 'no')} mode, the first in "
-                   f"{_MODE_WORDS.get(first.mode, 'no')} mode")
+            why = (
+                f"it is written in {_MODE_WORDS.get(part.mode, 'no')} mode, the first in "
+                f"{_MODE_WORDS.get(first.mode, 'no')} mode"
+            )
             hint = "give both the same EMIT"
         mine_trigger = part.emit.trigger if part.emit is not None else None
         first_trigger = first.emit.trigger if first.emit is not None else None
         if why is None and (mine_trigger and (mine_trigger.kind, mine_trigger.interval)) != (
-                first_trigger and (first_trigger.kind, first_trigger.interval)):
+            first_trigger and (first_trigger.kind, first_trigger.interval)
+        ):
             why = "its EMIT trigger differs from the first's: one query has one trigger"
             hint = "give both the same EMIT … EVERY / ONCE / CONTINUOUS"
         if why is not None:
-            return SemanticError(f"{where}: {why}", part.sink.span, code="SS265",
-                                 hint=hint + hint_tail)
+            return SemanticError(
+                f"{where}: {why}", part.sink.span, code="SS265", hint=hint + hint_tail
+            )
     return None

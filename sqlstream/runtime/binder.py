@@ -19,20 +19,19 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession, functions
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
-from py4j.protocol import Py4JJavaError
 
-from sqlstream.runtime.spark_errors import mapped
-from sqlstream.ir import plan as p
-
-from sqlstream.runtime import restarts
-from sqlstream.ir.calls import SQL_TEXT_STEPS, Block, Chain, Program
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import SQL_TEXT_STEPS, Block, Chain, Program
 from sqlstream.lowering.lower import function_block, lower, relation_block
+from sqlstream.runtime import restarts
+from sqlstream.runtime.spark_errors import mapped
 from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
 
 Report = Callable[[str], None]
@@ -111,8 +110,13 @@ def _value(arg, env: dict, report: Report, source: Source | None, sql: bool):
     return arg
 
 
-def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None = None,
-             source: Source | None = None):
+def evaluate(
+    chain: Chain,
+    env: dict,
+    report: Report = print,
+    steps: int | None = None,
+    source: Source | None = None,
+):
     """Evaluate ``chain`` from ``env[chain.root]``: ``getattr`` each step, call it with its
     arguments (nested chains evaluated first, tuples passed as lists) unless it is a
     property; assign the value to ``env[chain.assign]``.
@@ -142,8 +146,7 @@ def evaluate(chain: Chain, env: dict, report: Report = print, steps: int | None 
         if step.call:
             sql = step.name in SQL_TEXT_STEPS
             args = [_value(a, env, report, source, sql) for a in step.args]
-            value = value(*args, **{k: _value(v, env, report, source, sql)
-                                    for k, v in step.kwargs})
+            value = value(*args, **{k: _value(v, env, report, source, sql) for k, v in step.kwargs})
     if chain.assign and steps is None:
         env[chain.assign] = value
     return value
@@ -155,8 +158,9 @@ def _env(spark: SparkSession, sql_functions=functions) -> dict:
     return {"spark": spark, "F": sql_functions, "importlib": importlib}
 
 
-def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = print,
-              env: dict | None = None) -> list:
+def run_block(
+    spark: SparkSession, plan: p.Plan, block: Block, report: Report = print, env: dict | None = None
+) -> list:
     """Evaluate every chain of ``block`` in order.
 
     Returns:
@@ -180,13 +184,17 @@ def run_block(spark: SparkSession, plan: p.Plan, block: Block, report: Report = 
             # PySpark 4.0 and 4.1: DataStreamWriter.trigger has no realTime argument
             raise QueryFailedError(
                 f"{chain.label}: this PySpark has no real-time mode (trigger(realTime=…) is "
-                "new in PySpark 4.2)", chain.span, plan.source,
-                hint="run on Spark 4.2 or newer, or use EMIT … EVERY INTERVAL …") from None
+                "new in PySpark 4.2)",
+                chain.span,
+                plan.source,
+                hint="run on Spark 4.2 or newer, or use EMIT … EVERY INTERVAL …",
+            ) from None
     return values
 
 
-def bind_relation(spark: SparkSession, relation: p.Relation, report: Report,
-                  source: Source | None = None) -> DataFrame:
+def bind_relation(
+    spark: SparkSession, relation: p.Relation, report: Report, source: Source | None = None
+) -> DataFrame:
     """Build the DataFrame of one plan step without registering it as a view (its
     block's chains, without the final ``createOrReplaceTempView``); ``source``: the
     pipeline's, whose secrets' values go in (:func:`evaluate`).
@@ -228,10 +236,16 @@ def spark_settings(spark: SparkSession) -> dict[str, str | None]:
     return values
 
 
-def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
-          report: Report = print, allow_incompatible_restart: bool = False,
-          check_restarts: bool = True, sql_functions=functions,
-          before_queries: Callable[[], None] | None = None) -> list[StreamingQuery]:
+def start(
+    spark: SparkSession,
+    plan: p.Plan,
+    program: Program | None = None,
+    report: Report = print,
+    allow_incompatible_restart: bool = False,
+    check_restarts: bool = True,
+    sql_functions=functions,
+    before_queries: Callable[[], None] | None = None,
+) -> list[StreamingQuery]:
     """Run the program of ``plan`` (:func:`sqlstream.lowering.lower.lower`): apply settings,
     define relations and start every query.
 
@@ -280,9 +294,13 @@ def start(spark: SparkSession, plan: p.Plan, program: Program | None = None,
             if block.kind == "query" and checked is None:
                 if before_queries is not None:
                     before_queries()
-                checked = (restarts.prepare(plan, spark_settings(spark),
-                                            allow_incompatible_restart, report)
-                           if check_restarts else {})
+                checked = (
+                    restarts.prepare(
+                        plan, spark_settings(spark), allow_incompatible_restart, report
+                    )
+                    if check_restarts
+                    else {}
+                )
             values = run_block(spark, plan, block, report, env)
             if block.kind == "query":
                 started += values

@@ -77,8 +77,10 @@ class Holder:
 
     def text(self) -> str:
         """``pid 123 on host h, since 2025-01-01T10:00:00+01:00 (query 'q' of p.ssql)``."""
-        return (f"pid {self.pid} on host {self.host}, since {self.started} "
-                f"(query '{self.query}' of {self.pipeline})")
+        return (
+            f"pid {self.pid} on host {self.host}, since {self.started} "
+            f"(query '{self.query}' of {self.pipeline})"
+        )
 
     @staticmethod
     def read(fd: int) -> Holder | None:
@@ -86,8 +88,13 @@ class Holder:
         (released cleanly, or its holder is still writing it) or not a holder record."""
         try:
             data = json.loads(os.pread(fd, 65536, 0).decode("utf-8") or "null")
-            return Holder(int(data["pid"]), str(data["host"]), str(data["started"]),
-                          str(data["pipeline"]), str(data["query"]))
+            return Holder(
+                int(data["pid"]),
+                str(data["host"]),
+                str(data["started"]),
+                str(data["pipeline"]),
+                str(data["query"]),
+            )
         except (OSError, ValueError, TypeError, KeyError):
             return None
 
@@ -141,6 +148,7 @@ class Lease:
     def release_when_stopped(self, poll: float = POLL_SECONDS) -> None:
         """Release the locks, on a daemon thread, once no query is :meth:`active` (asked
         every ``poll`` seconds); for runs nobody waits for (``Pipeline.start``)."""
+
         def watch() -> None:
             while self.active():
                 time.sleep(poll)
@@ -191,11 +199,18 @@ def acquire(plan: p.Plan, report: Callable[[str], None] = print) -> Lease:
                 continue
             directory = local_path(query.checkpoint_location)
             if directory is None:
-                report(f"query '{query.name}': not locked against a second run: checkpoint "
-                       f"{query.checkpoint_location} is not a local path")
+                report(
+                    f"query '{query.name}': not locked against a second run: checkpoint "
+                    f"{query.checkpoint_location} is not a local path"
+                )
                 continue
-            holder = Holder(os.getpid(), socket.gethostname(), started,
-                            plan.source.redact(plan.source.name), query.name)
+            holder = Holder(
+                os.getpid(),
+                socket.gethostname(),
+                started,
+                plan.source.redact(plan.source.name),
+                query.name,
+            )
             _lock(plan, query, directory, holder, lease, report)
     except BaseException:
         lease.release()
@@ -203,8 +218,14 @@ def acquire(plan: p.Plan, report: Callable[[str], None] = print) -> Lease:
     return lease
 
 
-def _lock(plan: p.Plan, query: p.Query, directory: str, holder: Holder, lease: Lease,
-          report: Callable[[str], None]) -> None:
+def _lock(
+    plan: p.Plan,
+    query: p.Query,
+    directory: str,
+    holder: Holder,
+    lease: Lease,
+    report: Callable[[str], None],
+) -> None:
     """Take the lock of one checkpoint for ``lease`` (see :func:`acquire`)."""
     path = os.path.join(directory, LOCK_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -216,8 +237,13 @@ def _lock(plan: p.Plan, query: p.Query, directory: str, holder: Holder, lease: L
             mine = _HELD.get(key)
             if mine is not None and (mine.lease is lease or mine.lease.active()):
                 os.close(fd)
-                raise _in_use(plan, query, directory, mine.holder,
-                              "plan" if mine.lease is lease else "process")
+                raise _in_use(
+                    plan,
+                    query,
+                    directory,
+                    mine.holder,
+                    "plan" if mine.lease is lease else "process",
+                )
             if mine is not None:  # a run of this process whose queries have stopped
                 mine.lease.locks.remove(mine)
                 _unlock(mine)
@@ -243,34 +269,48 @@ def _lock(plan: p.Plan, query: p.Query, directory: str, holder: Holder, lease: L
         lease.locks.append(lock)
     if previous is not None:
         elsewhere = previous.host != holder.host
-        report(f"query '{query.name}': checkpoint {directory}: taking over the lock of "
-               f"{previous.text()}, " + (
-                   "which is free: that run ended, or this file system does not share "
-                   "locks between machines" if elsewhere else
-                   "which ended without releasing it (killed or crashed)"))
+        report(
+            f"query '{query.name}': checkpoint {directory}: taking over the lock of "
+            f"{previous.text()}, "
+            + (
+                "which is free: that run ended, or this file system does not share "
+                "locks between machines"
+                if elsewhere
+                else "which ended without releasing it (killed or crashed)"
+            )
+        )
 
 
-def _in_use(plan: p.Plan, query: p.Query, directory: str, holder: Holder | None,
-            where: str) -> CheckpointInUseError:
+def _in_use(
+    plan: p.Plan, query: p.Query, directory: str, holder: Holder | None, where: str
+) -> CheckpointInUseError:
     """The error for ``query``'s checkpoint, locked by ``holder`` (``None``: unknown) of
     ``where``: ``"plan"`` (another query of the same plan), ``"process"`` (an active run of
     this process) or ``"other"`` (another process)."""
     if where == "plan":
         return CheckpointInUseError(
             f"query '{query.name}': checkpoint {directory} is also the checkpoint of query "
-            f"'{holder.query if holder else '?'}'", query.span, plan.source,
-            hint="give each query's sink its own checkpoint_location")
+            f"'{holder.query if holder else '?'}'",
+            query.span,
+            plan.source,
+            hint="give each query's sink its own checkpoint_location",
+        )
     if where == "process":
         return CheckpointInUseError(
             f"query '{query.name}': checkpoint {directory} is in use by a run of this "
             f"process whose queries are active: {holder.text() if holder else '?'}",
-            query.span, plan.source, hint="stop those queries first (StreamingQuery.stop()), "
-            "or give the sink another checkpoint_location")
+            query.span,
+            plan.source,
+            hint="stop those queries first (StreamingQuery.stop()), "
+            "or give the sink another checkpoint_location",
+        )
     who = holder.text() if holder else "a process that has not written its details yet"
     stop = f"kill {holder.pid} on {holder.host}" if holder else "stop the other process"
     return CheckpointInUseError(
         f"query '{query.name}': checkpoint {directory} is in use by another run: {who}",
-        query.span, plan.source,
+        query.span,
+        plan.source,
         hint=f"wait for that run to finish, stop it (Ctrl-C where it runs, or {stop}: "
         "SIGTERM stops it cleanly), or give the sink another checkpoint_location (a files "
-        "sink also another path) to run a second copy")
+        "sink also another path) to run a second copy",
+    )

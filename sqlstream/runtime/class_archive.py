@@ -62,8 +62,12 @@ later run makes the archive instead."""
 QUIET = ("-Xshare:auto", "-Xlog:cds*=off")
 
 # What decides which classes the driver loads from where, besides Java and PySpark.
-CLASSPATH_SETTINGS = ("spark.jars", "spark.jars.packages", "spark.driver.extraClassPath",
-                      "spark.jars.repositories")
+CLASSPATH_SETTINGS = (
+    "spark.jars",
+    "spark.jars.packages",
+    "spark.driver.extraClassPath",
+    "spark.jars.repositories",
+)
 
 
 def archive_folder() -> Path | None:
@@ -215,8 +219,12 @@ def finish_at_exit(archive: Archive, jvm) -> None:
         except Exception:  # noqa: BLE001 - the JVM may be gone already
             pass
         if sys.stderr is not None and sys.stderr.isatty():
-            print("sqlstream: the JVM writes its class-data archive (once; later starts are "
-                  f"faster; {ENV}=off turns it off)", file=sys.stderr, flush=True)
+            print(
+                "sqlstream: the JVM writes its class-data archive (once; later starts are "
+                f"faster; {ENV}=off turns it off)",
+                file=sys.stderr,
+                flush=True,
+            )
         try:
             if jvm.stdin is not None:
                 jvm.stdin.close()

@@ -337,6 +337,7 @@ def deliver(listener: ListenerLike, event: Event) -> None:
 def emitter(listeners: tuple[ListenerLike, ...]) -> Callable[[Event], None]:
     """One function that gives each event to every listener in ``listeners``, in order
     (:func:`deliver`): how the runner and :class:`sqlstream.Session` emit events."""
+
     def emit(event: Event) -> None:
         for listener in listeners:
             deliver(listener, event)
@@ -355,10 +356,18 @@ def redacted(value: Any, redact: Callable[[str], str]) -> Any:
     if isinstance(value, (Span, SqlStreamError)):
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: redacted(getattr(value, f.name), redact)
-                                             for f in dataclasses.fields(value) if f.init})
+        return dataclasses.replace(
+            value,
+            **{
+                f.name: redacted(getattr(value, f.name), redact)
+                for f in dataclasses.fields(value)
+                if f.init
+            },
+        )
     if isinstance(value, Mapping):
-        return MappingProxyType({redacted(k, redact): redacted(v, redact) for k, v in value.items()})
+        return MappingProxyType(
+            {redacted(k, redact): redacted(v, redact) for k, v in value.items()}
+        )
     if isinstance(value, (tuple, list)):
         return type(value)(redacted(v, redact) for v in value)
     return value
@@ -368,7 +377,9 @@ def redacted(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def _rate(value: Any) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    return (
+        None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    )
 
 
 def _offset(value: Any) -> str | None:
@@ -386,34 +397,55 @@ def batch_progress(progress: Any) -> BatchProgress:
     event_time = dict(progress.eventTime or {})
     sink = progress.sink
     return BatchProgress(
-        name=progress.name or "", id=str(progress.id), run_id=str(progress.runId),
-        batch_id=int(progress.batchId), timestamp=progress.timestamp,
+        name=progress.name or "",
+        id=str(progress.id),
+        run_id=str(progress.runId),
+        batch_id=int(progress.batchId),
+        timestamp=progress.timestamp,
         num_input_rows=int(progress.numInputRows or 0),
         input_rows_per_second=_rate(progress.inputRowsPerSecond),
         processed_rows_per_second=_rate(progress.processedRowsPerSecond),
         batch_duration_ms=int(progress.batchDuration or 0),
         duration_ms=_frozen({k: int(v) for k, v in dict(progress.durationMs or {}).items()}),
-        event_time=EventTime(event_time.get("watermark"), event_time.get("min"),
-                             event_time.get("max"), event_time.get("avg")),
-        state_operators=tuple(StateOperatorProgress(
-            operator_name=s.operatorName, num_rows_total=s.numRowsTotal,
-            num_rows_updated=s.numRowsUpdated, num_rows_removed=s.numRowsRemoved,
-            num_rows_dropped_by_watermark=s.numRowsDroppedByWatermark,
-            memory_used_bytes=s.memoryUsedBytes, all_updates_time_ms=s.allUpdatesTimeMs,
-            all_removals_time_ms=s.allRemovalsTimeMs, commit_time_ms=s.commitTimeMs,
-            num_shuffle_partitions=s.numShufflePartitions,
-            num_state_store_instances=s.numStateStoreInstances,
-            custom_metrics=_frozen(s.customMetrics),
-        ) for s in progress.stateOperators or ()),
-        sources=tuple(SourceProgress(
-            description=s.description, start_offset=_offset(s.startOffset),
-            end_offset=_offset(s.endOffset), latest_offset=_offset(s.latestOffset), num_input_rows=int(s.numInputRows or 0),
-            input_rows_per_second=_rate(s.inputRowsPerSecond),
-            processed_rows_per_second=_rate(s.processedRowsPerSecond),
-            metrics=_frozen(s.metrics),
-        ) for s in progress.sources or ()),
-        sink=None if sink is None else SinkProgress(
-            sink.description, int(sink.numOutputRows), _frozen(sink.metrics)),
+        event_time=EventTime(
+            event_time.get("watermark"),
+            event_time.get("min"),
+            event_time.get("max"),
+            event_time.get("avg"),
+        ),
+        state_operators=tuple(
+            StateOperatorProgress(
+                operator_name=s.operatorName,
+                num_rows_total=s.numRowsTotal,
+                num_rows_updated=s.numRowsUpdated,
+                num_rows_removed=s.numRowsRemoved,
+                num_rows_dropped_by_watermark=s.numRowsDroppedByWatermark,
+                memory_used_bytes=s.memoryUsedBytes,
+                all_updates_time_ms=s.allUpdatesTimeMs,
+                all_removals_time_ms=s.allRemovalsTimeMs,
+                commit_time_ms=s.commitTimeMs,
+                num_shuffle_partitions=s.numShufflePartitions,
+                num_state_store_instances=s.numStateStoreInstances,
+                custom_metrics=_frozen(s.customMetrics),
+            )
+            for s in progress.stateOperators or ()
+        ),
+        sources=tuple(
+            SourceProgress(
+                description=s.description,
+                start_offset=_offset(s.startOffset),
+                end_offset=_offset(s.endOffset),
+                latest_offset=_offset(s.latestOffset),
+                num_input_rows=int(s.numInputRows or 0),
+                input_rows_per_second=_rate(s.inputRowsPerSecond),
+                processed_rows_per_second=_rate(s.processedRowsPerSecond),
+                metrics=_frozen(s.metrics),
+            )
+            for s in progress.sources or ()
+        ),
+        sink=None
+        if sink is None
+        else SinkProgress(sink.description, int(sink.numOutputRows), _frozen(sink.metrics)),
         malformed_records=_malformed(progress),
     )
 
@@ -423,5 +455,5 @@ def _malformed(progress: Any) -> Mapping[str, int]:
     found = {}
     for name, row in dict(getattr(progress, "observedMetrics", None) or {}).items():
         if name.startswith("malformed:"):
-            found[name[len("malformed:"):]] = int(row["records"] or 0)
+            found[name[len("malformed:") :]] = int(row["records"] or 0)
     return _frozen(found)

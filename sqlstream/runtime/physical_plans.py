@@ -21,6 +21,7 @@ def physical_plans(plan: p.Plan, report: Callable[[str], None]) -> list[str]:
     Returns:
         One text per query of ``plan``, in file order, as ``DataFrame.explain`` prints it.
     """
+
     def say(line: str) -> None:
         report(plan.source.redact(line))
 
@@ -34,7 +35,9 @@ def physical_plans(plan: p.Plan, report: Callable[[str], None]) -> list[str]:
                 # select("*"): Spark 4.1 refuses explain on spark.sql's own streaming
                 # DataFrame ("must be executed with writeStream.start()"), not on one
                 # derived from it; the optimizer removes the projection again
-                spark.sql(plan.source.unseal(query.sql, sql=True)).select("*").explain(mode="formatted")
+                spark.sql(plan.source.unseal(query.sql, sql=True)).select("*").explain(
+                    mode="formatted"
+                )
             plans.append(plan.source.redact(captured.getvalue()))
         return plans
     finally:

@@ -43,7 +43,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sqlstream.runtime.events import (
-    BatchProgress, Event, Notice, QueryIdle, QueryStarted, QueryTerminated, Stopping,
+    BatchProgress,
+    Event,
+    Notice,
+    QueryIdle,
+    QueryStarted,
+    QueryTerminated,
+    Stopping,
 )
 
 STALL_BATCHES = 3
@@ -125,9 +131,9 @@ class _Query:
     busy_ms: int = 0
     last: BatchProgress | None = None
     watermark: str | None = None
-    unmoved: int = 0          # micro-batches with input and the same watermark, in a row
+    unmoved: int = 0  # micro-batches with input and the same watermark, in a row
     stall_warned: bool = False
-    idle: int = 0             # idle reports in a row
+    idle: int = 0  # idle reports in a row
     idle_warned: bool = False
 
 
@@ -140,8 +146,10 @@ def late_rows(event: BatchProgress) -> int:
 
 def state_rows(event: BatchProgress) -> tuple[int, int]:
     """``(rows, bytes)`` in the state stores after the micro-batch."""
-    return (sum(op.num_rows_total for op in event.state_operators),
-            sum(op.memory_used_bytes for op in event.state_operators))
+    return (
+        sum(op.num_rows_total for op in event.state_operators),
+        sum(op.memory_used_bytes for op in event.state_operators),
+    )
 
 
 class Tracker:
@@ -155,7 +163,9 @@ class Tracker:
             in the state, before a ``source_idle`` warning (once per idle spell).
     """
 
-    def __init__(self, stall_batches: int = STALL_BATCHES, idle_reports: int = IDLE_REPORTS) -> None:
+    def __init__(
+        self, stall_batches: int = STALL_BATCHES, idle_reports: int = IDLE_REPORTS
+    ) -> None:
         self.stall_batches, self.idle_reports = stall_batches, idle_reports
         self.queries: dict[str, _Query] = {}  # run id -> state
         self.stopping = False
@@ -184,12 +194,20 @@ class Tracker:
         query.late_rows += dropped
         mark = event.watermark
         if dropped:
-            found.append(ProgressWarning(
-                event.name, event.run_id, "late_rows",
-                f"query {event.name}: {dropped:,} late rows dropped by the watermark in batch "
-                f"{event.batch_id} (event time before {show_time(mark)}; counted at the input of "
-                "the stateful operator: for an aggregation, one per group and input partition; "
-                f"{query.late_rows:,} in this run)", event.batch_id, dropped, mark))
+            found.append(
+                ProgressWarning(
+                    event.name,
+                    event.run_id,
+                    "late_rows",
+                    f"query {event.name}: {dropped:,} late rows dropped by the watermark in batch "
+                    f"{event.batch_id} (event time before {show_time(mark)}; counted at the input of "
+                    "the stateful operator: for an aggregation, one per group and input partition; "
+                    f"{query.late_rows:,} in this run)",
+                    event.batch_id,
+                    dropped,
+                    mark,
+                )
+            )
         if event.num_input_rows:
             query.idle, query.idle_warned = 0, False
             if mark is not None and mark == query.watermark:
@@ -198,28 +216,48 @@ class Tracker:
                 query.unmoved, query.stall_warned = 0, False
             if mark is not None and query.unmoved >= self.stall_batches and not query.stall_warned:
                 query.stall_warned = True
-                found.append(ProgressWarning(
-                    event.name, event.run_id, "watermark_stalled",
-                    f"query {event.name}: the watermark has stayed at {show_time(mark)} for "
-                    f"{query.unmoved} micro-batches while rows arrive (event time "
-                    f"{show_time(event.event_time.min)} to {show_time(event.event_time.max)}): "
-                    "windows ending after it stay open until rows with a later event time "
-                    "arrive", event.batch_id, None, mark))
+                found.append(
+                    ProgressWarning(
+                        event.name,
+                        event.run_id,
+                        "watermark_stalled",
+                        f"query {event.name}: the watermark has stayed at {show_time(mark)} for "
+                        f"{query.unmoved} micro-batches while rows arrive (event time "
+                        f"{show_time(event.event_time.min)} to {show_time(event.event_time.max)}): "
+                        "windows ending after it stay open until rows with a later event time "
+                        "arrive",
+                        event.batch_id,
+                        None,
+                        mark,
+                    )
+                )
         query.watermark = mark if mark is not None else query.watermark
         return found
 
     def _idle(self, query: _Query, event: QueryIdle) -> list[Event]:
         query.idle += 1
         rows = state_rows(query.last)[0] if query.last is not None else 0
-        if query.idle < self.idle_reports or query.idle_warned or not rows or query.watermark is None:
+        if (
+            query.idle < self.idle_reports
+            or query.idle_warned
+            or not rows
+            or query.watermark is None
+        ):
             return []
         query.idle_warned = True
-        return [ProgressWarning(
-            event.name, event.run_id, "source_idle",
-            f"query {event.name}: no new rows ({query.idle} idle reports from Spark); the "
-            f"watermark stays at {show_time(query.watermark)}, so the {rows:,} rows of state "
-            "(open windows) are not written until rows with a later event time arrive",
-            None, None, query.watermark)]
+        return [
+            ProgressWarning(
+                event.name,
+                event.run_id,
+                "source_idle",
+                f"query {event.name}: no new rows ({query.idle} idle reports from Spark); the "
+                f"watermark stays at {show_time(query.watermark)}, so the {rows:,} rows of state "
+                "(open windows) are not written until rows with a later event time arrive",
+                None,
+                None,
+                query.watermark,
+            )
+        ]
 
     def summary(self, event: QueryTerminated) -> QuerySummary:
         """The :class:`QuerySummary` of the query that ``event`` terminates."""
@@ -227,9 +265,21 @@ class Tracker:
         status = "failed" if event.exception else "stopped" if self.stopping else "finished"
         rows, memory = state_rows(query.last) if query.last is not None else (0, 0)
         rate = query.input_rows * 1000 / query.busy_ms if query.busy_ms else None
-        return QuerySummary(event.name, event.id, event.run_id, status, query.batches,
-                            query.input_rows, query.late_rows, query.busy_ms, rate,
-                            query.watermark, rows, memory, event.exception)
+        return QuerySummary(
+            event.name,
+            event.id,
+            event.run_id,
+            status,
+            query.batches,
+            query.input_rows,
+            query.late_rows,
+            query.busy_ms,
+            rate,
+            query.watermark,
+            rows,
+            memory,
+            event.exception,
+        )
 
 
 # --------------------------------------------------------------------------- formatting
@@ -271,8 +321,19 @@ def sink_text(event: BatchProgress) -> str:
     return ", ".join(parts)
 
 
-COLUMNS = ("query", "batch", "input rows", "input rows/s", "processed rows/s", "duration",
-           "watermark", "state rows", "state memory", "late rows", "sink")
+COLUMNS = (
+    "query",
+    "batch",
+    "input rows",
+    "input rows/s",
+    "processed rows/s",
+    "duration",
+    "watermark",
+    "state rows",
+    "state memory",
+    "late rows",
+    "sink",
+)
 """The columns of the live table, in order (:func:`batch_cells`)."""
 
 
@@ -283,33 +344,51 @@ def batch_cells(event: BatchProgress, run_late: int | None = None) -> tuple[str,
     stateful = bool(event.state_operators)
     late = late_rows(event)
     late_text = f"{late:,}" + (f" ({run_late:,} in run)" if run_late and run_late > late else "")
-    return (event.name, str(event.batch_id), f"{event.num_input_rows:,}",
-            _rate(event.input_rows_per_second), _rate(event.processed_rows_per_second),
-            _duration(event.batch_duration_ms), show_time(event.watermark),
-            f"{rows:,}" if stateful else "-", _bytes(memory) if stateful else "-",
-            late_text if stateful and event.watermark is not None else "-", sink_text(event))
+    return (
+        event.name,
+        str(event.batch_id),
+        f"{event.num_input_rows:,}",
+        _rate(event.input_rows_per_second),
+        _rate(event.processed_rows_per_second),
+        _duration(event.batch_duration_ms),
+        show_time(event.watermark),
+        f"{rows:,}" if stateful else "-",
+        _bytes(memory) if stateful else "-",
+        late_text if stateful and event.watermark is not None else "-",
+        sink_text(event),
+    )
 
 
 def batch_line(event: BatchProgress) -> str:
     """One plain line for a micro-batch."""
     cells = dict(zip(COLUMNS, batch_cells(event)))
-    state = (f", state {cells['state rows']} rows / {cells['state memory']}"
-             if event.state_operators else "")
+    state = (
+        f", state {cells['state rows']} rows / {cells['state memory']}"
+        if event.state_operators
+        else ""
+    )
     if event.state_operators and event.watermark is not None:
         state += f", {cells['late rows']} late rows dropped"
     mark = f", watermark {cells['watermark']}" if event.watermark is not None else ""
-    bad = "".join(f", {n:,} malformed records ({source})"  # on_error (sqlstream.planning.malformed)
-                  for source, n in sorted(event.malformed_records.items()) if n)
-    return (f"query {event.name} batch {event.batch_id}: {cells['input rows']} input rows "
-            f"({cells['input rows/s']} in, {cells['processed rows/s']} processed), "
-            f"{cells['duration']}{mark}{state}{bad}; sink {cells['sink']}")
+    bad = "".join(
+        f", {n:,} malformed records ({source})"  # on_error (sqlstream.planning.malformed)
+        for source, n in sorted(event.malformed_records.items())
+        if n
+    )
+    return (
+        f"query {event.name} batch {event.batch_id}: {cells['input rows']} input rows "
+        f"({cells['input rows/s']} in, {cells['processed rows/s']} processed), "
+        f"{cells['duration']}{mark}{state}{bad}; sink {cells['sink']}"
+    )
 
 
 def summary_line(summary: QuerySummary) -> str:
     """One plain line for a query's summary."""
     batches = "1 micro-batch" if summary.batches == 1 else f"{summary.batches} micro-batches"
-    text = (f"query {summary.name} {summary.status}: {batches}, "
-            f"{summary.input_rows:,} input rows ({_rate(summary.rows_per_second)})")
+    text = (
+        f"query {summary.name} {summary.status}: {batches}, "
+        f"{summary.input_rows:,} input rows ({_rate(summary.rows_per_second)})"
+    )
     if summary.final_watermark is not None:
         text += f", final watermark {show_time(summary.final_watermark)}"
     if summary.state_rows:
@@ -322,8 +401,10 @@ def summary_line(summary: QuerySummary) -> str:
 def started_line(event: QueryStarted) -> str:
     """The line of a started query (as :class:`~sqlstream.runtime.renderers.TextRenderer` writes it)."""
     checkpoint = f" (checkpoint {event.checkpoint_location})" if event.checkpoint_location else ""
-    return (f"started query {event.name}: {event.output_mode} mode, trigger {event.trigger}, "
-            f"-> {event.path or event.sink}{checkpoint}")
+    return (
+        f"started query {event.name}: {event.output_mode} mode, trigger {event.trigger}, "
+        f"-> {event.path or event.sink}{checkpoint}"
+    )
 
 
 # --------------------------------------------------------------------------- rendering
@@ -345,14 +426,19 @@ class ProgressRenderer:
         ValueError: an unknown ``fmt``, or ``live`` without ``console``.
     """
 
-    def __init__(self, write: Callable[[str], None] = print, fmt: str = "plain",
-                 console: Any = None, stall_batches: int = STALL_BATCHES,
-                 idle_reports: int = IDLE_REPORTS) -> None:
+    def __init__(
+        self,
+        write: Callable[[str], None] = print,
+        fmt: str = "plain",
+        console: Any = None,
+        stall_batches: int = STALL_BATCHES,
+        idle_reports: int = IDLE_REPORTS,
+    ) -> None:
         if fmt not in ("live", "plain", "json") or (fmt == "live" and console is None):
             raise ValueError(f"fmt {fmt!r}: expected live (with a console), plain or json")
         self.write, self.fmt, self.console = write, fmt, console
         self.tracker = Tracker(stall_batches, idle_reports)
-        self.rows: dict[str, tuple[str, ...]] = {}   # query name -> latest cells
+        self.rows: dict[str, tuple[str, ...]] = {}  # query name -> latest cells
         self.summaries: list[QuerySummary] = []
         self._live = None
 
@@ -405,8 +491,11 @@ class ProgressRenderer:
 
         table = Table(title=None, box=None, header_style="bold", pad_edge=False)
         for column in COLUMNS:
-            table.add_column(column, justify="left" if column in ("query", "watermark", "sink")
-                             else "right", no_wrap=column in ("query", "watermark"))
+            table.add_column(
+                column,
+                justify="left" if column in ("query", "watermark", "sink") else "right",
+                no_wrap=column in ("query", "watermark"),
+            )
         for cells in self.rows.values():
             table.add_row(*cells)
         return table
@@ -417,8 +506,13 @@ class ProgressRenderer:
         if self._live is None:
             from rich.live import Live
 
-            self._live = Live(self._table(), console=self.console, auto_refresh=False,
-                              redirect_stdout=False, redirect_stderr=True)
+            self._live = Live(
+                self._table(),
+                console=self.console,
+                auto_refresh=False,
+                redirect_stdout=False,
+                redirect_stderr=True,
+            )
             self._live.start()
         self._live.update(self._table(), refresh=True)
 
@@ -432,14 +526,31 @@ class ProgressRenderer:
             from rich.table import Table
 
             table = Table(title="summary", box=None, header_style="bold", pad_edge=False)
-            for column in ("query", "status", "batches", "input rows", "rows/s", "late rows",
-                           "final watermark", "state rows"):
-                table.add_column(column, justify="left" if column in ("query", "status",
-                                                                     "final watermark") else "right")
+            for column in (
+                "query",
+                "status",
+                "batches",
+                "input rows",
+                "rows/s",
+                "late rows",
+                "final watermark",
+                "state rows",
+            ):
+                table.add_column(
+                    column,
+                    justify="left" if column in ("query", "status", "final watermark") else "right",
+                )
             for s in self.summaries:
-                table.add_row(s.name, s.status, str(s.batches), f"{s.input_rows:,}",
-                              _rate(s.rows_per_second), f"{s.late_rows:,}",
-                              show_time(s.final_watermark), f"{s.state_rows:,}")
+                table.add_row(
+                    s.name,
+                    s.status,
+                    str(s.batches),
+                    f"{s.input_rows:,}",
+                    _rate(s.rows_per_second),
+                    f"{s.late_rows:,}",
+                    show_time(s.final_watermark),
+                    f"{s.state_rows:,}",
+                )
             self.console.print(table)
             self.summaries.clear()
 
@@ -448,4 +559,3 @@ class ProgressRenderer:
 
     def __exit__(self, *exc) -> None:
         self.close()
-

@@ -33,8 +33,12 @@ def redacted_output(source: Source) -> Iterator[None]:
         read, write = os.pipe()
         os.dup2(write, fd)
         os.close(write)
-        pump = threading.Thread(target=_pump, args=(read, saved, source.redact), daemon=True,
-                                name=f"sqlstream-redact-{fd}")
+        pump = threading.Thread(
+            target=_pump,
+            args=(read, saved, source.redact),
+            daemon=True,
+            name=f"sqlstream-redact-{fd}",
+        )
         pump.start()
         pumps.append((fd, saved))
     try:

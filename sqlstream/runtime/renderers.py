@@ -9,8 +9,14 @@ import json
 from collections.abc import Callable
 
 from sqlstream.runtime.events import (
-    BatchProgress, Event, Notice, QueryStarted, QueryTerminated, Stopping,
+    BatchProgress,
+    Event,
+    Notice,
+    QueryStarted,
+    QueryTerminated,
+    Stopping,
 )
+
 
 class TextRenderer:
     """Writes a line per query start and end (and, with ``progress``, per micro-batch), one
@@ -44,9 +50,13 @@ class TextRenderer:
             self.write(event.message)
         elif isinstance(event, QueryStarted):
             self._batches[event.run_id] = [0, 0, None]
-            checkpoint = f" (checkpoint {event.checkpoint_location})" if event.checkpoint_location else ""
-            self.write(f"started query {event.name}: {event.output_mode} mode, trigger "
-                       f"{event.trigger}, -> {event.path or event.sink}{checkpoint}")
+            checkpoint = (
+                f" (checkpoint {event.checkpoint_location})" if event.checkpoint_location else ""
+            )
+            self.write(
+                f"started query {event.name}: {event.output_mode} mode, trigger "
+                f"{event.trigger}, -> {event.path or event.sink}{checkpoint}"
+            )
         elif isinstance(event, BatchProgress):
             totals = self._batches.setdefault(event.run_id, [0, 0, None])
             totals[0] += 1
@@ -54,12 +64,16 @@ class TextRenderer:
             totals[2] = event.watermark or totals[2]
             if self.progress:
                 mark = f", watermark {event.watermark}" if event.watermark else ""
-                self.write(f"query {event.name}: batch {event.batch_id}, {event.num_input_rows} "
-                           f"input rows, {event.batch_duration_ms} ms{mark}")
+                self.write(
+                    f"query {event.name}: batch {event.batch_id}, {event.num_input_rows} "
+                    f"input rows, {event.batch_duration_ms} ms{mark}"
+                )
         elif isinstance(event, QueryTerminated) and event.exception is None:
             batches, rows, watermark = self._batches.pop(event.run_id, [0, 0, None])
-            self.write(f"query {event.name} finished: {batches} micro-batches, {rows} input rows"
-                       + (f", final watermark {watermark}" if watermark else ""))
+            self.write(
+                f"query {event.name} finished: {batches} micro-batches, {rows} input rows"
+                + (f", final watermark {watermark}" if watermark else "")
+            )
         elif isinstance(event, Stopping):
             self.write(f"{event.reason}: stopping queries")
 

@@ -38,10 +38,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from sqlstream.ir import plan as p
 from sqlstream.connectors import CONNECTORS, Connector
 from sqlstream.diagnostics.errors import IncompatibleRestartError
 from sqlstream.diagnostics.source_text import Source
+from sqlstream.ir import plan as p
 
 SIGNATURE_FILE = os.path.join("sqlstream", "state_signature.json")
 """Where the record is kept, relative to the checkpoint location."""
@@ -59,16 +59,20 @@ checkpoint's offset log and ignores a new value on restart."""
 
 GUIDE = "Spark guide, Recovery Semantics after Changes in a Streaming Query"
 
-HINT = ("to start over, give the sink a new checkpoint_location (a files sink also a new "
-        "path: Spark skips the batches an output directory's _spark_metadata already holds); "
-        "or rerun with --allow-incompatible-restart (API: allow_incompatible_restart=True) "
-        "at your own risk: Spark may fail or write wrong results")
+HINT = (
+    "to start over, give the sink a new checkpoint_location (a files sink also a new "
+    "path: Spark skips the batches an output directory's _spark_metadata already holds); "
+    "or rerun with --allow-incompatible-restart (API: allow_incompatible_restart=True) "
+    "at your own risk: Spark may fail or write wrong results"
+)
 
-_LABELS = {"aggregation": ("the aggregation", "grouping keys"),
-           "distinct": ("SELECT DISTINCT", "columns"),
-           "deduplicate": ("the deduplication", "keys"),
-           "deduplicate_within_watermark": ("the deduplication within the watermark", "keys"),
-           "stream_stream_join": ("the stream-stream join", "join keys")}
+_LABELS = {
+    "aggregation": ("the aggregation", "grouping keys"),
+    "distinct": ("SELECT DISTINCT", "columns"),
+    "deduplicate": ("the deduplication", "keys"),
+    "deduplicate_within_watermark": ("the deduplication within the watermark", "keys"),
+    "stream_stream_join": ("the stream-stream join", "join keys"),
+}
 
 
 @dataclass(frozen=True)
@@ -104,15 +108,16 @@ def local_path(path: str | None) -> str | None:
     if not path:
         return None
     if path.startswith("file:"):
-        path = path[len("file:"):]
+        path = path[len("file:") :]
         path = "/" + path.lstrip("/") if path.startswith("//") else path
     elif "://" in path:
         return None
     return os.path.normpath(os.path.abspath(path))
 
 
-def record(state: p.StateSignature, spark_settings: Mapping[str, str | None],
-           source: Source | None = None) -> dict:
+def record(
+    state: p.StateSignature, spark_settings: Mapping[str, str | None], source: Source | None = None
+) -> dict:
     """The JSON-ready record of a query's state signature.
 
     Args:
@@ -135,7 +140,9 @@ def record(state: p.StateSignature, spark_settings: Mapping[str, str | None],
         path = local_path(path) or path
     data["sink"] = {"connector": connector, "format": fmt, "path": path}
     data["spark"] = {key: spark_settings.get(key) for key in SPARK_SETTINGS}
-    data = source.redact_value(data) if source else json.loads(json.dumps(data))  # lists, not tuples
+    data = (
+        source.redact_value(data) if source else json.loads(json.dumps(data))
+    )  # lists, not tuples
     return {"format": FORMAT, **data}
 
 
@@ -150,41 +157,81 @@ def _sources(old: list[dict], new: list[dict]) -> list[Change]:
         return []
     by_name = {s["relation"]: s for s in old}
     if len(old) == len(new) and all(s["relation"] in by_name for s in new):
-        return [Change(f"input of source '{s['relation']}'", ident(by_name[s["relation"]]),
-                       ident(s), False, "the checkpoint's offsets are those of the old input; "
-                       "changes to subscribed topics or files are not allowed")
-                for s in new if ident(s) != ident(by_name[s["relation"]])]
+        return [
+            Change(
+                f"input of source '{s['relation']}'",
+                ident(by_name[s["relation"]]),
+                ident(s),
+                False,
+                "the checkpoint's offsets are those of the old input; "
+                "changes to subscribed topics or files are not allowed",
+            )
+            for s in new
+            if ident(s) != ident(by_name[s["relation"]])
+        ]
     show = lambda ss: _listing(f"{s['relation']} ({ident(s)})" for s in ss)  # noqa: E731
-    return [Change("sources", show(old), show(new), False,
-                   "Spark matches the checkpoint's offsets to the sources; changes in the "
-                   "number or type of input sources are not allowed")]
+    return [
+        Change(
+            "sources",
+            show(old),
+            show(new),
+            False,
+            "Spark matches the checkpoint's offsets to the sources; changes in the "
+            "number or type of input sources are not allowed",
+        )
+    ]
 
 
 def _operators(old: list[dict], new: list[dict]) -> list[Change]:
     shape = lambda ops: [(o["kind"], o["relation"]) for o in ops]  # noqa: E731
     if [o["kind"] for o in old] != [o["kind"] for o in new]:
         show = lambda ops: _listing(  # noqa: E731
-            k + (f" in view {r}" if r else "") for k, r in shape(ops))
-        return [Change("stateful operators", show(old), show(new), False,
-                       "Spark restores each operator's state by position; adding, removing or "
-                       "replacing a stateful operation is not allowed")]
+            k + (f" in view {r}" if r else "") for k, r in shape(ops)
+        )
+        return [
+            Change(
+                "stateful operators",
+                show(old),
+                show(new),
+                False,
+                "Spark restores each operator's state by position; adding, removing or "
+                "replacing a stateful operation is not allowed",
+            )
+        ]
     changes = []
     for before, after in zip(old, new):
         name, keys = _LABELS.get(after["kind"], (after["kind"], "keys"))
         where = f" in view {after['relation']}" if after["relation"] else ""
         if before["keys"] != after["keys"]:
-            changes.append(Change(f"{keys} of {name}{where}", _listing(before["keys"]),
-                                  _listing(after["keys"]), False,
-                                  "the state is keyed by them; a change in the keys is not allowed"))
+            changes.append(
+                Change(
+                    f"{keys} of {name}{where}",
+                    _listing(before["keys"]),
+                    _listing(after["keys"]),
+                    False,
+                    "the state is keyed by them; a change in the keys is not allowed",
+                )
+            )
         if before["aggregates"] != after["aggregates"]:
-            changes.append(Change(f"aggregates of {name}{where}", _listing(before["aggregates"]),
-                                  _listing(after["aggregates"]), False,
-                                  "the state holds their buffers; a change in the aggregates "
-                                  "is not allowed"))
+            changes.append(
+                Change(
+                    f"aggregates of {name}{where}",
+                    _listing(before["aggregates"]),
+                    _listing(after["aggregates"]),
+                    False,
+                    "the state holds their buffers; a change in the aggregates is not allowed",
+                )
+            )
         if before["join_type"] != after["join_type"]:
-            changes.append(Change(f"join type of {name}{where}", str(before["join_type"]),
-                                  str(after["join_type"]), False,
-                                  "a change in join type is not allowed"))
+            changes.append(
+                Change(
+                    f"join type of {name}{where}",
+                    str(before["join_type"]),
+                    str(after["join_type"]),
+                    False,
+                    "a change in join type is not allowed",
+                )
+            )
     return changes
 
 
@@ -198,14 +245,29 @@ def _watermarks(old: list[dict], new: list[dict], stateful: bool) -> list[Change
         show = lambda w: f"{w['column']} - {w['delay']}" if w else "(none)"  # noqa: E731
         if was and now and was["column"] == now["column"]:
             if was["delay"] != now["delay"]:
-                changes.append(Change(f"delay of the {label}", was["delay"], now["delay"], True,
-                                      "Spark keeps the watermark where the checkpoint left it "
-                                      "until the new delay moves it on; only lateness changes"))
+                changes.append(
+                    Change(
+                        f"delay of the {label}",
+                        was["delay"],
+                        now["delay"],
+                        True,
+                        "Spark keeps the watermark where the checkpoint left it "
+                        "until the new delay moves it on; only lateness changes",
+                    )
+                )
         elif was != now:
-            changes.append(Change(label, show(was), show(now), not stateful,
-                                  "the state is evicted by the event-time column's watermark; "
-                                  "another column would mix two rules" if stateful else
-                                  "the query keeps no state"))
+            changes.append(
+                Change(
+                    label,
+                    show(was),
+                    show(now),
+                    not stateful,
+                    "the state is evicted by the event-time column's watermark; "
+                    "another column would mix two rules"
+                    if stateful
+                    else "the query keeps no state",
+                )
+            )
     return changes
 
 
@@ -215,16 +277,28 @@ def _sink(old: dict, new: dict) -> list[Change]:
         return []
     sink = _connector(new["connector"])
     if sink.file_sink and old["connector"] != new["connector"]:
-        return [Change("sink", show(old), show(new), False,
-                       "a file sink's log of written batches would not hold the earlier ones; "
-                       "a change to a file sink is not allowed")]
+        return [
+            Change(
+                "sink",
+                show(old),
+                show(new),
+                False,
+                "a file sink's log of written batches would not hold the earlier ones; "
+                "a change to a file sink is not allowed",
+            )
+        ]
     if old["connector"] == new["connector"] and sink.file_sink:
-        return [Change("sink " + ("directory" if sink.path_target else "table"),
-                       show(old), show(new), False,
-                       "its log of written batches is in the old output: the output would "
-                       "split; changes to the output directory of a file sink are not allowed")]
-    return [Change("sink", show(old), show(new), True,
-                   "the new sink sees only new data")]
+        return [
+            Change(
+                "sink " + ("directory" if sink.path_target else "table"),
+                show(old),
+                show(new),
+                False,
+                "its log of written batches is in the old output: the output would "
+                "split; changes to the output directory of a file sink are not allowed",
+            )
+        ]
+    return [Change("sink", show(old), show(new), True, "the new sink sees only new data")]
 
 
 def diff(old: Mapping, new: Mapping) -> list[Change]:
@@ -232,37 +306,68 @@ def diff(old: Mapping, new: Mapping) -> list[Change]:
     :func:`record`), in the order sources, operators, watermarks, output mode, sink, Spark
     settings. Refused changes have ``allowed=False`` (see the module's docstring)."""
     stateful = bool(old["operators"] or new["operators"])
-    changes = [*_sources(old["sources"], new["sources"]),
-               *_operators(old["operators"], new["operators"]),
-               *_watermarks(old["watermarks"], new["watermarks"], stateful)]
+    changes = [
+        *_sources(old["sources"], new["sources"]),
+        *_operators(old["operators"], new["operators"]),
+        *_watermarks(old["watermarks"], new["watermarks"], stateful),
+    ]
     if old["output_mode"] != new["output_mode"]:
-        changes.append(Change("output mode", old["output_mode"], new["output_mode"], not stateful,
-                              "the sink holds rows written with the old meaning (final rows or "
-                              "updates) of the same state" if stateful else
-                              "the query keeps no state"))
+        changes.append(
+            Change(
+                "output mode",
+                old["output_mode"],
+                new["output_mode"],
+                not stateful,
+                "the sink holds rows written with the old meaning (final rows or "
+                "updates) of the same state"
+                if stateful
+                else "the query keeps no state",
+            )
+        )
     changes += _sink(old["sink"], new["sink"])
     if stateful:
         was, now = old.get("spark", {}), new.get("spark", {})
         if was.get("state_store_provider") != now.get("state_store_provider"):
-            changes.append(Change("state store provider", str(was.get("state_store_provider")),
-                                  str(now.get("state_store_provider")), False,
-                                  "Spark keeps the checkpoint's provider and ignores the new "
-                                  "setting; one provider cannot read another's state"))
+            changes.append(
+                Change(
+                    "state store provider",
+                    str(was.get("state_store_provider")),
+                    str(now.get("state_store_provider")),
+                    False,
+                    "Spark keeps the checkpoint's provider and ignores the new "
+                    "setting; one provider cannot read another's state",
+                )
+            )
         if was.get("shuffle_partitions") != now.get("shuffle_partitions"):
-            changes.append(Change("spark.sql.shuffle.partitions",
-                                  str(was.get("shuffle_partitions")),
-                                  str(now.get("shuffle_partitions")), True,
-                                  "Spark keeps the checkpoint's number of state partitions"))
-        if len(new["watermarks"]) > 1 and "watermark_policy" in was \
-                and str(was["watermark_policy"]).lower() != str(now.get("watermark_policy")).lower():
-            changes.append(Change("spark.sql.streaming.multipleWatermarkPolicy",
-                                  str(was["watermark_policy"]), str(now.get("watermark_policy")),
-                                  True, "Spark keeps the checkpoint's policy (its offset log "
-                                  "pins it) and ignores the new setting"))
+            changes.append(
+                Change(
+                    "spark.sql.shuffle.partitions",
+                    str(was.get("shuffle_partitions")),
+                    str(now.get("shuffle_partitions")),
+                    True,
+                    "Spark keeps the checkpoint's number of state partitions",
+                )
+            )
+        if (
+            len(new["watermarks"]) > 1
+            and "watermark_policy" in was
+            and str(was["watermark_policy"]).lower() != str(now.get("watermark_policy")).lower()
+        ):
+            changes.append(
+                Change(
+                    "spark.sql.streaming.multipleWatermarkPolicy",
+                    str(was["watermark_policy"]),
+                    str(now.get("watermark_policy")),
+                    True,
+                    "Spark keeps the checkpoint's policy (its offset log "
+                    "pins it) and ignores the new setting",
+                )
+            )
     return changes
 
 
 # ---- the checkpoint -------------------------------------------------------------------------
+
 
 def has_state(directory: str) -> bool:
     """``directory`` (a checkpoint location) holds Spark's progress: an ``offsets`` entry."""
@@ -321,8 +426,12 @@ class Restart:
         write(self.directory, self.record)
 
 
-def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool = False,
-            report: Callable[[str], None] = print) -> dict[str, Restart]:
+def prepare(
+    plan: p.Plan,
+    spark_settings: Mapping[str, str | None],
+    allow: bool = False,
+    report: Callable[[str], None] = print,
+) -> dict[str, Restart]:
     """Compare every query of ``plan`` with the record in its checkpoint, before any starts.
 
     A query without a state signature or a checkpoint location (console, memory) is
@@ -351,8 +460,10 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
             continue
         directory = local_path(query.checkpoint_location)
         if directory is None:
-            report(f"query '{query.name}': restart check skipped: checkpoint "
-                   f"{query.checkpoint_location} is not a local path")
+            report(
+                f"query '{query.name}': restart check skipped: checkpoint "
+                f"{query.checkpoint_location} is not a local path"
+            )
             continue
         new = record(query.state, spark_settings, plan.source)
         try:
@@ -360,14 +471,19 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
         except (OSError, ValueError) as exc:
             raise IncompatibleRestartError(
                 f"query '{query.name}': cannot read the state signature in checkpoint "
-                f"{directory}: {exc}", query.span, plan.source,
+                f"{directory}: {exc}",
+                query.span,
+                plan.source,
                 hint=f"delete {os.path.join(directory, SIGNATURE_FILE)} to record the current "
                 "query's signature (changes since the last start then go unchecked), or give "
-                "the sink a new checkpoint_location") from None
+                "the sink a new checkpoint_location",
+            ) from None
         if old is None:
             if has_state(directory):
-                report(f"query '{query.name}': checkpoint {directory} has no state signature "
-                       "(written before sqlstream kept one); recording the current one")
+                report(
+                    f"query '{query.name}': checkpoint {directory} has no state signature "
+                    "(written before sqlstream kept one); recording the current one"
+                )
             decided[query.name] = Restart(query, directory, new)
             continue
         changes = tuple(diff(old, new))
@@ -378,7 +494,10 @@ def prepare(plan: p.Plan, spark_settings: Mapping[str, str | None], allow: bool 
             raise IncompatibleRestartError(
                 f"query '{query.name}' cannot restart from checkpoint {directory}: "
                 + "; ".join(c.text() for c in refused),
-                query.span, plan.source, hint=f"{HINT} ({GUIDE})")
+                query.span,
+                plan.source,
+                hint=f"{HINT} ({GUIDE})",
+            )
         for change in changes:
             label = "allowed" if change.allowed else "refused change allowed by the flag"
             report(f"query '{query.name}': {label}: {change.text()}")

@@ -25,16 +25,25 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlstream.runtime.spark_errors import mapped
-from sqlstream.ir import plan as p
 from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
+from sqlstream.ir import plan as p
 from sqlstream.runtime.checkpoint_lock import Lease, acquire
-from sqlstream.runtime.signals import StopSignals
 from sqlstream.runtime.events import (
-    Event, ListenerLike, Notice, QueryFailed, QueryIdle, QueryStarted, QueryTerminated,
-    Stopping, batch_progress, emitter, redacted,
+    Event,
+    ListenerLike,
+    Notice,
+    QueryFailed,
+    QueryIdle,
+    QueryStarted,
+    QueryTerminated,
+    Stopping,
+    batch_progress,
+    emitter,
+    redacted,
 )
+from sqlstream.runtime.signals import StopSignals
+from sqlstream.runtime.spark_errors import mapped
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -84,15 +93,25 @@ def empty_available_now(plan: p.Plan) -> list[StreamingError]:
     ``available_now`` (``exec --available-now``); ``EMIT … ONCE`` is checked at compile time."""
     warnings = []
     for query in plan.queries:
-        names = sorted({s.connector for s in (query.state.sources if query.state else ())
-                        if s.connector in CONNECTORS and CONNECTORS[s.connector].empty_available_now})
+        names = sorted(
+            {
+                s.connector
+                for s in (query.state.sources if query.state else ())
+                if s.connector in CONNECTORS and CONNECTORS[s.connector].empty_available_now
+            }
+        )
         if names:
-            warnings.append(StreamingError(
-                f"query '{query.name}' reads a {names[0]} source with --available-now: only "
-                "the rows due when the query starts are read, none on a new checkpoint",
-                query.span, plan.source, code="SS360",
-                hint="use connector = 'rate_micro_batch' with rows_per_batch = N, or run "
-                "without --available-now and stop with --timeout"))
+            warnings.append(
+                StreamingError(
+                    f"query '{query.name}' reads a {names[0]} source with --available-now: only "
+                    "the rows due when the query starts are read, none on a new checkpoint",
+                    query.span,
+                    plan.source,
+                    code="SS360",
+                    hint="use connector = 'rate_micro_batch' with rows_per_batch = N, or run "
+                    "without --available-now and stop with --timeout",
+                )
+            )
     return warnings
 
 
@@ -145,11 +164,21 @@ def _jvm_process(spark):
 class _Run:
     """One start of a plan's queries: their handles, the Spark listener and its queue."""
 
-    def __init__(self, spark, plan: p.Plan, notices: list[str], emit: Callable[[Event], None],
-                 allow_incompatible_restart: bool = False) -> None:
+    def __init__(
+        self,
+        spark,
+        plan: p.Plan,
+        notices: list[str],
+        emit: Callable[[Event], None],
+        allow_incompatible_restart: bool = False,
+    ) -> None:
         self.spark, self.plan, self.notices = spark, plan, notices
-        self.emit = emit if not plan.source.secrets else (  # no secret reaches a listener
-            lambda event: emit(redacted(event, plan.source.redact)))
+        self.emit = (
+            emit
+            if not plan.source.secrets
+            # no secret reaches a listener
+            else (lambda event: emit(redacted(event, plan.source.redact)))
+        )
         self.allow_incompatible_restart = allow_incompatible_restart
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.bridge = _bridge_class()(self.inbox)
@@ -167,19 +196,30 @@ class _Run:
             self.emit(Notice(notice))
         registered = self._register_listener()
         try:
-            self.handles = start(self.spark, self.plan,
-                                 report=lambda line: self.emit(Notice(line)),
-                                 allow_incompatible_restart=self.allow_incompatible_restart,
-                                 before_queries=registered)
+            self.handles = start(
+                self.spark,
+                self.plan,
+                report=lambda line: self.emit(Notice(line)),
+                allow_incompatible_restart=self.allow_incompatible_restart,
+                before_queries=registered,
+            )
             queries = {q.name: q for q in self.plan.queries}
             for handle in self.handles:
                 query = queries[handle.name]
                 self.by_run[str(handle.runId)] = (handle, query)
-                self.emit(QueryStarted(
-                    name=handle.name, id=str(handle.id), run_id=str(handle.runId),
-                    output_mode=query.output_mode, trigger=trigger_text(query),
-                    sink=query.sink.connector, path=query.sink.path,
-                    checkpoint_location=query.checkpoint_location, span=query.span))
+                self.emit(
+                    QueryStarted(
+                        name=handle.name,
+                        id=str(handle.id),
+                        run_id=str(handle.runId),
+                        output_mode=query.output_mode,
+                        trigger=trigger_text(query),
+                        sink=query.sink.connector,
+                        path=query.sink.path,
+                        checkpoint_location=query.checkpoint_location,
+                        span=query.span,
+                    )
+                )
         except BaseException:
             self.halt()
             self._listener_thread.join()  # then close() removes what it registered
@@ -212,6 +252,7 @@ class _Run:
             thread.join()
             if errors:
                 raise errors[0]
+
         return registered
 
     @property
@@ -232,19 +273,26 @@ class _Run:
             if remaining is not None and remaining <= 0:
                 raise _Timeout
             try:
-                item = self.inbox.get(timeout=_TICK_SECONDS if remaining is None
-                                      else min(_TICK_SECONDS, remaining))
+                item = self.inbox.get(
+                    timeout=_TICK_SECONDS if remaining is None else min(_TICK_SECONDS, remaining)
+                )
             except queue.Empty:
                 if self.jvm is not None and self.jvm.poll() is not None:
                     raise QueryFailedError(
                         f"the Spark JVM exited (code {self.jvm.returncode}) while the queries "
-                        "were running", source=self.plan.source) from None
+                        "were running",
+                        source=self.plan.source,
+                    ) from None
                 continue
             if item[0] == "signal":
                 if not self.stopping:
                     raise _Interrupted(item[2])
-                self.emit(Notice(f"{item[2]} again: already stopping every query (the run "
-                                 f"waits up to {STOP_GRACE_SECONDS:g} s for Spark)"))
+                self.emit(
+                    Notice(
+                        f"{item[2]} again: already stopping every query (the run "
+                        f"waits up to {STOP_GRACE_SECONDS:g} s for Spark)"
+                    )
+                )
                 continue
             failure = self.handle(item)
             if failure is not None:
@@ -269,10 +317,18 @@ class _Run:
             from sqlstream.runtime.binder import spark_message
 
             failure = handle.exception()
-            message = (spark_message(failure) if failure is not None
-                       else event.exception.strip().splitlines()[0])
-        terminated = QueryTerminated(handle.name, str(event.id), run_id, message,
-                                     getattr(event, "errorClassOnException", None))
+            message = (
+                spark_message(failure)
+                if failure is not None
+                else event.exception.strip().splitlines()[0]
+            )
+        terminated = QueryTerminated(
+            handle.name,
+            str(event.id),
+            run_id,
+            message,
+            getattr(event, "errorClassOnException", None),
+        )
         self.terminated[run_id] = terminated
         self.emit(terminated)
         if message is None:
@@ -280,9 +336,13 @@ class _Run:
         trace = f"{message}\n{event.exception or ''}"  # Spark's error with its causes
         hint = next((h for condition, h in FAILURE_HINTS.items() if condition in trace), None)
         known = mapped(trace)  # sqlstream.runtime.spark_errors: a more precise code and hint
-        error = QueryFailedError(f"query '{handle.name}' failed: {message}", query.span,
-                                 self.plan.source, hint=hint or (known and known.hint),
-                                 code=known.code if known else None)
+        error = QueryFailedError(
+            f"query '{handle.name}' failed: {message}",
+            query.span,
+            self.plan.source,
+            hint=hint or (known and known.hint),
+            code=known.code if known else None,
+        )
         failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
         self.emit(failed)
         return failed
@@ -333,9 +393,14 @@ class _Run:
             self.close()
 
 
-def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
-          listeners: Iterable[ListenerLike] = (), allow_incompatible_restart: bool = False,
-          lease: Lease | None = None) -> list[StreamingQuery]:
+def start(
+    spark: SparkSession,
+    plan: p.Plan,
+    available_now: bool = False,
+    listeners: Iterable[ListenerLike] = (),
+    allow_incompatible_restart: bool = False,
+    lease: Lease | None = None,
+) -> list[StreamingQuery]:
     """Start every query of ``plan`` in ``spark`` and return without waiting.
 
     Settings, views and queries are bound by ``binder.start``. With listeners, a
@@ -368,19 +433,30 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
     listeners = tuple(listeners)
     emit = emitter(listeners)
     plan, notices = _settle(plan, available_now)
-    lease = lease or acquire(plan, lambda line: emit(Notice(plan.source.redact(line)))
-                             if listeners else log.warning(plan.source.redact(line)))
+    lease = lease or acquire(
+        plan,
+        lambda line: (
+            emit(Notice(plan.source.redact(line)))
+            if listeners
+            else log.warning(plan.source.redact(line))
+        ),
+    )
     try:
         if not listeners:
             from sqlstream.runtime.binder import start as bind
 
-            handles = bind(spark, plan, report=lambda _: None,
-                           allow_incompatible_restart=allow_incompatible_restart)
+            handles = bind(
+                spark,
+                plan,
+                report=lambda _: None,
+                allow_incompatible_restart=allow_incompatible_restart,
+            )
         else:
             run = _Run(spark, plan, notices, emit, allow_incompatible_restart)
             handles = run.start()
-            threading.Thread(target=run.follow, name=f"sqlstream-events-{plan.name}",
-                             daemon=True).start()
+            threading.Thread(
+                target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True
+            ).start()
     except BaseException:
         lease.release()
         raise
@@ -389,10 +465,15 @@ def start(spark: SparkSession, plan: p.Plan, available_now: bool = False,
     return list(handles)
 
 
-def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
-        timeout: float | None = None, listeners: Iterable[ListenerLike] = (),
-        allow_incompatible_restart: bool = False, lease: Lease | None = None,
-        ) -> list[QueryTerminated]:
+def run(
+    spark: SparkSession,
+    plan: p.Plan,
+    available_now: bool = False,
+    timeout: float | None = None,
+    listeners: Iterable[ListenerLike] = (),
+    allow_incompatible_restart: bool = False,
+    lease: Lease | None = None,
+) -> list[QueryTerminated]:
     """Start every query of ``plan``, wait until all have terminated, and return.
 
     Events are delivered to the listeners on the calling thread. The run ends when
@@ -428,8 +509,9 @@ def run(spark: SparkSession, plan: p.Plan, available_now: bool = False,
     signals = StopSignals.current()
     if signals is None:
         with StopSignals():
-            return run(spark, plan, available_now, timeout, listeners,
-                       allow_incompatible_restart, lease)
+            return run(
+                spark, plan, available_now, timeout, listeners, allow_incompatible_restart, lease
+            )
     deadline = None if timeout is None else time.monotonic() + timeout
     plan, notices = _settle(plan, available_now)
     run_ = _Run(spark, plan, notices, emitter(tuple(listeners)), allow_incompatible_restart)
@@ -481,5 +563,3 @@ def _settle(plan: p.Plan, available_now: bool) -> tuple[p.Plan, list[str]]:
     if not available_now:
         return plan, []
     return plan.available_now(), [w.render() for w in empty_available_now(plan)]
-
-

@@ -35,14 +35,14 @@ import sys
 import threading
 from collections.abc import Callable
 
-from sqlstream.ir import plan as p
-from sqlstream.runtime.class_archive import finish_at_exit, with_archive
 from sqlstream.connectors import connector
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Program
 from sqlstream.lowering.lower import lower
 from sqlstream.lowering.session_config import session_defaults, session_settings
 from sqlstream.planning.settings import is_static
+from sqlstream.runtime.class_archive import finish_at_exit, with_archive
 
 Report = Callable[[str], None]
 
@@ -52,7 +52,8 @@ LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 JVM_NOISE = re.compile(
     r"WARNING: Using incubator modules|Setting default log level to"
     r"|To adjust logging level use sc\.setLogLevel|Using Spark's default log4j profile"
-    r"|NativeCodeLoader|resolves to a loopback address|Set SPARK_LOCAL_IP if you need")
+    r"|NativeCodeLoader|resolves to a loopback address|Set SPARK_LOCAL_IP if you need"
+)
 """Lines of the JVM's stderr that say nothing about the pipeline (printed by the JVM
 itself before logging starts, or Spark's start-up notes): dropped by :class:`JvmStderr`."""
 
@@ -147,8 +148,12 @@ def launch_jvm(conf, jvm_output: Report | None = None):
     # (Ivy cannot resolve a package) still has every line read, before the error is raised.
     read, write = os.pipe()
     output = JvmStderr(jvm_output or _to_stderr)
-    reader = threading.Thread(target=_copy_stderr, args=(os.fdopen(read, "rb"), output.line),
-                              name="sqlstream-jvm-stderr", daemon=True)
+    reader = threading.Thread(
+        target=_copy_stderr,
+        args=(os.fdopen(read, "rb"), output.line),
+        name="sqlstream-jvm-stderr",
+        daemon=True,
+    )
     reader.start()
     try:
         gateway = launch_gateway(conf, popen_kwargs={"stderr": write, "start_new_session": True})
@@ -181,15 +186,16 @@ PROBE_SECONDS = 5.0
 
 CONNECT_UNSUPPORTED = {
     "foreachBatch": "its function runs in a Python process of the Spark Connect server, "
-                    "not in this process",
+    "not in this process",
     "foreach": "its writer runs in a Python process of the Spark Connect server, "
-               "not in this process",
+    "not in this process",
 }
 """Binding calls Spark Connect cannot run as sqlstream means them, and why (``SS405``)."""
 
 
-def _runtime_settings(settings: dict[str, str], defaults: dict[str, str], report: Report,
-                      where: str, whose: str) -> dict[str, str]:
+def _runtime_settings(
+    settings: dict[str, str], defaults: dict[str, str], report: Report, where: str, whose: str
+) -> dict[str, str]:
     """The ``settings`` a session that already runs (or Spark Connect's server) can take:
     those Spark does not read only at start (:func:`sqlstream.planning.settings.is_static`). Each
     static one that is not one of ``defaults`` is reported: ``not <where>: key=value
@@ -199,8 +205,10 @@ def _runtime_settings(settings: dict[str, str], defaults: dict[str, str], report
         if not is_static(key):
             kept[key] = value
         elif key not in defaults:
-            report(f"not {where}: {key}={value} (Spark reads it only at start: {whose} "
-                   "setting applies)")
+            report(
+                f"not {where}: {key}={value} (Spark reads it only at start: {whose} "
+                "setting applies)"
+            )
     return kept
 
 
@@ -212,7 +220,7 @@ def _endpoints(url: str) -> list[tuple[str, int]]:
         return [(match.group(1).strip("[]"), int(match.group(2) or CONNECT_PORT))] if match else []
     if url.startswith("spark://"):
         found = []
-        for part in url[len("spark://"):].split(","):
+        for part in url[len("spark://") :].split(","):
             host, _, port = part.strip().rstrip("/").rpartition(":")
             if host and port.isdigit():
                 found.append((host, int(port)))
@@ -241,9 +249,11 @@ def check_reachable(url: str | None, timeout: float = PROBE_SECONDS) -> None:
     if endpoints:
         what = "Spark Connect server" if url.startswith("sc://") else "Spark standalone master"
         raise SqlStreamError(
-            f"cannot reach the {what} at {url} ({'; '.join(errors)})", code="SS530",
+            f"cannot reach the {what} at {url} ({'; '.join(errors)})",
+            code="SS530",
             hint="start it, or correct the URL (Spark Connect's default port is 15002, a "
-                 "standalone master's 7077)")
+            "standalone master's 7077)",
+        )
 
 
 def refuse_on_connect(plan: p.Plan, report: Report, program: Program | None = None) -> None:
@@ -264,14 +274,18 @@ def refuse_on_connect(plan: p.Plan, report: Report, program: Program | None = No
                 if step.name in CONNECT_UNSUPPORTED:
                     raise SqlStreamError(
                         f"query '{block.name}' uses {step.name}, which Spark Connect cannot "
-                        f"run here: {CONNECT_UNSUPPORTED[step.name]}", chain.span, plan.source,
+                        f"run here: {CONNECT_UNSUPPORTED[step.name]}",
+                        chain.span,
+                        plan.source,
                         code="SS405",
                         hint="run with --master (this process is then the driver), or submit "
-                             "the pipeline with spark-submit (see docs/operations.md#beyond-one-machine)")
+                        "the pipeline with spark-submit (see docs/operations.md#beyond-one-machine)",
+                    )
     for query in plan.queries:
         if connector(query.sink.connector).prints_rows:
-            report(f"query '{query.name}': Spark Connect prints console output on the "
-                   "server, not here")
+            report(
+                f"query '{query.name}': Spark Connect prints console output on the server, not here"
+            )
 
 
 def is_connect(spark) -> bool:
@@ -279,8 +293,14 @@ def is_connect(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], report: Report,
-                   remote: str | None = None, jvm_output: Report | None = None):
+def create_session(
+    plan: p.Plan,
+    master: str | None,
+    conf: dict[str, str],
+    report: Report,
+    remote: str | None = None,
+    jvm_output: Report | None = None,
+):
     """Get or create the SparkSession for ``plan``.
 
     A new session gets ``master`` (default ``local[*]``, or under ``spark-submit`` its
@@ -316,8 +336,13 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
         report(f"default: {key}={value} (override with SET '{key}' = …)")
     if active is not None:  # Spark refuses static settings on a live session
         static = {k: v for k, v in plan.settings if is_static(k)}  # reported, never set
-        kept = _runtime_settings({**defaults, **conf, **static}, defaults, report,
-                                 "applied to the running session", "the session's")
+        kept = _runtime_settings(
+            {**defaults, **conf, **static},
+            defaults,
+            report,
+            "applied to the running session",
+            "the session's",
+        )
         for key, value in kept.items():
             active.conf.set(key, plan.source.unseal(value))
         return active, False
@@ -327,8 +352,10 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
 
     packages, note = packages_with_note(plan, {**conf, **dict(plan.settings)})
     if packages:
-        report(f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
-               "override with --packages or SET 'spark.jars.packages' = …)")
+        report(
+            f"default: spark.jars.packages={packages} (the plan reads or writes Kafka; "
+            "override with --packages or SET 'spark.jars.packages' = …)"
+        )
     if note:
         report(f"note: {note}")
     spark_conf = SparkConf().setAppName(f"sqlstream:{plan.name}")
@@ -337,14 +364,17 @@ def create_session(plan: p.Plan, master: str | None, conf: dict[str, str], repor
     settings = session_settings(plan, defaults, conf, packages)
     java_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG}"
     given = settings.pop("spark.driver.extraJavaOptions", None)
-    spark_conf.set("spark.driver.extraJavaOptions", f"{java_options} {given}" if given else java_options)
+    spark_conf.set(
+        "spark.driver.extraJavaOptions", f"{java_options} {given}" if given else java_options
+    )
     for key, value in settings.items():  # the one place a SET's secret enters the JVM's conf
         spark_conf.set(key, plan.source.unseal(value))
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - PySpark's own test
         archive = None
         if SUBMIT_GATEWAY not in os.environ:  # this process launches the JVM: with the
             java, archive = with_archive(  # class-data archive (runtime/class_archive.py)
-                settings, spark_conf.get("spark.driver.extraJavaOptions"))
+                settings, spark_conf.get("spark.driver.extraJavaOptions")
+            )
             spark_conf.set("spark.driver.extraJavaOptions", java)
         main = threading.current_thread() is threading.main_thread()
         handler = signal.getsignal(signal.SIGINT) if main else None
@@ -371,9 +401,11 @@ def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Re
         check_dependencies(*(("pyspark.sql.connect.session",) if named else ()))
     except ImportError as error:
         raise SqlStreamError(
-            f"--remote needs the Spark Connect client libraries: {error}", code="SS531",
+            f"--remote needs the Spark Connect client libraries: {error}",
+            code="SS531",
             hint="pip install 'sqlstream[connect]' (PySpark's connect extra: grpcio, "
-                 "grpcio-status, googleapis-common-protos, pyarrow, pandas, zstandard)") from None
+            "grpcio-status, googleapis-common-protos, pyarrow, pandas, zstandard)",
+        ) from None
     check_reachable(remote)
     from pyspark.sql import SparkSession
 
@@ -383,8 +415,9 @@ def _connect_session(plan: p.Plan, remote: str, conf: dict[str, str], report: Re
             report(f"default: {key}={value} (override with SET '{key}' = …)")
     settings = session_settings(plan, defaults, conf)
     builder = SparkSession.builder.remote(remote)
-    for key, value in _runtime_settings(settings, defaults, report,
-                                        "sent to the Spark Connect server", "the server's").items():
+    for key, value in _runtime_settings(
+        settings, defaults, report, "sent to the Spark Connect server", "the server's"
+    ).items():
         builder = builder.config(key, plan.source.unseal(value))
     report(f"Spark Connect server: {remote} (paths are resolved by the server)")
     return builder.create()

@@ -66,32 +66,46 @@ class ReadOptions:
         no Spark and no checkpoint (the rules of ``StateSourceOptions.apply``, Spark
         4.0–4.3; a batch that is not committed, a partition the query does not have or a
         snapshot that is not kept are found when the checkpoint is read)."""
-        for flag, value in (("--batch-id", self.batch_id), ("--changes-from", self.changes_from),
-                            ("--changes-to", self.changes_to),
-                            ("--snapshot-batch-id", self.snapshot_batch_id),
-                            ("--partition", self.partition)):
+        for flag, value in (
+            ("--batch-id", self.batch_id),
+            ("--changes-from", self.changes_from),
+            ("--changes-to", self.changes_to),
+            ("--snapshot-batch-id", self.snapshot_batch_id),
+            ("--partition", self.partition),
+        ):
             if value is not None and value < 0:
                 return f"{flag} must be 0 or more, got {value}"
         if self.changes_to is not None and self.changes_from is None:
             return "--changes-to needs --changes-from"
         if self.batch_id is not None and self.changes_from is not None:
-            return ("--batch-id and --changes-from cannot be used together "
-                    "(Spark's batchId and readChangeFeed)")
+            return (
+                "--batch-id and --changes-from cannot be used together "
+                "(Spark's batchId and readChangeFeed)"
+            )
         if self.changes_to is not None and self.changes_to < self.changes_from:
             return "--changes-to must not be before --changes-from"
         snapshot = self.snapshot_batch_id is not None or self.partition is not None
         if snapshot and self.changes_from is not None:
             flag = "--snapshot-batch-id" if self.snapshot_batch_id is not None else "--partition"
-            return (f"{flag} and --changes-from cannot be used together (Spark's "
-                    "snapshotStartBatchId/snapshotPartitionId and readChangeFeed)")
+            return (
+                f"{flag} and --changes-from cannot be used together (Spark's "
+                "snapshotStartBatchId/snapshotPartitionId and readChangeFeed)"
+            )
         if self.snapshot_batch_id is not None and self.partition is None:
-            return ("--snapshot-batch-id needs --partition: each state partition writes its "
-                    "own snapshots (Spark's snapshotPartitionId)")
+            return (
+                "--snapshot-batch-id needs --partition: each state partition writes its "
+                "own snapshots (Spark's snapshotPartitionId)"
+            )
         if self.partition is not None and self.snapshot_batch_id is None:
-            return ("--partition needs --snapshot-batch-id: Spark reads one partition only "
-                    "from a snapshot (snapshotStartBatchId)")
-        if (self.snapshot_batch_id is not None and self.batch_id is not None
-                and self.snapshot_batch_id > self.batch_id):
+            return (
+                "--partition needs --snapshot-batch-id: Spark reads one partition only "
+                "from a snapshot (snapshotStartBatchId)"
+            )
+        if (
+            self.snapshot_batch_id is not None
+            and self.batch_id is not None
+            and self.snapshot_batch_id > self.batch_id
+        ):
             return "--snapshot-batch-id must not be after --batch-id"
         return None
 
@@ -110,8 +124,10 @@ class ReadOptions:
             return options
         options = {} if self.batch_id is None else {"batchId": str(self.batch_id)}
         if self.snapshot_batch_id is not None:
-            options.update(snapshotStartBatchId=str(self.snapshot_batch_id),
-                           snapshotPartitionId=str(self.partition))
+            options.update(
+                snapshotStartBatchId=str(self.snapshot_batch_id),
+                snapshotPartitionId=str(self.partition),
+            )
         return options
 
 
@@ -120,8 +136,9 @@ _SNAPSHOT_FILE = re.compile(r"(\d+)(?:_[^.]*)?\.(?:snapshot|zip)")
 ``<version>.zip`` or ``<version>_<id>.zip`` (RocksDB store, checkpoint format 1 or 2)."""
 
 
-def snapshot_batches(location: str, operator_id: int, partition: int,
-                     stores: tuple[str, ...] = ("default",)) -> set[int] | None:
+def snapshot_batches(
+    location: str, operator_id: int, partition: int, stores: tuple[str, ...] = ("default",)
+) -> set[int] | None:
     """The batches whose snapshot a local checkpoint keeps for one state partition.
 
     Spark writes a state store's files under ``<location>/state/<operator>/<partition>/``
@@ -143,11 +160,19 @@ def snapshot_batches(location: str, operator_id: int, partition: int,
     """
     found: set[int] | None = None
     for store in stores:
-        folder = os.path.join(location, "state", str(operator_id), str(partition),
-                              *(() if store == "default" else (store,)))
+        folder = os.path.join(
+            location,
+            "state",
+            str(operator_id),
+            str(partition),
+            *(() if store == "default" else (store,)),
+        )
         if not os.path.isdir(folder):
             return None
-        batches = {int(m.group(1)) - 1 for name in os.listdir(folder)
-                   if (m := _SNAPSHOT_FILE.fullmatch(name))}
+        batches = {
+            int(m.group(1)) - 1
+            for name in os.listdir(folder)
+            if (m := _SNAPSHOT_FILE.fullmatch(name))
+        }
         found = batches if found is None else found & batches
     return found

@@ -39,10 +39,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 
+from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.ir import plan as p
 from sqlstream.runtime.binder import spark_message
 from sqlstream.runtime.state_options import ReadOptions, snapshot_batches
-from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 
 __all__ = ["QueryState", "ReadOptions", "StoreState", "select", "read", "read_query", "render"]
 
@@ -121,7 +121,7 @@ class QueryState:
 
 def _local(location: str) -> str | None:
     if location.startswith("file:"):
-        location = location[len("file:"):]
+        location = location[len("file:") :]
     return None if "://" in location or ":/" in location[:10] else location
 
 
@@ -141,8 +141,11 @@ def select(plan: p.Plan, name: str | None = None) -> list[p.Query]:
             names = [q.name for q in plan.queries]
             raise SqlStreamError(
                 f"no query named '{name}' in {plan.source.path or plan.name}"
-                f"{did_you_mean(name, names)}", source=plan.source, code="SS404",
-                hint="queries of this file: " + (", ".join(names) or "(none)"))
+                f"{did_you_mean(name, names)}",
+                source=plan.source,
+                code="SS404",
+                hint="queries of this file: " + (", ".join(names) or "(none)"),
+            )
         queries = [by_name[name.lower()]]
     else:
         queries = [q for q in plan.queries if _stateful(q)] or list(plan.queries[:1])
@@ -152,14 +155,21 @@ def select(plan: p.Plan, name: str | None = None) -> list[p.Query]:
         if not _stateful(query):
             raise SqlStreamError(
                 f"query '{query.name}' keeps no state: it has no aggregation, deduplication, "
-                "DISTINCT or stream-stream join", query.span, plan.source, code="SS403",
-                hint="sqlstream explain lists each query's stateful operators")
+                "DISTINCT or stream-stream join",
+                query.span,
+                plan.source,
+                code="SS403",
+                hint="sqlstream explain lists each query's stateful operators",
+            )
         if query.checkpoint_location is None:
             raise SqlStreamError(
                 f"query '{query.name}' has no checkpoint location (its {query.sink.connector} "
-                "sink runs on a temporary checkpoint, deleted on exit)", query.span,
-                plan.source, code="SS402",
-                hint="give the sink a checkpoint_location option to keep and read its state")
+                "sink runs on a temporary checkpoint, deleted on exit)",
+                query.span,
+                plan.source,
+                code="SS402",
+                hint="give the sink a checkpoint_location option to keep and read its state",
+            )
         local = _local(query.checkpoint_location)
         if local is not None and not os.path.isdir(os.path.join(local, "commits")):
             raise _no_checkpoint(plan, query)
@@ -172,9 +182,12 @@ def _stateful(query: p.Query) -> bool:
 
 def _no_checkpoint(plan: p.Plan, query: p.Query) -> SqlStreamError:
     return SqlStreamError(
-        f"query '{query.name}' has no committed batch in checkpoint "
-        f"{query.checkpoint_location}", query.span, plan.source, code="SS402",
-        hint="run it first (sqlstream exec), with the --state-dir and --var values of that run")
+        f"query '{query.name}' has no committed batch in checkpoint {query.checkpoint_location}",
+        query.span,
+        plan.source,
+        code="SS402",
+        hint="run it first (sqlstream exec), with the --state-dir and --var values of that run",
+    )
 
 
 def _spark_errors() -> tuple[type[BaseException], ...]:
@@ -233,26 +246,38 @@ def _store(spark, location: str, meta, store: str, options: dict, rows: int) -> 
     if rows:
         order = ["batch_id", "key", "partition_id"] if changes else ["key", "partition_id"]
         extra = ["batch_id", "change_type"] if changes else []
-        for r in (df.orderBy(*order).limit(rows)
-                  .selectExpr("partition_id", "to_json(key) AS key", "to_json(value) AS value",
-                              *extra).collect()):
+        for r in (
+            df.orderBy(*order)
+            .limit(rows)
+            .selectExpr("partition_id", "to_json(key) AS key", "to_json(value) AS value", *extra)
+            .collect()
+        ):
             row = {"partition": r.partition_id, "key": _json(r.key), "value": _json(r.value)}
             if changes:
                 row.update(batch_id=int(r.batch_id), change_type=r.change_type)
             first.append(row)
     partitions = max([meta.numPartitions or 0, *(i + 1 for i in counts)])
-    read = (range(partitions) if "snapshotPartitionId" not in options
-            else [int(options["snapshotPartitionId"])])
+    read = (
+        range(partitions)
+        if "snapshotPartitionId" not in options
+        else [int(options["snapshotPartitionId"])]
+    )
     return StoreState(
-        operator_id=int(meta.operatorId), operator=meta.operatorName, store=store,
-        partitions=partitions, min_batch_id=int(meta.minBatchId),
-        max_batch_id=int(meta.maxBatchId), rows=sum(counts.values()),
+        operator_id=int(meta.operatorId),
+        operator=meta.operatorName,
+        store=store,
+        partitions=partitions,
+        min_batch_id=int(meta.minBatchId),
+        max_batch_id=int(meta.maxBatchId),
+        rows=sum(counts.values()),
         rows_per_partition=tuple((i, counts.get(i, 0)) for i in read),
-        first_rows=tuple(first))
+        first_rows=tuple(first),
+    )
 
 
-def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
-               options: ReadOptions = ReadOptions()) -> QueryState:
+def read_query(
+    spark, plan: p.Plan, query: p.Query, rows: int = 0, options: ReadOptions = ReadOptions()
+) -> QueryState:
     """Read the state of ``query`` from its checkpoint with ``spark`` (a classic or Spark
     Connect session whose file system sees the checkpoint). Read-only.
 
@@ -277,9 +302,13 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
     location = query.checkpoint_location
     problem = options.problem()
     if problem:
-        raise SqlStreamError(problem, query.span, plan.source, code="SS406",
-                             hint="sqlstream state --help lists the options and what each "
-                                  "reads")
+        raise SqlStreamError(
+            problem,
+            query.span,
+            plan.source,
+            code="SS406",
+            hint="sqlstream state --help lists the options and what each reads",
+        )
     try:
         # the state store reports to a StateStoreCoordinator that Spark creates with the
         # session's StreamingQueryManager: without it, a fresh session fails the read with
@@ -297,10 +326,13 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
     wanted = options.state_batch
     if batch is None and wanted is not None:
         raise SqlStreamError(
-            f"batch {wanted} is not a committed batch of query '{query.name}' in "
-            f"{location}", query.span, plan.source, code="SS402",
+            f"batch {wanted} is not a committed batch of query '{query.name}' in {location}",
+            query.span,
+            plan.source,
+            code="SS402",
             hint="sqlstream state without --batch-id shows the latest committed batch and the "
-                 "range whose state the checkpoint keeps (batches)")
+            "range whose state the checkpoint keeps (batches)",
+        )
     if batch is None or not metadata:
         raise _no_checkpoint(plan, query)
     if options.snapshot_batch_id is not None:
@@ -312,31 +344,52 @@ def read_query(spark, plan: p.Plan, query: p.Query, rows: int = 0,
             if "join" in meta.operatorName.lower() and options.changes_from is not None:
                 raise SqlStreamError(
                     f"query '{query.name}' joins two streams: Spark reads the change feed of "
-                    "such a join's internal stores only, not per side", query.span,
-                    plan.source, code="SS532", hint="read its state as of a batch (--batch-id) "
-                    "instead of its changes")
+                    "such a join's internal stores only, not per side",
+                    query.span,
+                    plan.source,
+                    code="SS532",
+                    hint="read its state as of a batch (--batch-id) instead of its changes",
+                )
             if "join" in meta.operatorName.lower():
                 # the four stores of a stream-stream join are read per side (joinSide)
                 side = _join_side(meta.stateStoreName)
                 if side is not None:
-                    stores.append(_store(spark, location, meta, side,
-                                         {"joinSide": side, **extra}, rows))
+                    stores.append(
+                        _store(spark, location, meta, side, {"joinSide": side, **extra}, rows)
+                    )
                 continue
-            stores.append(_store(spark, location, meta, meta.stateStoreName,
-                                 {"storeName": meta.stateStoreName, **extra}, rows))
+            stores.append(
+                _store(
+                    spark,
+                    location,
+                    meta,
+                    meta.stateStoreName,
+                    {"storeName": meta.stateStoreName, **extra},
+                    rows,
+                )
+            )
     except _spark_errors() as error:
         raise _unreadable(plan, query, error, options) from None
     return QueryState(
-        name=query.name, line=query.span.line, checkpoint_location=location,
-        output_mode=query.output_mode, latest_batch_id=batch, watermark=watermark,
-        operators=tuple(asdict(o) for o in query.state.operators), stores=tuple(stores),
-        snapshot_batch_id=options.snapshot_batch_id, partition=options.partition)
+        name=query.name,
+        line=query.span.line,
+        checkpoint_location=location,
+        output_mode=query.output_mode,
+        latest_batch_id=batch,
+        watermark=watermark,
+        operators=tuple(asdict(o) for o in query.state.operators),
+        stores=tuple(stores),
+        snapshot_batch_id=options.snapshot_batch_id,
+        partition=options.partition,
+    )
 
 
-_SNAPSHOT_HINT = ("a state store writes a snapshot every "
-                  "spark.sql.streaming.stateStore.minDeltasForSnapshot batches (10 by "
-                  "default), in its background maintenance; without --snapshot-batch-id, "
-                  "sqlstream state reads the latest files of every partition")
+_SNAPSHOT_HINT = (
+    "a state store writes a snapshot every "
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot batches (10 by "
+    "default), in its background maintenance; without --snapshot-batch-id, "
+    "sqlstream state reads the latest files of every partition"
+)
 
 
 def _join_side(store_name: str) -> str | None:
@@ -346,8 +399,9 @@ def _join_side(store_name: str) -> str | None:
     return None
 
 
-def _check_snapshot(plan: p.Plan, query: p.Query, options: ReadOptions, batch: int,
-                    metadata) -> None:
+def _check_snapshot(
+    plan: p.Plan, query: p.Query, options: ReadOptions, batch: int, metadata
+) -> None:
     """Before Spark reads a snapshot: the partition exists in every operator, the
     snapshot's batch is not after the batch read, and (a local checkpoint) each store read
     keeps a snapshot of that batch for the partition (:func:`snapshot_batches`)."""
@@ -356,14 +410,21 @@ def _check_snapshot(plan: p.Plan, query: p.Query, options: ReadOptions, batch: i
         if meta.numPartitions is not None and part >= meta.numPartitions:
             raise SqlStreamError(
                 f"query '{query.name}' has {meta.numPartitions} state partitions (0 to "
-                f"{meta.numPartitions - 1}), not partition {part}", query.span, plan.source,
-                code="SS406", hint="sqlstream state without --partition shows the rows of "
-                                   "state per partition")
+                f"{meta.numPartitions - 1}), not partition {part}",
+                query.span,
+                plan.source,
+                code="SS406",
+                hint="sqlstream state without --partition shows the rows of state per partition",
+            )
     if start > batch:
         raise SqlStreamError(
             f"batch {start} of --snapshot-batch-id is after the batch read ({batch}) of query "
-            f"'{query.name}' in {location}", query.span, plan.source, code="SS402",
-            hint="give a snapshot batch at or before the latest committed batch (or --batch-id)")
+            f"'{query.name}' in {location}",
+            query.span,
+            plan.source,
+            code="SS402",
+            hint="give a snapshot batch at or before the latest committed batch (or --batch-id)",
+        )
     local = _local(location)
     if local is None:
         return
@@ -372,8 +433,11 @@ def _check_snapshot(plan: p.Plan, query: p.Query, options: ReadOptions, batch: i
         side = _join_side(meta.stateStoreName)
         if joined and side is None:
             continue
-        folders = ((f"{side}-keyToNumValues", f"{side}-keyWithIndexToValue") if joined
-                   else (meta.stateStoreName,))
+        folders = (
+            (f"{side}-keyToNumValues", f"{side}-keyWithIndexToValue")
+            if joined
+            else (meta.stateStoreName,)
+        )
         kept = snapshot_batches(local, int(meta.operatorId), part, folders)
         if kept is not None and start not in kept:
             store = side or meta.stateStoreName
@@ -381,25 +445,43 @@ def _check_snapshot(plan: p.Plan, query: p.Query, options: ReadOptions, batch: i
             raise SqlStreamError(
                 f"no snapshot of batch {start} in state partition {part} of operator "
                 f"{meta.operatorId} ({meta.operatorName}, {store}) of query '{query.name}' in "
-                f"{location}; snapshots kept there: batches {listed}", query.span,
-                plan.source, code="SS402", hint=_SNAPSHOT_HINT)
+                f"{location}; snapshots kept there: batches {listed}",
+                query.span,
+                plan.source,
+                code="SS402",
+                hint=_SNAPSHOT_HINT,
+            )
 
 
-def _unreadable(plan: p.Plan, query: p.Query, error: BaseException,
-                options: ReadOptions = ReadOptions()) -> SqlStreamError:
-    hint = ("the state data source needs Spark 4.0 or later, on the checkpoint of a query "
-            "that committed a batch")
+def _unreadable(
+    plan: p.Plan, query: p.Query, error: BaseException, options: ReadOptions = ReadOptions()
+) -> SqlStreamError:
+    hint = (
+        "the state data source needs Spark 4.0 or later, on the checkpoint of a query "
+        "that committed a batch"
+    )
     if options.snapshot_batch_id is not None:
-        hint = ("rebuilding from a snapshot needs the snapshot of that batch and every delta "
-                "(or changelog) after it up to the batch read; " + _SNAPSHOT_HINT)
+        hint = (
+            "rebuilding from a snapshot needs the snapshot of that batch and every delta "
+            "(or changelog) after it up to the batch read; " + _SNAPSHOT_HINT
+        )
     return SqlStreamError(
         f"Spark could not read the state of query '{query.name}' in "
-        f"{query.checkpoint_location}: {spark_message(error)}", query.span, plan.source,
-        code="SS532", hint=hint)
+        f"{query.checkpoint_location}: {spark_message(error)}",
+        query.span,
+        plan.source,
+        code="SS532",
+        hint=hint,
+    )
 
 
-def read(spark, plan: p.Plan, queries: Sequence[p.Query], rows: int = 0,
-         options: ReadOptions = ReadOptions()) -> list[QueryState]:
+def read(
+    spark,
+    plan: p.Plan,
+    queries: Sequence[p.Query],
+    rows: int = 0,
+    options: ReadOptions = ReadOptions(),
+) -> list[QueryState]:
     """:func:`read_query` for each of ``queries`` (from :func:`select`), in order."""
     return [read_query(spark, plan, query, rows, options) for query in queries]
 
@@ -423,8 +505,10 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str) -
         from rich.table import Table
     except ImportError:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        return [indent + "  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
-                for line in [headers, *rows]]
+        return [
+            indent + "  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+            for line in [headers, *rows]
+        ]
     table = Table(*headers, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for row in rows:
         table.add_row(*row)
@@ -441,39 +525,88 @@ def render(states: Sequence[QueryState]) -> str:
     for state in states:
         out.append(f"query {state.name} (line {state.line})")
         out.append(f"  checkpoint: {state.checkpoint_location} (read-only)")
-        out.append(f"  latest committed batch: {state.latest_batch_id}, "
-                   f"watermark: {state.watermark or 'none'}")
+        out.append(
+            f"  latest committed batch: {state.latest_batch_id}, "
+            f"watermark: {state.watermark or 'none'}"
+        )
         if state.snapshot_batch_id is not None:
-            out.append(f"  partition {state.partition} only, rebuilt from its snapshot of batch "
-                       f"{state.snapshot_batch_id} and the deltas up to batch "
-                       f"{state.latest_batch_id}")
+            out.append(
+                f"  partition {state.partition} only, rebuilt from its snapshot of batch "
+                f"{state.snapshot_batch_id} and the deltas up to batch "
+                f"{state.latest_batch_id}"
+            )
         for op in state.operators:
             kind = op["kind"] + (f" ({op['join_type']})" if op.get("join_type") else "")
             where = f" in view {op['relation']}" if op.get("relation") else ""
             aggs = f"; aggregates: {', '.join(op['aggregates'])}" if op.get("aggregates") else ""
             out.append(f"  {kind}{where}: keys {', '.join(op['keys'])}{aggs}")
-        out.extend(_table(
-            ["operator", "name", "store", "partitions", "batches", "rows", "rows per partition"],
-            [[str(s.operator_id), s.operator, s.store, str(s.partitions),
-              f"{s.min_batch_id}-{s.max_batch_id}", str(s.rows),
-              " ".join(str(n) for _, n in s.rows_per_partition)] for s in state.stores], "  "))
+        out.extend(
+            _table(
+                [
+                    "operator",
+                    "name",
+                    "store",
+                    "partitions",
+                    "batches",
+                    "rows",
+                    "rows per partition",
+                ],
+                [
+                    [
+                        str(s.operator_id),
+                        s.operator,
+                        s.store,
+                        str(s.partitions),
+                        f"{s.min_batch_id}-{s.max_batch_id}",
+                        str(s.rows),
+                        " ".join(str(n) for _, n in s.rows_per_partition),
+                    ]
+                    for s in state.stores
+                ],
+                "  ",
+            )
+        )
         for store in state.stores:
             if not store.first_rows:
                 continue
-            out.append(f"  first {len(store.first_rows)} of {store.rows} rows of operator "
-                       f"{store.operator_id} ({store.store}), by key:")
+            out.append(
+                f"  first {len(store.first_rows)} of {store.rows} rows of operator "
+                f"{store.operator_id} ({store.store}), by key:"
+            )
             if "change_type" in store.first_rows[0]:
-                out.extend(_table(["batch", "change", "partition", "key", "value"],
-                                  [[str(r["batch_id"]), r["change_type"], str(r["partition"]),
-                                    _cell(r["key"]), _cell(r["value"])]
-                                   for r in store.first_rows], "    "))
+                out.extend(
+                    _table(
+                        ["batch", "change", "partition", "key", "value"],
+                        [
+                            [
+                                str(r["batch_id"]),
+                                r["change_type"],
+                                str(r["partition"]),
+                                _cell(r["key"]),
+                                _cell(r["value"]),
+                            ]
+                            for r in store.first_rows
+                        ],
+                        "    ",
+                    )
+                )
                 continue
-            out.extend(_table(["partition", "key", "value"],
-                              [[str(r["partition"]), _cell(r["key"]), _cell(r["value"])]
-                               for r in store.first_rows], "    "))
+            out.extend(
+                _table(
+                    ["partition", "key", "value"],
+                    [
+                        [str(r["partition"]), _cell(r["key"]), _cell(r["value"])]
+                        for r in store.first_rows
+                    ],
+                    "    ",
+                )
+            )
         if state.output_mode == "append" and any(
-                o["kind"] == "aggregation" for o in state.operators):
-            out.append("  append mode: a window is written once the watermark passes its end; "
-                       "the rows of state are the windows still open")
+            o["kind"] == "aggregation" for o in state.operators
+        ):
+            out.append(
+                "  append mode: a window is written once the watermark passes its end; "
+                "the rows of state are the windows still open"
+            )
         out.append("")
     return "\n".join(out)

@@ -44,9 +44,17 @@ def _micros(column: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this="unix_micros", expressions=[column])
 
 
-def cumulate_relation(relation: exp.Expr, time_column: exp.Column, step: str, size: str,
-                      offset: str | None, step_us: int, size_us: int, offset_us: int,
-                      alias: str | None) -> exp.Subquery:
+def cumulate_relation(
+    relation: exp.Expr,
+    time_column: exp.Column,
+    step: str,
+    size: str,
+    offset: str | None,
+    step_us: int,
+    size_us: int,
+    offset_us: int,
+    alias: str | None,
+) -> exp.Subquery:
     """The relation ``CUMULATE(relation, time_column, step, size, offset)`` stands for.
 
     Args:
@@ -68,17 +76,30 @@ def cumulate_relation(relation: exp.Expr, time_column: exp.Column, step: str, si
         text = offset if hop_offset == offset_us else f"{hop_offset} microseconds"
         window_args.append(exp.Literal.string(text))
     window = exp.Anonymous(this="window", expressions=window_args)
-    shifted = exp.Sub(this=_micros(ts.copy()), expression=exp.Literal.number(offset_us)) \
-        if offset_us else _micros(ts.copy())
+    shifted = (
+        exp.Sub(this=_micros(ts.copy()), expression=exp.Literal.number(offset_us))
+        if offset_us
+        else _micros(ts.copy())
+    )
     remainder = exp.Anonymous(this="pmod", expressions=[shifted, exp.Literal.number(size_us)])
-    start = exp.Anonymous(this="timestamp_micros",
-                          expressions=[exp.Sub(this=_micros(ts.copy()), expression=remainder)])
-    assign = exp.Select(expressions=[exp.Star(), exp.alias_(window, CUMULATE_WINDOW),
-                                     exp.alias_(start, CUMULATE_START)])
+    start = exp.Anonymous(
+        this="timestamp_micros",
+        expressions=[exp.Sub(this=_micros(ts.copy()), expression=remainder)],
+    )
+    assign = exp.Select(
+        expressions=[
+            exp.Star(),
+            exp.alias_(window, CUMULATE_WINDOW),
+            exp.alias_(start, CUMULATE_START),
+        ]
+    )
     assign.set("from_", exp.From(this=relation))
-    keep = exp.LTE(this=_micros(exp.column("end", table=CUMULATE_WINDOW)),
-                   expression=exp.Add(this=_micros(exp.column(CUMULATE_START)),
-                                      expression=exp.Literal.number(size_us)))
+    keep = exp.LTE(
+        this=_micros(exp.column("end", table=CUMULATE_WINDOW)),
+        expression=exp.Add(
+            this=_micros(exp.column(CUMULATE_START)), expression=exp.Literal.number(size_us)
+        ),
+    )
     filtered = exp.Select(expressions=[exp.Star()])
     filtered.set("from_", exp.From(this=exp.Subquery(this=assign)))
     filtered.set("where", exp.Where(this=keep))

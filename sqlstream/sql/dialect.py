@@ -95,7 +95,10 @@ class SqlStream(Spark):
         def tokenize(self, sql: str) -> list[Token]:
             tokens = super().tokenize(sql)
             for token, following in zip(tokens, tokens[1:]):
-                if token.token_type == TokenType.WINDOW and following.token_type == TokenType.L_PAREN:
+                if (
+                    token.token_type == TokenType.WINDOW
+                    and following.token_type == TokenType.L_PAREN
+                ):
                     token.token_type = TokenType.VAR
             return tokens
 

@@ -5,14 +5,14 @@ were written (as sqlglot keeps ``generators/spark.py`` beside its dialect).
 
 from __future__ import annotations
 
-
 from sqlglot import exp
 from sqlglot.generators.spark import SparkGenerator
 
 from sqlstream.sql.expressions import (
-    TVF_PARAMS, Watermark, WindowTVF,
+    TVF_PARAMS,
+    Watermark,
+    WindowTVF,
 )
-
 
 # Node types whose printing in sqlglot's Spark generator is a tree rewrite
 # (``transforms.preprocess``); sqlstream prints them as they are (see SqlStreamGenerator).
@@ -25,8 +25,13 @@ def _verbatim(node: exp.Expr) -> str | None:
     return recorded[1] if recorded and recorded[0] == node.this else None
 
 
-_FORMAT_CALLS = {exp.TsOrDsToDate: "TO_DATE", exp.StrToDate: "TO_DATE", exp.StrToTime: "TO_TIMESTAMP",
-                 exp.UnixToStr: "FROM_UNIXTIME", exp.StrToUnix: "UNIX_TIMESTAMP"}
+_FORMAT_CALLS = {
+    exp.TsOrDsToDate: "TO_DATE",
+    exp.StrToDate: "TO_DATE",
+    exp.StrToTime: "TO_TIMESTAMP",
+    exp.UnixToStr: "FROM_UNIXTIME",
+    exp.StrToUnix: "UNIX_TIMESTAMP",
+}
 _UNIT_CALLS = {exp.TimestampTrunc: ("DATE_TRUNC", True), exp.DateTrunc: ("TRUNC", False)}
 
 
@@ -38,6 +43,7 @@ def _format_call(kind: type[exp.Expr]):
         if written is not None and _verbatim(written) is not None:
             return self.func(name, node.this, written)
         return fallback(self, node) if fallback else self.function_fallback_sql(node)
+
     return sql
 
 
@@ -49,8 +55,8 @@ def _unit_call(kind: type[exp.Expr]):
         if written is None or _verbatim(written) is None:
             return fallback(self, node)
         return self.func(name, *((written, node.this) if unit_first else (node.this, written)))
-    return sql
 
+    return sql
 
 
 class SqlStreamGenerator(SparkGenerator):
@@ -64,8 +70,11 @@ class SqlStreamGenerator(SparkGenerator):
     """
 
     TRANSFORMS = {
-        **{kind: transform for kind, transform in SparkGenerator.TRANSFORMS.items()
-           if kind not in GENERATOR_REWRITES},
+        **{
+            kind: transform
+            for kind, transform in SparkGenerator.TRANSFORMS.items()
+            if kind not in GENERATOR_REWRITES
+        },
         Watermark: lambda self, e: self.watermark_sql(e),
         WindowTVF: lambda self, e: self.windowtvf_sql(e),
         exp.ToChar: lambda self, e: self.func("TO_CHAR", e.this, e.args.get("format")),
@@ -73,8 +82,9 @@ class SqlStreamGenerator(SparkGenerator):
         **{kind: _unit_call(kind) for kind in _UNIT_CALLS},
     }
 
-    def format_time(self, expression: exp.Expr, inverse_time_mapping=None,
-                    inverse_time_trie=None) -> str | None:
+    def format_time(
+        self, expression: exp.Expr, inverse_time_mapping=None, inverse_time_trie=None
+    ) -> str | None:
         return self.sql(expression, "format") or None
 
     def literal_sql(self, expression: exp.Literal) -> str:
@@ -88,16 +98,27 @@ class SqlStreamGenerator(SparkGenerator):
             # sqlglot's struct_sql, except that a named field's value is moved into its
             # alias, not copied: copying made struct(struct(…)) time quadratic in the
             # depth (measured: 400 levels 15 s). The tree printed is already a copy.
-            expression.set("expressions", [
-                exp.alias_(e.expression, e.name if e.this.is_string else e.this, copy=False)
-                if isinstance(e, exp.PropertyEQ) else e
-                for e in expression.expressions])
+            expression.set(
+                "expressions",
+                [
+                    exp.alias_(e.expression, e.name if e.this.is_string else e.this, copy=False)
+                    if isinstance(e, exp.PropertyEQ)
+                    else e
+                    for e in expression.expressions
+                ],
+            )
             return self.function_fallback_sql(expression)
         args = []
         for field in expression.expressions:
             name = field.meta.get("name_literal") if field._meta else None
-            args += [self.sql(name if name is not None and name.name == field.name
-                              else exp.Literal.string(field.name)), self.sql(field, "expression")]
+            args += [
+                self.sql(
+                    name
+                    if name is not None and name.name == field.name
+                    else exp.Literal.string(field.name)
+                ),
+                self.sql(field, "expression"),
+            ]
         return self.func("NAMED_STRUCT", *args)
 
     def watermark_sql(self, expression: Watermark) -> str:

@@ -11,13 +11,18 @@ import typing as t
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
-from sqlglot.parser import Parser
 from sqlglot.helper import seq_get
+from sqlglot.parser import Parser
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from sqlstream.sql.expressions import (
-    TVF_KINDS, TVF_NAMED_PARAMS, TVF_PARAMS, TVF_SIGNATURES, Watermark, WindowTVF,
+    TVF_KINDS,
+    TVF_NAMED_PARAMS,
+    TVF_PARAMS,
+    TVF_SIGNATURES,
+    Watermark,
+    WindowTVF,
 )
 
 
@@ -46,52 +51,68 @@ def _build_named_struct(args: list) -> exp.Struct:
 def _unit_as_written(kind: type[exp.Expr], unit: int, this: int):
     """A builder of ``DATE_TRUNC(unit, t)`` / ``TRUNC(t, unit)`` that remembers the unit's
     literal (sqlglot upper-cases it)."""
+
     def build(args: list) -> exp.Expr:
         node = kind(this=seq_get(args, this), unit=exp.var(seq_get(args, unit)))
         node.meta["unit_literal"] = seq_get(args, unit)
         return node
+
     return build
 
 
 # Nodes sqlglot makes of a call with a format, and the Spark function that prints them with
 # the format as written (sqlglot drops a format equal to Spark's default, or casts instead).
 
+
 class SqlStreamParser(SparkParser):
     """Spark's parser plus ``STREAM t``, ``WATERMARK … DELAY OF …`` and window TVFs;
     string literals keep the text they were written with."""
 
-    FUNCTIONS = {**SparkParser.FUNCTIONS, "NAMED_STRUCT": _build_named_struct,
-                 "DATE_TRUNC": _unit_as_written(exp.TimestampTrunc, 0, 1),
-                 "TRUNC": _unit_as_written(exp.DateTrunc, 1, 0)}
+    FUNCTIONS = {
+        **SparkParser.FUNCTIONS,
+        "NAMED_STRUCT": _build_named_struct,
+        "DATE_TRUNC": _unit_as_written(exp.TimestampTrunc, 0, 1),
+        "TRUNC": _unit_as_written(exp.DateTrunc, 1, 0),
+    }
     _STRINGS = {
         TokenType.STRING: lambda self, token: self._verbatim(
-            exp.Literal(this=token.text, is_string=True), token),
+            exp.Literal(this=token.text, is_string=True), token
+        ),
         TokenType.RAW_STRING: lambda self, token: self._verbatim(
-            exp.RawString(this=token.text), token),
+            exp.RawString(this=token.text), token
+        ),
     }
     PRIMARY_PARSERS = {**SparkParser.PRIMARY_PARSERS, **_STRINGS}
     STRING_PARSERS = {**SparkParser.STRING_PARSERS, **_STRINGS}
 
     def _verbatim(self, node: exp.Expr, token: Token) -> exp.Expr:
         node = self.expression(node, token)
-        node.meta["verbatim"] = (node.this, self.sql[token.start:token.end + 1])
+        node.meta["verbatim"] = (node.this, self.sql[token.start : token.end + 1])
         return node
 
     def _parse_primary(self) -> exp.Expr | None:
         # Adjacent strings ('a' 'b', also 'it''s') are one value in Spark: one literal
         # printed as written, not sqlglot's CONCAT('a', 'b').
-        if not (self._curr and self._next and self._curr.token_type == TokenType.STRING
-                and self._next.token_type == TokenType.STRING):
+        if not (
+            self._curr
+            and self._next
+            and self._curr.token_type == TokenType.STRING
+            and self._next.token_type == TokenType.STRING
+        ):
             return super()._parse_primary()
         tokens = []
         while self._match(TokenType.STRING):
             tokens.append(self._prev)
         literal = exp.Literal(this="".join(token.text for token in tokens), is_string=True)
-        literal.update_positions(line=tokens[0].line, col=tokens[0].col,
-                                 start=tokens[0].start, end=tokens[-1].end)
-        gaps = (self.sql[a.end + 1:b.start] for a, b in zip(tokens, tokens[1:]))
-        text = (self.sql[tokens[0].start:tokens[-1].end + 1] if all(not g.strip() for g in gaps)
-                else " ".join(self.sql[token.start:token.end + 1] for token in tokens))
+        literal.update_positions(
+            line=tokens[0].line, col=tokens[0].col, start=tokens[0].start, end=tokens[-1].end
+        )
+        gaps = (self.sql[a.end + 1 : b.start] for a, b in zip(tokens, tokens[1:]))
+        text = (
+            self.sql[tokens[0].start : tokens[-1].end + 1]
+            if all(not g.strip() for g in gaps)
+            else " ".join(self.sql[token.start : token.end + 1] for token in tokens)
+        )
         literal.meta["verbatim"] = (literal.this, text)
         return self.expression(literal)
 
@@ -111,46 +132,72 @@ class SqlStreamParser(SparkParser):
         if len(self.errors) > count:
             _record_offsets(self.errors[-1], token)
 
-    def _parse_types(self, check_func: bool = False, schema: bool = False,
-                     allow_identifiers: bool = True, with_collation: bool = False) -> exp.Expr | None:
+    def _parse_types(
+        self,
+        check_func: bool = False,
+        schema: bool = False,
+        allow_identifiers: bool = True,
+        with_collation: bool = False,
+    ) -> exp.Expr | None:
         # Spark writes nested types with angle brackets only (ARRAY<INT>, STRUCT<a: INT>);
         # ARRAY(…), MAP(…) and STRUCT(…) are always calls. sqlglot first tries such a call
         # as a ClickHouse/DuckDB-style type and backtracks, which for STRUCT(STRUCT(…))
         # takes time exponential in the depth (measured: 16 levels 6 s, 20 over 30 s).
-        if (self._curr is not None and self._next is not None
-                and self._curr.token_type in self.NESTED_TYPE_TOKENS
-                and self._next.token_type == TokenType.L_PAREN):
+        if (
+            self._curr is not None
+            and self._next is not None
+            and self._curr.token_type in self.NESTED_TYPE_TOKENS
+            and self._next.token_type == TokenType.L_PAREN
+        ):
             return None
         # Hive's parser rewrites CHAR/VARCHAR in the whole type after parsing each level
         # of it (time quadratic in the depth: CAST(x AS ARRAY<ARRAY<…>>) of 300 levels
         # took 8 s): the levels inside are parsed by sqlglot's base parser, so the
         # rewrite runs once, over the outermost type.
-        parse = super()._parse_types if not self._type_depth else \
-            functools.partial(Parser._parse_types, self)
+        parse = (
+            super()._parse_types
+            if not self._type_depth
+            else functools.partial(Parser._parse_types, self)
+        )
         self._type_depth += 1
         try:
-            return parse(check_func=check_func, schema=schema,
-                         allow_identifiers=allow_identifiers, with_collation=with_collation)
+            return parse(
+                check_func=check_func,
+                schema=schema,
+                allow_identifiers=allow_identifiers,
+                with_collation=with_collation,
+            )
         finally:
             self._type_depth -= 1
 
-    def _parse_type(self, parse_interval: bool = True,
-                    fallback_to_identifier: bool = False) -> exp.Expr | None:
+    def _parse_type(
+        self, parse_interval: bool = True, fallback_to_identifier: bool = False
+    ) -> exp.Expr | None:
         # A nested type where a value belongs (SELECT ARRAY<INT> FROM s, BigQuery's typed
         # constructors ARRAY<INT>[1] and STRUCT<a INT>(1)): Spark's parser refuses them;
         # sqlglot would read the type as a column or a CAST. A column named like the type
         # is written quoted (`array`).
-        if (not fallback_to_identifier and self._curr is not None and self._next is not None
-                and self._curr.token_type in self.NESTED_TYPE_TOKENS
-                and self._next.token_type == TokenType.LT):
+        if (
+            not fallback_to_identifier
+            and self._curr is not None
+            and self._next is not None
+            and self._curr.token_type in self.NESTED_TYPE_TOKENS
+            and self._next.token_type == TokenType.LT
+        ):
             name = self._curr.text.upper()
-            self.raise_error(f"{name}<…> is a data type, not a value: a type is written in "
-                             f"CAST(… AS {name}<…>); a column named {self._curr.text} is "
-                             f"written `{self._curr.text}`", self._curr)
-        return super()._parse_type(parse_interval=parse_interval,
-                                   fallback_to_identifier=fallback_to_identifier)
+            self.raise_error(
+                f"{name}<…> is a data type, not a value: a type is written in "
+                f"CAST(… AS {name}<…>); a column named {self._curr.text} is "
+                f"written `{self._curr.text}`",
+                self._curr,
+            )
+        return super()._parse_type(
+            parse_interval=parse_interval, fallback_to_identifier=fallback_to_identifier
+        )
 
-    def _replace_lambda(self, node: exp.Expr | None, expressions: list[exp.Expr]) -> exp.Expr | None:
+    def _replace_lambda(
+        self, node: exp.Expr | None, expressions: list[exp.Expr]
+    ) -> exp.Expr | None:
         # sqlglot's rule (a column named like a lambda variable becomes that variable),
         # but the columns a nested lambda left (not its own variables) are remembered on
         # its body and not searched for again: sqlglot walks each lambda's whole body, so
@@ -201,8 +248,16 @@ class SqlStreamParser(SparkParser):
             stack.extend(current.iter_expressions())
         return found
 
-    def _parse_table(self, schema=False, joins=False, alias_tokens=None, parse_bracket=False,
-                     is_db_reference=False, parse_partition=False, consume_pipe=False) -> exp.Expr | None:
+    def _parse_table(
+        self,
+        schema=False,
+        joins=False,
+        alias_tokens=None,
+        parse_bracket=False,
+        is_db_reference=False,
+        parse_partition=False,
+        consume_pipe=False,
+    ) -> exp.Expr | None:
         if not schema and not is_db_reference:
             special = self._parse_window_tvf(alias_tokens) or self._parse_stream_read(alias_tokens)
             if special is not None:
@@ -211,9 +266,13 @@ class SqlStreamParser(SparkParser):
                         special.append("joins", join)
                 return special
         this = super()._parse_table(
-            schema=schema, joins=joins, alias_tokens=alias_tokens,
-            parse_bracket=parse_bracket, is_db_reference=is_db_reference,
-            parse_partition=parse_partition, consume_pipe=consume_pipe,
+            schema=schema,
+            joins=joins,
+            alias_tokens=alias_tokens,
+            parse_bracket=parse_bracket,
+            is_db_reference=is_db_reference,
+            parse_partition=parse_partition,
+            consume_pipe=consume_pipe,
         )
         return self._parse_ksql_window(_hoist_watermark(this))
 
@@ -225,9 +284,13 @@ class SqlStreamParser(SparkParser):
         time column that :mod:`sqlstream.sql.ksql_windows` replaces by the relation's
         event-time column. ``relation`` unchanged if no such clause follows."""
         kind_token = self._peek(1)
-        if (relation is None or self._curr is None or self._curr.token_type != TokenType.WINDOW
-                or not _is_var_text(kind_token, *KSQL_WINDOWS)
-                or (self._peek(2) is None or self._peek(2).token_type != TokenType.L_PAREN)):
+        if (
+            relation is None
+            or self._curr is None
+            or self._curr.token_type != TokenType.WINDOW
+            or not _is_var_text(kind_token, *KSQL_WINDOWS)
+            or (self._peek(2) is None or self._peek(2).token_type != TokenType.L_PAREN)
+        ):
             return relation
         start = self._curr
         self._advance(3)
@@ -248,17 +311,27 @@ class SqlStreamParser(SparkParser):
         needed = {"TUMBLE": ("SIZE",), "HOP": ("SIZE", "ADVANCE BY"), "SESSION": ("",)}[kind]
         allowed = set(needed) | {"GRACE PERIOD", "RETENTION"}
         if any(k not in parts for k in needed) or any(k not in allowed for k in parts):
-            expected = {"TUMBLE": "(SIZE <n> <unit>)", "HOP": "(SIZE <n> <unit>, ADVANCE BY <n> <unit>)",
-                        "SESSION": "(<n> <unit>)"}[kind]
+            expected = {
+                "TUMBLE": "(SIZE <n> <unit>)",
+                "HOP": "(SIZE <n> <unit>, ADVANCE BY <n> <unit>)",
+                "SESSION": "(<n> <unit>)",
+            }[kind]
             self.raise_error(f"Expected WINDOW {kind_token.text.upper()} {expected}", kind_token)
-        args = {"TUMBLE": {"size": parts.get("SIZE")},
-                "HOP": {"size": parts.get("SIZE"), "slide": parts.get("ADVANCE BY")},
-                "SESSION": {"gap": parts.get("")}}[kind]
+        args = {
+            "TUMBLE": {"size": parts.get("SIZE")},
+            "HOP": {"size": parts.get("SIZE"), "slide": parts.get("ADVANCE BY")},
+            "SESSION": {"gap": parts.get("")},
+        }[kind]
         alias = relation.args.get("alias")
         if alias is not None:
             relation.set("alias", None)
-        tvf = WindowTVF(this=relation, kind=kind, time_column=exp.column(KSQL_TIME_PLACEHOLDER),
-                        alias=alias, **args)
+        tvf = WindowTVF(
+            this=relation,
+            kind=kind,
+            time_column=exp.column(KSQL_TIME_PLACEHOLDER),
+            alias=alias,
+            **args,
+        )
         tvf = _with_positions(tvf, start, self._prev)
         tvf.meta["ksql"] = parts.get("GRACE PERIOD")
         return tvf
@@ -266,14 +339,19 @@ class SqlStreamParser(SparkParser):
     def _parse_ksql_duration(self) -> exp.Interval:
         """``<number> <unit>`` (ksqlDB's durations: ``10 MINUTES``) as ``INTERVAL '10' MINUTE``."""
         number, unit = self._curr, self._next
-        if number is None or number.token_type != TokenType.NUMBER or unit is None \
-                or unit.token_type in (TokenType.STRING, TokenType.COMMA, TokenType.R_PAREN):
+        if (
+            number is None
+            or number.token_type != TokenType.NUMBER
+            or unit is None
+            or unit.token_type in (TokenType.STRING, TokenType.COMMA, TokenType.R_PAREN)
+        ):
             self.raise_error("Expected a duration such as 10 MINUTES in the WINDOW clause", number)
         self._advance(2)
         word = unit.text.upper()
         word = word[:-1] if word.endswith("S") else word
-        return _with_positions(exp.Interval(this=exp.Literal.string(number.text),
-                                            unit=exp.var(word)), number, unit)
+        return _with_positions(
+            exp.Interval(this=exp.Literal.string(number.text), unit=exp.var(word)), number, unit
+        )
 
     def _parse_table_alias(self, alias_tokens=None) -> exp.TableAlias | None:
         # WATERMARK col DELAY OF interval [AS] alias: the clause sits before the alias, so it
@@ -334,8 +412,12 @@ class SqlStreamParser(SparkParser):
         start = self._curr
         following = self._peek(1)
         offset = 0
-        if (start and start.token_type == TokenType.TABLE
-                and following and following.token_type == TokenType.L_PAREN):
+        if (
+            start
+            and start.token_type == TokenType.TABLE
+            and following
+            and following.token_type == TokenType.L_PAREN
+        ):
             offset = 2  # TABLE(TUMBLE(...))
         name = self._peek(offset)
         if not _is_var_text(name, *TVF_KINDS):
@@ -361,8 +443,11 @@ class SqlStreamParser(SparkParser):
         alias = self._parse_table_alias(alias_tokens=alias_tokens or self.TABLE_ALIAS_TOKENS)
         if alias is not None:
             if alias.args.get("watermark"):
-                self.raise_error("WATERMARK cannot follow a window TVF; put it on the relation "
-                                 "(e.g. in a view) instead", start)
+                self.raise_error(
+                    "WATERMARK cannot follow a window TVF; put it on the relation "
+                    "(e.g. in a view) instead",
+                    start,
+                )
             tvf.set("alias", alias)
         return tvf
 
@@ -372,7 +457,11 @@ class SqlStreamParser(SparkParser):
 
     def _parse_tvf_argument(self, kind, args, positional, name_token) -> None:
         key = None
-        if self._next and self._next.token_type == TokenType.FARROW and self._curr.text.upper() in TVF_NAMED_PARAMS:
+        if (
+            self._next
+            and self._next.token_type == TokenType.FARROW
+            and self._curr.text.upper() in TVF_NAMED_PARAMS
+        ):
             key = TVF_NAMED_PARAMS[self._curr.text.upper()]
             self._advance(2)
         if key == "this" or (key is None and not positional and "this" not in args):

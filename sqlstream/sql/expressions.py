@@ -16,15 +16,27 @@ from typing import TypeVar
 from sqlglot import exp
 from sqlglot.expressions.core import Expr
 
-__all__ = ["TVF_KINDS", "TVF_PARAMS", "TVF_SIGNATURES", "TVF_NAMED_PARAMS", "Watermark", "WindowTVF",
-           "copy_tree", "find_all", "find_own", "remembering", "remembering_on", "tree_key"]
+__all__ = [
+    "TVF_KINDS",
+    "TVF_PARAMS",
+    "TVF_SIGNATURES",
+    "TVF_NAMED_PARAMS",
+    "Watermark",
+    "WindowTVF",
+    "copy_tree",
+    "find_all",
+    "find_own",
+    "remembering",
+    "remembering_on",
+    "tree_key",
+]
 
 
 # Nodes that never hold another node (their arguments are strings and flags).
 _LEAVES = (exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _skipped(types: tuple[type, ...]) -> frozenset[type]:
     return frozenset(leaf for leaf in _LEAVES if not issubclass(leaf, types))
 
@@ -113,7 +125,9 @@ def copy_tree(root: E) -> E:
         node, copy = pop()
         comments = node.comments
         if comments is not None:
-            copy.comments = comments[:] if all(type(c) is str for c in comments) else deepcopy(comments)
+            copy.comments = (
+                comments[:] if all(type(c) is str for c in comments) else deepcopy(comments)
+            )
         if node._type is not None:
             copy._type = deepcopy(node._type)
         meta = node._meta
@@ -297,8 +311,15 @@ TVF_SIGNATURES = {
     "CUMULATE": "CUMULATE(relation, time_column, step, size [, offset])",
     "SESSION": "SESSION(relation, time_column, gap)",
 }
-TVF_NAMED_PARAMS = {"DATA": "this", "TIMECOL": "time_column", "SIZE": "size", "SLIDE": "slide",
-                 "STEP": "step", "OFFSET": "offset", "GAP": "gap"}
+TVF_NAMED_PARAMS = {
+    "DATA": "this",
+    "TIMECOL": "time_column",
+    "SIZE": "size",
+    "SLIDE": "slide",
+    "STEP": "step",
+    "OFFSET": "offset",
+    "GAP": "gap",
+}
 
 
 class Watermark(exp.Expression):

@@ -33,7 +33,6 @@ from sqlglot import exp
 
 from sqlstream.diagnostics.errors import ForeignSpellingError
 from sqlstream.frontend.literals import duration
-from sqlstream.sql.dialect_parser import KSQL_TIME_PLACEHOLDER
 from sqlstream.sql.expressions import WindowTVF
 from sqlstream.sql.window_tvfs import duration_text
 
@@ -84,34 +83,51 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
     else:
         found = event_time(name.lower()) if name else None
     if found is None or found[0] is None:
-        what = f"'{name}' has no event-time column (no WATERMARK FOR)" if name else \
-            "it follows a subquery, which has no event-time column of its own"
-        raise _error(tvf, f"ksqlDB's WINDOW {kind} windows by event time, and {what}",
-                     f"declare the stream's event-time column: WATERMARK FOR ts AS ts - INTERVAL "
-                     f"'…' (GRACE PERIOD's value) in CREATE STREAM {name or 's'}, or name the column: "
-                     f"FROM {_tvf_text(tvf, name or 's', 'ts')} … GROUP BY window_start, window_end, …")
+        what = (
+            f"'{name}' has no event-time column (no WATERMARK FOR)"
+            if name
+            else "it follows a subquery, which has no event-time column of its own"
+        )
+        raise _error(
+            tvf,
+            f"ksqlDB's WINDOW {kind} windows by event time, and {what}",
+            f"declare the stream's event-time column: WATERMARK FOR ts AS ts - INTERVAL "
+            f"'…' (GRACE PERIOD's value) in CREATE STREAM {name or 's'}, or name the column: "
+            f"FROM {_tvf_text(tvf, name or 's', 'ts')} … GROUP BY window_start, window_end, …",
+        )
     column, delay = found
     if grace is not None:
         given = duration_text(grace)
         number, unit = given.split()
         shown = _plural(given)
         if delay is None or duration(delay) != duration(given):
-            have = f"the watermark's delay of '{name}' is {_plural(delay)}" if delay is not None else \
-                f"'{name}' is a view, whose watermark is set on the stream it reads"
-            raise _error(grace, f"GRACE PERIOD {shown} is how late a row may arrive after its "
-                         f"window's end, which Spark's watermark sets: {have}",
-                         f"declare WATERMARK FOR {column} AS {column} - INTERVAL "
-                         f"'{number}' {unit.upper()} on the stream, or drop "
-                         "GRACE PERIOD to keep the watermark's delay")
+            have = (
+                f"the watermark's delay of '{name}' is {_plural(delay)}"
+                if delay is not None
+                else f"'{name}' is a view, whose watermark is set on the stream it reads"
+            )
+            raise _error(
+                grace,
+                f"GRACE PERIOD {shown} is how late a row may arrive after its "
+                f"window's end, which Spark's watermark sets: {have}",
+                f"declare WATERMARK FOR {column} AS {column} - INTERVAL "
+                f"'{number}' {unit.upper()} on the stream, or drop "
+                "GRACE PERIOD to keep the watermark's delay",
+            )
     tvf.set("time_column", exp.column(column))
     select = tvf.parent_select
     _bounds(select, tvf)
     group = select.args.get("group")
     if group is None and not any(select.find_all(exp.AggFunc)):
-        raise _error(tvf, f"ksqlDB's WINDOW {kind} windows an aggregation, and this query does "
-                     "not aggregate", "GROUP BY the keys to aggregate per window; to give each row "
-                     f"its windows write FROM {_tvf_text(tvf, name, column)}")
-    keys = {k.name.lower() for k in (group.expressions if group else []) if isinstance(k, exp.Column)}
+        raise _error(
+            tvf,
+            f"ksqlDB's WINDOW {kind} windows an aggregation, and this query does not aggregate",
+            "GROUP BY the keys to aggregate per window; to give each row "
+            f"its windows write FROM {_tvf_text(tvf, name, column)}",
+        )
+    keys = {
+        k.name.lower() for k in (group.expressions if group else []) if isinstance(k, exp.Column)
+    }
     missing = [b for b in ("window_start", "window_end") if b not in keys]
     if missing:
         select.group_by(*missing, copy=False)

@@ -20,8 +20,16 @@ from sqlstream.sql.dialect import SqlStream
 from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.foreign import ksql_window_problem
 
-__all__ = ["check_sqlglot_build", "node_offsets", "parse_expression", "parse_query",
-           "remember_parses", "remember_printing", "to_spark_sql", "watermark_of"]
+__all__ = [
+    "check_sqlglot_build",
+    "node_offsets",
+    "parse_expression",
+    "parse_query",
+    "remember_parses",
+    "remember_printing",
+    "to_spark_sql",
+    "watermark_of",
+]
 
 _DIALECT = SqlStream()
 _KSQL_WINDOW = re.compile(r"\bWINDOW\s+(TUMBLING|HOPPING|SESSION)\s*\(", re.I)
@@ -104,8 +112,12 @@ def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
         record = error.errors[0]
         start, end = record.get("start"), record.get("end")
         if start is None and record.get("line") is not None:
-            start, end = _offsets_from_line_col(sql, record["line"], record["col"], record.get("highlight") or "")
-        message = _readable(record.get("description") or str(error), sql[start:end] if start is not None else "")
+            start, end = _offsets_from_line_col(
+                sql, record["line"], record["col"], record.get("highlight") or ""
+            )
+        message = _readable(
+            record.get("description") or str(error), sql[start:end] if start is not None else ""
+        )
         more = len(error.errors) - 1
         if more > 0:
             message = f"{message} … and {more} more"
@@ -114,9 +126,11 @@ def _syntax_error(sql: str, error: Exception) -> SqlSyntaxError:
         message = str(error).split("\n")[0]
     else:
         start, end, message = None, None, str(error)
-    result = SqlSyntaxError(f"invalid SQL: {message}",
-                            hint="a query body is Spark SQL (SELECT …) plus window TVFs and WATERMARK; "
-                            "see docs/dialect.md#streaming-clauses")
+    result = SqlSyntaxError(
+        f"invalid SQL: {message}",
+        hint="a query body is Spark SQL (SELECT …) plus window TVFs and WATERMARK; "
+        "see docs/dialect.md#streaming-clauses",
+    )
     result.offset_start = start if start is not None else 0
     result.offset_end = end if end is not None else len(sql)
     return result
@@ -148,9 +162,11 @@ def _check_leftovers(sql: str, tree: exp.Expr) -> None:
     for alias in find_all(tree, exp.TableAlias):
         watermark = alias.args.get("watermark")
         if watermark is not None:
-            error = SqlSyntaxError("invalid SQL: WATERMARK is only allowed after a table or a "
-                                   "parenthesised subquery in FROM",
-                                   hint="write FROM t WATERMARK ts DELAY OF INTERVAL … (docs/dialect.md#watermark-in-from)")
+            error = SqlSyntaxError(
+                "invalid SQL: WATERMARK is only allowed after a table or a "
+                "parenthesised subquery in FROM",
+                hint="write FROM t WATERMARK ts DELAY OF INTERVAL … (docs/dialect.md#watermark-in-from)",
+            )
             error.offset_start, error.offset_end = node_offsets(watermark) or (0, len(sql))
             raise error
 
@@ -161,9 +177,14 @@ def _check_literals(sql: str, tree: exp.Expr) -> None:
     for node in find_all(tree, exp.Interval, exp.Cast):
         problem = literal_problem(node)
         if problem:
-            error = SqlSyntaxError(problem, hint="for example INTERVAL '10' MINUTES, INTERVAL "
-                                   "'1 hour 30 minutes', DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'")
-            error.offset_start, error.offset_end = node_offsets(node) or split_interval_offsets(sql, node)
+            error = SqlSyntaxError(
+                problem,
+                hint="for example INTERVAL '10' MINUTES, INTERVAL "
+                "'1 hour 30 minutes', DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'",
+            )
+            error.offset_start, error.offset_end = node_offsets(node) or split_interval_offsets(
+                sql, node
+            )
             raise error
 
 
@@ -185,9 +206,12 @@ def check_sqlglot_build() -> None:
         SqlStreamError: ``SS003`` when ``sqlglotc`` is installed (probed once per process).
     """
     if (problem := _build_problem()) is not None:
-        raise SqlStreamError("sqlglot's compiled build (the sqlglotc package) is installed; sqlstream "
-                             f"extends sqlglot's parser and needs its Python build ({problem})",
-                             code="SS003", hint="pip uninstall sqlglotc (sqlglot itself stays)")
+        raise SqlStreamError(
+            "sqlglot's compiled build (the sqlglotc package) is installed; sqlstream "
+            f"extends sqlglot's parser and needs its Python build ({problem})",
+            code="SS003",
+            hint="pip uninstall sqlglotc (sqlglot itself stays)",
+        )
 
 
 def parse_query(sql: str) -> exp.Expression:
@@ -220,12 +244,16 @@ def _parse_query(sql: str) -> exp.Expression:
             except _PARSE_ERRORS:
                 problem = None
             at = getattr(syntax, "offset_start", None)
-            if problem is not None and (at is None or problem.offset_start <= at <= problem.offset_end):
+            if problem is not None and (
+                at is None or problem.offset_start <= at <= problem.offset_end
+            ):
                 raise problem from None
         raise syntax from None
     if len(trees) != 1:
-        error = SqlSyntaxError(f"invalid SQL: expected one statement, found {len(trees)}",
-                               hint="end the statement with ';' before the next one")
+        error = SqlSyntaxError(
+            f"invalid SQL: expected one statement, found {len(trees)}",
+            hint="end the statement with ';' before the next one",
+        )
         second = node_offsets(trees[1]) if len(trees) > 1 else None
         error.offset_start, error.offset_end = second or (0, len(sql))
         raise error
@@ -256,8 +284,10 @@ def _parse_expression(sql: str) -> exp.Expression:
     except _PARSE_ERRORS as error:
         raise _syntax_error(sql, error) from None
     if tree is None:
-        error = SqlSyntaxError("invalid SQL: expected an expression",
-                               hint="write a Spark SQL expression, e.g. dep_delay > 15")
+        error = SqlSyntaxError(
+            "invalid SQL: expected an expression",
+            hint="write a Spark SQL expression, e.g. dep_delay > 15",
+        )
         error.offset_start, error.offset_end = 0, len(sql)
         raise error
     _check_literals(sql, tree)
@@ -276,8 +306,9 @@ def to_spark_sql(expression: exp.Expr) -> str:
     if key is not None and (sql := printed.get(key)) is not None:
         return sql
     # generate(copy=True) would copy with Expression.copy: the same copy, made faster
-    sql = _DIALECT.generate(copy_tree(expression), copy=False, comments=False,
-                            normalize_functions=False)
+    sql = _DIALECT.generate(
+        copy_tree(expression), copy=False, comments=False, normalize_functions=False
+    )
     if key is not None:
         printed.keep(key, sql)
     return sql
@@ -299,4 +330,3 @@ def remember_printing(limit: int = 8192) -> None:
         limit: how many texts to keep; all are dropped when it is reached.
     """
     _printed.enable(limit)
-

@@ -18,16 +18,29 @@ from collections.abc import Callable
 
 from sqlglot import exp, transforms
 
+from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.parsing import node_offsets
-from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
-__all__ = ["LOOKUP", "LOOKUP_TIME", "REWRITES", "REWRITTEN_FROM", "any_to_exists", "balance_connectors", "check_window_durations",
-           "drop_stream_markers",
-           "duration_text",
-           "eliminate_distinct_on", "eliminate_qualify", "lookup_joins", "relation_names", "rewrite",
-           "rewrite_window_tvfs", "unnest_to_explode"]
+__all__ = [
+    "LOOKUP",
+    "LOOKUP_TIME",
+    "REWRITES",
+    "REWRITTEN_FROM",
+    "any_to_exists",
+    "balance_connectors",
+    "check_window_durations",
+    "drop_stream_markers",
+    "duration_text",
+    "eliminate_distinct_on",
+    "eliminate_qualify",
+    "lookup_joins",
+    "relation_names",
+    "rewrite",
+    "rewrite_window_tvfs",
+    "unnest_to_explode",
+]
 
 
 def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
@@ -87,31 +100,51 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
             continue
         join = table.parent
         if version.this != "TIMESTAMP" or version.args.get("kind") != "AS OF":
-            raise _lookup_error("only FOR SYSTEM_TIME AS OF <time> (a lookup join) is supported: "
-                                "Spark has no time travel on a sqlstream relation", table,
-                                "join the table without a version clause")
+            raise _lookup_error(
+                "only FOR SYSTEM_TIME AS OF <time> (a lookup join) is supported: "
+                "Spark has no time travel on a sqlstream relation",
+                table,
+                "join the table without a version clause",
+            )
         if not isinstance(join, exp.Join) or join.this is not table:
-            raise _lookup_error("FOR SYSTEM_TIME AS OF is a lookup join: the table it versions "
-                                "must be the right side of a JOIN", table,
-                                "write FROM stream AS s JOIN table FOR SYSTEM_TIME AS OF s.ts AS t ON …")
+            raise _lookup_error(
+                "FOR SYSTEM_TIME AS OF is a lookup join: the table it versions "
+                "must be the right side of a JOIN",
+                table,
+                "write FROM stream AS s JOIN table FOR SYSTEM_TIME AS OF s.ts AS t ON …",
+            )
         if (join.args.get("side") or "").lower() not in _LOOKUP_KINDS or join.args.get("kind"):
-            raise _lookup_error("a lookup join (FOR SYSTEM_TIME AS OF) is a JOIN or LEFT JOIN, "
-                                "as in Flink", join, "use JOIN or LEFT JOIN")
+            raise _lookup_error(
+                "a lookup join (FOR SYSTEM_TIME AS OF) is a JOIN or LEFT JOIN, as in Flink",
+                join,
+                "use JOIN or LEFT JOIN",
+            )
         select = join.parent
         source = select.args.get("from_") or select.args.get("from")
         if source is None:  # `SELECT 1 JOIN t FOR SYSTEM_TIME …`: no left side to look up from
-            raise _lookup_error("a lookup join (FOR SYSTEM_TIME AS OF) needs a stream on its "
-                                "left: this SELECT has no FROM", table,
-                                "write FROM stream AS s JOIN table FOR SYSTEM_TIME AS OF s.ts AS t ON …")
-        left = {name.lower() for relation in [source.this, *(
-            j.this for j in select.args["joins"][:join.index])]
-            for name in (relation.alias_or_name, relation.name if isinstance(relation, exp.Table)
-                         else "") if name}
+            raise _lookup_error(
+                "a lookup join (FOR SYSTEM_TIME AS OF) needs a stream on its "
+                "left: this SELECT has no FROM",
+                table,
+                "write FROM stream AS s JOIN table FOR SYSTEM_TIME AS OF s.ts AS t ON …",
+            )
+        left = {
+            name.lower()
+            for relation in [source.this, *(j.this for j in select.args["joins"][: join.index])]
+            for name in (
+                relation.alias_or_name,
+                relation.name if isinstance(relation, exp.Table) else "",
+            )
+            if name
+        }
         for column in find_all(version.expression, exp.Column):
             if column.table and column.table.lower() not in left:
-                raise _lookup_error(f"the time of a lookup join must come from the left of the "
-                                    f"join, not '{column.table}'", column,
-                                    "use the stream's time column, e.g. FOR SYSTEM_TIME AS OF s.ts")
+                raise _lookup_error(
+                    f"the time of a lookup join must come from the left of the "
+                    f"join, not '{column.table}'",
+                    column,
+                    "use the stream's time column, e.g. FOR SYSTEM_TIME AS OF s.ts",
+                )
         join.meta[LOOKUP] = version.expression.sql(dialect="spark")
         join.meta[LOOKUP_TIME] = version.expression
         table.set("version", None)
@@ -134,19 +167,27 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
     Returns:
         The same tree, long chains balanced.
     """
-    roots = [node for node in find_all(expression, exp.And, exp.Or)
-             if type(node.parent) is not type(node)]
+    roots = [
+        node
+        for node in find_all(expression, exp.And, exp.Or)
+        if type(node.parent) is not type(node)
+    ]
     for root in roots:
         chain = list(root.flatten(unnest=False))
         if len(chain) <= BALANCE_FROM:
             continue
-        if any(node.comments for node in root.dfs(prune=lambda n: type(n) is not type(root))
-               if type(node) is type(root)):
+        if any(
+            node.comments
+            for node in root.dfs(prune=lambda n: type(n) is not type(root))
+            if type(node) is type(root)
+        ):
             continue  # a comment on an operator would be lost
         kind = type(root)
         level = [operand.pop() for operand in chain]
         while len(level) > 1:
-            paired = [kind(this=level[i], expression=level[i + 1]) for i in range(0, len(level) - 1, 2)]
+            paired = [
+                kind(this=level[i], expression=level[i + 1]) for i in range(0, len(level) - 1, 2)
+            ]
             level = paired + ([level[-1]] if len(level) % 2 else [])
         if root is expression:
             return level[0]
@@ -157,8 +198,11 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
 REWRITTEN_FROM = "sqlstream_rewritten_from"  # meta key: the syntax a rewrite replaced
 
 
-def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: str | None = None,
-                  wanted: Callable[[exp.Expression], bool] | None = None):
+def _every_select(
+    transform: Callable[[exp.Expression], exp.Expression],
+    label: str | None = None,
+    wanted: Callable[[exp.Expression], bool] | None = None,
+):
     """Apply one of sqlglot's per-SELECT ``transforms`` to every SELECT of a tree (innermost
     first), as sqlglot's Spark generator would while printing; ``label`` marks the window
     functions the transform creates (``meta[REWRITTEN_FROM]``) so messages can name the
@@ -184,8 +228,10 @@ def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: 
         return expression
 
     step.__name__ = transform.__name__
-    step.__doc__ = (f"sqlglot's ``transforms.{transform.__name__}`` on every SELECT "
-                    "(what sqlglot's Spark generator would do while printing).")
+    step.__doc__ = (
+        f"sqlglot's ``transforms.{transform.__name__}`` on every SELECT "
+        "(what sqlglot's Spark generator would do while printing)."
+    )
     return step
 
 
@@ -198,8 +244,11 @@ def _every_select(transform: Callable[[exp.Expression], exp.Expression], label: 
 def _distinct_on(select: exp.Expression) -> exp.Expression:
     """sqlglot's ``eliminate_distinct_on``, without leaking its ``_row_number`` column
     through ``SELECT DISTINCT ON (k) *`` (the outer query becomes ``* EXCEPT (…)``)."""
-    star = isinstance(select, exp.Select) and select.args.get("distinct") is not None \
+    star = (
+        isinstance(select, exp.Select)
+        and select.args.get("distinct") is not None
         and any(item.is_star for item in select.expressions)
+    )
     result = transforms.eliminate_distinct_on(select)
     if result is select or not isinstance(result, exp.Select):
         return result
@@ -207,8 +256,10 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
         row_number = result.args["where"].this.this  # WHERE <_row_number> = 1
         result.set("expressions", [exp.Star(except_=[exp.column(row_number.name)])])
     # The tree as Spark SQL parses back: columns, not bare identifiers; ``OVER``; sort keys.
-    result.set("expressions", [exp.column(e.name) if isinstance(e, exp.Identifier) else e
-                               for e in result.expressions])
+    result.set(
+        "expressions",
+        [exp.column(e.name) if isinstance(e, exp.Identifier) else e for e in result.expressions],
+    )
     for window in find_all(select, exp.Window):
         if window.args.get("over") is None and isinstance(window.this, exp.RowNumber):
             window.set("over", "OVER")
@@ -220,6 +271,8 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
 
 
 _distinct_on.__name__ = "eliminate_distinct_on"
+
+
 def _has(*kinds: type[exp.Expression]) -> Callable[[exp.Expression], bool]:
     return lambda tree: next(find_all(tree, *kinds), None) is not None
 
@@ -231,6 +284,7 @@ def _selects_with(arg: str, sub: str | None = None) -> Callable[[exp.Expression]
             if value is not None and (sub is None or value.args.get(sub)):
                 return True
         return False
+
     return wanted
 
 
@@ -318,8 +372,12 @@ def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expre
 def _copyable(result: exp.Expression) -> bool:
     """Whether a copy of ``result`` equals it in every attribute and link: a root, no node
     in ``meta`` (:func:`~sqlstream.sql.expressions.tree_key` keys it), no node at two places."""
-    if result.parent is not None or result.arg_key is not None or result.index is not None \
-            or tree_key(result) is None:
+    if (
+        result.parent is not None
+        or result.arg_key is not None
+        or result.index is not None
+        or tree_key(result) is None
+    ):
         return False
     nodes = list(find_all(result, exp.Expr))
     return len({id(n) for n in nodes}) == len(nodes)
@@ -346,8 +404,9 @@ def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
     return result
 
 
-def _cte_in_scope(table: exp.Table, name: str, index: dict[int, tuple[dict[int, int], dict[str, int]]]
-                  ) -> bool:
+def _cte_in_scope(
+    table: exp.Table, name: str, index: dict[int, tuple[dict[int, int], dict[str, int]]]
+) -> bool:
     """Whether CTE ``name`` is visible at ``table``: all of an enclosing WITH from its main
     query, only the earlier ones from inside a CTE body (Spark CTEs are not recursive).
 
@@ -355,8 +414,11 @@ def _cte_in_scope(table: exp.Table, name: str, index: dict[int, tuple[dict[int, 
     that a chain of n CTEs is checked in time linear in n."""
     child, node = table, table.parent
     while node is not None:
-        with_ = node if isinstance(node, exp.With) else (
-            node.args.get("with_") if isinstance(node, exp.Query) else None)
+        with_ = (
+            node
+            if isinstance(node, exp.With)
+            else (node.args.get("with_") if isinstance(node, exp.Query) else None)
+        )
         if with_ is not None and with_ is not child:
             if id(with_) not in index:
                 ctes = with_.expressions

@@ -57,12 +57,12 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from sqlstream.sql.cumulate import CUMULATE_START, CUMULATE_WINDOW, cumulate_relation
-from sqlstream.sql.expressions import find_all
-from sqlstream.sql.dialect import SqlStream, WindowTVF
-from sqlstream.sql.parsing import node_offsets
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.frontend.literals import duration, duration_problem
+from sqlstream.sql.cumulate import CUMULATE_START, CUMULATE_WINDOW, cumulate_relation
+from sqlstream.sql.dialect import SqlStream, WindowTVF
+from sqlstream.sql.expressions import find_all
+from sqlstream.sql.parsing import node_offsets
 
 __all__ = ["WINDOW_COLUMNS", "check_window_durations", "duration_text", "rewrite_window_tvfs"]
 
@@ -79,8 +79,11 @@ def _error(message: str, node: exp.Expr | None, hint: str | None = None) -> Sema
 
 def _owning_select(tvf: WindowTVF) -> exp.Select:
     parent = tvf.parent
-    if isinstance(parent, (exp.From, exp.Join)) and isinstance(parent.parent, exp.Select) \
-            and not tvf.args.get("joins"):
+    if (
+        isinstance(parent, (exp.From, exp.Join))
+        and isinstance(parent.parent, exp.Select)
+        and not tvf.args.get("joins")
+    ):
         return parent.parent
     raise _error(f"{tvf.kind} must be a relation of a FROM clause or a JOIN", tvf)
 
@@ -110,11 +113,14 @@ def rewrite_window_tvfs(expression: exp.Expression) -> exp.Expression:
             slide or offset that is not a constant duration; a TVF outside FROM/JOIN.
     """
     by_select: dict[int, tuple[exp.Select, WindowTVF]] = {}
-    for tvf in sorted(find_all(expression, WindowTVF), key=lambda n: (node_offsets(n) or (0, 0))):
+    for tvf in sorted(find_all(expression, WindowTVF), key=lambda n: node_offsets(n) or (0, 0)):
         select = _owning_select(tvf)
         if id(select) in by_select:
-            raise _error(f"only one window TVF per SELECT is supported; found a second {tvf.kind}",
-                         tvf, hint="move one of them into a subquery or a view")
+            raise _error(
+                f"only one window TVF per SELECT is supported; found a second {tvf.kind}",
+                tvf,
+                hint="move one of them into a subquery or a view",
+            )
         by_select[id(select)] = (select, tvf)
     for select, tvf in sorted(by_select.values(), key=lambda pair: -_depth(pair[0])):
         replacement = _rewrite_scope(select, tvf)
@@ -143,7 +149,11 @@ def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expression:
     group = select.args.get("group")
     keys = group.expressions if group else []
     for key in keys:  # GROUP BY 1 naming window_start: the window column itself
-        if isinstance(key, exp.Literal) and key.is_int and 1 <= int(key.name) <= len(select.expressions):
+        if (
+            isinstance(key, exp.Literal)
+            and key.is_int
+            and 1 <= int(key.name) <= len(select.expressions)
+        ):
             item = select.expressions[int(key.name) - 1]
             item = item.this if isinstance(item, exp.Alias) else item
             if _window_ref(item, qualifiers):
@@ -151,8 +161,11 @@ def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expression:
     keys = group.expressions if group else []
     aggregated = any(_window_ref(key, qualifiers) for key in keys)
     if tvf.kind == "SESSION" and not aggregated:
-        raise _error("SESSION windows must be aggregated: GROUP BY window_start, window_end",
-                     tvf, hint="Spark merges rows into sessions only inside an aggregation")
+        raise _error(
+            "SESSION windows must be aggregated: GROUP BY window_start, window_end",
+            tvf,
+            hint="Spark merges rows into sessions only inside an aggregation",
+        )
     if tvf.kind == "CUMULATE":
         if aggregated:
             return _rewrite_cumulate_aggregated(select, tvf, qualifiers)
@@ -193,13 +206,22 @@ def _duration(node: exp.Expr, what: str, kind: str) -> exp.Expr:
     else:
         text = duration_text(node)
         if text is None:
-            raise _error(f"the {what} of {kind} must be a constant duration", node,
-                         hint="write e.g. INTERVAL '10' MINUTES or '10 minutes'")
-    problem = duration_problem(text, "window offset" if what == "offset" else "window") \
-        if text is not None else None
+            raise _error(
+                f"the {what} of {kind} must be a constant duration",
+                node,
+                hint="write e.g. INTERVAL '10' MINUTES or '10 minutes'",
+            )
+    problem = (
+        duration_problem(text, "window offset" if what == "offset" else "window")
+        if text is not None
+        else None
+    )
     if problem:
-        raise _error(f"the {what} of {kind} is not a duration Spark accepts: {problem}", node,
-                     hint="write e.g. INTERVAL '10' MINUTES or '10 minutes' (no months or years)")
+        raise _error(
+            f"the {what} of {kind} is not a duration Spark accepts: {problem}",
+            node,
+            hint="write e.g. INTERVAL '10' MINUTES or '10 minutes' (no months or years)",
+        )
     return node.copy() if isinstance(node, exp.Literal) else exp.Literal.string(text)
 
 
@@ -228,18 +250,27 @@ def check_window_durations(expression: exp.Expression) -> exp.Expression:
                 break
             problem = duration_problem(arg.name, use)
             if problem:
-                raise _error(f"{call.name}(): {problem}", arg,
-                             hint="write e.g. '10 minutes' (no months or years)")
+                raise _error(
+                    f"{call.name}(): {problem}",
+                    arg,
+                    hint="write e.g. '10 minutes' (no months or years)",
+                )
             value = duration(arg.name)
             micros.append((value.days * 86_400_000_000 + value.microseconds, arg))
         if len(micros) >= 2 and micros[1][0] > micros[0][0]:
-            raise _error(f"{call.name}(): the slide '{micros[1][1].name}' is longer than the "
-                         f"window '{micros[0][1].name}'", micros[1][1],
-                         hint="a slide is at most the window's size")
+            raise _error(
+                f"{call.name}(): the slide '{micros[1][1].name}' is longer than the "
+                f"window '{micros[0][1].name}'",
+                micros[1][1],
+                hint="a slide is at most the window's size",
+            )
         if len(micros) >= 3 and abs(micros[2][0]) >= micros[1][0]:
-            raise _error(f"{call.name}(): the offset '{micros[2][1].name}' is not shorter than "
-                         f"the slide '{micros[1][1].name}'", micros[2][1],
-                         hint="an offset is shorter than the slide")
+            raise _error(
+                f"{call.name}(): the offset '{micros[2][1].name}' is not shorter than "
+                f"the slide '{micros[1][1].name}'",
+                micros[2][1],
+                hint="an offset is shorter than the slide",
+            )
     return expression
 
 
@@ -291,11 +322,16 @@ def _window_call(tvf: WindowTVF, qualifier: str | None) -> exp.Anonymous:
 
 def _scope_nodes(root: exp.Expr):
     """Nodes of ``root`` that belong to the current SELECT scope (not nested queries)."""
-    return [node for node in root.walk(prune=lambda n: isinstance(n, exp.Query) and n is not root)
-            if not (isinstance(node, exp.Query) and node is not root)]
+    return [
+        node
+        for node in root.walk(prune=lambda n: isinstance(n, exp.Query) and n is not root)
+        if not (isinstance(node, exp.Query) and node is not root)
+    ]
 
 
-def _replace_refs(root: exp.Expr, qualifiers: set[str], fields: Callable[[str], exp.Expr]) -> exp.Expr:
+def _replace_refs(
+    root: exp.Expr, qualifiers: set[str], fields: Callable[[str], exp.Expr]
+) -> exp.Expr:
     for node in _scope_nodes(root):
         ref = _window_ref(node, qualifiers)
         if ref:
@@ -341,18 +377,33 @@ def _rewrite_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]
 
 
 def _minus_micro(end: exp.Expr) -> exp.Expr:
-    return exp.Sub(this=end, expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.var("MICROSECOND")))
+    return exp.Sub(
+        this=end, expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.var("MICROSECOND"))
+    )
 
 
-def _group_by_window(select: exp.Select, tvf: WindowTVF, qualifiers: set[str], calls: list[exp.Expr],
-                     relation: exp.Expr, fields: Callable[[str], exp.Expr], struct: str) -> exp.Expression:
+def _group_by_window(
+    select: exp.Select,
+    tvf: WindowTVF,
+    qualifiers: set[str],
+    calls: list[exp.Expr],
+    relation: exp.Expr,
+    fields: Callable[[str], exp.Expr],
+    struct: str,
+) -> exp.Expression:
     """Group ``select`` by ``calls`` in place of its window keys, read the window columns
     through ``fields``, and put ``relation`` in place of the TVF (see the module docstring)."""
     group = select.args["group"]
     for key in tvf.args.get("partition_by") or []:
-        if not any(isinstance(k, exp.Column) and k.name.lower() == key.name.lower() for k in group.expressions):
-            raise _error(f"SESSION PARTITION BY {key.name} needs {key.name} in GROUP BY", key,
-                         hint=f"GROUP BY window_start, window_end, {key.name}")
+        if not any(
+            isinstance(k, exp.Column) and k.name.lower() == key.name.lower()
+            for k in group.expressions
+        ):
+            raise _error(
+                f"SESSION PARTITION BY {key.name} needs {key.name} in GROUP BY",
+                key,
+                hint=f"GROUP BY window_start, window_end, {key.name}",
+            )
     new_keys: list[exp.Expr] = []
     for key in group.expressions:
         if not _window_ref(key, qualifiers):
@@ -363,7 +414,11 @@ def _group_by_window(select: exp.Select, tvf: WindowTVF, qualifiers: set[str], c
     tvf.replace(relation)
 
     items = select.expressions
-    bare = {i for i, item in enumerate(items) if _window_ref(item.unalias(), qualifiers) == "window_time"}
+    bare = {
+        i
+        for i, item in enumerate(items)
+        if _window_ref(item.unalias(), qualifiers) == "window_time"
+    }
     names = [None if i in bare else _output_name(item) for i, item in enumerate(items)]
     wrap = bool(bare)
     if wrap:
@@ -396,10 +451,14 @@ def _group_by_window(select: exp.Select, tvf: WindowTVF, qualifiers: set[str], c
     for i, item in enumerate(items):
         if i in bare:
             name = item.alias if isinstance(item, exp.Alias) else item.name
-            window_time = exp.Anonymous(this="window_time", expressions=[exp.column(_HIDDEN_WINDOW)])
+            window_time = exp.Anonymous(
+                this="window_time", expressions=[exp.column(_HIDDEN_WINDOW)]
+            )
             outer_items.append(exp.alias_(window_time, name))
         else:
-            outer_items.append(exp.column(exp.to_identifier(names[i], quoted=not names[i].isidentifier())))
+            outer_items.append(
+                exp.column(exp.to_identifier(names[i], quoted=not names[i].isidentifier()))
+            )
     outer = exp.Select(expressions=outer_items)
     with_ = select.args.get("with_")
     select.set("with_", None)
@@ -419,14 +478,20 @@ def _rewrite_per_row(tvf: WindowTVF) -> None:
     relation = tvf.this
     alias = tvf.alias or (relation.name if isinstance(relation, exp.Table) else None)
     hidden = exp.column(_HIDDEN_WINDOW)
-    assign = exp.Select(expressions=[exp.Star(), exp.alias_(_window_call(tvf, None), _HIDDEN_WINDOW)])
+    assign = exp.Select(
+        expressions=[exp.Star(), exp.alias_(_window_call(tvf, None), _HIDDEN_WINDOW)]
+    )
     assign.set("from_", exp.From(this=relation))
-    expand = exp.Select(expressions=[
-        exp.Star(except_=[hidden.copy()]),
-        exp.alias_(exp.column("start", table=_HIDDEN_WINDOW), "window_start"),
-        exp.alias_(exp.column("end", table=_HIDDEN_WINDOW), "window_end"),
-        exp.alias_(exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"),
-    ])
+    expand = exp.Select(
+        expressions=[
+            exp.Star(except_=[hidden.copy()]),
+            exp.alias_(exp.column("start", table=_HIDDEN_WINDOW), "window_start"),
+            exp.alias_(exp.column("end", table=_HIDDEN_WINDOW), "window_end"),
+            exp.alias_(
+                exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"
+            ),
+        ]
+    )
     expand.set("from_", exp.From(this=exp.Subquery(this=assign)))
     subquery = exp.Subquery(this=expand)
     if alias:
@@ -448,9 +513,12 @@ def _cumulate(tvf: WindowTVF) -> exp.Subquery:
     size = _duration(tvf.args["size"], "size", "CUMULATE")
     step_us, size_us = _micros_of(step), _micros_of(size)
     if size_us % step_us:
-        raise _error(f"the size of CUMULATE ('{size.name}') is not a multiple of its step ('{step.name}')",
-                     tvf.args["size"], hint="Flink's rule: size = n × step, e.g. step INTERVAL '1' HOUR, "
-                                            "size INTERVAL '1' DAY")
+        raise _error(
+            f"the size of CUMULATE ('{size.name}') is not a multiple of its step ('{step.name}')",
+            tvf.args["size"],
+            hint="Flink's rule: size = n × step, e.g. step INTERVAL '1' HOUR, "
+            "size INTERVAL '1' DAY",
+        )
     offset = tvf.args.get("offset")
     offset_literal = _duration(offset, "offset", "CUMULATE") if offset is not None else None
     offset_us = _micros_of(offset_literal) if offset_literal is not None else 0
@@ -459,23 +527,42 @@ def _cumulate(tvf: WindowTVF) -> exp.Subquery:
     time_column = tvf.args["time_column"].copy()
     for part in ("table", "db", "catalog"):
         time_column.set(part, None)
-    return cumulate_relation(relation, time_column, step.name, size.name,
-                             offset_literal.name if offset_literal is not None else None,
-                             step_us, size_us, offset_us, alias)
+    return cumulate_relation(
+        relation,
+        time_column,
+        step.name,
+        size.name,
+        offset_literal.name if offset_literal is not None else None,
+        step_us,
+        size_us,
+        offset_us,
+        alias,
+    )
 
 
-def _rewrite_cumulate_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]) -> exp.Expression:
+def _rewrite_cumulate_aggregated(
+    select: exp.Select, tvf: WindowTVF, qualifiers: set[str]
+) -> exp.Expression:
     """CUMULATE under ``GROUP BY window_start, window_end``: group by the hopping window and
     the cumulating start (see :mod:`sqlstream.sql.cumulate`)."""
     relation = _cumulate(tvf)
     qualifier = relation.alias if select.args.get("joins") and relation.alias else None
-    calls = [exp.column(CUMULATE_WINDOW, table=qualifier), exp.column(CUMULATE_START, table=qualifier)]
+    calls = [
+        exp.column(CUMULATE_WINDOW, table=qualifier),
+        exp.column(CUMULATE_START, table=qualifier),
+    ]
 
     def fields(ref: str) -> exp.Expr:
         if ref == "window_start":
             return exp.column(CUMULATE_START, table=qualifier)
-        end = exp.Dot(this=exp.column(CUMULATE_WINDOW, table=qualifier), expression=exp.to_identifier("end")) \
-            if qualifier else exp.column("end", table=CUMULATE_WINDOW)
+        end = (
+            exp.Dot(
+                this=exp.column(CUMULATE_WINDOW, table=qualifier),
+                expression=exp.to_identifier("end"),
+            )
+            if qualifier
+            else exp.column("end", table=CUMULATE_WINDOW)
+        )
         return end if ref == "window_end" else _minus_micro(end)
 
     return _group_by_window(select, tvf, qualifiers, calls, relation, fields, CUMULATE_WINDOW)
@@ -487,12 +574,16 @@ def _rewrite_cumulate_per_row(tvf: WindowTVF) -> None:
     alias = relation.alias
     relation.set("alias", None)
     hidden = exp.column(CUMULATE_WINDOW)
-    expand = exp.Select(expressions=[
-        exp.Star(except_=[hidden.copy(), exp.column(CUMULATE_START)]),
-        exp.alias_(exp.column(CUMULATE_START), "window_start"),
-        exp.alias_(exp.column("end", table=CUMULATE_WINDOW), "window_end"),
-        exp.alias_(exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"),
-    ])
+    expand = exp.Select(
+        expressions=[
+            exp.Star(except_=[hidden.copy(), exp.column(CUMULATE_START)]),
+            exp.alias_(exp.column(CUMULATE_START), "window_start"),
+            exp.alias_(exp.column("end", table=CUMULATE_WINDOW), "window_end"),
+            exp.alias_(
+                exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"
+            ),
+        ]
+    )
     expand.set("from_", exp.From(this=relation))
     subquery = exp.Subquery(this=expand)
     if alias:

@@ -42,8 +42,12 @@ class Failure:
 
     def to_dict(self) -> dict:
         """A JSON-ready record of the failure."""
-        record = {"step": self.step, "line": self.line, "check": self.check,
-                  "message": self.message}
+        record = {
+            "step": self.step,
+            "line": self.line,
+            "check": self.check,
+            "message": self.message,
+        }
         if self.missing or self.unexpected:
             record.update(missing=self.missing, unexpected=self.unexpected)
         if self.expected is not None or self.actual is not None:
@@ -92,9 +96,17 @@ class CaseResult:
     actual: list[StepActual] = field(default_factory=list)
 
 
-def compare_rows(step: Step, sink: str, rows: Rows, actual: list[tuple],
-                 columns: list[tuple[str, values.Type]], zone: str, ordered: bool,
-                 tolerance: float, source) -> Failure | None:
+def compare_rows(
+    step: Step,
+    sink: str,
+    rows: Rows,
+    actual: list[tuple],
+    columns: list[tuple[str, values.Type]],
+    zone: str,
+    ordered: bool,
+    tolerance: float,
+    source,
+) -> Failure | None:
     """Compare the expected ``rows`` of ``sink`` with the ``actual`` rows it received.
 
     Args:
@@ -120,11 +132,18 @@ def compare_rows(step: Step, sink: str, rows: Rows, actual: list[tuple],
     for name in named:
         if name.lower() not in index:
             cell = rows.rows[0].cells[name]
-            raise SqlStreamError(f"sink '{sink}' has no column '{name}'",
-                                 cell.key_span or cell.span, source, code="SS201",
-                                 hint="its columns: " + ", ".join(n for n, _ in columns))
-    picked = [index[n.lower()] for n in named] if rows.rows else [
-        (i, n, t) for i, (n, t) in enumerate(columns)]
+            raise SqlStreamError(
+                f"sink '{sink}' has no column '{name}'",
+                cell.key_span or cell.span,
+                source,
+                code="SS201",
+                hint="its columns: " + ", ".join(n for n, _ in columns),
+            )
+    picked = (
+        [index[n.lower()] for n in named]
+        if rows.rows
+        else [(i, n, t) for i, (n, t) in enumerate(columns)]
+    )
     want = []
     for row in rows.rows:
         converted = []
@@ -133,8 +152,12 @@ def compare_rows(step: Step, sink: str, rows: Rows, actual: list[tuple],
             try:
                 converted.append(values.expected(cell.value, kind, zone))
             except values.ValueProblem as exc:
-                raise SqlStreamError(f"column '{name}' ({values.type_name(kind)}): {exc}",
-                                     cell.span, source, code="SS203") from None
+                raise SqlStreamError(
+                    f"column '{name}' ({values.type_name(kind)}): {exc}",
+                    cell.span,
+                    source,
+                    code="SS203",
+                ) from None
         want.append(tuple(converted))
     got = [tuple(row[i] for i, _, _ in picked) for row in actual]
     missing, unexpected = _match(want, got, ordered, tolerance)
@@ -144,12 +167,20 @@ def compare_rows(step: Step, sink: str, rows: Rows, actual: list[tuple],
     def show(row):
         return {name: values.shown(v, kind, zone) for v, (_, name, kind) in zip(row, picked)}
 
-    message = (f"{len(missing)} row(s) missing, {len(unexpected)} unexpected "
-               f"(expected {len(want)}, received {len(got)})")
+    message = (
+        f"{len(missing)} row(s) missing, {len(unexpected)} unexpected "
+        f"(expected {len(want)}, received {len(got)})"
+    )
     if ordered and not missing and not unexpected:
         message = "rows in another order"
-    return Failure(step.number, step.span.line, f"sink {sink}", message,
-                   [show(r) for r in missing], [show(r) for r in unexpected])
+    return Failure(
+        step.number,
+        step.span.line,
+        f"sink {sink}",
+        message,
+        [show(r) for r in missing],
+        [show(r) for r in unexpected],
+    )
 
 
 def _match(want: list[tuple], got: list[tuple], ordered: bool, tolerance: float):
@@ -171,13 +202,20 @@ def _match(want: list[tuple], got: list[tuple], ordered: bool, tolerance: float)
     return missing, left
 
 
-def compare_value(step: Step, check: str, expected, actual, shown_expected=None,
-                  shown_actual=None) -> Failure | None:
+def compare_value(
+    step: Step, check: str, expected, actual, shown_expected=None, shown_actual=None
+) -> Failure | None:
     """A failure when the ``expected`` and ``actual`` value of one check differ (shown as
     ``shown_expected`` / ``shown_actual`` when given)."""
     if expected == actual:
         return None
     left = expected if shown_expected is None else shown_expected
     right = actual if shown_actual is None else shown_actual
-    return Failure(step.number, step.span.line, check, f"expected {left}, actual {right}",
-                   expected=left, actual=right)
+    return Failure(
+        step.number,
+        step.span.line,
+        check,
+        f"expected {left}, actual {right}",
+        expected=left,
+        actual=right,
+    )

@@ -109,11 +109,23 @@ def json_value(value, kind: tuple) -> str:
     if name == "array":
         return "[" + ",".join(json_value(v, kind[1]) for v in value) + "]"
     if name == "map":
-        return "{" + ",".join(json.dumps(str(k), ensure_ascii=False) + ":" + json_value(v, kind[2])
-                              for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ",".join(
+                json.dumps(str(k), ensure_ascii=False) + ":" + json_value(v, kind[2])
+                for k, v in value.items()
+            )
+            + "}"
+        )
     if name == "struct":
-        return "{" + ",".join(json.dumps(n, ensure_ascii=False) + ":" + json_value(v, t)
-                              for v, (n, t) in zip(value, kind[1])) + "}"
+        return (
+            "{"
+            + ",".join(
+                json.dumps(n, ensure_ascii=False) + ":" + json_value(v, t)
+                for v, (n, t) in zip(value, kind[1])
+            )
+            + "}"
+        )
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -121,8 +133,9 @@ def json_value(value, kind: tuple) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def write_step(folder: Path, step: int, columns: list[tuple[str, tuple]],
-               rows: list[tuple[str, tuple]]) -> None:
+def write_step(
+    folder: Path, step: int, columns: list[tuple[str, tuple]], rows: list[tuple[str, tuple]]
+) -> None:
     """Write the rows of step ``step`` of the file feed in ``folder`` (atomically).
 
     Args:
@@ -134,8 +147,11 @@ def write_step(folder: Path, step: int, columns: list[tuple[str, tuple]],
     lines = []
     for tag, row in rows:
         fields = [json.dumps(TAG) + ":" + json.dumps(tag, ensure_ascii=False)]
-        fields += [json.dumps(name) + ":" + json_value(value, kind)
-                   for (name, kind), value in zip(columns, row) if value is not None]
+        fields += [
+            json.dumps(name) + ":" + json_value(value, kind)
+            for (name, kind), value in zip(columns, row)
+            if value is not None
+        ]
         lines.append("{" + ",".join(fields) + "}\n")
     hidden = folder / f".step-{step:06d}.json"
     hidden.write_text("".join(lines), encoding="utf-8")
@@ -197,8 +213,9 @@ class FeedReader(DataSourceStreamReader):
         return {"step": released(self.folder)}
 
     def partitions(self, start: dict, end: dict):
-        return [InputPartition(step) for step in range(int(start["step"]) + 1,
-                                                          int(end["step"]) + 1)]
+        return [
+            InputPartition(step) for step in range(int(start["step"]) + 1, int(end["step"]) + 1)
+        ]
 
     def read(self, partition):
         folder = self.folder

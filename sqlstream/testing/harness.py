@@ -34,11 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyspark.errors import PySparkException
 from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
 
 from sqlstream.diagnostics.errors import QueryFailedError, SqlStreamError
-from sqlstream.frontend.literals import quote_identifier as quote, string_literal
+from sqlstream.frontend.literals import quote_identifier as quote
+from sqlstream.frontend.literals import string_literal
 from sqlstream.ir import plan as p
 from sqlstream.lowering.lower import function_block, relation_block, settings_block
 from sqlstream.runtime.binder import run_block, spark_message
@@ -62,10 +63,13 @@ class Capture:
         self.columns: list[tuple[str, values.Type]] = []
 
     def __call__(self, frame, batch_id: int) -> None:
-        columns = [(f.name, values.parse_type(f.dataType.simpleString()))
-                   for f in frame.schema.fields]
-        rows = [tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns))
-                for row in frame.collect()]
+        columns = [
+            (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
+        ]
+        rows = [
+            tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns))
+            for row in frame.collect()
+        ]
         self.columns = columns
         if batch_id not in self.batches:
             self.order.append(batch_id)
@@ -93,12 +97,16 @@ class _Query:
 
     def start(self, spark) -> None:
         frame = spark.sql(self.plan.sql)
-        self.capture.columns = [(f.name, values.parse_type(f.dataType.simpleString()))
-                                for f in frame.schema.fields]
-        self.running = (frame.writeStream.outputMode(self.plan.output_mode)
-                        .queryName(self.plan.name)
-                        .option("checkpointLocation", str(self.checkpoint))
-                        .foreachBatch(self.capture).start())
+        self.capture.columns = [
+            (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
+        ]
+        self.running = (
+            frame.writeStream.outputMode(self.plan.output_mode)
+            .queryName(self.plan.name)
+            .option("checkpointLocation", str(self.checkpoint))
+            .foreachBatch(self.capture)
+            .start()
+        )
 
     def collect_progress(self) -> None:
         if self.running is None:
@@ -153,8 +161,9 @@ class Harness:
         self.spark.dataSource.register(feed.FeedSource)
         self.count = 0
 
-    def run(self, test_file: TestFile, case: Case, pipeline: Pipeline,
-            every_query: bool = False) -> CaseResult:
+    def run(
+        self, test_file: TestFile, case: Case, pipeline: Pipeline, every_query: bool = False
+    ) -> CaseResult:
         """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
         (:func:`checked_queries`), or every query of the pipeline when ``every_query``
         (``--record``, which writes what every sink received).
@@ -204,8 +213,9 @@ class Harness:
             try:
                 conf.set(key, value)
             except (PySparkException, Py4JJavaError) as exc:
-                raise SqlStreamError(f"Spark refused setting '{key}': {spark_message(exc)}",
-                                     code="SS202") from None
+                raise SqlStreamError(
+                    f"Spark refused setting '{key}': {spark_message(exc)}", code="SS202"
+                ) from None
 
         def restore():
             for key, value in before.items():
@@ -213,6 +223,7 @@ class Harness:
                     conf.unset(key) if value is None else conf.set(key, value)
                 except (PySparkException, Py4JJavaError):
                     pass
+
         return restore
 
     def _define(self, pipeline: Pipeline, case: Case, folder: Path) -> None:
@@ -221,25 +232,42 @@ class Harness:
         for function in plan.functions:  # CREATE FUNCTION: registered before any view
             run_block(spark, plan, function_block(function), report=lambda _: None)
         streams = list(pipeline.streams.values())
-        self._columns = [(f"s{i}_{j}", values.parse_type(t))
-                         for i, stream in enumerate(streams) for j, (_, t) in enumerate(stream.given)]
-        schema = ", ".join([f"{quote(feed.TAG)} STRING"]
-                           + [f"`s{i}_{j}` {t}" for i, stream in enumerate(streams)
-                              for j, (_, t) in enumerate(stream.given)])
+        self._columns = [
+            (f"s{i}_{j}", values.parse_type(t))
+            for i, stream in enumerate(streams)
+            for j, (_, t) in enumerate(stream.given)
+        ]
+        schema = ", ".join(
+            [f"{quote(feed.TAG)} STRING"]
+            + [
+                f"`s{i}_{j}` {t}"
+                for i, stream in enumerate(streams)
+                for j, (_, t) in enumerate(stream.given)
+            ]
+        )
         self._file_feed = all(feed.file_exact(kind) for _, kind in self._columns)
         if self._file_feed:
-            source = spark.readStream.format("json").schema(schema).options(**feed.JSON_OPTIONS) \
+            source = (
+                spark.readStream.format("json")
+                .schema(schema)
+                .options(**feed.JSON_OPTIONS)
                 .load(str(folder))
+            )
         else:
-            source = (spark.readStream.format(feed.FORMAT).option("path", str(folder))
-                      .option("schema", schema).load())
+            source = (
+                spark.readStream.format(feed.FORMAT)
+                .option("path", str(folder))
+                .option("schema", schema)
+                .load()
+            )
         self.tags = {}
         for i, stream in enumerate(streams):
             self.tags[stream.name.lower()] = (i, len(stream.given))
-            frame = (source.where(f"{quote(feed.TAG)} = {string_literal(stream.name)}")
-                     .selectExpr(*(f"`s{i}_{j}` AS {quote(n)}"
-                                   for j, (n, _) in enumerate(stream.given)))
-                     .selectExpr(*stream.projection))
+            frame = (
+                source.where(f"{quote(feed.TAG)} = {string_literal(stream.name)}")
+                .selectExpr(*(f"`s{i}_{j}` AS {quote(n)}" for j, (n, _) in enumerate(stream.given)))
+                .selectExpr(*stream.projection)
+            )
             mark = stream.relation.watermark
             if mark is not None:
                 frame = frame.withWatermark(mark.column, mark.delay)
@@ -248,8 +276,9 @@ class Harness:
         for key, table in pipeline.tables.items():
             ddl = ", ".join(f"{quote(n)} {t}" for n, t in table.given)
             rows = given[key].values if key in given else []
-            spark.createDataFrame(rows, ddl).selectExpr(*table.projection) \
-                .createOrReplaceTempView(table.name)
+            spark.createDataFrame(rows, ddl).selectExpr(*table.projection).createOrReplaceTempView(
+                table.name
+            )
         for relation in plan.relations:
             if not isinstance(relation, p.SourceRelation):
                 run_block(spark, plan, relation_block(relation), report=lambda _: None)
@@ -259,15 +288,29 @@ class Harness:
         for name, given in (step.input or {}).items():
             for row in given.values:
                 index, width = self.tags[name.lower()]
-                rows.append((self._stream_name(name), (None,) * self._offset(index) + row
-                             + (None,) * (self._width - self._offset(index) - width)))
+                rows.append(
+                    (
+                        self._stream_name(name),
+                        (None,) * self._offset(index)
+                        + row
+                        + (None,) * (self._width - self._offset(index) - width),
+                    )
+                )
         if self._file_feed:
             feed.write_step(folder, released, self._columns, rows)
         else:
             feed.release(folder, released, rows)
 
-    def _steps(self, test_file: TestFile, case: Case, pipeline: Pipeline, queries: list[_Query],
-               folder: Path, zone: str, result: CaseResult) -> None:
+    def _steps(
+        self,
+        test_file: TestFile,
+        case: Case,
+        pipeline: Pipeline,
+        queries: list[_Query],
+        folder: Path,
+        zone: str,
+        result: CaseResult,
+    ) -> None:
         widths = sorted(self.tags.values())
         self._offsets = {i: sum(w for j, w in widths if j < i) for i, _ in widths}
         self._width = sum(w for _, w in widths)
@@ -302,7 +345,9 @@ class Harness:
                 except (PySparkException, Py4JJavaError) as exc:
                     query.failed = QueryFailedError(
                         f"query '{query.plan.name}' failed: {spark_message(exc)}",
-                        query.plan.span, pipeline.plan.source)
+                        query.plan.span,
+                        pipeline.plan.source,
+                    )
                     # the whole of Spark's message, for `error: 'fragment'` (the shown
                     # message is cut short, and the capture's foreachBatch wraps the cause)
                     query.failed.detail = str(exc)
@@ -310,11 +355,10 @@ class Harness:
                 query.collect_progress()
                 if query.failed is not None:
                     query.running = None
-            new = {id(q): q.capture.order[marks[id(q)]:] for q in queries}
+            new = {id(q): q.capture.order[marks[id(q)] :] for q in queries}
             actual = self._actual(pipeline, queries, new, zone)
             result.actual.append(actual)
-            self._check(test_file, case, step, pipeline, queries, new, actual, errors, zone,
-                        result)
+            self._check(test_file, case, step, pipeline, queries, new, actual, errors, zone, result)
 
     def _start(self, query: _Query, pipeline: Pipeline, errors: list[SqlStreamError]) -> None:
         """Start ``query`` unless it runs or has failed; a refusal is added to ``errors``."""
@@ -323,8 +367,11 @@ class Harness:
         try:
             query.start(self.spark)
         except (PySparkException, Py4JJavaError) as exc:
-            query.failed = QueryFailedError(f"query '{query.plan.name}': {spark_message(exc)}",
-                                            query.plan.span, pipeline.plan.source)
+            query.failed = QueryFailedError(
+                f"query '{query.plan.name}': {spark_message(exc)}",
+                query.plan.span,
+                pipeline.plan.source,
+            )
             errors.append(query.failed)
 
     def _offset(self, index: int) -> int:
@@ -333,13 +380,17 @@ class Harness:
     def _stream_name(self, name: str) -> str:
         return self._names[name.lower()]
 
-    def _actual(self, pipeline: Pipeline, queries: list[_Query], new: dict, zone: str) -> StepActual:
+    def _actual(
+        self, pipeline: Pipeline, queries: list[_Query], new: dict, zone: str
+    ) -> StepActual:
         actual = StepActual()
         for query in queries:
             sink = query.plan.sink.name
             rows = _received(query, new[id(query)])
-            shown = [{n: values.shown(v, t, zone) for v, (n, t) in zip(row, query.capture.columns)}
-                     for row in rows]
+            shown = [
+                {n: values.shown(v, t, zone) for v, (n, t) in zip(row, query.capture.columns)}
+                for row in rows
+            ]
             actual.sinks.setdefault(sink, []).extend(shown)
             last = query.last
             if last is None:
@@ -364,9 +415,17 @@ class Harness:
         for sink, rows in step.expect.items():
             writers = [q for q in queries if q.plan.sink.name.lower() == sink.lower()]
             received = [row for q in writers for row in _received(q, new[id(q)])]
-            failure = compare_rows(step, writers[0].plan.sink.name, rows, received,
-                                   writers[0].capture.columns, zone, case.ordered,
-                                   case.tolerance, source)
+            failure = compare_rows(
+                step,
+                writers[0].plan.sink.name,
+                rows,
+                received,
+                writers[0].capture.columns,
+                zone,
+                case.ordered,
+                case.tolerance,
+                source,
+            )
             if failure:
                 result.failures.append(failure)
         names = {q.plan.name.lower(): q.plan.name for q in queries}
@@ -376,34 +435,66 @@ class Harness:
             want = values.epoch_micros(check.value)
             text = actual.watermark.get(name)
             got = None if text is None else values.epoch_micros(values.parse_time(text, zone))
-            failure = compare_value(step, f"watermark of {name}", want, got,
-                                    values.show_time(want, zone), text or "none")
+            failure = compare_value(
+                step,
+                f"watermark of {name}",
+                want,
+                got,
+                values.show_time(want, zone),
+                text or "none",
+            )
             if failure:
                 result.failures.append(failure)
-        for key, found in (("state_rows", actual.state_rows),
-                           ("dropped_by_watermark", actual.dropped)):
+        for key, found in (
+            ("state_rows", actual.state_rows),
+            ("dropped_by_watermark", actual.dropped),
+        ):
             for check in getattr(step, key):
                 name = names[check.query.lower()] if check.query else only
                 got = found.get(name, [])
-                got = got[:len(check.value)]
-                failure = compare_value(step, f"{key} of {name}", check.value, got,
-                                        _counts(check.value), _counts(got) if got else "none")
+                got = got[: len(check.value)]
+                failure = compare_value(
+                    step,
+                    f"{key} of {name}",
+                    check.value,
+                    got,
+                    _counts(check.value),
+                    _counts(got) if got else "none",
+                )
                 if failure:
                     result.failures.append(failure)
         from sqlstream.testing.compare import Failure
+
         if step.error is not None:
             wanted = str(step.error.value)
-            if not any(wanted == e.code or wanted.lower() in e.message.lower()
-                       or wanted.lower() in getattr(e, "detail", "").lower() for e in errors):
+            if not any(
+                wanted == e.code
+                or wanted.lower() in e.message.lower()
+                or wanted.lower() in getattr(e, "detail", "").lower()
+                for e in errors
+            ):
                 got = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
-                result.failures.append(Failure(step.number, step.span.line, "error",
-                                               f"expected error '{wanted}', got {got}",
-                                               expected=wanted, actual=got))
+                result.failures.append(
+                    Failure(
+                        step.number,
+                        step.span.line,
+                        "error",
+                        f"expected error '{wanted}', got {got}",
+                        expected=wanted,
+                        actual=got,
+                    )
+                )
         else:
             for error in errors:
-                result.failures.append(Failure(step.number, step.span.line, "error",
-                                               f"{error.code} {error.message}",
-                                               actual=error.message))
+                result.failures.append(
+                    Failure(
+                        step.number,
+                        step.span.line,
+                        "error",
+                        f"{error.code} {error.message}",
+                        actual=error.message,
+                    )
+                )
 
 
 def _received(query: _Query, batches: list[int]) -> list[tuple]:

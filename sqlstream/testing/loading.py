@@ -24,8 +24,15 @@ from sqlstream.testing.spec import Case, Cell, Check, Row, Rows, Step, TestFile
 
 FILE_KEYS = ("pipeline", "variables", "settings", "tests")
 TEST_KEYS = ("name", "tables", "steps", "variables", "settings", "ordered", "tolerance")
-STEP_KEYS = ("input", "restart", "expect", "watermark", "state_rows", "dropped_by_watermark",
-             "error")
+STEP_KEYS = (
+    "input",
+    "restart",
+    "expect",
+    "watermark",
+    "state_rows",
+    "dropped_by_watermark",
+    "error",
+)
 QUERY_CHECKS = ("watermark", "state_rows", "dropped_by_watermark")
 
 
@@ -79,7 +86,7 @@ def _width(text: str) -> int:
         end = text.find(text[0], 1)
         return end + 1 if end > 0 else len(text)
     for index, char in enumerate(text):
-        if char in ",]}#" or (char == ":" and text[index + 1:index + 2] in (" ", "")):
+        if char in ",]}#" or (char == ":" and text[index + 1 : index + 2] in (" ", "")):
             return len(text[:index].rstrip()) or 1
     return len(text.rstrip()) or 1
 
@@ -103,8 +110,9 @@ def read_document(path: Path):
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         span = _Reader(source).at(mark.line, mark.column) if mark else None
-        raise SqlStreamError(f"not valid YAML: {exc.problem or exc.context}", span, source,
-                             code="SS101") from None
+        raise SqlStreamError(
+            f"not valid YAML: {exc.problem or exc.context}", span, source, code="SS101"
+        ) from None
     return source, document
 
 
@@ -165,9 +173,12 @@ def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile,
 def _keys(read: _Reader, node: dict, known: tuple[str, ...], what: str) -> None:
     for key in node:
         if key not in known:
-            raise read.error(f"unknown key '{key}' in a {what}" + did_you_mean(str(key), known),
-                             read.key(node, key), code="SS202",
-                             hint=f"the keys of a {what}: {', '.join(known)}")
+            raise read.error(
+                f"unknown key '{key}' in a {what}" + did_you_mean(str(key), known),
+                read.key(node, key),
+                code="SS202",
+                hint=f"the keys of a {what}: {', '.join(known)}",
+            )
 
 
 def _strings(read: _Reader, node: dict, key: str) -> dict[str, str]:
@@ -176,23 +187,28 @@ def _strings(read: _Reader, node: dict, key: str) -> dict[str, str]:
         return {}
     if not isinstance(value, dict):
         raise read.error(f"'{key}' is a mapping of names to values", read.value(node, key))
-    return {str(k): "true" if v is True else "false" if v is False else str(v)
-            for k, v in value.items()}
+    return {
+        str(k): "true" if v is True else "false" if v is False else str(v) for k, v in value.items()
+    }
 
 
 def _case(read: _Reader, node: dict, span: Span, variables: dict, settings: dict) -> Case:
     name = node.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise read.error("a test needs a 'name' (text)", read.value(node, "name")
-                         if "name" in node else span)
+        raise read.error(
+            "a test needs a 'name' (text)", read.value(node, "name") if "name" in node else span
+        )
     steps = node.get("steps")
     if not isinstance(steps, list) or not steps:
-        raise read.error(f"test '{name}' needs 'steps': a list of input and restart steps",
-                         read.value(node, "steps") if "steps" in node else span)
+        raise read.error(
+            f"test '{name}' needs 'steps': a list of input and restart steps",
+            read.value(node, "steps") if "steps" in node else span,
+        )
     tolerance = node.get("tolerance", 1e-9)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0:
-        raise read.error("'tolerance' is a relative tolerance, a number ≥ 0",
-                         read.value(node, "tolerance"))
+        raise read.error(
+            "'tolerance' is a relative tolerance, a number ≥ 0", read.value(node, "tolerance")
+        )
     ordered = node.get("ordered", False)
     if not isinstance(ordered, bool):
         raise read.error("'ordered' is true or false", read.value(node, "ordered"))
@@ -201,10 +217,17 @@ def _case(read: _Reader, node: dict, span: Span, variables: dict, settings: dict
         if not isinstance(node["tables"], dict):
             raise read.error("'tables' maps table names to rows", read.value(node, "tables"))
         tables = {str(k): _rows(read, node["tables"], k) for k in node["tables"]}
-    return Case(name, read.node(node, span),
-                [_step(read, steps, i) for i in range(len(steps))], tables,
-                {**variables, **_strings(read, node, "variables")},
-                {**settings, **_strings(read, node, "settings")}, ordered, float(tolerance), node)
+    return Case(
+        name,
+        read.node(node, span),
+        [_step(read, steps, i) for i in range(len(steps))],
+        tables,
+        {**variables, **_strings(read, node, "variables")},
+        {**settings, **_strings(read, node, "settings")},
+        ordered,
+        float(tolerance),
+        node,
+    )
 
 
 def _step(read: _Reader, steps: list, index: int) -> Step:
@@ -232,8 +255,9 @@ def _step(read: _Reader, steps: list, index: int) -> Step:
             setattr(step, key, _checks(read, node, key))
     if "error" in node:
         if not isinstance(node["error"], str) or not node["error"].strip():
-            raise read.error("'error' is a code (SS501) or a fragment of the message",
-                             read.value(node, "error"))
+            raise read.error(
+                "'error' is a code (SS501) or a fragment of the message", read.value(node, "error")
+            )
         step.error = Cell(node["error"], read.value(node, "error"))
     return step
 
@@ -241,7 +265,9 @@ def _step(read: _Reader, steps: list, index: int) -> Step:
 def _checks(read: _Reader, node: dict, key: str) -> list[Check]:
     value = node[key]
     if isinstance(value, dict):
-        return [Check(str(q), v, read.value(value, q), read.key(value, q)) for q, v in value.items()]
+        return [
+            Check(str(q), v, read.value(value, q), read.key(value, q)) for q, v in value.items()
+        ]
     return [Check(None, value, read.value(node, key))]
 
 
@@ -254,16 +280,23 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
             raise read.error("'columns' is a list of column names", read.value(node, "columns"))
         if not isinstance(table, list):
-            raise read.error("'rows' is a list of rows, each a list of values",
-                             read.value(node, "rows"))
+            raise read.error(
+                "'rows' is a list of rows, each a list of values", read.value(node, "rows")
+            )
         rows = []
         for index, row in enumerate(table):
             row_span = read.item(table, index)
             if not isinstance(row, list) or len(row) != len(columns):
                 raise read.error(f"a row of {len(columns)} values ({', '.join(columns)})", row_span)
-            rows.append(Row({c: Cell(row[i], read.item(row, i), read.item(columns, k))
-                             for k, (i, c) in enumerate(enumerate(columns))},
-                            row_span))
+            rows.append(
+                Row(
+                    {
+                        c: Cell(row[i], read.item(row, i), read.item(columns, k))
+                        for k, (i, c) in enumerate(enumerate(columns))
+                    },
+                    row_span,
+                )
+            )
         return Rows(rows, span, key_span)
     if not isinstance(node, list):
         raise read.error("rows are a list of mappings, or {columns: […], rows: [[…], …]}", span)
@@ -272,18 +305,21 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
         row_span = read.item(node, index)
         if not isinstance(row, dict):
             raise read.error("a row is a mapping {column: value}", row_span)
-        rows.append(Row({str(c): Cell(row[c], read.value(row, c), read.key(row, c)) for c in row},
-                        row_span))
+        rows.append(
+            Row({str(c): Cell(row[c], read.value(row, c), read.key(row, c)) for c in row}, row_span)
+        )
     return Rows(rows, span, key_span)
 
 
 def _named(read: _Reader, names: dict, name: str, span: Span, what: str):
     found = names.get(name.lower())
     if found is None:
-        raise read.error(f"the pipeline has no {what} '{name}'" + did_you_mean(name, list(names)),
-                         span, code="SS201",
-                         hint=f"its {'querie' if what == 'query' else what}s: "
-                         f"{', '.join(names) or 'none'}")
+        raise read.error(
+            f"the pipeline has no {what} '{name}'" + did_you_mean(name, list(names)),
+            span,
+            code="SS201",
+            hint=f"its {'querie' if what == 'query' else what}s: {', '.join(names) or 'none'}",
+        )
     return found
 
 
@@ -313,16 +349,19 @@ def _values(read: _Reader, rows: Rows, relation, zone: str) -> None:
             if column.lower() not in types:
                 raise read.error(
                     f"'{relation.name}' has no column '{column}'"
-                    + did_you_mean(column, [n for n, _ in relation.given]), cell.key_span or cell.span,
+                    + did_you_mean(column, [n for n, _ in relation.given]),
+                    cell.key_span or cell.span,
                     code="SS201",
                     hint=f"its columns: {', '.join(n for n, _ in relation.given)} "
-                    "(computed columns are computed, not given)")
+                    "(computed columns are computed, not given)",
+                )
             index, name, kind = types[column.lower()]
             try:
                 out[index] = values.to_python(cell.value, kind, zone)
             except values.ValueProblem as exc:
-                raise read.error(f"column '{name}' ({values.type_name(kind)}): {exc}",
-                                 cell.span) from None
+                raise read.error(
+                    f"column '{name}' ({values.type_name(kind)}): {exc}", cell.span
+                ) from None
         rows.values.append(tuple(out))
 
 
@@ -333,37 +372,50 @@ def _expected_columns(read: _Reader, rows: Rows, queries, sink: str) -> None:
         if first is None:
             first = names
         elif sorted(names) != sorted(first):
-            raise read.error(f"every expected row of '{sink}' names the same columns "
-                             f"({', '.join(first)})", row.span)
+            raise read.error(
+                f"every expected row of '{sink}' names the same columns ({', '.join(first)})",
+                row.span,
+            )
         for query in queries:
             known = {n.lower() for n, _ in query.columns or ()}
             for column, cell in row.cells.items():
                 if query.columns is not None and column.lower() not in known:
                     raise read.error(
                         f"sink '{sink}' has no column '{column}'"
-                        + did_you_mean(column, [n for n, _ in query.columns]), cell.key_span or cell.span,
+                        + did_you_mean(column, [n for n, _ in query.columns]),
+                        cell.key_span or cell.span,
                         code="SS201",
-                        hint=f"query '{query.name}' writes {', '.join(n for n, _ in query.columns)}")
+                        hint=f"query '{query.name}' writes {', '.join(n for n, _ in query.columns)}",
+                    )
 
 
 def _query_check(read: _Reader, pipeline: Pipeline, key: str, check: Check, zone: str) -> None:
     if check.query is None:
         if len(pipeline.queries) != 1:
-            raise read.error(f"the pipeline has {len(pipeline.queries)} queries: give "
-                             f"'{key}' per query, {{query: value}}", check.span,
-                             hint="its queries: " + ", ".join(q.name for q in pipeline.plan.queries))
+            raise read.error(
+                f"the pipeline has {len(pipeline.queries)} queries: give "
+                f"'{key}' per query, {{query: value}}",
+                check.span,
+                hint="its queries: " + ", ".join(q.name for q in pipeline.plan.queries),
+            )
     else:
         _named(read, pipeline.queries, check.query, check.key_span or check.span, "query")
     if key == "watermark":
         try:
-            check.value = values.parse_time(check.value.isoformat(sep=" ") if hasattr(
-                check.value, "isoformat") else str(check.value), zone)
+            check.value = values.parse_time(
+                check.value.isoformat(sep=" ")
+                if hasattr(check.value, "isoformat")
+                else str(check.value),
+                zone,
+            )
         except values.ValueProblem as exc:
             raise read.error(f"watermark: {exc}", check.span) from None
         return
     numbers = check.value if isinstance(check.value, list) else [check.value]
-    if not numbers or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                              for n in numbers):
-        raise read.error(f"'{key}' is a count (N), or one per stateful operator ([N, …])",
-                         check.span)
+    if not numbers or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers
+    ):
+        raise read.error(
+            f"'{key}' is a count (N), or one per stateful operator ([N, …])", check.span
+        )
     check.value = list(numbers)

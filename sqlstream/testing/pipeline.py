@@ -17,8 +17,8 @@ from pathlib import Path
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
-from sqlstream.ir import plan as p
 from sqlstream.frontend.literals import quote_identifier as quote
+from sqlstream.ir import plan as p
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,10 @@ def compile_pipeline(path: Path, variables: dict[str, str]) -> Pipeline:
     for statement in script.statements:
         if isinstance(statement, (ast.CreateStream, ast.CreateTable)):
             computed[statement.name.value.lower()] = {
-                c.name.value.lower(): c.expression.text for c in statement.columns
-                if isinstance(c, ast.ComputedColumn)}
+                c.name.value.lower(): c.expression.text
+                for c in statement.columns
+                if isinstance(c, ast.ComputedColumn)
+            }
     streams, tables = {}, {}
     for relation in plan.relations:
         if not isinstance(relation, p.SourceRelation):
@@ -125,19 +127,25 @@ def compile_pipeline(path: Path, variables: dict[str, str]) -> Pipeline:
         if relation.columns is None:
             raise SqlStreamError(
                 f"'{relation.name}' reads its columns from files (infer_schema): a test "
-                "needs them declared", relation.span, Source(text, str(path)), code="SS203",
-                hint="declare the columns in the CREATE statement")
+                "needs them declared",
+                relation.span,
+                Source(text, str(path)),
+                code="SS203",
+                hint="declare the columns in the CREATE statement",
+            )
         exprs = computed.get(relation.name.lower(), {})
         given = tuple((n, t) for n, t in relation.columns if n.lower() not in exprs)
-        projection = tuple(f"{exprs[n.lower()]} AS {quote(n)}" if n.lower() in exprs
-                           else quote(n) for n, _ in relation.columns)
-        (tables if relation.bounded else streams)[relation.name.lower()] = \
-            Relation(relation, given, projection)
+        projection = tuple(
+            f"{exprs[n.lower()]} AS {quote(n)}" if n.lower() in exprs else quote(n)
+            for n, _ in relation.columns
+        )
+        (tables if relation.bounded else streams)[relation.name.lower()] = Relation(
+            relation, given, projection
+        )
     sinks: dict[str, list[p.Query]] = {}
     for query in plan.queries:
         sinks.setdefault(query.sink.name.lower(), []).append(query)
-    return Pipeline(path, plan, streams, tables, sinks,
-                    {q.name.lower(): q for q in plan.queries})
+    return Pipeline(path, plan, streams, tables, sinks, {q.name.lower(): q for q in plan.queries})
 
 
 def time_zone(pipeline: Pipeline, settings: dict[str, str]) -> str:

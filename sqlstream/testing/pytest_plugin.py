@@ -40,8 +40,9 @@ class PipelineTestFile(pytest.File):
         except SqlStreamError as error:
             raise self.CollectError(error.render()) from None
         for case in test_file.cases:
-            yield PipelineTest.from_parent(self, name=case.name, test_file=test_file,
-                                           case=case, pipeline=pipelines[case.name])
+            yield PipelineTest.from_parent(
+                self, name=case.name, test_file=test_file, case=case, pipeline=pipelines[case.name]
+            )
 
 
 class PipelineFailed(Exception):

@@ -53,13 +53,17 @@ def record(test_file: TestFile, results: list[CaseResult]) -> None:
                     expect[sink].fa.set_flow_style()
             node["expect"] = expect
             if single_query is None:
-                single_query = len({*actual.sinks}) <= 1 and len(actual.watermark) <= 1 \
+                single_query = (
+                    len({*actual.sinks}) <= 1
+                    and len(actual.watermark) <= 1
                     and len(actual.state_rows) <= 1
+                )
             if actual.watermark:
                 node["watermark"] = _per_query(actual.watermark, single_query)
             if actual.state_rows:
                 node["state_rows"] = _per_query(
                     {q: (n[0] if len(n) == 1 else n) for q, n in actual.state_rows.items()},
-                    single_query)
+                    single_query,
+                )
     with open(test_file.path, "w", encoding="utf-8") as out:
         yaml().dump(test_file.document, out)

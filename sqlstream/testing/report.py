@@ -33,8 +33,12 @@ def _scalar(value) -> str:
     if isinstance(value, dict):
         return flow(value)
     text = str(value)
-    plain = text and text.strip() == text and not any(c in text for c in ":{}[],#&*!|>'\"%@`") \
+    plain = (
+        text
+        and text.strip() == text
+        and not any(c in text for c in ":{}[],#&*!|>'\"%@`")
         and text.lower() not in ("null", "true", "false", "~", "yes", "no")
+    )
     try:
         float(text)
         plain = False
@@ -79,13 +83,24 @@ def text(results: list[CaseResult], seconds: float) -> str:
 def to_json(results: list[CaseResult], seconds: float) -> str:
     """A JSON document: ``{"tests": [{file, name, line, status, seconds, failures,
     error}], "summary": {passed, failed, errors, seconds}}``."""
-    tests = [{"file": str(r.path), "name": r.name, "line": r.line, "status": r.status,
-              "seconds": round(r.seconds, 3),
-              "failures": [f.to_dict() for f in r.failures],
-              "error": r.error.to_dict() if r.error else None} for r in results]
-    summary = {"passed": sum(r.status == "passed" for r in results),
-               "failed": sum(r.status == "failed" for r in results),
-               "errors": sum(r.status == "error" for r in results), "seconds": round(seconds, 3)}
+    tests = [
+        {
+            "file": str(r.path),
+            "name": r.name,
+            "line": r.line,
+            "status": r.status,
+            "seconds": round(r.seconds, 3),
+            "failures": [f.to_dict() for f in r.failures],
+            "error": r.error.to_dict() if r.error else None,
+        }
+        for r in results
+    ]
+    summary = {
+        "passed": sum(r.status == "passed" for r in results),
+        "failed": sum(r.status == "failed" for r in results),
+        "errors": sum(r.status == "error" for r in results),
+        "seconds": round(seconds, 3),
+    }
     return json.dumps({"tests": tests, "summary": summary}, indent=2, default=str)
 
 
@@ -93,25 +108,38 @@ def junit(results: list[CaseResult], seconds: float) -> str:
     """JUnit XML: one ``<testsuite>`` per test file, one ``<testcase>`` per test
     (``classname`` the file, ``name`` the test), a ``<failure>`` with the diff or an
     ``<error>`` with the problem."""
-    root = ET.Element("testsuites", tests=str(len(results)), time=f"{seconds:.3f}",
-                      failures=str(sum(r.status == "failed" for r in results)),
-                      errors=str(sum(r.status == "error" for r in results)))
+    root = ET.Element(
+        "testsuites",
+        tests=str(len(results)),
+        time=f"{seconds:.3f}",
+        failures=str(sum(r.status == "failed" for r in results)),
+        errors=str(sum(r.status == "error" for r in results)),
+    )
     suites: dict[str, ET.Element] = {}
     for result in results:
         name = os.path.relpath(result.path)
         suite = suites.get(name)
         if suite is None:
             suite = suites[name] = ET.SubElement(root, "testsuite", name=name)
-        case = ET.SubElement(suite, "testcase", classname=name, name=result.name,
-                             time=f"{result.seconds:.3f}", file=name, line=str(result.line))
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=name,
+            name=result.name,
+            time=f"{result.seconds:.3f}",
+            file=name,
+            line=str(result.line),
+        )
         if result.status == "failed":
             body = [line for f in result.failures for line in failure_lines(f)]
             first = result.failures[0]
-            ET.SubElement(case, "failure", message=f"step {first.step}: {first.check}: "
-                          f"{first.message}").text = "\n".join(body)
+            ET.SubElement(
+                case, "failure", message=f"step {first.step}: {first.check}: {first.message}"
+            ).text = "\n".join(body)
         elif result.status == "error":
-            ET.SubElement(case, "error", message=result.error.message,
-                          type=result.error.code).text = result.error.render()
+            ET.SubElement(
+                case, "error", message=result.error.message, type=result.error.code
+            ).text = result.error.render()
     for name, suite in suites.items():
         cases = suite.findall("testcase")
         suite.set("tests", str(len(cases)))

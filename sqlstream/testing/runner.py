@@ -84,8 +84,9 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
         if path.is_dir():
             for candidate in sorted(path.rglob(f"*{SUFFIX}")):
                 parts = candidate.relative_to(path).parts
-                if not any(p.startswith(".") or p in ("node_modules", "__pycache__")
-                           for p in parts[:-1]):
+                if not any(
+                    p.startswith(".") or p in ("node_modules", "__pycache__") for p in parts[:-1]
+                ):
                     found.append(candidate)
         elif path.is_file():
             found.append(path)
@@ -124,10 +125,14 @@ def test_session(master: str = "local[2]", conf: dict[str, str] | None = None):
     return spark
 
 
-def run(paths: Iterable[str | Path], keyword: str | None = None,
-        variables: dict[str, str] | None = None, session: Callable[[], object] = test_session,
-        record: bool = False, on_result: Callable[[CaseResult], None] = lambda r: None,
-        ) -> list[CaseResult]:
+def run(
+    paths: Iterable[str | Path],
+    keyword: str | None = None,
+    variables: dict[str, str] | None = None,
+    session: Callable[[], object] = test_session,
+    record: bool = False,
+    on_result: Callable[[CaseResult], None] = lambda r: None,
+) -> list[CaseResult]:
     """Run the tests of ``paths``.
 
     Args:
@@ -155,8 +160,9 @@ def run(paths: Iterable[str | Path], keyword: str | None = None,
         try:
             test_file, pipelines = load(path, variables)
         except SqlStreamError as error:
-            result = CaseResult(path, path.name, error.span.line if error.span else 0,
-                                "error", error=error)
+            result = CaseResult(
+                path, path.name, error.span.line if error.span else 0, "error", error=error
+            )
             results.append(result)
             on_result(result)
             continue

@@ -26,8 +26,16 @@ Type = tuple
 """``("bigint",)``, ``("decimal", p, s)``, ``("array", T)``, ``("map", K, V)``,
 ``("struct", ((name, T), …))``; ``("unknown",)`` for a type not known statically."""
 
-INTEGERS = {"tinyint": 8, "byte": 8, "smallint": 16, "short": 16, "int": 32, "integer": 32,
-            "bigint": 64, "long": 64}
+INTEGERS = {
+    "tinyint": 8,
+    "byte": 8,
+    "smallint": 16,
+    "short": 16,
+    "int": 32,
+    "integer": 32,
+    "bigint": 64,
+    "long": 64,
+}
 FLOATS = {"double", "float", "real"}
 _TOKEN = re.compile(r"\s*(<|>|\(|\)|,|:|`(?:[^`]|``)*`|[A-Za-z_][\w]*|\d+)")
 _TIME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*\Z")
@@ -60,18 +68,18 @@ def parse_type(text: str) -> Type:
                 inner = ("map", key, one())
             else:
                 fields = []
-                while tokens[position:position + 1] != [">"]:
+                while tokens[position : position + 1] != [">"]:
                     field = take().strip("`")
-                    if tokens[position:position + 1] == [":"]:
+                    if tokens[position : position + 1] == [":"]:
                         take()
                     fields.append((field, one()))
-                    if tokens[position:position + 1] == [","]:
+                    if tokens[position : position + 1] == [","]:
                         take()
                 inner = ("struct", tuple(fields))
             take()  # >
             return inner
         if name in ("decimal", "numeric", "dec"):
-            if tokens[position:position + 1] == ["("]:
+            if tokens[position : position + 1] == ["("]:
                 take()
                 precision = int(take())
                 scale = 0
@@ -80,7 +88,7 @@ def parse_type(text: str) -> Type:
                     take()
                 return ("decimal", precision, scale)
             return ("decimal", 10, 0)
-        if name in ("varchar", "char") and tokens[position:position + 1] == ["("]:
+        if name in ("varchar", "char") and tokens[position : position + 1] == ["("]:
             take(), take(), take()
             return ("string",)
         if name == "timestamp_ltz":
@@ -119,8 +127,11 @@ def parse_time(text: str, zone: str | None) -> dt.datetime:
     day, hour, minute, second, fraction = match.groups()
     try:
         value = dt.datetime.fromisoformat(day).replace(
-            hour=int(hour or 0), minute=int(minute or 0), second=int(second or 0),
-            microsecond=int((fraction or "0")[:6].ljust(6, "0")))
+            hour=int(hour or 0),
+            minute=int(minute or 0),
+            second=int(second or 0),
+            microsecond=int((fraction or "0")[:6].ljust(6, "0")),
+        )
     except ValueError as exc:
         raise ValueProblem(f"'{text}' is not a timestamp: {exc}") from None
     return value.replace(tzinfo=ZoneInfo(zone)) if zone else value
@@ -174,8 +185,11 @@ def to_python(value, kind: Type, zone: str):
             number = Decimal(str(value).strip())
         except InvalidOperation:
             raise ValueProblem(f"{value!r} is not a number ({type_name(kind)})") from None
-        if not number.is_finite() or number.as_tuple().exponent < -kind[2] \
-                or abs(number) >= Decimal(10) ** (kind[1] - kind[2]):
+        if (
+            not number.is_finite()
+            or number.as_tuple().exponent < -kind[2]
+            or abs(number) >= Decimal(10) ** (kind[1] - kind[2])
+        ):
             raise ValueProblem(f"{value} does not fit {type_name(kind)}")
         return number
     if name == "boolean":
@@ -185,8 +199,11 @@ def to_python(value, kind: Type, zone: str):
     if name in ("string", "varchar", "char"):
         if isinstance(value, (dict, list)):
             raise ValueProblem(f"{value!r} is not a scalar (STRING)")
-        return value if isinstance(value, str) else (
-            str(value).lower() if isinstance(value, bool) else str(value))
+        return (
+            value
+            if isinstance(value, str)
+            else (str(value).lower() if isinstance(value, bool) else str(value))
+        )
     if name == "timestamp":
         return _datetime(value, zone)
     if name == "timestamp_ntz":
@@ -219,7 +236,9 @@ def to_python(value, kind: Type, zone: str):
         if isinstance(value, (list, tuple)) and len(value) == len(names):
             value = dict(zip(names, value))
         if not isinstance(value, dict):
-            raise ValueProblem(f"{value!r} is not a mapping of {', '.join(names)} ({type_name(kind)})")
+            raise ValueProblem(
+                f"{value!r} is not a mapping of {', '.join(names)} ({type_name(kind)})"
+            )
         extra = [k for k in value if k not in names]
         if extra:
             raise ValueProblem(f"field '{extra[0]}' is not one of {', '.join(names)}")
@@ -252,11 +271,17 @@ def normal(value, kind: Type, zone: str):
     if name == "array":
         return tuple(normal(v, kind[1], zone) for v in value)
     if name == "map":
-        return tuple(sorted(((normal(k, kind[1], zone), normal(v, kind[2], zone))
-                             for k, v in dict(value).items()), key=repr))
+        return tuple(
+            sorted(
+                (
+                    (normal(k, kind[1], zone), normal(v, kind[2], zone))
+                    for k, v in dict(value).items()
+                ),
+                key=repr,
+            )
+        )
     if name == "struct":
-        fields = (tuple(value[n] for n, _ in kind[1]) if isinstance(value, dict)
-                  else tuple(value))
+        fields = tuple(value[n] for n, _ in kind[1]) if isinstance(value, dict) else tuple(value)
         return tuple(normal(v, t, zone) for v, (_, t) in zip(fields, kind[1]))
     if name in FLOATS:
         return float(value)
@@ -301,8 +326,13 @@ def shown(value, kind: Type, zone: str):
     if name in ("timestamp_ntz", "date"):
         return value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
     if name == "decimal":
-        return int(value) if value == value.to_integral_value() and "E" not in str(value) \
-            and value.as_tuple().exponent >= 0 else float(value)
+        return (
+            int(value)
+            if value == value.to_integral_value()
+            and "E" not in str(value)
+            and value.as_tuple().exponent >= 0
+            else float(value)
+        )
     if name == "binary":
         try:
             return bytes(value).decode("utf-8")

@@ -12,26 +12,37 @@ def _select(sql: str) -> exp.Select:
     return parse_one(sql, read="spark")
 
 
-@pytest.mark.parametrize("call", ["try_sum(x)", "histogram_numeric(x, 3)", "every(b)", "try_avg(x)",
-                                  "count_if(b)", "sum(x)"])
+@pytest.mark.parametrize(
+    "call",
+    ["try_sum(x)", "histogram_numeric(x, 3)", "every(b)", "try_avg(x)", "count_if(b)", "sum(x)"],
+)
 def test_spark_aggregates_aggregate(call):
     assert is_aggregate(_select(f"SELECT {call} FROM t"))
 
 
-@pytest.mark.parametrize("sql", ["SELECT upper(x) FROM t", "SELECT row_number() OVER (ORDER BY x) FROM t",
-                                 "SELECT (SELECT max(x) FROM u) FROM t"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT upper(x) FROM t",
+        "SELECT row_number() OVER (ORDER BY x) FROM t",
+        "SELECT (SELECT max(x) FROM u) FROM t",
+    ],
+)
 def test_other_calls_do_not(sql):
     assert not is_aggregate(_select(sql))
 
 
-@pytest.mark.parametrize("sql, watermarked", [
-    ("SELECT window(ts, '1 minute') AS w, k, count(*) FROM t GROUP BY 1, 2", True),
-    ("SELECT window(ts, '1 minute') AS w, k, count(*) FROM t GROUP BY w, k", True),
-    ("SELECT k, max(ts), count(*) FROM t GROUP BY 1", False),
-    ("SELECT window(window_time(w), '5 minutes') AS w5, sum(n) FROM m GROUP BY 1", True),
-    ("SELECT window(window_time(v), '5 minutes') AS w5, sum(n) FROM m GROUP BY w5", False),
-    ("SELECT ts AS k, count(*) FROM t GROUP BY 9", False),
-])
+@pytest.mark.parametrize(
+    "sql, watermarked",
+    [
+        ("SELECT window(ts, '1 minute') AS w, k, count(*) FROM t GROUP BY 1, 2", True),
+        ("SELECT window(ts, '1 minute') AS w, k, count(*) FROM t GROUP BY w, k", True),
+        ("SELECT k, max(ts), count(*) FROM t GROUP BY 1", False),
+        ("SELECT window(window_time(w), '5 minutes') AS w5, sum(n) FROM m GROUP BY 1", True),
+        ("SELECT window(window_time(v), '5 minutes') AS w5, sum(n) FROM m GROUP BY w5", False),
+        ("SELECT ts AS k, count(*) FROM t GROUP BY 9", False),
+    ],
+)
 def test_grouping_keys_follow_ordinals_aliases_and_chains(sql, watermarked):
     assert _grouping_keys(_select(sql), {"ts", "w"})[0] is watermarked
 

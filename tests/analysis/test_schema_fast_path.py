@@ -15,22 +15,72 @@ from sqlstream.api import check_plan
 from sqlstream.sql.parsing import parse_expression
 from tests.conftest import PROGRAMS, ROOT, program_variables
 
-ROW = (("a", "INT"), ("b", "STRING"), ("ts", "TIMESTAMP"), ("d", "DECIMAL(10, 2)"),
-       ("x", "DOUBLE"), ("flag", "BOOLEAN"), ("day", "DATE"), ("big", "BIGINT"),
-       ("s", "STRUCT<f: INT, g: STRING>"), ("arr", "ARRAY<INT>"), ("m", "MAP<STRING, INT>"))
+ROW = (
+    ("a", "INT"),
+    ("b", "STRING"),
+    ("ts", "TIMESTAMP"),
+    ("d", "DECIMAL(10, 2)"),
+    ("x", "DOUBLE"),
+    ("flag", "BOOLEAN"),
+    ("day", "DATE"),
+    ("big", "BIGINT"),
+    ("s", "STRUCT<f: INT, g: STRING>"),
+    ("arr", "ARRAY<INT>"),
+    ("m", "MAP<STRING, INT>"),
+)
 
 SIMPLE = [
-    "a * 2", "A + 1", "`a` - big", "a / 2", "d * 3", "d + x", "x > 1.5", "flag AND a > 1",
-    "upper(b)", "concat(b, '-', CAST(a AS STRING))", "CAST(b AS INT)", "length(b) + a",
-    "CASE WHEN a > 1 THEN 'x' ELSE b END", "coalesce(a, big)", "ts + INTERVAL 1 HOUR",
-    "ts + 1", "ts - a", "date_trunc('HOUR', ts)", "to_date(ts)", "day + 1", "hour(ts)",
-    "no_such_function(a)", "abs(d)", "a IN (1, 2, 3)", "b LIKE 'x%'", "a BETWEEN 1 AND 3",
-    "NOT flag", "-a", "a % 7", "timestamp_seconds(big)", "unix_timestamp(ts)",
-    "element_at(arr, 1)", "size(arr)", "m['k']", "arr[0]", "nvl(b, 'none')", "round(x, 2)",
-    "sum(a)", "count(*)", "window(ts, '1 hour')", "a + count(*)",
+    "a * 2",
+    "A + 1",
+    "`a` - big",
+    "a / 2",
+    "d * 3",
+    "d + x",
+    "x > 1.5",
+    "flag AND a > 1",
+    "upper(b)",
+    "concat(b, '-', CAST(a AS STRING))",
+    "CAST(b AS INT)",
+    "length(b) + a",
+    "CASE WHEN a > 1 THEN 'x' ELSE b END",
+    "coalesce(a, big)",
+    "ts + INTERVAL 1 HOUR",
+    "ts + 1",
+    "ts - a",
+    "date_trunc('HOUR', ts)",
+    "to_date(ts)",
+    "day + 1",
+    "hour(ts)",
+    "no_such_function(a)",
+    "abs(d)",
+    "a IN (1, 2, 3)",
+    "b LIKE 'x%'",
+    "a BETWEEN 1 AND 3",
+    "NOT flag",
+    "-a",
+    "a % 7",
+    "timestamp_seconds(big)",
+    "unix_timestamp(ts)",
+    "element_at(arr, 1)",
+    "size(arr)",
+    "m['k']",
+    "arr[0]",
+    "nvl(b, 'none')",
+    "round(x, 2)",
+    "sum(a)",
+    "count(*)",
+    "window(ts, '1 hour')",
+    "a + count(*)",
 ]
-FULL_ONLY = ["s.f", "(SELECT 1)", "transform(arr, v -> v + 1)", "nosuch + 1",
-             "row_number() OVER (ORDER BY a)", "t.a", "count(s.*)"]
+FULL_ONLY = [
+    "s.f",
+    "(SELECT 1)",
+    "transform(arr, v -> v + 1)",
+    "nosuch + 1",
+    "row_number() OVER (ORDER BY a)",
+    "t.a",
+    "count(s.*)",
+]
 
 
 def _typed(sql, monkeypatch, plain=True):
@@ -38,8 +88,13 @@ def _typed(sql, monkeypatch, plain=True):
     plain path was taken; ``plain=False`` turns that path off (the full path decides)."""
     taken = []
     original = S._qualify_plain
-    monkeypatch.setattr(S, "_qualify_plain", (lambda *args: taken.append(original(*args)) or taken[-1])
-                        if plain else (lambda *args: False))
+    monkeypatch.setattr(
+        S,
+        "_qualify_plain",
+        (lambda *args: taken.append(original(*args)) or taken[-1])
+        if plain
+        else (lambda *args: False),
+    )
     kind, findings = S.expression_type(parse_expression(sql), ROW, sql)
     monkeypatch.setattr(S, "_qualify_plain", original)
     return (kind, _shape(findings)), any(taken)
@@ -71,15 +126,16 @@ def test_findings_of_the_fast_path_are_the_users():
 # ---- queries: SELECT … FROM one relation [WHERE …] without qualify ------------------------
 
 
-
 def _outcome(path: Path):
     text = path.read_text(encoding="utf-8")
     findings, plan = check_plan(text, program_variables(text), str(path))
     shown = [(f.code, str(f)) for f in findings]
     if plan is None:
         return shown, None
-    return shown, ([(q.name, q.sql, q.columns, q.output_mode) for q in plan.queries],
-                   [(getattr(r, "name", None), getattr(r, "columns", None)) for r in plan.relations])
+    return shown, (
+        [(q.name, q.sql, q.columns, q.output_mode) for q in plan.queries],
+        [(getattr(r, "name", None), getattr(r, "columns", None)) for r in plan.relations],
+    )
 
 
 def test_plain_queries_get_what_qualify_gives(monkeypatch):
@@ -104,40 +160,82 @@ def test_plain_queries_get_what_qualify_gives(monkeypatch):
     assert len(PROGRAMS) > 250 and sum(taken) >= 60, (len(PROGRAMS), sum(taken), len(taken))
 
 
-ROW_STREAM = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, A2 DOUBLE, `x y` INT, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
-        "WITH (connector = 'files', path = '/tmp/in', format = 'json');\nCREATE SINK o WITH (connector = 'console');\n")
-PLAIN_OR_NOT = ["SELECT b AS a FROM s WHERE a > 1", "SELECT a AS b, b FROM s", "SELECT s.a, S.b FROM s", "SELECT t.a FROM s t",
-      "SELECT T.a FROM s AS t WHERE t.b = 'x'", "SELECT A, B FROM s", "SELECT `a`, `x y` FROM s", "SELECT a2, A2 FROM s",
-      "SELECT a + 1, upper(b), ts FROM s", "SELECT a AS x FROM s WHERE x > 1", "SELECT nosuch FROM s",
-      "SELECT a FROM s WHERE nosuch(a)", "SELECT ts + 1 FROM s", "SELECT CAST(a AS STRING) || b AS c FROM s",
-      "SELECT a, a FROM s", "SELECT a AS `A`, b AS B FROM s", "SELECT current_timestamp(), a FROM s",
-      "SELECT try_sum(a) FROM s", "SELECT every(a > 1) FROM s", "SELECT a FROM s WHERE b IN ('x', 'y')",
-      "SELECT CASE WHEN a > 1 THEN b END AS c FROM s", "SELECT b, ts FROM s WHERE ts > TIMESTAMP '2024-01-01 00:00:00'",
-      "SELECT 1 AS one, a FROM s", "SELECT a FROM s WHERE a > 1 AND b LIKE 'x%'", "SELECT s.* FROM s", "SELECT * FROM s",
-      "SELECT a, count(*) OVER (PARTITION BY b) FROM s", "SELECT window(ts, '1 hour'), a FROM s",
-      "SELECT a FROM STREAM s", "SELECT a FROM s WATERMARK ts DELAY OF INTERVAL 1 MINUTE",
-      # aggregations (the plain path with the grouping check) and what takes the full path
-      "SELECT b, count(*) AS n, max(a) FROM s GROUP BY b", "SELECT b, a, count(*) FROM s GROUP BY b",
-      "SELECT count(*), sum(a) FROM s", "SELECT a, count(*) FROM s", "SELECT upper(b), count(DISTINCT a) FROM s GROUP BY upper(b)",
-      "SELECT window.start, window.end, b, count(*) FROM s GROUP BY window(ts, '10 minutes'), b",
-      "SELECT w.start FROM s GROUP BY window(ts, '1 hour')", "SELECT window.start, a FROM s GROUP BY window(ts, '1 hour')",
-      "SELECT window, count(*) FROM s GROUP BY window(ts, '1 hour')", "SELECT b AS k, count(*) FROM s GROUP BY k",
-      "SELECT b, count(*) FROM s GROUP BY 1", "SELECT b, count(*) FROM s GROUP BY ALL", "SELECT b, count(*) FROM s GROUP BY (b)",
-      "SELECT b, count(*) FROM s GROUP BY b HAVING count(*) > 1", "SELECT b, count(*) FROM s GROUP BY ROLLUP(b)",
-      "SELECT a AS b, count(*) FROM s GROUP BY b", "SELECT b, sum(a) FILTER (WHERE a > 1) FROM s GROUP BY b",
-      "SELECT session_window.start, count(*) FROM s GROUP BY session_window(ts, '5 minutes')",
-      "SELECT window_start, b, count(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, b",
-      "SELECT t.b, count(*) FROM s AS t GROUP BY t.b", "SELECT b, nosuch(a) FROM s GROUP BY b",
-      "SELECT ts + 1, count(*) FROM s GROUP BY ts", "SELECT b, try_sum(a), every(a > 1) FROM s GROUP BY b",
-      # names as Spark resolves them: case and quotes do not matter (no SS209)
-      "SELECT b, count(*) FROM s GROUP BY B", "SELECT `B`, count(*) FROM s GROUP BY b",
-      "SELECT upper(b) AS ub, count(*) FROM s GROUP BY upper(`B`)", "SELECT b, A2, count(*) FROM s GROUP BY b, a2",
-      "SELECT WINDOW.start, count(*) FROM s GROUP BY window(ts, '1 hour')", "SELECT `x y`, count(*) FROM s GROUP BY `X Y`",
-      "SELECT a + 1, count(*) FROM s GROUP BY a", "SELECT a, count(*) FROM s GROUP BY a + 1",
-      "SELECT window(ts, '1 hour'), count(*) FROM s GROUP BY window(ts, '1 hour')", "SELECT b, count(*) FROM s t GROUP BY s.b",
-      "SELECT window.start, window.end, max(a) FROM s GROUP BY window(ts, '1 hour'), window(ts, '2 hours')",
-      "SELECT b, CASE WHEN count(*) > 1 THEN 'many' END FROM s GROUP BY b", "SELECT a > 1, count(*) FROM s GROUP BY a > 1",
-      "SELECT b, count(*) OVER () FROM s GROUP BY b", "SELECT b, count(a) FILTER (WHERE b = 'x') FROM s GROUP BY b"]
+ROW_STREAM = (
+    "CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, A2 DOUBLE, `x y` INT, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
+    "WITH (connector = 'files', path = '/tmp/in', format = 'json');\nCREATE SINK o WITH (connector = 'console');\n"
+)
+PLAIN_OR_NOT = [
+    "SELECT b AS a FROM s WHERE a > 1",
+    "SELECT a AS b, b FROM s",
+    "SELECT s.a, S.b FROM s",
+    "SELECT t.a FROM s t",
+    "SELECT T.a FROM s AS t WHERE t.b = 'x'",
+    "SELECT A, B FROM s",
+    "SELECT `a`, `x y` FROM s",
+    "SELECT a2, A2 FROM s",
+    "SELECT a + 1, upper(b), ts FROM s",
+    "SELECT a AS x FROM s WHERE x > 1",
+    "SELECT nosuch FROM s",
+    "SELECT a FROM s WHERE nosuch(a)",
+    "SELECT ts + 1 FROM s",
+    "SELECT CAST(a AS STRING) || b AS c FROM s",
+    "SELECT a, a FROM s",
+    "SELECT a AS `A`, b AS B FROM s",
+    "SELECT current_timestamp(), a FROM s",
+    "SELECT try_sum(a) FROM s",
+    "SELECT every(a > 1) FROM s",
+    "SELECT a FROM s WHERE b IN ('x', 'y')",
+    "SELECT CASE WHEN a > 1 THEN b END AS c FROM s",
+    "SELECT b, ts FROM s WHERE ts > TIMESTAMP '2024-01-01 00:00:00'",
+    "SELECT 1 AS one, a FROM s",
+    "SELECT a FROM s WHERE a > 1 AND b LIKE 'x%'",
+    "SELECT s.* FROM s",
+    "SELECT * FROM s",
+    "SELECT a, count(*) OVER (PARTITION BY b) FROM s",
+    "SELECT window(ts, '1 hour'), a FROM s",
+    "SELECT a FROM STREAM s",
+    "SELECT a FROM s WATERMARK ts DELAY OF INTERVAL 1 MINUTE",
+    # aggregations (the plain path with the grouping check) and what takes the full path
+    "SELECT b, count(*) AS n, max(a) FROM s GROUP BY b",
+    "SELECT b, a, count(*) FROM s GROUP BY b",
+    "SELECT count(*), sum(a) FROM s",
+    "SELECT a, count(*) FROM s",
+    "SELECT upper(b), count(DISTINCT a) FROM s GROUP BY upper(b)",
+    "SELECT window.start, window.end, b, count(*) FROM s GROUP BY window(ts, '10 minutes'), b",
+    "SELECT w.start FROM s GROUP BY window(ts, '1 hour')",
+    "SELECT window.start, a FROM s GROUP BY window(ts, '1 hour')",
+    "SELECT window, count(*) FROM s GROUP BY window(ts, '1 hour')",
+    "SELECT b AS k, count(*) FROM s GROUP BY k",
+    "SELECT b, count(*) FROM s GROUP BY 1",
+    "SELECT b, count(*) FROM s GROUP BY ALL",
+    "SELECT b, count(*) FROM s GROUP BY (b)",
+    "SELECT b, count(*) FROM s GROUP BY b HAVING count(*) > 1",
+    "SELECT b, count(*) FROM s GROUP BY ROLLUP(b)",
+    "SELECT a AS b, count(*) FROM s GROUP BY b",
+    "SELECT b, sum(a) FILTER (WHERE a > 1) FROM s GROUP BY b",
+    "SELECT session_window.start, count(*) FROM s GROUP BY session_window(ts, '5 minutes')",
+    "SELECT window_start, b, count(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, b",
+    "SELECT t.b, count(*) FROM s AS t GROUP BY t.b",
+    "SELECT b, nosuch(a) FROM s GROUP BY b",
+    "SELECT ts + 1, count(*) FROM s GROUP BY ts",
+    "SELECT b, try_sum(a), every(a > 1) FROM s GROUP BY b",
+    # names as Spark resolves them: case and quotes do not matter (no SS209)
+    "SELECT b, count(*) FROM s GROUP BY B",
+    "SELECT `B`, count(*) FROM s GROUP BY b",
+    "SELECT upper(b) AS ub, count(*) FROM s GROUP BY upper(`B`)",
+    "SELECT b, A2, count(*) FROM s GROUP BY b, a2",
+    "SELECT WINDOW.start, count(*) FROM s GROUP BY window(ts, '1 hour')",
+    "SELECT `x y`, count(*) FROM s GROUP BY `X Y`",
+    "SELECT a + 1, count(*) FROM s GROUP BY a",
+    "SELECT a, count(*) FROM s GROUP BY a + 1",
+    "SELECT window(ts, '1 hour'), count(*) FROM s GROUP BY window(ts, '1 hour')",
+    "SELECT b, count(*) FROM s t GROUP BY s.b",
+    "SELECT window.start, window.end, max(a) FROM s GROUP BY window(ts, '1 hour'), window(ts, '2 hours')",
+    "SELECT b, CASE WHEN count(*) > 1 THEN 'many' END FROM s GROUP BY b",
+    "SELECT a > 1, count(*) FROM s GROUP BY a > 1",
+    "SELECT b, count(*) OVER () FROM s GROUP BY b",
+    "SELECT b, count(a) FILTER (WHERE b = 'x') FROM s GROUP BY b",
+]
 
 
 @pytest.mark.parametrize("query", PLAIN_OR_NOT)
@@ -148,8 +246,10 @@ def test_one_query_with_and_without_the_plain_path(query, monkeypatch):
 
     def outcome():
         findings, plan = check_plan(ROW_STREAM + f"INSERT INTO o {query};\n", path=str(path))
-        return ([str(f) for f in findings],
-                None if plan is None else [(q.sql, q.columns, q.output_mode) for q in plan.queries])
+        return (
+            [str(f) for f in findings],
+            None if plan is None else [(q.sql, q.columns, q.output_mode) for q in plan.queries],
+        )
 
     fast = outcome()
     monkeypatch.setattr(S, "_qualify_plain", lambda *args: False)

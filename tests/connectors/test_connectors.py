@@ -34,9 +34,11 @@ def test_one_new_module_is_a_new_connector(tmp_path, monkeypatch):
     found = connectors._discover()
     assert set(found) == set(connectors.CONNECTORS) | {"demo"}
     monkeypatch.setattr(connectors, "CONNECTORS", found)
-    text = ("CREATE STREAM ticks WITH (connector = 'rate');\n"
-            "CREATE SINK out WITH (connector = 'demo', num_rows = 5);\n"
-            "INSERT INTO out SELECT value FROM ticks;\n")
+    text = (
+        "CREATE STREAM ticks WITH (connector = 'rate');\n"
+        "CREATE SINK out WITH (connector = 'demo', num_rows = 5);\n"
+        "INSERT INTO out SELECT value FROM ticks;\n"
+    )
     translated = sqlstream.translate(text)
     assert ".format('console')" in translated and ".option('numRows', '5')" in translated
     assert "-> demo sink out" in translated

@@ -11,10 +11,18 @@ import pytest
 from click.testing import CliRunner
 
 import sqlstream.analysis.schema
-from sqlstream.diagnostics import codes
 from sqlstream.cli import main
-from sqlstream.diagnostics.codes import (BEGIN, CODES, END, Code, code, markdown_reference,
-                                         markdown_table, replace_table)
+from sqlstream.diagnostics import codes
+from sqlstream.diagnostics.codes import (
+    BEGIN,
+    CODES,
+    END,
+    Code,
+    code,
+    markdown_reference,
+    markdown_table,
+    replace_table,
+)
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError
 from tests.conftest import FIXTURES, ROOT
 
@@ -40,8 +48,10 @@ def test_codes_page_is_generated_from_the_registry():
     assert replace_table(page) == page, f"docs/codes.md is stale; run: {REGENERATE}"
     assert markdown_table(links=True) in page
     for record in CODES.values():  # every code has its section, with its severity and doc
-        assert (f"### {record.code} {{ #{record.code.lower()} }}\n\n**{record.severity}**: "
-                f"{record.title}\n\n{record.doc}\n") in page
+        assert (
+            f"### {record.code} {{ #{record.code.lower()} }}\n\n**{record.severity}**: "
+            f"{record.title}\n\n{record.doc}\n"
+        ) in page
 
 
 def test_every_code_used_in_the_package_is_registered():
@@ -78,12 +88,19 @@ def test_lookup_and_records():
     assert list(CODES) == sorted(CODES)
     assert {c.severity for c in CODES.values()} == {"error", "warning"}
     warnings = {c for c in CODES if CODES[c].severity == "warning"}
-    assert {"SS350", "SS351", "SS352", "SS360"} <= warnings == {
-        c for c in CODES if c.startswith(("SS35", "SS36"))} | {"SS243", "SS256"}
+    assert (
+        {"SS350", "SS351", "SS352", "SS360"}
+        <= warnings
+        == {c for c in CODES if c.startswith(("SS35", "SS36"))} | {"SS243", "SS256"}
+    )
     with pytest.raises(KeyError, match="SS999"):
         code("SS999")
-    for bad in (("S301", "error", "t", "d"), ("SS301", "fatal", "t", "d"),
-                ("SS301", "error", "two\nlines", "d"), ("SS301", "error", "t", " ")):
+    for bad in (
+        ("S301", "error", "t", "d"),
+        ("SS301", "fatal", "t", "d"),
+        ("SS301", "error", "two\nlines", "d"),
+        ("SS301", "error", "t", " "),
+    ):
         with pytest.raises(ValueError):
             Code(*bad)
     with pytest.raises(ValueError, match="defined twice"):
@@ -95,7 +112,9 @@ def test_errors_take_code_and_severity_from_the_registry():
     assert OptionError("m").severity == "error"
     warning = OptionError("m", code="SS352")
     assert (warning.code, warning.severity) == ("SS352", "warning")
-    assert OptionError("m", code="SS301", severity="warning").severity == "warning"  # lenient planner
+    assert (
+        OptionError("m", code="SS301", severity="warning").severity == "warning"
+    )  # lenient planner
     with pytest.raises(KeyError, match="SS399"):
         SqlStreamError("m", code="SS399")
     with pytest.raises(KeyError, match="SS399"):

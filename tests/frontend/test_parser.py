@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sqlstream.frontend import ast
 from sqlstream.diagnostics.errors import ParseError, SemanticError
+from sqlstream.frontend import ast
 from sqlstream.frontend.parser import parse
 from tests.conftest import PROGRAMS, program_variables
 
@@ -38,13 +38,21 @@ def test_create_stream_columns_watermark_and_options():
     assert s.name.value == "flights"
     kinds = [(type(c).__name__, c.name.value) for c in s.columns]
     assert kinds == [
-        ("ColumnDef", "carrier"), ("ColumnDef", "tags"), ("ColumnDef", "amount"),
-        ("ColumnDef", "name"), ("ColumnDef", "at"), ("ComputedColumn", "delayed"),
-        ("ComputedColumn", "f2"), ("MetadataColumn", "src_file"),
+        ("ColumnDef", "carrier"),
+        ("ColumnDef", "tags"),
+        ("ColumnDef", "amount"),
+        ("ColumnDef", "name"),
+        ("ColumnDef", "at"),
+        ("ComputedColumn", "delayed"),
+        ("ComputedColumn", "f2"),
+        ("MetadataColumn", "src_file"),
     ]
     types = [c.type for c in s.columns if isinstance(c, ast.ColumnDef)]
     assert types == [
-        "STRING", "ARRAY<STRUCT<`a`: INT, `b`: MAP<STRING, INT>>>", "DECIMAL(10, 2)", "STRING",
+        "STRING",
+        "ARRAY<STRUCT<`a`: INT, `b`: MAP<STRING, INT>>>",
+        "DECIMAL(10, 2)",
+        "STRING",
         "TIMESTAMP",
     ]
     assert s.columns[6].expression.text == "CAST(a AS INT) + coalesce(x, 1)"
@@ -53,8 +61,13 @@ def test_create_stream_columns_watermark_and_options():
     assert s.watermark.expression.text == "at - INTERVAL '1' HOUR"
     options = {o.key: o.value for o in s.options}
     assert options == {
-        "connector": "files", "path": "data/flights", "format": "csv", "header": True,
-        "maxFilesPerTrigger": 1, "ratio": 0.5, "kafka.bootstrap.servers": "h:9092",
+        "connector": "files",
+        "path": "data/flights",
+        "format": "csv",
+        "header": True,
+        "maxFilesPerTrigger": 1,
+        "ratio": 0.5,
+        "kafka.bootstrap.servers": "h:9092",
     }
 
 
@@ -74,24 +87,44 @@ def test_spans_are_positions_in_the_file():
         ("SELECT 1 FROM s EMIT ON WINDOW CLOSE", "append", None),
         ("SELECT 1 FROM s EMIT COMPLETE", "complete", None),
         ("SELECT 1 FROM s EMIT EVERY INTERVAL '1' MINUTE", None, ("processing_time", "1 minute")),
-        ("SELECT 1 FROM s EMIT FINAL EVERY INTERVAL 10 SECONDS", "append", ("processing_time", "10 seconds")),
-        ("SELECT 1 FROM s EMIT CHANGES EVERY INTERVAL '2 hours'", "update", ("processing_time", "2 hours")),
+        (
+            "SELECT 1 FROM s EMIT FINAL EVERY INTERVAL 10 SECONDS",
+            "append",
+            ("processing_time", "10 seconds"),
+        ),
+        (
+            "SELECT 1 FROM s EMIT CHANGES EVERY INTERVAL '2 hours'",
+            "update",
+            ("processing_time", "2 hours"),
+        ),
         ("SELECT 1 FROM s EMIT ONCE", None, ("available_now", None)),
         ("SELECT 1 FROM s emit final available now", "append", ("available_now", None)),
         ("SELECT 1 FROM s EMIT CONTINUOUS", None, ("continuous", "1 second")),
-        ("SELECT 1 FROM s EMIT CONTINUOUS EVERY INTERVAL '5' SECOND", None, ("continuous", "5 seconds")),
+        (
+            "SELECT 1 FROM s EMIT CONTINUOUS EVERY INTERVAL '5' SECOND",
+            None,
+            ("continuous", "5 seconds"),
+        ),
         ("SELECT 1 FROM s EMIT CHANGES REAL TIME", "update", ("real_time", "5 minutes")),
-        ("SELECT 1 FROM s EMIT REAL TIME CHECKPOINT EVERY INTERVAL '5' SECONDS", None,
-         ("real_time", "5 seconds")),
-        ("SELECT 1 FROM s emit changes real time checkpoint every interval '1 minute'", "update",
-         ("real_time", "1 minute")),
+        (
+            "SELECT 1 FROM s EMIT REAL TIME CHECKPOINT EVERY INTERVAL '5' SECONDS",
+            None,
+            ("real_time", "5 seconds"),
+        ),
+        (
+            "SELECT 1 FROM s emit changes real time checkpoint every interval '1 minute'",
+            "update",
+            ("real_time", "1 minute"),
+        ),
     ],
 )
 def test_emit_clauses(text, mode, trigger):
     s = only(text)
     assert isinstance(s, ast.Select) and s.query.text == "SELECT 1 FROM s"
     got_mode = s.emit.output_mode if s.emit else None
-    got_trigger = (s.emit.trigger.kind, s.emit.trigger.interval) if s.emit and s.emit.trigger else None
+    got_trigger = (
+        (s.emit.trigger.kind, s.emit.trigger.interval) if s.emit and s.emit.trigger else None
+    )
     assert (got_mode, got_trigger) == (mode, trigger)
 
 
@@ -149,14 +182,30 @@ def test_empty_file_and_comments_only():
         ("CREATE SINK s;", ParseError, "unexpected ';'; expected WITH", 14),
         ("CREATE VIEW v AS", ParseError, "unexpected end of file", 17),
         ("SELECT 'abc", ParseError, "unterminated string literal", 8),
-        ("CREATE STREAM x (a STRIN) WITH (connector='rate')", SemanticError,
-         "unknown type 'STRIN'; did you mean 'STRING'?", 20),
-        ("CREATE STREAM x (a ARRAY<INT, INT>) WITH (connector='rate')", SemanticError,
-         "ARRAY takes 1 type argument(s)", 20),
-        ("CREATE TABLE t (a TIMESTAMP, WATERMARK FOR a AS a - INTERVAL '1' SECOND) WITH (c=1)",
-         SemanticError, "cannot have a WATERMARK", 16),
-        ("CREATE STREAM x (a INT) WITH (connector='rate', Connector='x')", SemanticError,
-         "option 'Connector' is given twice", 49),
+        (
+            "CREATE STREAM x (a STRIN) WITH (connector='rate')",
+            SemanticError,
+            "unknown type 'STRIN'; did you mean 'STRING'?",
+            20,
+        ),
+        (
+            "CREATE STREAM x (a ARRAY<INT, INT>) WITH (connector='rate')",
+            SemanticError,
+            "ARRAY takes 1 type argument(s)",
+            20,
+        ),
+        (
+            "CREATE TABLE t (a TIMESTAMP, WATERMARK FOR a AS a - INTERVAL '1' SECOND) WITH (c=1)",
+            SemanticError,
+            "cannot have a WATERMARK",
+            16,
+        ),
+        (
+            "CREATE STREAM x (a INT) WITH (connector='rate', Connector='x')",
+            SemanticError,
+            "option 'Connector' is given twice",
+            49,
+        ),
     ],
 )
 def test_errors_are_positioned(text, error, message, column):
@@ -168,6 +217,7 @@ def test_errors_are_positioned(text, error, message, column):
 
 # ---- spans from tokens (keep_all_tokens) equal Lark's propagate_positions -------------------
 
+
 def test_punctuation_is_what_lark_drops():
     """The tokens the builder skips are exactly those Lark itself drops from trees, and no
     terminal is both dropped (written as a literal) and kept (used by name)."""
@@ -175,7 +225,9 @@ def test_punctuation_is_what_lark_drops():
 
     from sqlstream.frontend import grammar
 
-    plain = Lark(grammar.grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+    plain = Lark(
+        grammar.grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False
+    )
     dropped = {s.name for r in plain.rules for s in r.expansion if s.is_term and s.filter_out}
     named = {s.name for r in plain.rules for s in r.expansion if s.is_term and not s.filter_out}
     assert dropped == grammar.punctuation() and not dropped & named
@@ -190,12 +242,17 @@ def test_spans_equal_lark_positions_over_every_program():
     from lark import Lark, Token
     from lark.exceptions import UnexpectedInput
 
-    from sqlstream.frontend import builder, grammar
     from sqlstream.diagnostics.source_text import Source
+    from sqlstream.frontend import builder, grammar
     from sqlstream.frontend.variables import substitute
 
-    positioned = Lark(grammar.grammar_text(), parser="lalr", lexer="contextual",
-                      propagate_positions=True, maybe_placeholders=False)
+    positioned = Lark(
+        grammar.grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
     compared = 0
     for path in PROGRAMS:
         text = path.read_text("utf-8-sig")
@@ -209,11 +266,17 @@ def test_spans_equal_lark_positions_over_every_program():
         while pairs:
             old, new = pairs.pop()
             if isinstance(old, Token):
-                assert isinstance(new, Token) and (old.type, old.start_pos) == (new.type, new.start_pos)
+                assert isinstance(new, Token) and (old.type, old.start_pos) == (
+                    new.type,
+                    new.start_pos,
+                )
                 continue
             assert old.data == new.data, path
             if old.data != "start":
-                assert (old.meta.start_pos, old.meta.end_pos) == builder.TreeBuilder.offsets(new), (path, old)
+                assert (old.meta.start_pos, old.meta.end_pos) == builder.TreeBuilder.offsets(new), (
+                    path,
+                    old,
+                )
                 compared += 1
             kept = grammar.kept_children(new)
             assert len(old.children) == len(kept), (path, old)

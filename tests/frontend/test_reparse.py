@@ -34,12 +34,38 @@ CREATE VIEW u AS SELECT a FROM s;
 SELECT b FROM u;
 """
 
-SNIPPETS = ["", ";", "'", "`", "a", " ", "\n", "--", "/*", "*/", "(", ")", "${dir}", "${n}",
-            "x", "SELECT a FROM s;", "CREATE VIEW z AS SELECT b FROM v;", "END;", "BEGIN",
-            "INTERVAL 'x' HOUR", "EMIT CHANGES", "\"", ";;", "CREATE STREAM q (a FOO);"]
+SNIPPETS = [
+    "",
+    ";",
+    "'",
+    "`",
+    "a",
+    " ",
+    "\n",
+    "--",
+    "/*",
+    "*/",
+    "(",
+    ")",
+    "${dir}",
+    "${n}",
+    "x",
+    "SELECT a FROM s;",
+    "CREATE VIEW z AS SELECT b FROM v;",
+    "END;",
+    "BEGIN",
+    "INTERVAL 'x' HOUR",
+    "EMIT CHANGES",
+    '"',
+    ";;",
+    "CREATE STREAM q (a FOO);",
+]
 
-_EDITS = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 10), st.sampled_from(SNIPPETS)),
-                  min_size=1, max_size=4)
+_EDITS = st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 10), st.sampled_from(SNIPPETS)),
+    min_size=1,
+    max_size=4,
+)
 
 
 def _texts(node, found: list) -> list:
@@ -70,13 +96,15 @@ def test_reparse_after_random_edits_is_a_parse(edits):
     text, previous = TEXT, parse(TEXT, VARIABLES, keep_trees=True)
     for where, removed, inserted in edits:
         at = int(where * len(text))
-        text = text[:at] + inserted + text[at + removed:]
+        text = text[:at] + inserted + text[at + removed :]
         script, whole = _outcome(reparse, previous, text), _outcome(parse, text)
         assert script == whole
         if isinstance(whole, ast.Script):
             assert script.ends == whole.ends
             for piece in _texts(script.statements, []):  # its map locates it where it is
-                assert piece.source_map.text[piece.start:piece.start + len(piece.text)] == piece.text
+                assert (
+                    piece.source_map.text[piece.start : piece.start + len(piece.text)] == piece.text
+                )
                 assert piece.locate(0, len(piece.text)) == piece.span
             previous = script
 
@@ -87,12 +115,14 @@ def test_an_edit_at_the_top_builds_the_later_statements_from_their_trees(monkeyp
     real = parser._parse_alone
     monkeypatch.setattr(parser, "_parse_alone", lambda piece: parsed.append(piece) or real(piece))
     at = TEXT.index("a > 1")
-    edited = TEXT[:at] + "a >= 1" + TEXT[at + len("a > 1"):]
+    edited = TEXT[:at] + "a >= 1" + TEXT[at + len("a > 1") :]
     script = reparse(previous, edited, VARIABLES)
     assert script == parse(edited, VARIABLES) and script.ends == parse(edited, VARIABLES).ends
     assert len(parsed) == 1 and "a >= 1" in parsed[0]  # only the edited view parsed again
     view = next(s for s in script.statements if isinstance(s, ast.Select))
-    assert view.query.text == "SELECT a FROM v" and view.span.start == edited.index("SELECT a FROM v")
+    assert view.query.text == "SELECT a FROM v" and view.span.start == edited.index(
+        "SELECT a FROM v"
+    )
 
 
 def test_a_check_keeps_no_trees_and_a_reparse_without_them_is_a_parse():

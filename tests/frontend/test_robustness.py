@@ -34,14 +34,28 @@ import sqlstream
 from sqlstream.cli import main
 from sqlstream.frontend.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_SUBQUERY_NESTING
 from tests.support.fuzzing import (
-    NESTING_PLACES, NESTING_SHAPES, SUBQUERY_SHAPES, assert_cli_robust, assert_file_robust, assert_robust,
-    byte_mutants, cli_invocations, cli_paths, mutants, nested, nestings, nul_after_prefix, programs,
+    NESTING_PLACES,
+    NESTING_SHAPES,
+    SUBQUERY_SHAPES,
+    assert_cli_robust,
+    assert_file_robust,
+    assert_robust,
+    byte_mutants,
+    cli_invocations,
+    cli_paths,
+    mutants,
+    nested,
+    nestings,
+    nul_after_prefix,
+    programs,
     statement_parens,
 )
 
-HEAD = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
-        "WITH (connector = 'files', path = 'in', format = 'json');\n"
-        "CREATE SINK o WITH (connector = 'console');\n")
+HEAD = (
+    "CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
+    "WITH (connector = 'files', path = 'in', format = 'json');\n"
+    "CREATE SINK o WITH (connector = 'console');\n"
+)
 
 
 def codes(text: str) -> list[str]:
@@ -56,6 +70,7 @@ def only_finding(text: str, code: str):
 
 # ---- nesting -----------------------------------------------------------------------------
 
+
 def parens(n: int) -> str:
     return HEAD + "INSERT INTO o SELECT " + "(" * n + "a" + ")" * n + " AS x FROM s;\n"
 
@@ -66,8 +81,10 @@ def subqueries(n: int) -> str:
 
 def nested_type(kind: str, n: int) -> str:
     opening = {"array": "ARRAY<", "struct": "STRUCT<f: ", "map": "MAP<STRING, "}[kind]
-    return (f"CREATE STREAM s (a {opening * n}INT{'>' * n}, b INT) "
-            "WITH (connector = 'files', path = 'in', format = 'json');\nSELECT b FROM s;\n")
+    return (
+        f"CREATE STREAM s (a {opening * n}INT{'>' * n}, b INT) "
+        "WITH (connector = 'files', path = 'in', format = 'json');\nSELECT b FROM s;\n"
+    )
 
 
 def test_the_compile_thread_restores_the_interpreters_limits():
@@ -84,8 +101,13 @@ def test_the_compile_thread_restores_the_interpreters_limits():
 
 def test_parentheses_up_to_the_limit_compile():
     assert codes(parens(MAX_NESTING)) == []
-    assert codes(HEAD.replace("WATERMARK", "c AS " + "(" * 500 + "a" + ")" * 500 + ", WATERMARK")
-                 + "INSERT INTO o SELECT c FROM s;") == []
+    assert (
+        codes(
+            HEAD.replace("WATERMARK", "c AS " + "(" * 500 + "a" + ")" * 500 + ", WATERMARK")
+            + "INSERT INTO o SELECT c FROM s;"
+        )
+        == []
+    )
 
 
 def test_parentheses_past_the_limit_are_ss103_at_the_parenthesis():
@@ -100,7 +122,7 @@ def test_subqueries_up_to_what_spark_parses_compile_and_past_the_limit_are_ss103
     assert codes(subqueries(150)) == []  # Spark 4.1 parses 150, refuses 200
     text = subqueries(MAX_SUBQUERY_NESTING + 1)
     error = only_finding(text, "SS103")
-    assert text[error.span.start:error.span.end].upper() == "(SELECT"
+    assert text[error.span.start : error.span.end].upper() == "(SELECT"
 
 
 @pytest.mark.parametrize("kind", ["array", "struct", "map"])
@@ -112,10 +134,13 @@ def test_nested_types_up_to_the_limit_compile_and_past_it_are_ss103(kind):
 
 def test_chained_ctes_views_and_long_and_chains_compile():
     body = "WITH c0 AS (SELECT a, ts FROM s)" + "".join(
-        f", c{i} AS (SELECT a, ts FROM c{i - 1})" for i in range(1, 300))
+        f", c{i} AS (SELECT a, ts FROM c{i - 1})" for i in range(1, 300)
+    )
     assert codes(HEAD + f"INSERT INTO o {body} SELECT a FROM c299;") == []
-    views = "".join(f"CREATE VIEW v{i} AS SELECT a, ts FROM {'s' if i == 0 else f'v{i - 1}'};\n"
-                    for i in range(300))
+    views = "".join(
+        f"CREATE VIEW v{i} AS SELECT a, ts FROM {'s' if i == 0 else f'v{i - 1}'};\n"
+        for i in range(300)
+    )
     assert codes(HEAD + views + "INSERT INTO o SELECT a FROM v299;") == []
     terms = " AND ".join(f"a <> {i}" for i in range(3000))
     compiled = sqlstream.compile(HEAD + f"INSERT INTO o SELECT a FROM s WHERE {terms};")
@@ -152,6 +177,7 @@ def test_deep_nesting_through_the_cli(tmp_path):
 
 # ---- time: every expression kind nested to its limit -----------------------------------
 
+
 def limit_depth(shape: str) -> int:
     """The deepest nesting of ``shape`` within the limits (each level opens one parenthesis,
     CASE or subquery; the select list adds none)."""
@@ -168,7 +194,9 @@ def test_every_expression_kind_nested_to_its_limit_compiles_within_the_bound(sha
     assert "SS103" not in [f.code for f in findings]
 
 
-@pytest.mark.parametrize("place", [p for p in NESTING_PLACES if p not in ("FROM subqueries", "type as a select item")])
+@pytest.mark.parametrize(
+    "place", [p for p in NESTING_PLACES if p not in ("FROM subqueries", "type as a select item")]
+)
 def test_every_expression_kind_nested_in_every_place_within_the_bound(place):
     for shape in sorted(NESTING_SHAPES):
         assert_robust(nested(shape, 60, place))
@@ -183,7 +211,7 @@ def test_subqueries_in_from_to_the_limit_and_types_as_select_items_within_the_bo
 def test_case_and_nested_types_past_the_limit_are_ss103():
     text = nested("CASE", MAX_NESTING + 1)
     error = only_finding(text, "SS103")
-    assert text[error.span.start:error.span.end].upper() == "CASE" and "CASE" in error.message
+    assert text[error.span.start : error.span.end].upper() == "CASE" and "CASE" in error.message
     text = nested("cast to nested type", MAX_NESTING + 1)
     error = only_finding(text, "SS103")
     assert text[error.span.start] == "<" and "nested types" in error.message
@@ -191,24 +219,45 @@ def test_case_and_nested_types_past_the_limit_are_ss103():
     assert only_finding(text, "SS103").span.line == 3
 
 
-@pytest.mark.parametrize("item, at", [
-    ("ARRAY<ARRAY<INT>>", "ARRAY"), ("a, MAP<STRING, INT>", "MAP"), ("STRUCT<f: INT>(1)", "STRUCT"),
-    ("ARRAY<INT>(1, 2)", "ARRAY"), ("a + ARRAY<INT>", "ARRAY")])
+@pytest.mark.parametrize(
+    "item, at",
+    [
+        ("ARRAY<ARRAY<INT>>", "ARRAY"),
+        ("a, MAP<STRING, INT>", "MAP"),
+        ("STRUCT<f: INT>(1)", "STRUCT"),
+        ("ARRAY<INT>(1, 2)", "ARRAY"),
+        ("a + ARRAY<INT>", "ARRAY"),
+    ],
+)
 def test_a_type_where_a_value_belongs_is_ss102_at_the_type(item, at):
     text = HEAD + f"INSERT INTO o SELECT {item} FROM s;"
     error = only_finding(text, "SS102")
-    assert text[error.span.start:error.span.end] == at and "data type" in error.message
+    assert text[error.span.start : error.span.end] == at and "data type" in error.message
 
 
 def test_types_in_casts_and_constructor_calls_still_compile():
-    assert codes(HEAD + "INSERT INTO o SELECT CAST(a AS ARRAY<STRUCT<f: INT>>) AS x, a::ARRAY<INT> AS y, "
-                 "STRUCT(a, STRUCT(b)) AS z, ARRAY(a) AS w, MAP(a, b) AS m FROM s;") == []
+    assert (
+        codes(
+            HEAD
+            + "INSERT INTO o SELECT CAST(a AS ARRAY<STRUCT<f: INT>>) AS x, a::ARRAY<INT> AS y, "
+            "STRUCT(a, STRUCT(b)) AS z, ARRAY(a) AS w, MAP(a, b) AS m FROM s;"
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize("statement, code", [
-    ("(SELECT a FROM s) AS x;", "SS102"), ("(SELECT a FROM s) x;", "SS102"),
-    ("INSERT INTO o (SELECT a FROM s) AS x;", "SS102"), ("CREATE VIEW v AS (SELECT a FROM s) AS x;", "SS102"),
-    ("(SELECT a FROM s) AS x\x00", "SS102"), ("TABLE s;", "SS102"), ("(SELECT a FROM s) AS x;\x00", "SS101")])
+@pytest.mark.parametrize(
+    "statement, code",
+    [
+        ("(SELECT a FROM s) AS x;", "SS102"),
+        ("(SELECT a FROM s) x;", "SS102"),
+        ("INSERT INTO o (SELECT a FROM s) AS x;", "SS102"),
+        ("CREATE VIEW v AS (SELECT a FROM s) AS x;", "SS102"),
+        ("(SELECT a FROM s) AS x\x00", "SS102"),
+        ("TABLE s;", "SS102"),
+        ("(SELECT a FROM s) AS x;\x00", "SS101"),
+    ],
+)
 def test_a_parenthesised_query_with_an_alias_as_a_statement_is_a_positioned_error(statement, code):
     text = HEAD + statement
     error = only_finding(text, code)
@@ -216,6 +265,7 @@ def test_a_parenthesised_query_with_an_alias_as_a_statement_is_a_positioned_erro
 
 
 # ---- encodings ---------------------------------------------------------------------------
+
 
 def test_a_byte_order_mark_is_accepted(tmp_path):
     path = tmp_path / "bom.ssql"
@@ -237,52 +287,116 @@ def test_a_file_that_is_not_utf8_is_ss002_at_the_byte(tmp_path):
     assert (error.span.line, error.span.column) == (4, 7)
     for command in ("check", "translate"):
         result = CliRunner().invoke(main, [command, str(path)])
-        assert result.exit_code == 1 and "SS002" in result.output and "internal error" not in result.output
+        assert (
+            result.exit_code == 1
+            and "SS002" in result.output
+            and "internal error" not in result.output
+        )
 
 
 # ---- literals ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, code, at", [
-    (HEAD.replace("'1' MINUTE", "'abc' HOUR") + "INSERT INTO o SELECT a FROM s;", "SS102", "'abc'"),
-    (HEAD.replace("'1' MINUTE", "'-5' MINUTE") + "INSERT INTO o SELECT a FROM s;", "SS203", "'-5'"),
-    (HEAD + "INSERT INTO o SELECT ts + INTERVAL '1 fortnight' AS t FROM s;", "SS102", "'1 fortnight'"),
-    (HEAD + "INSERT INTO o SELECT a FROM s WHERE ts > TIMESTAMP '2024-13-01';", "SS102",
-     "'2024-13-01'"),
-    (HEAD + "INSERT INTO o SELECT a FROM s WHERE CAST(ts AS DATE) = DATE '2024-02-30';", "SS102",
-     "'2024-02-30'"),
-    (HEAD + "INSERT INTO o SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' MONTH) "
-     "GROUP BY window_start, window_end;", "SS203", "'1'"),
-    (HEAD + "INSERT INTO o SELECT window(ts, '10 minuts') AS w, COUNT(*) AS n FROM s "
-     "GROUP BY window(ts, '10 minuts');", "SS203", "'10 minuts'"),
-    (HEAD + "INSERT INTO o SELECT window(ts, '10 minutes', '20 minutes') AS w, COUNT(*) AS n FROM s "
-     "GROUP BY window(ts, '10 minutes', '20 minutes');", "SS203", "'20 minutes'"),
-    (HEAD + "INSERT INTO o SELECT a FROM s EMIT CHANGES EVERY INTERVAL '1.5' MINUTES;", "SS203",
-     "INTERVAL '1.5' MINUTES"),
-    (HEAD.replace("format = 'json'", "format = 'json', maxFilesPerTrigger = 0")
-     + "INSERT INTO o SELECT a FROM s;", "SS202", "0"),
-    ("CREATE STREAM r WITH (connector = 'rate', rows_per_second = 'many');\nSELECT value FROM r;",
-     "SS202", "'many'"),
-])
+
+@pytest.mark.parametrize(
+    "text, code, at",
+    [
+        (
+            HEAD.replace("'1' MINUTE", "'abc' HOUR") + "INSERT INTO o SELECT a FROM s;",
+            "SS102",
+            "'abc'",
+        ),
+        (
+            HEAD.replace("'1' MINUTE", "'-5' MINUTE") + "INSERT INTO o SELECT a FROM s;",
+            "SS203",
+            "'-5'",
+        ),
+        (
+            HEAD + "INSERT INTO o SELECT ts + INTERVAL '1 fortnight' AS t FROM s;",
+            "SS102",
+            "'1 fortnight'",
+        ),
+        (
+            HEAD + "INSERT INTO o SELECT a FROM s WHERE ts > TIMESTAMP '2024-13-01';",
+            "SS102",
+            "'2024-13-01'",
+        ),
+        (
+            HEAD + "INSERT INTO o SELECT a FROM s WHERE CAST(ts AS DATE) = DATE '2024-02-30';",
+            "SS102",
+            "'2024-02-30'",
+        ),
+        (
+            HEAD
+            + "INSERT INTO o SELECT window_start, COUNT(*) AS n FROM TUMBLE(s, ts, INTERVAL '1' MONTH) "
+            "GROUP BY window_start, window_end;",
+            "SS203",
+            "'1'",
+        ),
+        (
+            HEAD + "INSERT INTO o SELECT window(ts, '10 minuts') AS w, COUNT(*) AS n FROM s "
+            "GROUP BY window(ts, '10 minuts');",
+            "SS203",
+            "'10 minuts'",
+        ),
+        (
+            HEAD
+            + "INSERT INTO o SELECT window(ts, '10 minutes', '20 minutes') AS w, COUNT(*) AS n FROM s "
+            "GROUP BY window(ts, '10 minutes', '20 minutes');",
+            "SS203",
+            "'20 minutes'",
+        ),
+        (
+            HEAD + "INSERT INTO o SELECT a FROM s EMIT CHANGES EVERY INTERVAL '1.5' MINUTES;",
+            "SS203",
+            "INTERVAL '1.5' MINUTES",
+        ),
+        (
+            HEAD.replace("format = 'json'", "format = 'json', maxFilesPerTrigger = 0")
+            + "INSERT INTO o SELECT a FROM s;",
+            "SS202",
+            "0",
+        ),
+        (
+            "CREATE STREAM r WITH (connector = 'rate', rows_per_second = 'many');\nSELECT value FROM r;",
+            "SS202",
+            "'many'",
+        ),
+    ],
+)
 def test_a_literal_spark_refuses_is_a_positioned_finding(text, code, at):
     error = only_finding(text, code)
-    assert at in text[error.span.start:error.span.end], error.render()
+    assert at in text[error.span.start : error.span.end], error.render()
     assert error.span.end - error.span.start <= len(at) + 20, error.render()
 
 
-@pytest.mark.parametrize("literal", [
-    "INTERVAL '1.5' SECONDS", "INTERVAL '1 hour 30 minutes'", "INTERVAL '1-2' YEAR TO MONTH",
-    "INTERVAL 10 MINUTES", "TIMESTAMP '2024-01-31'", "TIMESTAMP '2024-01-31T12:00:00.123Z'",
-    "DATE '2024-02-29'"])
+@pytest.mark.parametrize(
+    "literal",
+    [
+        "INTERVAL '1.5' SECONDS",
+        "INTERVAL '1 hour 30 minutes'",
+        "INTERVAL '1-2' YEAR TO MONTH",
+        "INTERVAL 10 MINUTES",
+        "TIMESTAMP '2024-01-31'",
+        "TIMESTAMP '2024-01-31T12:00:00.123Z'",
+        "DATE '2024-02-29'",
+    ],
+)
 def test_literals_spark_accepts_pass(literal):
     assert codes(HEAD + f"INSERT INTO o SELECT a, {literal} AS l FROM s;") == []
 
 
 # ---- fuzzing -------------------------------------------------------------------------------
 
+
 def fuzz(max_examples: int) -> settings:
     """A fixed seed (derandomize), no example database, a bounded number of examples."""
-    return settings(derandomize=True, deadline=None, database=None, max_examples=max_examples,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        derandomize=True,
+        deadline=None,
+        database=None,
+        max_examples=max_examples,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 @fuzz(150)
@@ -335,13 +449,22 @@ def test_cli_paths_that_cannot_be_read_or_written(paths):
     assert MAX_FILE_BYTES < 2 * 1024**3
 
 
-@pytest.mark.parametrize("kind, why", [("fifo", "not a regular file"), ("/dev/zero", "not a regular file"),
-                                       ("huge sparse", "larger than"), ("directory", "Is a directory")])
+@pytest.mark.parametrize(
+    "kind, why",
+    [
+        ("fifo", "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        ("huge sparse", "larger than"),
+        ("directory", "Is a directory"),
+    ],
+)
 def test_an_avro_schema_file_that_is_not_a_small_regular_file_is_ss211(paths, kind, why):
-    text = (f"CREATE STREAM k (a INT) WITH (connector = 'kafka', bootstrap_servers = 'h:9092', "
-            f"topic = 't', format = 'avro', avro_schema = '{paths[kind]}');\nSELECT a FROM k;\n")
+    text = (
+        f"CREATE STREAM k (a INT) WITH (connector = 'kafka', bootstrap_servers = 'h:9092', "
+        f"topic = 't', format = 'avro', avro_schema = '{paths[kind]}');\nSELECT a FROM k;\n"
+    )
     error = only_finding(text, "SS211")
-    assert why in error.message and text[error.span.start:error.span.end] == f"'{paths[kind]}'"
+    assert why in error.message and text[error.span.start : error.span.end] == f"'{paths[kind]}'"
 
 
 def test_a_csv_data_file_without_line_breaks_is_not_read_whole(tmp_path):

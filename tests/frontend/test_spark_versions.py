@@ -16,22 +16,27 @@ from sqlstream.frontend import spark_versions
 from tests.conftest import ROOT
 
 # jaro_winkler_similarity is a Spark 4.3 function; 4.0-4.2 do not have it
-NEW_FUNCTION = ("CREATE STREAM c (url STRING) WITH (connector = 'files', path = '/d', format = 'json');"
-                "SELECT jaro_winkler_similarity(url, '/a') AS s FROM c;")
+NEW_FUNCTION = (
+    "CREATE STREAM c (url STRING) WITH (connector = 'files', path = '/d', format = 'json');"
+    "SELECT jaro_winkler_similarity(url, '/a') AS s FROM c;"
+)
 
 
 def test_default_is_the_installed_pyspark_read_without_importing_it():
     assert spark_versions.installed() == spark_versions.major_minor(metadata.version("pyspark"))
     assert spark_versions.default() == spark_versions.installed()
-    code = ("import sys; from sqlstream.frontend import spark_versions; spark_versions.default(); "
-            "import sqlstream; sqlstream.check('SELECT 1;'); print('pyspark' in sys.modules)")
+    code = (
+        "import sys; from sqlstream.frontend import spark_versions; spark_versions.default(); "
+        "import sqlstream; sqlstream.check('SELECT 1;'); print('pyspark' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "False", done.stderr
 
 
 def test_version_spellings():
-    assert [spark_versions.supported(v) for v in ("4.2", "4.2.1", " 4.3.0 ", "4.4", "3.5", "x")] == [
-        "4.2", "4.2", "4.3", None, None, None]
+    assert [
+        spark_versions.supported(v) for v in ("4.2", "4.2.1", " 4.3.0 ", "4.4", "3.5", "x")
+    ] == ["4.2", "4.2", "4.3", None, None, None]
     assert spark_versions.at_least("4.3", "4.3") and not spark_versions.at_least("4.2", "4.3")
 
 
@@ -63,4 +68,7 @@ def test_check_spark_version_option(tmp_path):
     new = runner.invoke(main, ["check", "--spark-version", "4.3.0", str(path)])
     assert new.exit_code == 0 and f"{path}: ok" in new.output
     bad = runner.invoke(main, ["check", "--spark-version", "4.4", str(path)])
-    assert bad.exit_code == 2 and "'4.4' is not a supported Spark version (4.0, 4.1, 4.2, 4.3)" in bad.output
+    assert (
+        bad.exit_code == 2
+        and "'4.4' is not a supported Spark version (4.0, 4.1, 4.2, 4.3)" in bad.output
+    )

@@ -33,7 +33,12 @@ def test_env_values_are_secrets_and_the_compiler_gets_a_token_not_the_value():
     assert "hun" not in result.text
     (secret,) = result.source.secrets
     assert (secret.name, secret.value, secret.span.start, secret.span.end, secret.token) == (
-        "TOKEN", "hun'ter\\2", 5, 17, "__sqlstream_secret_0__")
+        "TOKEN",
+        "hun'ter\\2",
+        5,
+        17,
+        "__sqlstream_secret_0__",
+    )
     assert result.source.unseal(result.text) == "x = 'hun'ter\\2'"
     assert result.source.unseal(result.text, sql=True) == "x = 'hun\\'ter\\\\2'"
     assert result.source.redact("pw=hun'ter\\2 at __sqlstream_secret_0__") == "pw=*** at ***"
@@ -45,8 +50,11 @@ def test_each_secret_keeps_the_reference_it_came_from():
     each with its name and position (the printer reads these, not the environment)."""
     text = "a = '${env:A}', b = '${ env:B }', c = '${env:A}x'"
     result = substitute(Source(text), {}, {"A": "s3cr3t", "B": "s3cr3t"})
-    assert [(s.name, s.value, text[s.span.start:s.span.end]) for s in result.source.secrets] == [
-        ("A", "s3cr3t", "${env:A}"), ("B", "s3cr3t", "${ env:B }"), ("A", "s3cr3t", "${env:A}")]
+    assert [(s.name, s.value, text[s.span.start : s.span.end]) for s in result.source.secrets] == [
+        ("A", "s3cr3t", "${env:A}"),
+        ("B", "s3cr3t", "${ env:B }"),
+        ("A", "s3cr3t", "${env:A}"),
+    ]
     # one token per value: texts equal at run time are equal to the compiler too
     assert {s.token for s in result.source.secrets} == {"__sqlstream_secret_0__"}
 
@@ -70,4 +78,3 @@ def test_errors_point_at_the_reference(text, message, column):
     assert message in info.value.message
     assert info.value.span.column == column
     assert info.value.render().startswith(f"v.ssql:1:{column}: SS001")
-

@@ -25,7 +25,8 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's d
 
 def _tool():
     spec = importlib.util.spec_from_file_location(
-        "gen_pipeline_pictures", ROOT / "tools" / "gen_pipeline_pictures.py")
+        "gen_pipeline_pictures", ROOT / "tools" / "gen_pipeline_pictures.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -37,8 +38,10 @@ TOOL = _tool()
 def _declared(text: str) -> dict[str, set[str]]:
     """What the file declares, read from its text (not from the code under test)."""
     body = re.sub(r"--[^\n]*", "", text)
-    found = {kind: {m.lower() for m in re.findall(rf"CREATE\s+{kind}\s+(\w+)", body, re.I)}
-             for kind in ("STREAM", "TABLE", "VIEW", "SINK")}
+    found = {
+        kind: {m.lower() for m in re.findall(rf"CREATE\s+{kind}\s+(\w+)", body, re.I)}
+        for kind in ("STREAM", "TABLE", "VIEW", "SINK")
+    }
     found["INSERT"] = {m.lower() for m in re.findall(r"INSERT\s+INTO\s+(\w+)", body, re.I)}
     return found
 
@@ -49,8 +52,12 @@ def test_dot_holds_every_relation_and_edge(path, monkeypatch):
     graph = TOOL.graph_of(path)
     dot = to_dot(graph)
     declared = _declared(path.read_text(encoding="utf-8"))
-    for kind, prefix in (("STREAM", "stream"), ("TABLE", "table"), ("VIEW", "view"),
-                         ("SINK", "sink")):
+    for kind, prefix in (
+        ("STREAM", "stream"),
+        ("TABLE", "table"),
+        ("VIEW", "view"),
+        ("SINK", "sink"),
+    ):
         for name in declared[kind]:
             assert f'"{prefix}:{name}"' in dot, (path.name, name)
     for sink in declared["INSERT"]:  # each INSERT INTO is a query writing its sink
@@ -77,8 +84,10 @@ def test_edges_follow_the_sql(monkeypatch):
         ("query:daily_delayed", "sink:daily_delayed", "writes"),
     }
     weather = TOOL.graph_of(ROOT / "examples/joins/weather.ssql")
-    assert {(e.source, e.kind) for e in weather.edges if e.target == "query:flight_weather"} \
-        == {("stream:flights", "join"), ("stream:weather", "join")}
+    assert {(e.source, e.kind) for e in weather.edges if e.target == "query:flight_weather"} == {
+        ("stream:flights", "join"),
+        ("stream:weather", "join"),
+    }
     query = weather.node("query:flight_weather")
     assert "join" in query.marks and "stateful" in query.marks
     assert "stream-stream inner join on f.origin = w.origin" in query.details
@@ -88,16 +97,20 @@ def test_edges_follow_the_sql(monkeypatch):
 def test_dead_letter_path_is_marked():
     text = (ROOT / "tests/fixtures/translate/on_error.ssql").read_text(encoding="utf-8")
     graph = build(sqlstream.compile(text, {"dir": "/data"}).plan)
-    assert ("stream:flights", "query:bad", "dead_letter") in \
-        {(e.source, e.target, e.kind) for e in graph.edges}
+    assert ("stream:flights", "query:bad", "dead_letter") in {
+        (e.source, e.target, e.kind) for e in graph.edges
+    }
     assert "dead_letter" in graph.node("query:bad").marks
     assert "dead letters" in to_dot(graph) and "-.->|dead letters|" in to_mermaid(graph)
 
 
 def test_secrets_are_not_drawn():
-    text = ("CREATE STREAM s (a INT) WITH (connector = 'files', format = 'csv', "
-            "path = '/data/${env:SECRET_DIR}');\nSELECT a FROM s;\n")
+    text = (
+        "CREATE STREAM s (a INT) WITH (connector = 'files', format = 'csv', "
+        "path = '/data/${env:SECRET_DIR}');\nSELECT a FROM s;\n"
+    )
     import os
+
     os.environ["SECRET_DIR"] = "hush-hush"
     try:
         graph = build(sqlstream.compile(text).plan)
@@ -111,8 +124,13 @@ def test_secrets_are_not_drawn():
 def test_each_format_renders(fmt, monkeypatch):
     monkeypatch.chdir(ROOT)
     data = render(TOOL.graph_of(ROOT / "examples/joins/weather.ssql"), fmt)
-    expected = {"svg": b"<svg", "png": b"\x89PNG", "dot": b"digraph", "mermaid": b"flowchart LR",
-                "html": b"<!DOCTYPE html>"}[fmt]
+    expected = {
+        "svg": b"<svg",
+        "png": b"\x89PNG",
+        "dot": b"digraph",
+        "mermaid": b"flowchart LR",
+        "html": b"<!DOCTYPE html>",
+    }[fmt]
     assert expected in data[:400]
     if fmt in ("svg", "html"):
         assert b"flights_and_weather" in data and b"<svg" in data
@@ -133,8 +151,10 @@ def test_cli_writes_the_file_and_stdout(tmp_path):
 
 
 def test_graph_does_not_import_pyspark():
-    code = ("import sys, sqlstream.cli, sqlstream.graph.render, sqlstream.graph.model; "
-            "assert not any(m.startswith('pyspark') for m in sys.modules), 'pyspark'")
+    code = (
+        "import sys, sqlstream.cli, sqlstream.graph.render, sqlstream.graph.model; "
+        "assert not any(m.startswith('pyspark') for m in sys.modules), 'pyspark'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

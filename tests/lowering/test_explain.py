@@ -51,21 +51,43 @@ def test_text_of_the_example(runner):
 
 def test_json_shape_of_the_example(runner):
     (query,) = _json(runner, EXAMPLE)
-    assert set(query) == {"name", "line", "sql", "output_mode", "output_mode_reason", "trigger",
-                          "stateful", "operators", "watermarks", "sources", "state_store",
-                          "global_watermark", "sink"}
+    assert set(query) == {
+        "name",
+        "line",
+        "sql",
+        "output_mode",
+        "output_mode_reason",
+        "trigger",
+        "stateful",
+        "operators",
+        "watermarks",
+        "sources",
+        "state_store",
+        "global_watermark",
+        "sink",
+    }
     assert query["state_store"] is None and query["global_watermark"] is None
-    assert query["trigger"] == {"kind": "available_now", "interval": None,
-                                "call": "trigger(availableNow=True)",
-                                "reason": query["trigger"]["reason"]}
+    assert query["trigger"] == {
+        "kind": "available_now",
+        "interval": None,
+        "call": "trigger(availableNow=True)",
+        "reason": query["trigger"]["reason"],
+    }
     assert query["stateful"] is True
     (operator,) = query["operators"]
     assert operator["kind"] == "aggregation"
     assert operator["keys"] == ["window(time_hour, '1 hour')", "origin"]
-    assert query["watermarks"] == [{"relation": "flights", "column": "time_hour", "delay": "1 hour"}]
+    assert query["watermarks"] == [
+        {"relation": "flights", "column": "time_hour", "delay": "1 hour"}
+    ]
     (source,) = query["sources"]
-    assert source["options"] == {"header": "true", "nullValue": "NA", "maxFilesPerTrigger": "31",
-                                 "enforceSchema": "false", "mode": "FAILFAST"}
+    assert source["options"] == {
+        "header": "true",
+        "nullValue": "NA",
+        "maxFilesPerTrigger": "31",
+        "enforceSchema": "false",
+        "mode": "FAILFAST",
+    }
     assert source["watermark"] == {"column": "time_hour", "delay": "1 hour"}
     assert query["sink"]["format"] == "parquet"
     assert query["sink"]["checkpoint_location"].endswith("hourly_delays/hourly")
@@ -122,15 +144,18 @@ def test_physical_plan_of_the_example(runner, spark):
 
 
 def test_trigger_of_every_kind():
-    from sqlstream.lowering.explain import trigger_of
     from sqlstream.ir.plan import Trigger
+    from sqlstream.lowering.explain import trigger_of
 
     assert trigger_of(None)["call"] is None
     every = trigger_of(Trigger("processing_time", "1 minute"))
     assert every["call"] == "trigger(processingTime='1 minute')"
     assert "a micro-batch every 1 minute" in every["reason"]
     continuous = trigger_of(Trigger("continuous", "5 seconds"))
-    assert continuous == {"kind": "continuous", "interval": "5 seconds",
-                          "call": "trigger(continuous='5 seconds')",
-                          "reason": continuous["reason"]}
+    assert continuous == {
+        "kind": "continuous",
+        "interval": "5 seconds",
+        "call": "trigger(continuous='5 seconds')",
+        "reason": continuous["reason"],
+    }
     assert "a checkpoint every 5 seconds" in continuous["reason"]

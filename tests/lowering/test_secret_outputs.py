@@ -52,8 +52,15 @@ def test_the_compiler_never_holds_a_secret_value(monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     pipeline = sqlstream.compile(PROGRAM)
     plan = pipeline.plan
-    dumps = [repr(plan), repr(lower(plan)), pickle.dumps(lower(plan)).decode("latin-1"),
-             render(plan), to_pyspark(plan), explain.render(explain.describe(plan)), caplog.text]
+    dumps = [
+        repr(plan),
+        repr(lower(plan)),
+        pickle.dumps(lower(plan)).decode("latin-1"),
+        render(plan),
+        to_pyspark(plan),
+        explain.render(explain.describe(plan)),
+        caplog.text,
+    ]
     for text in dumps:
         for value in VALUES.values():
             assert value not in text and value.replace("'", "\\'") not in text
@@ -98,14 +105,22 @@ POSITIONS = {  # every expression position a string can take in a query that Spa
     "format_pattern": "SELECT date_format(ts, '${env:SS_A} yyyy') AS d FROM s",
     "json_path": "SELECT get_json_object(k, '$.${env:SS_A}') AS j FROM s",
     "regexp": "SELECT regexp_replace(k, '${env:SS_A}', 'x') AS r FROM s",
-    "aggregate_argument": ("SELECT window.start AS w, count_if(k = '${env:SS_A}') AS n FROM s "
-                           "GROUP BY window(ts, '1 minute') EMIT FINAL"),
-    "grouping_key": ("SELECT window.start AS w, k = '${env:SS_A}' AS hit, count(*) AS n FROM s "
-                     "GROUP BY window(ts, '1 minute'), k = '${env:SS_A}' EMIT FINAL"),
-    "having": ("SELECT window.start AS w, count(*) AS n FROM s GROUP BY window(ts, '1 minute') "
-               "HAVING max(k) <> '${env:SS_A}' EMIT FINAL"),
-    "join_condition": ("SELECT s.k FROM s JOIN t ON s.k = t.k AND t.k <> '${env:SS_A}' "
-                       "AND t.ts BETWEEN s.ts AND s.ts + INTERVAL 1 MINUTE"),
+    "aggregate_argument": (
+        "SELECT window.start AS w, count_if(k = '${env:SS_A}') AS n FROM s "
+        "GROUP BY window(ts, '1 minute') EMIT FINAL"
+    ),
+    "grouping_key": (
+        "SELECT window.start AS w, k = '${env:SS_A}' AS hit, count(*) AS n FROM s "
+        "GROUP BY window(ts, '1 minute'), k = '${env:SS_A}' EMIT FINAL"
+    ),
+    "having": (
+        "SELECT window.start AS w, count(*) AS n FROM s GROUP BY window(ts, '1 minute') "
+        "HAVING max(k) <> '${env:SS_A}' EMIT FINAL"
+    ),
+    "join_condition": (
+        "SELECT s.k FROM s JOIN t ON s.k = t.k AND t.k <> '${env:SS_A}' "
+        "AND t.ts BETWEEN s.ts AND s.ts + INTERVAL 1 MINUTE"
+    ),
     "subquery": "SELECT k FROM (SELECT k FROM s WHERE k <> '${env:SS_A}') AS q",
     "cast_of_string": "SELECT CAST(concat('1', '${env:SS_A}') AS STRING) AS c FROM s",
 }
@@ -122,8 +137,16 @@ def test_every_string_position_compiles_to_a_token_and_runs_the_value(position, 
     from sqlstream.lowering.printer import render
 
     plan = sqlstream.compile(_STREAM + "INSERT INTO o " + POSITIONS[position] + ";\n").plan
-    for text in (repr(plan), repr(lower(plan)), render(plan), to_pyspark(plan),
-                 explain.render(explain.describe(plan))):
+    for text in (
+        repr(plan),
+        repr(lower(plan)),
+        render(plan),
+        to_pyspark(plan),
+        explain.render(explain.describe(plan)),
+    ):
         assert "Xyzzy42" not in text
-    texts = [plan.queries[0].sql, *(t for r in plan.relations for t in getattr(r, "projection", ()))]
+    texts = [
+        plan.queries[0].sql,
+        *(t for r in plan.relations for t in getattr(r, "projection", ())),
+    ]
     assert any("Pl\\'ugh\\\\Xyzzy42" in plan.source.unseal(t, sql=True) for t in texts)

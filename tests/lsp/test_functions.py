@@ -31,7 +31,7 @@ def _calls(text: str, name: str) -> list[int]:
     declared = re.search(rf"function {name}\b", lower).start() + 9
     found, at = [], declared
     while (at := lower.find(name, at + 1)) >= 0:
-        if lower[at + len(name):].lstrip("`").startswith("("):
+        if lower[at + len(name) :].lstrip("`").startswith("("):
             found.append(at)
     return [declared] + found
 
@@ -39,12 +39,15 @@ def _calls(text: str, name: str) -> list[int]:
 def test_calls_after_the_declaration_are_its_references_in_text_order():
     analysis = analyze(TEXT)
     assert [f.message for f in analysis.findings] == [NO_STREAM]  # (the first SELECT)
-    refs = [(r.start, r.declaration) for r in analysis.references if r.name == "f2c"
-            and r.namespace == "function"]
+    refs = [
+        (r.start, r.declaration)
+        for r in analysis.references
+        if r.name == "f2c" and r.namespace == "function"
+    ]
     expected = _calls(TEXT, "f2c")
     assert [s for s, _ in refs] == expected  # not the call before it, not the alias f2c
     assert [d for _, d in refs] == [True] + [False] * (len(expected) - 1)
-    assert [TEXT[s:s + 3] for s, _ in refs] == ["f2c", "f2c", "F2C", "f2c", "f2c", "f2c"]
+    assert [TEXT[s : s + 3] for s, _ in refs] == ["f2c", "f2c", "F2C", "f2c", "f2c", "f2c"]
     assert not [r for r in analysis.references if r.name == "upper"]
 
 
@@ -60,12 +63,16 @@ def test_definition_references_and_rename_from_a_call():
     renamed = TEXT
     for start, end, new in sorted(edits, reverse=True):
         renamed = renamed[:start] + new + renamed[end:]
-    assert renamed == TEXT.replace("CTION f2c(", "CTION to_c(").replace("AS f2c(f)", "AS to_c(f)") \
-        .replace("F2C(", "to_c(").replace("SELECT f2c(f)", "SELECT to_c(f)") \
-        .replace("`f2c`(", "`to_c`(").replace("WHERE f2c(", "WHERE to_c(")
+    assert renamed == TEXT.replace("CTION f2c(", "CTION to_c(").replace(
+        "AS f2c(f)", "AS to_c(f)"
+    ).replace("F2C(", "to_c(").replace("SELECT f2c(f)", "SELECT to_c(f)").replace(
+        "`f2c`(", "`to_c`("
+    ).replace("WHERE f2c(", "WHERE to_c(")
     after = analyze(renamed)
     assert [f.message for f in after.findings] == [NO_STREAM]
-    assert [s for s, _ in features.references(after, renamed.index("to_c"))] == _calls(renamed, "to_c")
+    assert [s for s, _ in features.references(after, renamed.index("to_c"))] == _calls(
+        renamed, "to_c"
+    )
     assert features.rename(analysis, call, "upper") == "'upper' is a Spark function"
     assert features.rename(analysis, call, "g") == "'g' is already declared"
 
@@ -86,20 +93,26 @@ def test_python_functions_show_the_types_the_planner_resolved():
         "carrier_group": "carrier_group(code STRING) RETURNS STRING — Python UDF `udfs:carrier_group`",
         "delay_class": "delay_class(delay DOUBLE) RETURNS STRING — Python UDF `udfs:delay_class`",
         "hhmm_to_minutes": "hhmm_to_minutes(hhmm INT) RETURNS DOUBLE — pandas UDF `udfs:hhmm_to_minutes`",
-        "to_km": "to_km(miles DOUBLE) RETURNS DOUBLE — SQL"}
+        "to_km": "to_km(miles DOUBLE) RETURNS DOUBLE — SQL",
+    }
     computed = text.index("hhmm_to_minutes(dep_time)")
     text_, start, _ = features.hover(analysis, computed + 2)
     assert start == computed and "pandas UDF `udfs:hhmm_to_minutes`" in text_
     for name in details:
-        assert [s for s, _ in features.references(analysis, text.index(f"FUNCTION {name}") + 9)] \
-            == _calls(text, name)
+        assert [
+            s for s, _ in features.references(analysis, text.index(f"FUNCTION {name}") + 9)
+        ] == _calls(text, name)
 
 
 def test_completion_offers_user_functions_beside_spark_builtins():
     analysis = analyze(TEXT)
     items = {i["label"]: i for i in completion.complete(analysis, TEXT.index("FROM s WHERE"))}
-    assert items["f2c"] == {"label": "f2c", "kind": "function", "insert": "f2c($1)",
-                            "detail": "f2c(x DOUBLE) RETURNS DOUBLE — SQL"}
+    assert items["f2c"] == {
+        "label": "f2c",
+        "kind": "function",
+        "insert": "f2c($1)",
+        "detail": "f2c(x DOUBLE) RETURNS DOUBLE — SQL",
+    }
     assert items["g"]["detail"] == "g(y DOUBLE) RETURNS DOUBLE — SQL"
     assert items["upper"]["kind"] == "function"
 
@@ -107,13 +120,16 @@ def test_completion_offers_user_functions_beside_spark_builtins():
 def test_the_outline_shows_functions_with_their_signature():
     analysis = analyze(TEXT)
     functions = [s for s in features.symbols(analysis) if s["kind"] == "function"]
-    assert [(s["name"], s["detail"], TEXT[s["name_start"]:s["name_end"]]) for s in functions] == [
+    assert [(s["name"], s["detail"], TEXT[s["name_start"] : s["name_end"]]) for s in functions] == [
         ("f2c", "f2c(x DOUBLE) RETURNS DOUBLE — SQL", "f2c"),
-        ("g", "g(y DOUBLE) RETURNS DOUBLE — SQL", "g")]
+        ("g", "g(y DOUBLE) RETURNS DOUBLE — SQL", "g"),
+    ]
 
 
 def test_a_function_that_does_not_resolve_shows_what_was_written():
-    text = "CREATE FUNCTION nope(code STRING) RETURNS STRING LANGUAGE PYTHON AS 'no_such_module:f';\n"
+    text = (
+        "CREATE FUNCTION nope(code STRING) RETURNS STRING LANGUAGE PYTHON AS 'no_such_module:f';\n"
+    )
     analysis = analyze(text)
     assert [f.code for f in analysis.findings] == ["SS271"]
     declared = analysis.declarations[("function", "nope")]
@@ -121,8 +137,10 @@ def test_a_function_that_does_not_resolve_shows_what_was_written():
 
 
 def test_a_text_the_grammar_refuses_still_declares_its_functions():
-    analysis = _lexical("CREATE TEMPORARY FUNCTION f2c(x DOUBLE) RETURNS DOUBLE RETURN x;\n"
-                        "CREATE VIEW v AS SELEC", [])
+    analysis = _lexical(
+        "CREATE TEMPORARY FUNCTION f2c(x DOUBLE) RETURNS DOUBLE RETURN x;\nCREATE VIEW v AS SELEC",
+        [],
+    )
     declared = analysis.declarations[("function", "f2c")]
     assert (declared.kind, declared.columns) == ("function", None)
     assert [s.kind for s in analysis.statements] == ["function", "view"]

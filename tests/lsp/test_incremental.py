@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sqlstream.analysis import schema
 from sqlstream.frontend.parser import parse, reparse
 from sqlstream.lsp.analysis import Analysis, analyze
-from sqlstream.analysis import schema
 from sqlstream.sql import parsing, rewrite
 from sqlstream.sql.expressions import BoundedCache
 
@@ -39,20 +39,50 @@ EXECUTE STATEMENT SET BEGIN INSERT INTO o4 SELECT a FROM t; END;
 CREATE VIEW w AS SELECT a, zz FROM s;
 """
 
-SNIPPETS = ["", ";", "'", "a", " ", "\n", "--", "(", ")", "x", "1", "v", "WHERE a > 2",
-            "CREATE VIEW u AS SELECT a FROM s;", "INSERT INTO o SELECT a FROM s;",
-            "CREATE SINK o WITH (connector = 'memory');", "${dir}", "EMIT CHANGES",
-            "SELECT b FROM v;", "DISTINCT ", "JOIN", "/*", "*/", "s"]
+SNIPPETS = [
+    "",
+    ";",
+    "'",
+    "a",
+    " ",
+    "\n",
+    "--",
+    "(",
+    ")",
+    "x",
+    "1",
+    "v",
+    "WHERE a > 2",
+    "CREATE VIEW u AS SELECT a FROM s;",
+    "INSERT INTO o SELECT a FROM s;",
+    "CREATE SINK o WITH (connector = 'memory');",
+    "${dir}",
+    "EMIT CHANGES",
+    "SELECT b FROM v;",
+    "DISTINCT ",
+    "JOIN",
+    "/*",
+    "*/",
+    "s",
+]
 
 
 def _key(analysis: Analysis):
     """What an editor is shown: diagnostics, outline and hovers (query plans), names."""
-    return ([(f.code, f.severity, f.message, f.hint, f.span) for f in analysis.findings],
-            analysis.statements, analysis.declarations, analysis.references, analysis.parsed)
+    return (
+        [(f.code, f.severity, f.message, f.hint, f.span) for f in analysis.findings],
+        analysis.statements,
+        analysis.declarations,
+        analysis.references,
+        analysis.parsed,
+    )
 
 
-_EDITS = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 12), st.sampled_from(SNIPPETS)),
-                  min_size=1, max_size=3)
+_EDITS = st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 12), st.sampled_from(SNIPPETS)),
+    min_size=1,
+    max_size=3,
+)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
@@ -62,7 +92,7 @@ def test_random_edits_give_what_a_check_from_scratch_gives(edits):
     analysis = analyze(text, VARIABLES)
     for where, removed, inserted in edits:
         at = int(where * len(text))
-        text = text[:at] + inserted + text[at + removed:]
+        text = text[:at] + inserted + text[at + removed :]
         analysis = analyze(text, VARIABLES, previous=analysis)
         scratch = _without_remembered_parses(text)
         assert _key(analysis) == _key(scratch)
@@ -72,7 +102,7 @@ def test_random_edits_give_what_a_check_from_scratch_gives(edits):
 def test_an_edit_near_the_end_replans_only_the_statements_after_it():
     first = analyze(BASE, VARIABLES)
     at = BASE.index("zz")
-    edited = BASE[:at] + "b" + BASE[at + 2:]
+    edited = BASE[:at] + "b" + BASE[at + 2 :]
     again = analyze(edited, VARIABLES, previous=first)
     assert again.planner.reused == len(again.script.statements) - 1
     assert _key(again) == _key(analyze(edited, VARIABLES))
@@ -82,7 +112,7 @@ def test_an_edit_near_the_end_replans_only_the_statements_after_it():
 def test_reparse_reuses_the_statements_before_the_edit_and_equals_a_parse():
     previous = parse(BASE, VARIABLES)
     at = BASE.index("SELECT a, c FROM t")
-    edited = BASE[:at] + "SELECT a, c, a FROM t" + BASE[at + len("SELECT a, c FROM t"):]
+    edited = BASE[:at] + "SELECT a, c, a FROM t" + BASE[at + len("SELECT a, c FROM t") :]
     script = reparse(previous, edited, VARIABLES)
     whole = parse(edited, VARIABLES)
     assert script == whole and script.ends == whole.ends
@@ -117,8 +147,10 @@ def test_a_spark_version_set_at_the_end_rechecks_every_statement():
 def test_a_new_secret_at_the_end_rechecks_every_statement(monkeypatch):
     monkeypatch.setenv("SQLSTREAM_TEST_TOKEN", "in")  # also a word of the statements before
     first = analyze(BASE, VARIABLES)
-    edited = BASE + ("CREATE SINK k WITH (connector = 'kafka', topic = 'x', "
-                     "bootstrap_servers = '${env:SQLSTREAM_TEST_TOKEN}');\n")
+    edited = BASE + (
+        "CREATE SINK k WITH (connector = 'kafka', topic = 'x', "
+        "bootstrap_servers = '${env:SQLSTREAM_TEST_TOKEN}');\n"
+    )
     again = analyze(edited, VARIABLES, previous=first)
     assert again.planner.reused == 0
     assert _key(again) == _key(analyze(edited, VARIABLES))
@@ -144,12 +176,31 @@ CREATE FUNCTION twice(x INT) RETURNS INT RETURN x * 2;
 SELECT twice(a) AS t FROM v;
 """
 
-DEPENDENT_SNIPPETS = ["", ";", "a", " ", "\n", "x", "1", "v", "w", "d", "o", "f2c", "twice",
-                      "CREATE VIEW v AS SELECT a FROM s;",
-                      "CREATE SINK o2 WITH (connector = 'memory');",
-                      "CREATE FUNCTION twice(x INT) RETURNS INT RETURN x;",
-                      "INSERT INTO o SELECT a, b FROM s;", "SELECT c FROM w;", "EMIT CHANGES",
-                      "${dir}", "--", "WHERE a > 2", "DISTINCT "]
+DEPENDENT_SNIPPETS = [
+    "",
+    ";",
+    "a",
+    " ",
+    "\n",
+    "x",
+    "1",
+    "v",
+    "w",
+    "d",
+    "o",
+    "f2c",
+    "twice",
+    "CREATE VIEW v AS SELECT a FROM s;",
+    "CREATE SINK o2 WITH (connector = 'memory');",
+    "CREATE FUNCTION twice(x INT) RETURNS INT RETURN x;",
+    "INSERT INTO o SELECT a, b FROM s;",
+    "SELECT c FROM w;",
+    "EMIT CHANGES",
+    "${dir}",
+    "--",
+    "WHERE a > 2",
+    "DISTINCT ",
+]
 
 
 def _without_remembered_parses(text: str) -> Analysis:
@@ -159,8 +210,13 @@ def _without_remembered_parses(text: str) -> Analysis:
     (:func:`sqlstream.analysis.schema.remember_schemas`) and printed anew
     (:func:`sqlstream.sql.parsing.remember_printing`) and rewritten anew
     (:func:`sqlstream.sql.rewrite.remember_rewrites`): what ``check`` does."""
-    stores = (parsing, "_remembered"), (schema, "_remembered"), (parsing, "_printed"), \
-        (rewrite, "_remembered"), (rewrite, "_texts")
+    stores = (
+        (parsing, "_remembered"),
+        (schema, "_remembered"),
+        (parsing, "_printed"),
+        (rewrite, "_remembered"),
+        (rewrite, "_texts"),
+    )
     kept = [getattr(module, name) for module, name in stores]
     for module, name in stores:
         setattr(module, name, BoundedCache())  # off
@@ -175,14 +231,27 @@ def _plan_key(analysis: Analysis):
     plan = analysis.plan
     if plan is None:
         return None
-    return (plan.settings, plan.relations, plan.queries, plan.functions,
-            plan.state_dir, plan.spark_version)
+    return (
+        plan.settings,
+        plan.relations,
+        plan.queries,
+        plan.functions,
+        plan.state_dir,
+        plan.spark_version,
+    )
 
 
 _BAND = {"top": (0.0, 0.15), "middle": (0.4, 0.6), "end": (0.85, 1.0)}
-_ANYWHERE = st.lists(st.tuples(st.sampled_from(sorted(_BAND)), st.floats(0, 1),
-                               st.integers(0, 8), st.sampled_from(DEPENDENT_SNIPPETS)),
-                     min_size=1, max_size=4)
+_ANYWHERE = st.lists(
+    st.tuples(
+        st.sampled_from(sorted(_BAND)),
+        st.floats(0, 1),
+        st.integers(0, 8),
+        st.sampled_from(DEPENDENT_SNIPPETS),
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -197,7 +266,7 @@ def test_edits_at_the_top_middle_and_end_of_dependent_statements_give_a_check_fr
     for band, where, removed, inserted in edits:
         low, high = _BAND[band]
         at = int((low + where * (high - low)) * len(text))
-        text = text[:at] + inserted + text[at + removed:]
+        text = text[:at] + inserted + text[at + removed :]
         analysis = analyze(text, VARIABLES, previous=analysis)
         scratch = _without_remembered_parses(text)
         assert _key(analysis) == _key(scratch)
@@ -210,7 +279,7 @@ def test_a_function_declared_before_the_edit_is_known_after_it():
     first = analyze(DEPENDENT, VARIABLES)
     old, new = "SELECT a FROM w;", "SELECT f2c(a) AS c FROM w;"
     at = DEPENDENT.index(old)
-    edited = DEPENDENT[:at] + new + DEPENDENT[at + len(old):]
+    edited = DEPENDENT[:at] + new + DEPENDENT[at + len(old) :]
     again = analyze(edited, VARIABLES, previous=first)
     assert again.planner.reused > 0
     assert not [f for f in again.findings if f.severity == "error"]

@@ -22,7 +22,10 @@ EXPECT = re.compile(r"^-- expect: (\S+)(?: (.*))?$", re.M)
 
 def test_there_are_flink_and_ksqldb_programs():
     names = [p.stem for p in PROGRAMS]
-    assert sum(n.startswith("flink_") for n in names) >= 4 and sum(n.startswith("ksql_") for n in names) >= 4
+    assert (
+        sum(n.startswith("flink_") for n in names) >= 4
+        and sum(n.startswith("ksql_") for n in names) >= 4
+    )
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)

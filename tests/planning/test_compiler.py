@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import pytest
 
+from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend import ast
-
+from sqlstream.frontend.parser import parse
 from sqlstream.ir import plan
 from sqlstream.planning.compiler import CompiledQuery
-from sqlstream.sql.parsing import parse_query, to_spark_sql
-from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.frontend.parser import parse
 from sqlstream.planning.planner import Planner
+from sqlstream.sql.parsing import parse_query, to_spark_sql
 from tests.conftest import ROOT
 from tests.spark.test_check_corpus import CHECK_VARIABLES, PROGRAMS
 
@@ -46,7 +45,9 @@ def test_checked_sql_is_the_sql_that_runs(program):
         assert to_spark_sql(query.tree) == query.sql
         reparsed = parse_query(query.sql)
         assert to_spark_sql(reparsed) == query.sql, "printing the SQL again changes it"
-        assert reparsed == query.tree, "the SQL that runs parses to another tree than the one checked"
+        assert reparsed == query.tree, (
+            "the SQL that runs parses to another tree than the one checked"
+        )
     sqls = {r.sql for r in planner.relations if isinstance(r, plan.SqlView)}
     sqls |= {q.sql for q in planner.queries}
     assert sqls <= {q.sql for q in compiled}
@@ -59,10 +60,12 @@ def test_corpus_compiles_queries():
 
 
 def test_distinct_on_is_rewritten_before_the_checks():
-    text = ("CREATE STREAM s (k STRING, ts TIMESTAMP) WITH (connector = 'files', path = 'x', "
-            "format = 'json');\nCREATE TABLE t (k STRING, v INT) WITH (connector = 'files', "
-            "path = 'y', format = 'json');\nSELECT s.k, d.v FROM s JOIN (SELECT DISTINCT ON (k) * "
-            "FROM t) AS d ON s.k = d.k;\n")
+    text = (
+        "CREATE STREAM s (k STRING, ts TIMESTAMP) WITH (connector = 'files', path = 'x', "
+        "format = 'json');\nCREATE TABLE t (k STRING, v INT) WITH (connector = 'files', "
+        "path = 'y', format = 'json');\nSELECT s.k, d.v FROM s JOIN (SELECT DISTINCT ON (k) * "
+        "FROM t) AS d ON s.k = d.k;\n"
+    )
     planner = _planner(text)
     (query,) = _compiled(planner)
     assert "DISTINCT ON" not in query.sql and "ROW_NUMBER() OVER" in query.sql
@@ -75,8 +78,10 @@ HOURLY = (ROOT / "examples" / "flights" / "hourly_delays.ssql").read_text(encodi
 
 
 def _state(text: str):
-    planner = Planner(parse(text, None, "examples/flights/hourly_delays.ssql"),
-                      "examples/flights/hourly_delays.ssql")
+    planner = Planner(
+        parse(text, None, "examples/flights/hourly_delays.ssql"),
+        "examples/flights/hourly_delays.ssql",
+    )
     (query,) = planner.build().queries
     return query.state
 
@@ -88,7 +93,8 @@ def test_state_signature_of_the_hourly_job():
     (source,) = state.sources
     assert (source.relation, source.connector) == ("flights", "files")
     assert [(w.relation, w.column, w.delay) for w in state.watermarks] == [
-        ("flights", "time_hour", "1 hour")]
+        ("flights", "time_hour", "1 hour")
+    ]
     (operator,) = state.operators
     assert operator.kind == "aggregation"
     assert operator.keys == ("window(time_hour, '1 hour')", "origin")
@@ -105,7 +111,9 @@ def test_state_signature_follows_what_spark_keeps():
 
 def test_state_signature_reads_ordinals_and_spark_aggregates():
     base = _state(HOURLY)
-    by_ordinal = _state(HOURLY.replace("GROUP BY window_start, window_end, origin", "GROUP BY 1, 2, 3"))
+    by_ordinal = _state(
+        HOURLY.replace("GROUP BY window_start, window_end, origin", "GROUP BY 1, 2, 3")
+    )
     assert by_ordinal == base  # GROUP BY 1, 2, 3 keeps what the names keep
     (operator,) = _state(HOURLY.replace("AVG(dep_delay)", "try_avg(dep_delay)")).operators
     assert "try_avg(dep_delay)" in operator.aggregates  # a Spark aggregate sqlglot does not know

@@ -16,16 +16,20 @@ HEAD = "CREATE SINK out WITH (connector = 'console');\n"
 
 
 def _stream(name: str, computed: str) -> str:
-    return (f"CREATE STREAM {name} (a INT, b STRING, ts TIMESTAMP, c AS {computed}, "
-            f"WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
-            f"WITH (connector = 'files', path = 'in', format = 'json');\n")
+    return (
+        f"CREATE STREAM {name} (a INT, b STRING, ts TIMESTAMP, c AS {computed}, "
+        f"WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
+        f"WITH (connector = 'files', path = 'in', format = 'json');\n"
+    )
 
 
 def _outcome(text: str, variables=None, spark_version=None):
     findings, plan = sqlstream.check_plan(text, variables, spark_version=spark_version)
     # errors compare by identity: the plan's warnings are compared as the findings are
-    return ([(f.code, f.severity, f.message, f.span) for f in findings],
-            None if plan is None else replace(plan, warnings=()))
+    return (
+        [(f.code, f.severity, f.message, f.span) for f in findings],
+        None if plan is None else replace(plan, warnings=()),
+    )
 
 
 def test_kept_types_give_what_an_empty_store_gives_for_every_program():
@@ -45,7 +49,12 @@ def test_kept_types_give_what_an_empty_store_gives_for_every_program():
 
 def test_a_kept_type_is_given_again_without_findings_and_findings_are_not_kept():
     declarations._COMPUTED_TYPES.clear()
-    text = HEAD + _stream("s", "a * 2") + _stream("t", "nope(a)") + "INSERT INTO out SELECT c FROM s;\n"
+    text = (
+        HEAD
+        + _stream("s", "a * 2")
+        + _stream("t", "nope(a)")
+        + "INSERT INTO out SELECT c FROM s;\n"
+    )
     first = _outcome(text)
     assert [code for code, *_ in first[0]] == ["SS206"]
     assert list(declarations._COMPUTED_TYPES.values()) == ["INT"]  # `nope(a)` not kept
@@ -54,7 +63,9 @@ def test_a_kept_type_is_given_again_without_findings_and_findings_are_not_kept()
 
 
 def test_the_judged_spark_minor_is_part_of_the_key():
-    text = HEAD + _stream("s", "jaro_winkler_similarity(b, b)") + "INSERT INTO out SELECT c FROM s;\n"
+    text = (
+        HEAD + _stream("s", "jaro_winkler_similarity(b, b)") + "INSERT INTO out SELECT c FROM s;\n"
+    )
     for order in (("4.3", "4.0"), ("4.0", "4.3")):
         declarations._COMPUTED_TYPES.clear()
         outcomes = {version: _outcome(text, spark_version=version) for version in order}
@@ -65,8 +76,12 @@ def test_the_judged_spark_minor_is_part_of_the_key():
 def test_nothing_is_kept_or_given_while_a_function_is_defined():
     stream = _stream("s", "to_f(a)")
     unknown = HEAD + stream + "INSERT INTO out SELECT c FROM s;\n"
-    defined = (HEAD + "CREATE FUNCTION to_f(x INT) RETURNS STRING RETURN CAST(x AS STRING);\n"
-               + stream + "INSERT INTO out SELECT c FROM s;\n")
+    defined = (
+        HEAD
+        + "CREATE FUNCTION to_f(x INT) RETURNS STRING RETURN CAST(x AS STRING);\n"
+        + stream
+        + "INSERT INTO out SELECT c FROM s;\n"
+    )
     declarations._COMPUTED_TYPES.clear()
     findings, _ = _outcome(defined)
     assert not [f for f in findings if f[1] == "error"] and not declarations._COMPUTED_TYPES
@@ -75,6 +90,10 @@ def test_nothing_is_kept_or_given_while_a_function_is_defined():
     plain = HEAD + _stream("s", "upper(b)") + "INSERT INTO out SELECT c FROM s;\n"
     _outcome(plain)
     assert list(declarations._COMPUTED_TYPES.values()) == ["STRING"]
-    shadowing = (HEAD + "CREATE FUNCTION upper(x STRING) RETURNS INT RETURN length(x);\n"
-                 + _stream("s", "upper(b)") + "INSERT INTO out SELECT c FROM s;\n")
+    shadowing = (
+        HEAD
+        + "CREATE FUNCTION upper(x STRING) RETURNS INT RETURN length(x);\n"
+        + _stream("s", "upper(b)")
+        + "INSERT INTO out SELECT c FROM s;\n"
+    )
     assert _outcome(shadowing) == (declarations._COMPUTED_TYPES.clear() or _outcome(shadowing))

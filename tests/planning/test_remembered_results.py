@@ -21,8 +21,13 @@ from sqlstream.sql.expressions import BoundedCache, copy_tree, remembering, tree
 from sqlstream.sql.parsing import parse_query
 from tests.conftest import PROGRAMS, program_variables
 
-STORES = ((parsing, "_remembered"), (schema, "_remembered"), (parsing, "_printed"),
-          (rewrite, "_remembered"), (rewrite, "_texts"))
+STORES = (
+    (parsing, "_remembered"),
+    (schema, "_remembered"),
+    (parsing, "_printed"),
+    (rewrite, "_remembered"),
+    (rewrite, "_texts"),
+)
 
 
 @pytest.fixture
@@ -47,8 +52,10 @@ def _outcome(text: str, variables=None):
     """The findings and plan of the language server's check (inside ``remembering``)."""
     analysis = analyze(text, variables)
     # errors compare by identity: the plan's warnings are compared as the findings are
-    return ([(f.code, f.severity, f.message, f.span) for f in analysis.findings],
-            None if analysis.plan is None else replace(analysis.plan, warnings=()))
+    return (
+        [(f.code, f.severity, f.message, f.span) for f in analysis.findings],
+        None if analysis.plan is None else replace(analysis.plan, warnings=()),
+    )
 
 
 def test_answers_from_the_stores_are_what_every_program_compiles_to(stores):
@@ -64,9 +71,11 @@ def test_answers_from_the_stores_are_what_every_program_compiles_to(stores):
 
 def test_a_query_kept_by_its_text_is_still_checked_against_the_catalog(stores):
     _on()
-    head = ("CREATE STREAM s (a INT, ts TIMESTAMP) "
-            "WITH (connector = 'files', path = 'in', format = 'json');\n"
-            "CREATE SINK out WITH (connector = 'console');\n")
+    head = (
+        "CREATE STREAM s (a INT, ts TIMESTAMP) "
+        "WITH (connector = 'files', path = 'in', format = 'json');\n"
+        "CREATE SINK out WITH (connector = 'console');\n"
+    )
     query = "INSERT INTO out SELECT a FROM t;\n"
     declared = head.replace("CREATE STREAM s", "CREATE STREAM t")
     assert not [f for f in _outcome(declared + query)[0] if f[1] == "error"]
@@ -76,11 +85,13 @@ def test_a_query_kept_by_its_text_is_still_checked_against_the_catalog(stores):
 
 def test_a_ksql_window_query_is_not_kept_by_its_text(stores):
     _on()
-    text = ("CREATE STREAM s (a INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
-            "WITH (connector = 'files', path = 'in', format = 'json');\n"
-            "CREATE SINK out WITH (connector = 'console');\n"
-            "INSERT INTO out SELECT a, COUNT(*) AS n FROM s "
-            "WINDOW TUMBLING (SIZE 1 MINUTE) GROUP BY a;\n")
+    text = (
+        "CREATE STREAM s (a INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
+        "WITH (connector = 'files', path = 'in', format = 'json');\n"
+        "CREATE SINK out WITH (connector = 'console');\n"
+        "INSERT INTO out SELECT a, COUNT(*) AS n FROM s "
+        "WINDOW TUMBLING (SIZE 1 MINUTE) GROUP BY a;\n"
+    )
     first = _outcome(text)
     assert not [f for f in first[0] if f[1] == "error"]
     assert not rewrite._texts  # its rewrite reads the stream's event time from the catalog
@@ -89,9 +100,11 @@ def test_a_ksql_window_query_is_not_kept_by_its_text(stores):
 
 def test_the_judged_spark_minor_and_defined_functions_are_part_of_what_is_kept(stores):
     _on()
-    head = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP) "
-            "WITH (connector = 'files', path = 'in', format = 'json');\n"
-            "CREATE SINK out WITH (connector = 'console');\n")
+    head = (
+        "CREATE STREAM s (a INT, b STRING, ts TIMESTAMP) "
+        "WITH (connector = 'files', path = 'in', format = 'json');\n"
+        "CREATE SINK out WITH (connector = 'console');\n"
+    )
     query = "INSERT INTO out SELECT jaro_winkler_similarity(b, b) AS x FROM s;\n"
     codes = lambda text: [c for c, *_ in _outcome(text)[0]]  # noqa: E731
     version = "SET 'sqlstream.spark_version' = '{}';\n"
@@ -112,7 +125,7 @@ def test_tree_key_is_equal_for_equal_trees_and_tells_apart_what_differs():
     different = [
         "SELECT a, upper(b) AS v FROM s /* note */ WHERE a > 1 AND b = 'x'",  # an alias
         "SELECT a, upper(b) AS u FROM s /* other */ WHERE a > 1 AND b = 'x'",  # a comment
-        "SELECT a, upper(b) AS u FROM s /* note */ WHERE a > 1 AND b = \"x\"",  # written text
+        'SELECT a, upper(b) AS u FROM s /* note */ WHERE a > 1 AND b = "x"',  # written text
         "SELECT a, upper(b) AS u FROM s /* note */ WHERE a > 1 AND b = 'x' ",  # (same tree)
         "SELECT a,  upper(b) AS u FROM s /* note */ WHERE a > 1 AND b = 'x'",  # positions
         "SELECT a, upper(b) AS u FROM s /* note */ WHERE a > 1.0 AND b = 'x'",

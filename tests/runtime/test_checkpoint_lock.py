@@ -49,8 +49,12 @@ def pipeline(tmp_path):
 
 def _hold(path, state_dir):
     """A process holding the pipeline's locks (after its ``locked`` line)."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(state_dir)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(path), str(state_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     lines = []
     while not lines or lines[-1] != "locked\n":
         line = proc.stdout.readline()
@@ -68,8 +72,11 @@ def test_a_second_process_is_refused_with_the_holder_and_a_position(pipeline, tm
     holder, _ = _hold(pipeline, state_dir)
     try:
         written = json.loads(_lock_file(state_dir).read_text())
-        assert (written["pid"], written["host"], written["query"]) == \
-            (holder.pid, socket.gethostname(), "o")
+        assert (written["pid"], written["host"], written["query"]) == (
+            holder.pid,
+            socket.gethostname(),
+            "o",
+        )
         plan = sqlstream.compile_file(str(pipeline), state_dir=str(state_dir)).plan
         with pytest.raises(sqlstream.CheckpointInUseError) as refused:
             checkpoint_lock.acquire(plan)
@@ -78,16 +85,30 @@ def test_a_second_process_is_refused_with_the_holder_and_a_position(pipeline, tm
         assert error.message == (
             f"query 'o': checkpoint {state_dir / 'ticks' / 'o'} is in use by another run: "
             f"pid {holder.pid} on host {socket.gethostname()}, since {written['started']} "
-            f"(query 'o' of {pipeline})")
+            f"(query 'o' of {pipeline})"
+        )
         assert error.render().splitlines()[1:3] == [
-            "  INSERT INTO o SELECT value FROM ticks;", "  " + "^" * 37]
+            "  INSERT INTO o SELECT value FROM ticks;",
+            "  " + "^" * 37,
+        ]
         assert f"kill {holder.pid} on {socket.gethostname()}" in error.hint
         assert "another checkpoint_location" in error.hint
         # the exec command is refused before any JVM: at once, exit 1, no traceback
         began = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "sqlstream.cli", "exec", str(pipeline),
-                                 "--state-dir", str(state_dir)], capture_output=True, text=True,
-                                timeout=60)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sqlstream.cli",
+                "exec",
+                str(pipeline),
+                "--state-dir",
+                str(state_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 1, result.stderr
         assert time.monotonic() - began < 15
         assert f"{pipeline}:3:1: SS502 query 'o': checkpoint " in result.stderr
@@ -112,7 +133,8 @@ def test_a_killed_holder_leaves_a_lock_the_next_run_takes_over(pipeline, tmp_pat
     try:
         assert len(notes) == 1 and notes[0].startswith(
             f"query 'o': checkpoint {state_dir / 'ticks' / 'o'}: taking over the lock of "
-            f"pid {holder.pid} on host {socket.gethostname()}, since ")
+            f"pid {holder.pid} on host {socket.gethostname()}, since "
+        )
         assert notes[0].endswith("which ended without releasing it (killed or crashed)")
         assert json.loads(_lock_file(state_dir).read_text())["pid"] == os.getpid()
     finally:
@@ -124,9 +146,15 @@ def test_starters_racing_for_a_stale_lock_one_wins(pipeline, tmp_path):
     holder, _ = _hold(pipeline, state_dir)
     holder.send_signal(signal.SIGKILL)
     holder.wait()
-    racers = [subprocess.Popen([sys.executable, "-c", HOLD, str(pipeline), str(state_dir)],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-              for _ in range(3)]
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", HOLD, str(pipeline), str(state_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     try:  # each racer either locks (and waits for its stdin) or is refused (exit 1)
         deadline = time.monotonic() + 60
         while sum(racer.poll() is not None for racer in racers) < len(racers) - 1:
@@ -152,7 +180,8 @@ def test_two_queries_on_one_checkpoint_and_remote_locations(tmp_path):
     text = PIPELINE.format(out=tmp_path / "out") + (
         f"CREATE SINK p WITH (connector = 'files', path = '{tmp_path / 'out2'}', format = 'json',"
         f" checkpoint_location = '{tmp_path / 'state' / 'two' / 'o'}');\n"
-        "INSERT INTO p SELECT value FROM ticks;\n")
+        "INSERT INTO p SELECT value FROM ticks;\n"
+    )
     plan = sqlstream.compile(text, path="two.ssql", state_dir=str(tmp_path / "state")).plan
     with pytest.raises(sqlstream.CheckpointInUseError) as refused:
         checkpoint_lock.acquire(plan)
@@ -163,9 +192,11 @@ def test_two_queries_on_one_checkpoint_and_remote_locations(tmp_path):
 
     remote = text.replace(f"'{tmp_path / 'state' / 'two' / 'o'}'", "'s3a://bucket/cp'")
     notes = []
-    lease = checkpoint_lock.acquire(sqlstream.compile(remote, path="two.ssql",
-                                                      state_dir=str(tmp_path / "state")).plan,
-                                    notes.append)
+    lease = checkpoint_lock.acquire(
+        sqlstream.compile(remote, path="two.ssql", state_dir=str(tmp_path / "state")).plan,
+        notes.append,
+    )
     lease.release()
-    assert notes == ["query 'p': not locked against a second run: checkpoint s3a://bucket/cp "
-                     "is not a local path"]
+    assert notes == [
+        "query 'p': not locked against a second run: checkpoint s3a://bucket/cp is not a local path"
+    ]

@@ -40,8 +40,10 @@ class Jvm:
     writes ``data`` to the pending file and exits with ``code`` once its stdin closes."""
 
     def __init__(self, pending, data: bytes, code: int):
-        script = (f"import sys; sys.stdin.read(); open({str(pending)!r}, 'wb').write({data!r}); "
-                  f"sys.exit({code})")
+        script = (
+            f"import sys; sys.stdin.read(); open({str(pending)!r}, 'wb').write({data!r}); "
+            f"sys.exit({code})"
+        )
         self.process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE)
         self.stdin, self.wait = self.process.stdin, self.process.wait
 
@@ -62,7 +64,9 @@ def _finish(archive, jvm, monkeypatch):
 def test_one_run_writes_it_at_exit_the_others_then_map_it(folder, monkeypatch):
     key = ca.archive_key({})
     first = ca.prepare({}, now=1000.0)
-    assert _option(first.options, "ArchiveClassesAtExit") == str(folder / f"{key}.{os.getpid()}.pending")
+    assert _option(first.options, "ArchiveClassesAtExit") == str(
+        folder / f"{key}.{os.getpid()}.pending"
+    )
     assert "-Xlog:cds*=off" in first.options and "-Xshare:auto" in first.options
     assert ca.prepare({}, now=1001.0).options == []  # another run while the first one runs
     _finish(first, Jvm(first.pending, b"archive", 0), monkeypatch)

@@ -18,12 +18,17 @@ STREAM = """CREATE STREAM events (id BIGINT, kind STRING, ts TIMESTAMP,
 WITH (connector = 'files', path = 'in/events', format = 'json');
 """
 
-FOREACH_BATCH = STREAM + """CREATE SINK batches WITH (connector = 'foreach_batch',
+FOREACH_BATCH = (
+    STREAM
+    + """CREATE SINK batches WITH (connector = 'foreach_batch',
                           function = 'tests.foreach_batch_functions:collect');
 INSERT INTO batches SELECT id, kind FROM events;
 """
+)
 
-POSTGRES = STREAM + """CREATE SINK per_minute WITH (connector = 'postgres', host = 'db.internal',
+POSTGRES = (
+    STREAM
+    + """CREATE SINK per_minute WITH (connector = 'postgres', host = 'db.internal',
     database = 'dash', user = 'app', table = 'public.per_minute',
     key_columns = 'window_start, kind');
 INSERT INTO per_minute
@@ -31,10 +36,12 @@ SELECT window_start, kind, COUNT(*) AS events
 FROM TUMBLE(events, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, kind
 EMIT CHANGES;
 """
+)
 
 
-@pytest.mark.parametrize(("text", "sink", "line"), [(FOREACH_BATCH, "batches", 6),
-                                                    (POSTGRES, "per_minute", 7)])
+@pytest.mark.parametrize(
+    ("text", "sink", "line"), [(FOREACH_BATCH, "batches", 6), (POSTGRES, "per_minute", 7)]
+)
 def test_foreach_batch_sinks_are_refused_at_their_insert(text, sink, line):
     plan = sqlstream.compile(text, path="p.ssql").plan
     notes: list[str] = []
@@ -43,17 +50,20 @@ def test_foreach_batch_sinks_are_refused_at_their_insert(text, sink, line):
     error = caught.value
     assert error.code == "SS405" and error.span.line == line
     rendered = error.render()
-    assert rendered.startswith(f"p.ssql:{line}:1: SS405 query '{sink}' uses foreachBatch, "
-                               "which Spark Connect cannot run here: "
-                               + CONNECT_UNSUPPORTED["foreachBatch"]), rendered
+    assert rendered.startswith(
+        f"p.ssql:{line}:1: SS405 query '{sink}' uses foreachBatch, "
+        "which Spark Connect cannot run here: " + CONNECT_UNSUPPORTED["foreachBatch"]
+    ), rendered
     assert "--master" in rendered and "spark-submit" in rendered
     assert notes == []
 
 
 def test_a_files_sink_runs_through_connect():
-    plan = sqlstream.compile(STREAM + "CREATE SINK out WITH (connector = 'files', "
-                             "path = 'out', format = 'parquet');\n"
-                             "INSERT INTO out SELECT id, kind FROM events;\n").plan
+    plan = sqlstream.compile(
+        STREAM + "CREATE SINK out WITH (connector = 'files', "
+        "path = 'out', format = 'parquet');\n"
+        "INSERT INTO out SELECT id, kind FROM events;\n"
+    ).plan
     notes: list[str] = []
     refuse_on_connect(plan, notes.append)  # no SS405
     assert notes == []

@@ -18,9 +18,11 @@ from sqlstream.runtime.signals import StopSignals
 from sqlstream.runtime.spark_session import JvmStderr
 from tests.conftest import FIXTURES
 
-RATE = "CREATE STREAM ticks WITH (connector = '{connector}', {option} = 5);\n" \
-       "CREATE SINK o WITH (connector = 'noop');\n" \
-       "INSERT INTO o SELECT value FROM ticks{emit};\n"
+RATE = (
+    "CREATE STREAM ticks WITH (connector = '{connector}', {option} = 5);\n"
+    "CREATE SINK o WITH (connector = 'noop');\n"
+    "INSERT INTO o SELECT value FROM ticks{emit};\n"
+)
 
 
 def test_stop_signals_record_instead_of_ending_the_process():
@@ -28,7 +30,7 @@ def test_stop_signals_record_instead_of_ending_the_process():
     with StopSignals() as signals:
         assert StopSignals.current() is signals
         os.kill(os.getpid(), signal.SIGTERM)  # would end the process without the handler
-        os.kill(os.getpid(), signal.SIGINT)   # would raise KeyboardInterrupt
+        os.kill(os.getpid(), signal.SIGINT)  # would raise KeyboardInterrupt
         os.kill(os.getpid(), signal.SIGINT)
         assert signals.received == ["SIGTERM", "SIGINT", "SIGINT"]
     assert StopSignals.current() is None
@@ -45,22 +47,37 @@ def test_timeout_takes_durations_and_refuses_others(tmp_path):
         assert "expected a duration" in result.output or "more than 0" in result.output
     from sqlstream.cli import _duration
 
-    assert [_duration(None, None, v) for v in ("90", "30s", "5m", "1h30m", "500ms", "1.5s")] == \
-        [90, 30, 300, 5400, 0.5, 1.5]
+    assert [_duration(None, None, v) for v in ("90", "30s", "5m", "1h30m", "500ms", "1.5s")] == [
+        90,
+        30,
+        300,
+        5400,
+        0.5,
+        1.5,
+    ]
 
 
 def test_rate_with_emit_once_is_a_positioned_warning():
     text = RATE.format(connector="rate", option="rows_per_second", emit=" EMIT ONCE")
     (finding,) = sqlstream.check(text, path="ticks.ssql")
-    assert (finding.code, finding.severity, finding.span.line, finding.span.column) == \
-        ("SS360", "warning", 3, 39)
+    assert (finding.code, finding.severity, finding.span.line, finding.span.column) == (
+        "SS360",
+        "warning",
+        3,
+        39,
+    )
     assert "rate_micro_batch" in finding.hint
     # the rate-per-micro-batch source supports AvailableNow (a batch of N rows per run)
-    assert sqlstream.check(RATE.format(connector="rate_micro_batch", option="rows_per_batch",
-                                       emit=" EMIT ONCE")) == []
+    assert (
+        sqlstream.check(
+            RATE.format(connector="rate_micro_batch", option="rows_per_batch", emit=" EMIT ONCE")
+        )
+        == []
+    )
     # without EMIT ONCE, the rate source is fine; exec --available-now warns at run time
-    plan = sqlstream.compile(RATE.format(connector="rate", option="rows_per_second", emit=""),
-                             path="ticks.ssql").plan
+    plan = sqlstream.compile(
+        RATE.format(connector="rate", option="rows_per_second", emit=""), path="ticks.ssql"
+    ).plan
     (warning,) = empty_available_now(plan)
     assert warning.code == "SS360" and warning.span.line == 3
     assert "--available-now" in warning.render()
@@ -82,8 +99,10 @@ def test_jvm_stderr_drops_start_up_noise_and_the_ivy_report():
     output.line("\tat org.apache.spark.deploy.SparkSubmit.main(SparkSubmit.scala)")  # starting
     assert passed == [] and output.unresolved == []
     output.starting = False
-    after = ["Exception in thread \"shutdown\" java.lang.IllegalStateException: stopped",
-             "\tat org.apache.spark.SparkContext.stop(SparkContext.scala:2300)"]
+    after = [
+        'Exception in thread "shutdown" java.lang.IllegalStateException: stopped',
+        "\tat org.apache.spark.SparkContext.stop(SparkContext.scala:2300)",
+    ]
     for line in after:
         output.line(line)
     assert passed == after

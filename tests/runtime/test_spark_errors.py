@@ -18,10 +18,17 @@ def test_every_entry_has_a_registered_code_a_hint_and_a_supported_version():
 
 
 def test_conditions_are_found_by_their_bracketed_name_subclass_included():
-    text = ("StreamingQueryException: [STREAMING_REAL_TIME_MODE.INPUT_STREAM_NOT_SUPPORTED] "
-            "The input stream FileStreamSource is not supported in Real-time Mode.")
+    text = (
+        "StreamingQueryException: [STREAMING_REAL_TIME_MODE.INPUT_STREAM_NOT_SUPPORTED] "
+        "The input stream FileStreamSource is not supported in Real-time Mode."
+    )
     assert mapped(text).code == "SS342"
-    assert mapped("[STREAMING_CHECKPOINT_LOG_WRITE_FAILURE.COMMIT_LOG] Failed to write").code == "SS501"
-    assert mapped("[STREAMING_CHECKPOINT_MISSING_METADATA_FILE] Checkpoint location").code == "SS503"
+    assert (
+        mapped("[STREAMING_CHECKPOINT_LOG_WRITE_FAILURE.COMMIT_LOG] Failed to write").code
+        == "SS501"
+    )
+    assert (
+        mapped("[STREAMING_CHECKPOINT_MISSING_METADATA_FILE] Checkpoint location").code == "SS503"
+    )
     assert mapped("the word STREAMING_CHECKPOINT_MISSING_METADATA_FILE without brackets") is None
     assert mapped("[MALFORMED_RECORD_IN_PARSING] …") is None

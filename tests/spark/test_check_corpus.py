@@ -52,10 +52,10 @@ from pathlib import Path
 import pytest
 
 import sqlstream
-from sqlstream.diagnostics.codes import CODES
-from sqlstream.frontend import spark_versions
 from sqlstream.analysis.schema import UNKNOWN, spark_type
+from sqlstream.diagnostics.codes import CODES
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError
+from sqlstream.frontend import spark_versions
 from tests.conftest import FIXTURES, settings_kept
 
 CORPUS = FIXTURES / "check"
@@ -115,11 +115,21 @@ def _program(path: Path) -> Program:
     assert spark in VERDICTS, f"{path.name}: bad '-- spark: {spark}'"
     assert (spark == "differs") == bool(why.strip()), f"{path.name}: 'differs: <why>' needs a why"
     expect_on = tuple((v, _codes(value)) for key, v, value in lines if key == "expect" and v)
-    spark_on = tuple((v, value.partition(":")[0]) for key, v, value in lines if key == "spark" and v)
-    probed = tuple(tuple(entry.split()) for entry in header.get("probed", "").split(",") if entry.strip())
+    spark_on = tuple(
+        (v, value.partition(":")[0]) for key, v, value in lines if key == "spark" and v
+    )
+    probed = tuple(
+        tuple(entry.split()) for entry in header.get("probed", "").split(",") if entry.strip()
+    )
     for version, verdict in spark_on + probed:
-        assert version in spark_versions.SUPPORTED and verdict in VERDICTS, (path.name, version, verdict)
-    return Program(path, text, _codes(header["expect"]), spark, why.strip(), expect_on, spark_on, probed)
+        assert version in spark_versions.SUPPORTED and verdict in VERDICTS, (
+            path.name,
+            version,
+            verdict,
+        )
+    return Program(
+        path, text, _codes(header["expect"]), spark, why.strip(), expect_on, spark_on, probed
+    )
 
 
 PROGRAMS = [_program(p) for p in sorted(CORPUS.glob("*.ssql"))]
@@ -134,8 +144,12 @@ def _ids(program: Program) -> str:
 
 
 def _fast_cases():
-    return [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True))
-            if p.stem in KNOWN_GAPS else pytest.param(p, id=p.stem) for p in PROGRAMS]
+    return [
+        pytest.param(p, id=p.stem, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True))
+        if p.stem in KNOWN_GAPS
+        else pytest.param(p, id=p.stem)
+        for p in PROGRAMS
+    ]
 
 
 # ---- fast: check() against the headers (no JVM) ------------------------------------------------
@@ -149,8 +163,13 @@ def _fast_cases():
 # SS335 (FOR SYSTEM_TIME AS OF other than a lookup join) stops the rewrite: its golden files
 # are tests/fixtures/rewrite/27–30 and errors/lookup_*, and tests/spark/test_joins_spark.py shows
 # Spark refusing the time travel such a program would leave.
-RULE_CODES = [c for c in CODES if ("SS300" < c < "SS352" and c not in ("SS309", "SS335"))
-              or "SS205" <= c <= "SS209" or c == "SS203"]
+RULE_CODES = [
+    c
+    for c in CODES
+    if ("SS300" < c < "SS352" and c not in ("SS309", "SS335"))
+    or "SS205" <= c <= "SS209"
+    or c == "SS203"
+]
 
 
 def test_corpus_covers_every_rule():
@@ -158,8 +177,12 @@ def test_corpus_covers_every_rule():
     result), a warning code one that Spark runs; and valid programs are a good part of it."""
     assert len(PROGRAMS) >= MIN_PROGRAMS
     for code in RULE_CODES:
-        spark = {p.spark_for(v) for p in PROGRAMS for v in spark_versions.SUPPORTED
-                 if code in p.expect_for(v)}
+        spark = {
+            p.spark_for(v)
+            for p in PROGRAMS
+            for v in spark_versions.SUPPORTED
+            if code in p.expect_for(v)
+        }
         wanted = {"runs"} if CODES[code].severity == "warning" else {"rejects", "differs"}
         assert spark & wanted, f"{code} has no program that Spark {' or '.join(sorted(wanted))}"
     assert sum(p.spark == "runs" and not p.expect for p in PROGRAMS) >= len(PROGRAMS) // 4
@@ -168,25 +191,39 @@ def test_corpus_covers_every_rule():
 @pytest.mark.parametrize("program", _fast_cases())
 def test_check(program: Program):
     for version in spark_versions.SUPPORTED:
-        findings = sqlstream.check(program.text, CHECK_VARIABLES, str(program.path), spark_version=version)
+        findings = sqlstream.check(
+            program.text, CHECK_VARIABLES, str(program.path), spark_version=version
+        )
         codes = {f.code for f in findings}
         rendered = "\n".join(f.render() for f in findings)
-        assert codes == set(program.expect_for(version)), f"Spark {version}: {rendered or 'no findings'}"
+        assert codes == set(program.expect_for(version)), (
+            f"Spark {version}: {rendered or 'no findings'}"
+        )
         errors = [f for f in findings if f.severity == "error"]
         verdict = program.spark_for(version)
         assert dict(program.probed).get(version, verdict) == verdict, (
-            f"Spark {version} was probed to do otherwise: update the header")
+            f"Spark {version} was probed to do otherwise: update the header"
+        )
         if errors:
             assert verdict in ("rejects", "differs"), (
                 f"check rejects this program for Spark {version}: Spark must reject it or give "
-                "another result")
-            pipeline = sqlstream.compile(program.text, CHECK_VARIABLES, str(program.path),
-                                         checks=False, spark_version=version)
+                "another result"
+            )
+            pipeline = sqlstream.compile(
+                program.text,
+                CHECK_VARIABLES,
+                str(program.path),
+                checks=False,
+                spark_version=version,
+            )
             for query in pipeline.plan.queries:
                 assert query.output_mode_reason == "from EMIT" or "SS305" in codes, (
-                    "a rejected program says its output mode (EMIT …) so Spark is asked about that mode")
+                    "a rejected program says its output mode (EMIT …) so Spark is asked about that mode"
+                )
         else:
-            assert verdict == "runs", f"check accepts this program for Spark {version}: Spark must run it"
+            assert verdict == "runs", (
+                f"check accepts this program for Spark {version}: Spark must run it"
+            )
 
 
 # ---- Spark ---------------------------------------------------------------------------------------
@@ -213,8 +250,10 @@ USERS_STRUCT = [
 def _json_files(folder: Path, files: list, names: tuple[str, str, str]) -> None:
     folder.mkdir()
     for i, rows in enumerate(files):
-        lines = [f'{{"{names[0]}": "{a}", "{names[1]}": "{b}", "{names[2]}": "2024-01-01T{t}Z"}}'
-                 for a, b, t in rows]
+        lines = [
+            f'{{"{names[0]}": "{a}", "{names[1]}": "{b}", "{names[2]}": "2024-01-01T{t}Z"}}'
+            for a, b, t in rows
+        ]
         target = folder / f"part-{i}.json"
         target.write_text("\n".join(lines) + "\n")
         stamp = 1_700_000_000 + i * 60  # Spark's file source reads files in modification order
@@ -254,7 +293,8 @@ def _wall_clock(pipeline) -> bool:
     sources = {r.connector for r in pipeline.plan.relations if hasattr(r, "connector")}
     return bool(sources & {"rate", "rate_micro_batch"}) or any(
         q.trigger is not None and q.trigger.kind in ("continuous", "real_time")
-        for q in pipeline.plan.queries)
+        for q in pipeline.plan.queries
+    )
 
 
 def _progressed(spark, query) -> bool:
@@ -336,6 +376,7 @@ def _duplicate_written_twice(row):
         assert len(set(stream)) == len(batch), "the same distinct rows as the batch query"
         assert len(stream) > len(batch), "but a row is written again when its duplicate arrives"
         assert stream.count(row) >= 2
+
     return verify
 
 
@@ -362,6 +403,7 @@ def _no_null_padded(*indexes):
             assert padded, "the SQL means some rows are padded with NULLs"
             assert not _null_padded(stream, index), "Spark never writes them"
         assert stream, "the matched rows are written"
+
     return verify
 
 
@@ -375,8 +417,10 @@ def _lookup_of_future_rows(spark, program, pipeline):
         earlier = [(t, p) for u, p, t in views if u == user and t <= ts]
         if earlier:
             as_of.add((user, url, ts, max(earlier)[1], max(earlier)[0]))
-    got = {(u, url, ts.strftime("%H:%M:%S"), page, vts.strftime("%H:%M:%S"))
-           for u, url, ts, page, vts in stream}
+    got = {
+        (u, url, ts.strftime("%H:%M:%S"), page, vts.strftime("%H:%M:%S"))
+        for u, url, ts, page, vts in stream
+    }
     assert any(vts > ts for _, _, ts, _, vts in got), "views later than the click are matched"
     assert got != as_of
 
@@ -394,10 +438,12 @@ DIFFERS = {
 def _has_null_padded(*indexes):
     """For the valid neighbours of the `differs` joins: with watermarks on both sides, the
     unmatched rows are written (so the difference above is the missing watermark's)."""
+
     def verify(spark, program, pipeline):
         stream = _rows(spark.table(program.query_name))
         for index in indexes:
             assert _null_padded(stream, index), f"null-padded rows in column {index}"
+
     return verify
 
 
@@ -405,12 +451,14 @@ def _closed_windows(end_column: int, watermark: str):
     """Chained stateful operators in append mode: the rows the batch query gives for the
     windows that end at or before the final watermark (``watermark``, the time of the last
     click minus the delay; the windows after it are still open when the input ends)."""
+
     def verify(spark, program, pipeline):
         stream = _rows(spark.table(program.query_name))
         limit = datetime.fromisoformat(watermark)
         batch = [r for r in _rows(_batch(spark, pipeline)) if r[end_column] <= limit]
         assert batch, "some windows are closed"
         assert stream == batch
+
     return verify
 
 
@@ -423,10 +471,17 @@ VERIFY = {
     "331_dedup_window_window_final": _closed_windows(1, "2024-01-01 10:20:00"),
     "250_lookup_join_table": _batch_rows,
     "251_lookup_left_join_table": _batch_rows,
-    **{stem: _deduplicated for stem in ("075_distinct_inferred", "076_distinct_changes",
-                                        "078_distinct_final",
-                                        "204_distinct_on_stream", "206_qualify_stream",
-                                        "207_distinct_on_watermark")},
+    **{
+        stem: _deduplicated
+        for stem in (
+            "075_distinct_inferred",
+            "076_distinct_changes",
+            "078_distinct_final",
+            "204_distinct_on_stream",
+            "206_qualify_stream",
+            "207_distinct_on_watermark",
+        )
+    },
     "123_ss_left_watermarks_range": _has_null_padded(3),
     "130_ss_right_watermarks_range": _has_null_padded(0),
     "133_ss_full_watermarks_range": _has_null_padded(0, 3),
@@ -443,8 +498,10 @@ def agreement(request):
     lines = [f"check corpus against Spark ({sum(map(len, tally.values()))} programs):"]
     for (verdict, spark), stems in sorted(tally.items()):
         agree = (verdict == "accepts") == (spark == "ran")
-        lines.append(f"  check {verdict}, Spark {spark}: {len(stems)}"
-                     + ("" if agree else f"  DISAGREE: {', '.join(stems)}"))
+        lines.append(
+            f"  check {verdict}, Spark {spark}: {len(stems)}"
+            + ("" if agree else f"  DISAGREE: {', '.join(stems)}")
+        )
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None:  # pragma: no cover
@@ -465,8 +522,11 @@ def _static_columns_agree(spark, pipeline) -> None:
     """
     from sqlstream.ir import plan as p
 
-    steps = [(r.name, r.columns, lambda r=r: spark.table(r.name)) for r in pipeline.plan.relations
-             if isinstance(r, (p.SourceRelation, p.SqlView, p.Deduplicate))]
+    steps = [
+        (r.name, r.columns, lambda r=r: spark.table(r.name))
+        for r in pipeline.plan.relations
+        if isinstance(r, (p.SourceRelation, p.SqlView, p.Deduplicate))
+    ]
     steps += [(q.name, q.columns, lambda q=q: spark.sql(q.sql)) for q in pipeline.plan.queries]
     for name, columns, frame in steps:
         if columns is None:
@@ -477,8 +537,11 @@ def _static_columns_agree(spark, pipeline) -> None:
             assert static in (UNKNOWN, real), f"{name}.{column}: check says {static}, Spark {real}"
 
 
-SPARK_VERDICTS = {"ran": "ran", "rejected at start": "rejected it at start",
-                  "failed at run time": "failed it in a batch"}
+SPARK_VERDICTS = {
+    "ran": "ran",
+    "rejected at start": "rejected it at start",
+    "failed at run time": "failed it in a batch",
+}
 
 
 @pytest.mark.spark
@@ -487,11 +550,15 @@ def test_on_spark(spark, program: Program, corpus_data, tmp_path, agreement):
     version = spark_versions.major_minor(spark.version)
     variables = {"data": str(corpus_data), "out": str(tmp_path / "out")}
     path = str(tmp_path / program.path.name)
-    errors = [f for f in sqlstream.check(program.text, variables, path, spark_version=version)
-              if f.severity == "error"]
+    errors = [
+        f
+        for f in sqlstream.check(program.text, variables, path, spark_version=version)
+        if f.severity == "error"
+    ]
     verdict = program.spark_for(version)
-    pipeline = sqlstream.compile(program.text, variables, path, checks=verdict == "runs",
-                                 spark_version=version)
+    pipeline = sqlstream.compile(
+        program.text, variables, path, checks=verdict == "runs", spark_version=version
+    )
     with settings_kept(spark, pipeline):
         outcome = _run(spark, pipeline)
         record = os.environ.get("SQLSTREAM_CORPUS_RECORD")
@@ -501,7 +568,9 @@ def test_on_spark(spark, program: Program, corpus_data, tmp_path, agreement):
         _verify(spark, program, pipeline, outcome, agreement, errors, verdict)
 
 
-def _verify(spark, program: Program, pipeline, outcome: Outcome, agreement, errors, verdict: str) -> None:
+def _verify(
+    spark, program: Program, pipeline, outcome: Outcome, agreement, errors, verdict: str
+) -> None:
     """Hold Spark's outcome to the header's ``verdict`` for this Spark, run the program's
     result check, count it."""
     spark_verdict = SPARK_VERDICTS[outcome.status]

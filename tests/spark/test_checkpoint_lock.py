@@ -51,7 +51,9 @@ def _expected(data) -> Counter:
     rows = Counter()
     for path in sorted(data.iterdir()):
         with open(path, newline="", encoding="utf-8") as handle:
-            rows.update((r["carrier"], int(r["flight"]), r["origin"]) for r in csv.DictReader(handle))
+            rows.update(
+                (r["carrier"], int(r["flight"]), r["origin"]) for r in csv.DictReader(handle)
+            )
     return rows
 
 
@@ -76,21 +78,38 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
         _wait_for(first, err, "query out batch 0: ")
         began = time.monotonic()
         second = subprocess.run(
-            [sys.executable, "-m", "sqlstream.cli", "exec", str(pipeline), "--state-dir",
-             str(state), "--master", "local[1]"], capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                "-m",
+                "sqlstream.cli",
+                "exec",
+                str(pipeline),
+                "--state-dir",
+                str(state),
+                "--master",
+                "local[1]",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         refused_in = time.monotonic() - began
         assert second.returncode == 1, second.stderr
-        error = second.stderr[second.stderr.index(f"{pipeline}:5:1: SS502"):].splitlines()
+        error = second.stderr[second.stderr.index(f"{pipeline}:5:1: SS502") :].splitlines()
         assert error[0].startswith(
             f"{pipeline}:5:1: SS502 query 'out': checkpoint {checkpoint} is in use by another "
-            f"run: pid {first.pid} on host {host}, since ")
+            f"run: pid {first.pid} on host {host}, since "
+        )
         assert error[0].endswith(f"(query 'out' of {pipeline})")
-        assert error[1:3] == ["  INSERT INTO out SELECT carrier, flight, origin FROM flights",
-                              "  " + "^" * 59]
+        assert error[1:3] == [
+            "  INSERT INTO out SELECT carrier, flight, origin FROM flights",
+            "  " + "^" * 59,
+        ]
         assert error[3].startswith("  hint: wait for that run to finish, stop it ")
         # nothing else was printed: no JVM was started (its start-up alone takes longer)
-        assert second.stderr.splitlines() == [
-            "sqlstream: copy: 1 relations, 1 queries", *error], second.stderr
+        assert second.stderr.splitlines() == ["sqlstream: copy: 1 relations, 1 queries", *error], (
+            second.stderr
+        )
         assert refused_in < 30, refused_in
         assert first.poll() is None  # the first run goes on, undisturbed
         _wait_for(first, err, "query out batch 2: ")  # every file read
@@ -122,8 +141,10 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
     last = _exec(pipeline, "--state-dir", str(state), "--available-now")
     stdout, stderr = last.communicate(timeout=300)
     assert last.returncode == 0, stderr
-    assert (f"query 'out': checkpoint {checkpoint}: taking over the lock of pid {killed.pid} "
-            f"on host {host}, since ") in stderr
+    assert (
+        f"query 'out': checkpoint {checkpoint}: taking over the lock of pid {killed.pid} "
+        f"on host {host}, since "
+    ) in stderr
     assert "which ended without releasing it (killed or crashed)" in stderr
     assert not [n for n in NOISE if n in stderr], stderr
     assert (checkpoint / "sqlstream" / "run.lock").read_text() == ""  # released on exit
@@ -134,10 +155,12 @@ def test_in_one_process_active_queries_refuse_stopped_ones_hand_over(spark, tmp_
     """``Pipeline.start`` twice in one SparkSession: refused while the first queries run;
     once they are stopped, the lock is handed over at once (a stop and a start again), and
     released by its watcher thread when nobody starts again."""
-    text = ("CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
-            f"CREATE SINK o WITH (connector = 'files', path = '{tmp_path / 'out'}', "
-            "format = 'json');\n"
-            "INSERT INTO o SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n")
+    text = (
+        "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
+        f"CREATE SINK o WITH (connector = 'files', path = '{tmp_path / 'out'}', "
+        "format = 'json');\n"
+        "INSERT INTO o SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n"
+    )
     pipeline = sqlstream.compile(text, path="ticks.ssql", state_dir=str(tmp_path / "state"))
     lock = tmp_path / "state" / "ticks" / "o" / "sqlstream" / "run.lock"
     (query,) = pipeline.start(spark)
@@ -146,7 +169,8 @@ def test_in_one_process_active_queries_refuse_stopped_ones_hand_over(spark, tmp_
             pipeline.start(spark)
         assert refused.value.message.startswith(
             f"query 'o': checkpoint {lock.parent.parent} is in use by a run of this process "
-            f"whose queries are active: pid {os.getpid()} on host ")
+            f"whose queries are active: pid {os.getpid()} on host "
+        )
         assert refused.value.span.line == 3
         assert query.isActive  # the refused start touched nothing
     finally:

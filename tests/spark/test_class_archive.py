@@ -26,8 +26,14 @@ assert spark.range(3).count() == 3
 
 
 def _run(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run([sys.executable, "-c", RUN, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "cds" not in done.stdout  # the JVM's class-sharing messages are not printed
 
@@ -42,8 +48,14 @@ def test_the_first_run_writes_the_archive_and_the_next_maps_sparks_classes(tmp_p
     log = tmp_path / "class-load.log"
     _run(env, f"-Xlog:class+load=info:file={log}")
     assert [p.suffix for p in folder.iterdir()] == [".jsa"]
-    loaded = {line.split()[1]: line for line in log.read_text().splitlines()
-              if "source:" in line and len(line.split()) > 1}
-    for name in ("org.apache.spark.SparkContext", "org.apache.spark.sql.SparkSession",
-                 "org.apache.spark.sql.catalyst.analysis.Analyzer"):
+    loaded = {
+        line.split()[1]: line
+        for line in log.read_text().splitlines()
+        if "source:" in line and len(line.split()) > 1
+    }
+    for name in (
+        "org.apache.spark.SparkContext",
+        "org.apache.spark.sql.SparkSession",
+        "org.apache.spark.sql.catalyst.analysis.Analyzer",
+    ):
         assert "shared objects file (top)" in loaded[name], loaded.get(name)

@@ -33,8 +33,16 @@ import uuid
 import pytest
 
 from tests.support.crash_harness import (
-    HOURLY_READ, LATE_READ, committed_files, expected_hourly, expected_late, kafka_report,
-    prepare, run_until_done, table_rows, topic_records,
+    HOURLY_READ,
+    LATE_READ,
+    committed_files,
+    expected_hourly,
+    expected_late,
+    kafka_report,
+    prepare,
+    run_until_done,
+    table_rows,
+    topic_records,
 )
 from tests.support.kafka_broker import spark_jars
 
@@ -45,9 +53,19 @@ DAYS, KILLS, SEED = 10, 6, 12
 def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark, kafka_broker, tmp_path):
     topic = kafka_broker.create_topic(f"crash-late-{uuid.uuid4().hex[:8]}")
     files = prepare(tmp_path, DAYS, extra=("table", "kafka"))
-    report = run_until_done(tmp_path, kills=KILLS, seed=SEED, args=(
-        "--var", f"servers={kafka_broker.bootstrap_servers}", "--var", f"topic={topic}",
-        "--conf", "spark.jars=" + ",".join(spark_jars())))
+    report = run_until_done(
+        tmp_path,
+        kills=KILLS,
+        seed=SEED,
+        args=(
+            "--var",
+            f"servers={kafka_broker.bootstrap_servers}",
+            "--var",
+            f"topic={topic}",
+            "--conf",
+            "spark.jars=" + ",".join(spark_jars()),
+        ),
+    )
     assert len(report.kills) == KILLS, report
     late_expected = expected_late(files)
     hourly_expected = sorted(expected_hourly(files), key=repr)
@@ -75,8 +93,12 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(spark, kafka_brok
 
     # The Kafka sink: at least once.
     assert len(set(late_expected)) == len(late_expected)
-    kafka = kafka_report(tmp_path, topic_records(kafka_broker.bootstrap_servers, topic),
-                         late_expected, report.replayed.get("late_kafka", []))
+    kafka = kafka_report(
+        tmp_path,
+        topic_records(kafka_broker.bootstrap_servers, topic),
+        late_expected,
+        report.replayed.get("late_kafka", []),
+    )
     assert kafka["records"] == len(late_expected) + kafka["duplicates"]
     assert (kafka["missing"], kafka["wrong"], kafka["outside_replays"]) == (0, 0, 0), kafka
     assert kafka["dedup_by_key"], kafka

@@ -77,11 +77,26 @@ def test_spec_example_reads_every_header_column_and_selects_the_declared(tmp_pat
 
 
 def test_the_example_declaring_every_column_in_file_order_needs_no_projection():
-    relation = sqlstream.compile_file(ROOT / "examples" / "flights" / "hourly_delays.ssql").plan.relations[0]
-    assert relation.projection == ("`year`", "`month`", "`day`", "`dep_time`", "`sched_dep_time`",
-                                   "`dep_delay`", "`arr_delay`", "`carrier`", "`flight`", "`tailnum`",
-                                   "`origin`", "`dest`", "`distance`", "`time_hour`",
-                                   "dep_delay > 15 AS `delayed`")  # the computed column's
+    relation = sqlstream.compile_file(
+        ROOT / "examples" / "flights" / "hourly_delays.ssql"
+    ).plan.relations[0]
+    assert relation.projection == (
+        "`year`",
+        "`month`",
+        "`day`",
+        "`dep_time`",
+        "`sched_dep_time`",
+        "`dep_delay`",
+        "`arr_delay`",
+        "`carrier`",
+        "`flight`",
+        "`tailnum`",
+        "`origin`",
+        "`dest`",
+        "`distance`",
+        "`time_hour`",
+        "dep_delay > 15 AS `delayed`",
+    )  # the computed column's
     assert relation.schema.startswith("`year` INT, `month` INT")
 
 
@@ -99,10 +114,16 @@ def test_header_names_match_ignoring_case_and_a_repeated_name_is_refused(tmp_pat
     header = Header("f.csv", ("ID", "name", "x", "x"))
     binding = bind([("name", "STRING"), ("id", "INT")], header)
     assert binding.read_as == ("name", "ID")
-    assert binding.schema == (("ID", "INT"), ("name", "STRING"), ("_c2", "STRING"), ("_c3", "STRING"))
+    assert binding.schema == (
+        ("ID", "INT"),
+        ("name", "STRING"),
+        ("_c2", "STRING"),
+        ("_c3", "STRING"),
+    )
     assert not binding.exact and not binding.problems  # _c2, _c3: never read by a query
-    assert bind([("x", "INT")], header).problems == ((0, "column 'x' is twice in the header of "
-                                                      "f.csv (ID, name, x, x)"),)
+    assert bind([("x", "INT")], header).problems == (
+        (0, "column 'x' is twice in the header of f.csv (ID, name, x, x)"),
+    )
     (tmp_path / "f.csv").write_text("ID,name\n1,a\n")
     relation = _source(f"""CREATE TABLE t (name STRING, id INT) WITH (connector = 'files',
         path = '{tmp_path}', format = 'csv', header = true);""")
@@ -127,10 +148,16 @@ def test_first_record_follows_spark_file_order_options_and_compression(tmp_path)
 
 def test_no_files_yet_binds_by_position_with_spark_checking_each_header(tmp_path):
     relation = _source(SPEC.format(path=tmp_path / "later", name="q"))
-    assert relation.schema == "`carrier` STRING, `origin` STRING, `dep_delay` DOUBLE, `time_hour` TIMESTAMP"
+    assert (
+        relation.schema
+        == "`carrier` STRING, `origin` STRING, `dep_delay` DOUBLE, `time_hour` TIMESTAMP"
+    )
     assert ("enforceSchema", "false") in relation.options
-    kept = _source(SPEC.format(path=tmp_path / "later", name="q").replace(
-        "header = true,", "header = true, enforceSchema = true,"))
+    kept = _source(
+        SPEC.format(path=tmp_path / "later", name="q").replace(
+            "header = true,", "header = true, enforceSchema = true,"
+        )
+    )
     assert [k for k, _ in kept.options].count("enforceSchema") == 1  # the user's choice stays
 
 
@@ -153,17 +180,26 @@ def test_without_a_header_check_warns_when_the_column_count_differs(tmp_path):
 @pytest.mark.spark
 def test_spec_example_on_real_flights_equals_a_batch_read_by_name(spark, tmp_path):
     folder = _days(tmp_path, 2)
-    pipeline = sqlstream.compile(SPEC.format(path=folder, name="csv_header_spec"),
-                                 path=str(tmp_path / "p.ssql"))
+    pipeline = sqlstream.compile(
+        SPEC.format(path=folder, name="csv_header_spec"), path=str(tmp_path / "p.ssql")
+    )
     for query in pipeline.start(spark, available_now=True):
         query.awaitTermination()
         assert query.exception() is None
     actual = spark.table("csv_header_spec")
-    expected = (spark.read.option("header", True).option("nullValue", "NA")
-                .option("inferSchema", True).csv(str(folder))  # names from the header
-                .selectExpr("carrier", "origin", "CAST(dep_delay AS DOUBLE) AS dep_delay",
-                            "CAST(time_hour AS TIMESTAMP) AS time_hour",
-                            "CAST(dep_delay AS DOUBLE) > 15 AS delayed"))
+    expected = (
+        spark.read.option("header", True)
+        .option("nullValue", "NA")
+        .option("inferSchema", True)
+        .csv(str(folder))  # names from the header
+        .selectExpr(
+            "carrier",
+            "origin",
+            "CAST(dep_delay AS DOUBLE) AS dep_delay",
+            "CAST(time_hour AS TIMESTAMP) AS time_hour",
+            "CAST(dep_delay AS DOUBLE) > 15 AS delayed",
+        )
+    )
     assert actual.count() == expected.count() > 1500
     assert actual.exceptAll(expected).count() == 0 and expected.exceptAll(actual).count() == 0
     assert {r.origin for r in actual.select("origin").distinct().collect()} == {"EWR", "JFK", "LGA"}
@@ -172,8 +208,9 @@ def test_spec_example_on_real_flights_equals_a_batch_read_by_name(spark, tmp_pat
 @pytest.mark.spark
 def test_a_later_file_with_other_columns_fails_the_query(spark, tmp_path):
     folder = _days(tmp_path, 1)
-    pipeline = sqlstream.compile(SPEC.format(path=folder, name="csv_header_later"),
-                                 path=str(tmp_path / "p.ssql"))
+    pipeline = sqlstream.compile(
+        SPEC.format(path=folder, name="csv_header_later"), path=str(tmp_path / "p.ssql")
+    )
     swapped = folder / "2099-01-01.csv"
     lines = (DATA / "2013-01-02.csv").read_text().splitlines()
     swapped.write_text("\n".join(",".join(reversed(line.split(","))) for line in lines) + "\n")
@@ -185,10 +222,17 @@ def test_a_later_file_with_other_columns_fails_the_query(spark, tmp_path):
 
 # ------------------------------------------- a later file's header under on_error = drop / dead_letter
 
-COLUMNS = ("year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE, "
-           "arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, "
-           "dest STRING, distance DOUBLE, time_hour TIMESTAMP")
-KINDS = {"INT": int, "DOUBLE": float, "STRING": str, "TIMESTAMP": lambda v: v.replace("T", " ").rstrip("Z")}
+COLUMNS = (
+    "year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE, "
+    "arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, "
+    "dest STRING, distance DOUBLE, time_hour TIMESTAMP"
+)
+KINDS = {
+    "INT": int,
+    "DOUBLE": float,
+    "STRING": str,
+    "TIMESTAMP": lambda v: v.replace("T", " ").rstrip("Z"),
+}
 LATER = """
 CREATE STREAM flights ({columns}) WITH (connector = 'files', path = 'in', format = 'csv',
     header = true, nullValue = 'NA', on_error = 'dead_letter', dead_letter_path = 'out/dead');
@@ -250,8 +294,10 @@ def test_a_later_file_with_another_header_is_set_aside_never_read_by_position(sp
         "f2_reordered.csv": ([swap.get(n, n) for n in header], _records(1, 150)),
         "f4_extra.csv": (header + ["extra"], _records(3, 40)),
         "f5_missing.csv": ([n for n in header if n != "tailnum"], _records(4, 40)),
-        "f6_renamed.csv": ([n if n != "carrier" else "airline" for n in header],
-                           [{**r, "airline": r["carrier"]} for r in _records(5, 40)]),
+        "f6_renamed.csv": (
+            [n if n != "carrier" else "airline" for n in header],
+            [{**r, "airline": r["carrier"]} for r in _records(5, 40)],
+        ),
         "f8_reversed.csv": (header[::-1], _records(6, 300)),
     }
     for stamp, (name, (names, records)) in enumerate(variants.items(), start=2_000):
@@ -260,13 +306,21 @@ def test_a_later_file_with_another_header_is_set_aside_never_read_by_position(sp
     _write(folder / "f3.csv", header, rows, 3_000)
     good += rows
     rows = _records(7, 150)
-    _write(folder / "f7.csv", [n.upper() for n in header],
-           [{n.upper(): v for n, v in r.items()} for r in rows], 4_000, end="\r\n", bom="\ufeff")
+    _write(
+        folder / "f7.csv",
+        [n.upper() for n in header],
+        [{n.upper(): v for n, v in r.items()} for r in rows],
+        4_000,
+        end="\r\n",
+        bom="\ufeff",
+    )
     good += rows
     later = ["carrier", "origin", "dep_delay"]
     unseen_good = _records(8, 50)
     _write(unseen / "a.csv", later, unseen_good, 1_000)
-    unseen_bad = _write(unseen / "b.csv", ["origin", "carrier", "dep_delay"], _records(9, 50), 2_000)
+    unseen_bad = _write(
+        unseen / "b.csv", ["origin", "carrier", "dep_delay"], _records(9, 50), 2_000
+    )
 
     events = []
     split = spark.conf.get("spark.sql.files.maxPartitionBytes")
@@ -276,30 +330,45 @@ def test_a_later_file_with_another_header_is_set_aside_never_read_by_position(sp
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", split)
 
-    got = spark.read.parquet(str(tmp_path / "out" / "all")).selectExpr(
-        "*", "date_format(time_hour, 'yyyy-MM-dd HH:mm:ss') AS th").drop("time_hour").collect()
-    assert sorted((tuple(r)[:-1] + (r["th"],) for r in got), key=repr) == \
-        sorted((_typed(r, COLUMNS) for r in good), key=repr)
+    got = (
+        spark.read.parquet(str(tmp_path / "out" / "all"))
+        .selectExpr("*", "date_format(time_hour, 'yyyy-MM-dd HH:mm:ss') AS th")
+        .drop("time_hour")
+        .collect()
+    )
+    assert sorted((tuple(r)[:-1] + (r["th"],) for r in got), key=repr) == sorted(
+        (_typed(r, COLUMNS) for r in good), key=repr
+    )
     dead = spark.read.json(str(tmp_path / "out" / "dead")).collect()
     planned = ",".join(header)
     assert sorted((d["raw"], d["reason"], os.path.basename(d["file"])) for d in dead) == sorted(
-        (line, f'malformed: header differs: {name} has "{names}" where the source was planned '
-               f'with "{planned}"', name)
-        for name, (lines, names) in bad.items() for line in lines)
+        (
+            line,
+            f'malformed: header differs: {name} has "{names}" where the source was planned '
+            f'with "{planned}"',
+            name,
+        )
+        for name, (lines, names) in bad.items()
+        for line in lines
+    )
 
     subset = "carrier STRING, origin STRING, dep_delay DOUBLE"
     got = spark.read.parquet(str(tmp_path / "out" / "sub")).collect()
     assert sorted(map(tuple, got), key=repr) == sorted((_typed(r, subset) for r in good), key=repr)
     got = spark.read.parquet(str(tmp_path / "out" / "unseen")).collect()
-    assert sorted(map(tuple, got), key=repr) == sorted((_typed(r, subset) for r in unseen_good), key=repr)
+    assert sorted(map(tuple, got), key=repr) == sorted(
+        (_typed(r, subset) for r in unseen_good), key=repr
+    )
     malformed = {}
     for event in events:
         if isinstance(event, BatchProgress):
             for source, count in event.malformed_records.items():
                 malformed[event.name, source] = malformed.get((event.name, source), 0) + count
-    assert malformed == {("all_rows", "flights"): sum(len(lines) for lines, _ in bad.values()),
-                         ("sub", "subset"): sum(len(lines) for lines, _ in bad.values()),
-                         ("uns", "unseen"): len(unseen_bad)}
+    assert malformed == {
+        ("all_rows", "flights"): sum(len(lines) for lines, _ in bad.values()),
+        ("sub", "subset"): sum(len(lines) for lines, _ in bad.values()),
+        ("uns", "unseen"): len(unseen_bad),
+    }
 
 
 FAIL = """
@@ -311,12 +380,18 @@ INSERT INTO o SELECT * FROM flights EMIT ONCE;
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("first, later, stops", [
-    ("header", "reordered", True), ("header", "missing", True), ("header", "renamed", True),
-    ("header", "extra", False), ("header", "other_renamed", False),
-    ("index", "reordered", True),     # an empty first name, as pandas writes an index
-    ("repeated", "reordered", True),  # a name twice: read as _c0, _c1, never by the query
-])
+@pytest.mark.parametrize(
+    "first, later, stops",
+    [
+        ("header", "reordered", True),
+        ("header", "missing", True),
+        ("header", "renamed", True),
+        ("header", "extra", False),
+        ("header", "other_renamed", False),
+        ("index", "reordered", True),  # an empty first name, as pandas writes an index
+        ("repeated", "reordered", True),  # a name twice: read as _c0, _c1, never by the query
+    ],
+)
 def test_on_error_fail_never_reads_a_later_header_by_position(spark, tmp_path, first, later, stops):
     """With ``on_error = 'fail'`` (the default) Spark checks, in each file's header, the
     names at the positions of the columns the query reads (CSV column pruning): a later
@@ -332,10 +407,13 @@ def test_on_error_fail_never_reads_a_later_header_by_position(spark, tmp_path, f
     (tmp_path / "p.ssql").write_text(FAIL)
     pipeline = sqlstream.compile_file(tmp_path / "p.ssql")
     swap = {"carrier": "origin", "origin": "carrier"}
-    names = {"reordered": [swap.get(n, n) for n in header], "extra": header + ["extra"],
-             "missing": [n for n in header if n != "tailnum"],
-             "renamed": [n if n != "carrier" else "airline" for n in header],
-             "other_renamed": [n if n != "year" else "yr" for n in header]}[later]
+    names = {
+        "reordered": [swap.get(n, n) for n in header],
+        "extra": header + ["extra"],
+        "missing": [n for n in header if n != "tailnum"],
+        "renamed": [n if n != "carrier" else "airline" for n in header],
+        "other_renamed": [n if n != "year" else "yr" for n in header],
+    }[later]
     later_rows = [{**r, "airline": r["carrier"], "yr": r["year"]} for r in _records(1, 100)]
     _write(folder / "b.csv", names, later_rows, 2_000)
     if stops:
@@ -348,7 +426,8 @@ def test_on_error_fail_never_reads_a_later_header_by_position(spark, tmp_path, f
         rows += later_rows
     got = spark.read.parquet(str(tmp_path / "out")).collect()
     assert sorted(map(tuple, got), key=repr) == sorted(
-        (_typed(r, "carrier STRING, origin STRING, dep_delay DOUBLE") for r in rows), key=repr)
+        (_typed(r, "carrier STRING, origin STRING, dep_delay DOUBLE") for r in rows), key=repr
+    )
 
 
 def test_drop_and_dead_letter_check_each_file_header_against_the_planned_one(tmp_path):
@@ -357,8 +436,8 @@ def test_drop_and_dead_letter_check_each_file_header_against_the_planned_one(tmp
     name); with no files yet, the declared columns in declared order. ``fail`` lets Spark
     check every header (``enforceSchema = false``), also with a repeated name."""
     (tmp_path / "f.csv").write_text("x,carrier,x,dep_delay\n1,UA,2,3\n")
-    text = f"""CREATE STREAM s (dep_delay DOUBLE, carrier STRING) WITH (connector = 'files',
-        path = '{{path}}', format = 'csv', header = true, on_error = '{{on_error}}');"""
+    text = """CREATE STREAM s (dep_delay DOUBLE, carrier STRING) WITH (connector = 'files',
+        path = '{path}', format = 'csv', header = true, on_error = '{on_error}');"""
     relation = _source(text.format(path=tmp_path, on_error="drop"))
     assert relation.decoding.header == (None, "carrier", None, "dep_delay")
     assert ("wholetext", "true") not in relation.decoding.reader_options

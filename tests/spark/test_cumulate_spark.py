@@ -25,25 +25,53 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.spark
 
-BIDS = [("2020-04-15 08:05:00", 4.0, "C"), ("2020-04-15 08:07:00", 2.0, "A"),
-        ("2020-04-15 08:09:00", 5.0, "D"), ("2020-04-15 08:11:00", 3.0, "B"),
-        ("2020-04-15 08:13:00", 1.0, "E"), ("2020-04-15 08:17:00", 6.0, "F")]
+BIDS = [
+    ("2020-04-15 08:05:00", 4.0, "C"),
+    ("2020-04-15 08:07:00", 2.0, "A"),
+    ("2020-04-15 08:09:00", 5.0, "D"),
+    ("2020-04-15 08:11:00", 3.0, "B"),
+    ("2020-04-15 08:13:00", 1.0, "E"),
+    ("2020-04-15 08:17:00", 6.0, "F"),
+]
 LATER_BID = ("2020-04-15 08:40:00", 100.0, "Z")  # watermark 08:39:59: closes every window above
 
 FLINK_TUMBLE = [("08:00", "08:10", 11.0), ("08:10", "08:20", 10.0)]
-FLINK_HOP = [("08:00", "08:10", 11.0), ("08:05", "08:15", 15.0), ("08:10", "08:20", 10.0),
-             ("08:15", "08:25", 6.0)]
-FLINK_CUMULATE = [("08:00", "08:06", 4.0), ("08:00", "08:08", 6.0), ("08:00", "08:10", 11.0),
-                  ("08:10", "08:12", 3.0), ("08:10", "08:14", 4.0), ("08:10", "08:16", 4.0),
-                  ("08:10", "08:18", 10.0), ("08:10", "08:20", 10.0)]
+FLINK_HOP = [
+    ("08:00", "08:10", 11.0),
+    ("08:05", "08:15", 15.0),
+    ("08:10", "08:20", 10.0),
+    ("08:15", "08:25", 6.0),
+]
+FLINK_CUMULATE = [
+    ("08:00", "08:06", 4.0),
+    ("08:00", "08:08", 6.0),
+    ("08:00", "08:10", 11.0),
+    ("08:10", "08:12", 3.0),
+    ("08:10", "08:14", 4.0),
+    ("08:10", "08:16", 4.0),
+    ("08:10", "08:18", 10.0),
+    ("08:10", "08:20", 10.0),
+]
 # SELECT * FROM CUMULATE(…): (bidtime, item, window_start, window_end) of each row
 FLINK_CUMULATE_ROWS = [
-    ("08:05", "C", "08:00", "08:06"), ("08:05", "C", "08:00", "08:08"), ("08:05", "C", "08:00", "08:10"),
-    ("08:07", "A", "08:00", "08:08"), ("08:07", "A", "08:00", "08:10"), ("08:09", "D", "08:00", "08:10"),
-    ("08:11", "B", "08:10", "08:12"), ("08:11", "B", "08:10", "08:14"), ("08:11", "B", "08:10", "08:16"),
-    ("08:11", "B", "08:10", "08:18"), ("08:11", "B", "08:10", "08:20"), ("08:13", "E", "08:10", "08:14"),
-    ("08:13", "E", "08:10", "08:16"), ("08:13", "E", "08:10", "08:18"), ("08:13", "E", "08:10", "08:20"),
-    ("08:17", "F", "08:10", "08:18"), ("08:17", "F", "08:10", "08:20")]
+    ("08:05", "C", "08:00", "08:06"),
+    ("08:05", "C", "08:00", "08:08"),
+    ("08:05", "C", "08:00", "08:10"),
+    ("08:07", "A", "08:00", "08:08"),
+    ("08:07", "A", "08:00", "08:10"),
+    ("08:09", "D", "08:00", "08:10"),
+    ("08:11", "B", "08:10", "08:12"),
+    ("08:11", "B", "08:10", "08:14"),
+    ("08:11", "B", "08:10", "08:16"),
+    ("08:11", "B", "08:10", "08:18"),
+    ("08:11", "B", "08:10", "08:20"),
+    ("08:13", "E", "08:10", "08:14"),
+    ("08:13", "E", "08:10", "08:16"),
+    ("08:13", "E", "08:10", "08:18"),
+    ("08:13", "E", "08:10", "08:20"),
+    ("08:17", "F", "08:10", "08:18"),
+    ("08:17", "F", "08:10", "08:20"),
+]
 
 BID_PROGRAM = """\
 CREATE STREAM bid (bidtime TIMESTAMP, price DOUBLE, item STRING,
@@ -126,7 +154,8 @@ def test_flink_bid_examples_in_append_mode(spark, tmp_path):
     assert all(time == end - timedelta(microseconds=1) for _, end, time, _ in cumulate)
     per_row = sorted(r for r in rows("rows") if r[1] != "Z")
     assert [(b, i, s, e) for b, i, s, e, _ in per_row] == sorted(
-        (_at(b), i, _at(s), _at(e)) for b, i, s, e in FLINK_CUMULATE_ROWS)
+        (_at(b), i, _at(s), _at(e)) for b, i, s, e in FLINK_CUMULATE_ROWS
+    )
     assert all(time == end - timedelta(microseconds=1) for *_, end, time in per_row)
 
 
@@ -189,9 +218,13 @@ def test_cumulate_with_offset_equals_plain_python_on_the_flights(spark, tmp_path
     (query,) = sqlstream.compile_file(path).start(spark, available_now=True)
     query.awaitTermination()
     assert query.exception() is None
-    watermark = datetime.strptime(query.recentProgress[-1]["eventTime"]["watermark"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    watermark = datetime.strptime(
+        query.recentProgress[-1]["eventTime"]["watermark"], "%Y-%m-%dT%H:%M:%S.%fZ"
+    )
     closed = {key: value for key, value in expected.items() if key[1] <= watermark}
-    written = {tuple(r[:3]): [r[3], r[4]] for r in spark.sql("SELECT * FROM cumulative_flights").collect()}
+    written = {
+        tuple(r[:3]): [r[3], r[4]] for r in spark.sql("SELECT * FROM cumulative_flights").collect()
+    }
     starts = {k[0] for k in closed}
     assert len(starts) >= 2 and len({k[1] for k in closed}) > 2 * len(starts)  # windows grow
     assert all((s - EPOCH - OFFSET) % SIZE == timedelta(0) for s in starts)  # offset applied

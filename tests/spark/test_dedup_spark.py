@@ -54,8 +54,12 @@ def _run(spark, pipeline):
 
 def _batch(spark, files):
     """The delivered files, duplicates included, as a batch DataFrame (plain ``spark.read``)."""
-    return (spark.read.option("header", True).option("nullValue", "NA").schema(SCHEMA)
-            .csv([str(f) for f in files]))
+    return (
+        spark.read.option("header", True)
+        .option("nullValue", "NA")
+        .schema(SCHEMA)
+        .csv([str(f) for f in files])
+    )
 
 
 def _same(actual, expected):
@@ -97,7 +101,7 @@ def test_distinct_on_one_row_per_key(spark, delivered):
     work, _, _ = delivered
     flights = spark.read.parquet(str(work / "out" / "dedup" / "flights"))
     assert flights.select(*KEY).distinct().count() == flights.count()  # one row per key
-    _same(flights, spark.sql("SELECT DISTINCT * FROM delivered"))       # each flight's row
+    _same(flights, spark.sql("SELECT DISTINCT * FROM delivered"))  # each flight's row
 
 
 def test_row_number_in_a_subquery_feeding_an_aggregation(spark, delivered):
@@ -107,7 +111,8 @@ def test_row_number_in_a_subquery_feeding_an_aggregation(spark, delivered):
     limit = datetime.strptime(watermark, "%Y-%m-%dT%H:%M:%S.%fZ").strftime("%Y-%m-%d %H:%M:%S")
     expected = spark.sql(
         "SELECT window.start AS window_start, window.end AS window_end, origin, COUNT(*) AS flights "
-        "FROM (SELECT DISTINCT * FROM delivered) GROUP BY window(time_hour, '1 hour'), origin")
+        "FROM (SELECT DISTINCT * FROM delivered) GROUP BY window(time_hour, '1 hour'), origin"
+    )
     expected = expected.where(f"window_end <= TIMESTAMP '{limit}'")
     assert expected.count() > len(DAYS) * 3 * 10
     _same(hourly, expected)

@@ -22,13 +22,24 @@ def _exec(path, *args):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
         [sys.executable, "-m", "sqlstream.cli", "exec", str(path), "--master", "local[1]", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
         start_new_session=True,  # its own process group, like a terminal job
     )
 
 
-NOISE = ("Traceback", "Py4J", "internal error", "Using incubator modules", "log level",
-         "WARN ", "ERROR ", "\tat ")
+NOISE = (
+    "Traceback",
+    "Py4J",
+    "internal error",
+    "Using incubator modules",
+    "log level",
+    "WARN ",
+    "ERROR ",
+    "\tat ",
+)
 
 
 def _watch(stream, seen: list[str]) -> threading.Thread:
@@ -45,8 +56,10 @@ def _wait_for(proc, seen: list[str], text: str, timeout: float = 180) -> None:
         time.sleep(0.2)
 
 
-TICKS = ("CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
-         "SELECT value, value * 2 AS doubled FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n")
+TICKS = (
+    "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 3);\n"
+    "SELECT value, value * 2 AS doubled FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n"
+)
 
 
 def test_ctrl_c_twice_stops_cleanly(tmp_path):
@@ -77,9 +90,12 @@ def test_sigterm_stops_cleanly_with_json_lines(tmp_path):
     """SIGTERM to the process group (a supervisor, ``kill``): exit 0; with ``--log-format
     json`` every line on stderr is one JSON object, the JVM's included."""
     pipeline = tmp_path / "ticks.ssql"
-    pipeline.write_text(TICKS.replace("SELECT value, value * 2 AS doubled FROM ticks",
-                                      "CREATE SINK o WITH (connector = 'noop');\n"
-                                      "INSERT INTO o SELECT value FROM ticks"))
+    pipeline.write_text(
+        TICKS.replace(
+            "SELECT value, value * 2 AS doubled FROM ticks",
+            "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT value FROM ticks",
+        )
+    )
     proc = _exec(pipeline, "--log-format", "json")
     err: list[str] = []
     reader = _watch(proc.stderr, err)
@@ -89,8 +105,14 @@ def test_sigterm_stops_cleanly_with_json_lines(tmp_path):
     reader.join(timeout=10)
     events = [json.loads(line) for line in err]  # fails on any line that is not JSON
     kinds = [e["event"] for e in events]
-    assert {"notice", "query_started", "batch_progress", "stopping", "query_terminated",
-            "query_summary"} <= set(kinds), kinds
+    assert {
+        "notice",
+        "query_started",
+        "batch_progress",
+        "stopping",
+        "query_terminated",
+        "query_summary",
+    } <= set(kinds), kinds
     assert next(e for e in events if e["event"] == "stopping")["reason"] == "terminated (SIGTERM)"
     summary = events[-1]
     assert summary["event"] == "query_summary" and summary["status"] == "stopped"
@@ -100,9 +122,12 @@ def test_sigterm_stops_cleanly_with_json_lines(tmp_path):
 
 def test_timeout_stops_cleanly(tmp_path):
     pipeline = tmp_path / "ticks.ssql"
-    pipeline.write_text(TICKS.replace("SELECT value, value * 2 AS doubled FROM ticks",
-                                      "CREATE SINK o WITH (connector = 'noop');\n"
-                                      "INSERT INTO o SELECT value FROM ticks"))
+    pipeline.write_text(
+        TICKS.replace(
+            "SELECT value, value * 2 AS doubled FROM ticks",
+            "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT value FROM ticks",
+        )
+    )
     proc = _exec(pipeline, "--timeout", "4s")
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
@@ -129,10 +154,15 @@ def test_failing_query_stops_the_others_exits_1_with_position(tmp_path):
     assert proc.returncode == 1, err
     assert "query 'o' failed: stopping queries" in err
     assert "query forever stopped: " in err
-    error = err[err.index(f"{pipeline}:7:1: SS501"):]
+    error = err[err.index(f"{pipeline}:7:1: SS501") :]
     assert error.startswith(f"{pipeline}:7:1: SS501 query 'o' failed: ")
-    assert 'not-a-number' in error.splitlines()[0]  # Spark's reason, one paragraph
-    assert error.splitlines()[1:3] == ["  INSERT INTO o SELECT n FROM s EMIT ONCE;", "  " + "^" * 39]
-    assert error.splitlines()[3].startswith("  hint: a record does not decode")  # sqlstream's advice
+    assert "not-a-number" in error.splitlines()[0]  # Spark's reason, one paragraph
+    assert error.splitlines()[1:3] == [
+        "  INSERT INTO o SELECT n FROM s EMIT ONCE;",
+        "  " + "^" * 39,
+    ]
+    assert error.splitlines()[3].startswith(
+        "  hint: a record does not decode"
+    )  # sqlstream's advice
     assert len(error.splitlines()) == 4
     assert not [n for n in NOISE if n in err], err

@@ -65,15 +65,28 @@ def _batch_oracle(spark, files, watermark):
     """The same aggregation as a batch job over ``files``, windows ending by ``watermark``."""
     from pyspark.sql import functions as F
 
-    flights = (spark.read.option("header", True).option("nullValue", "NA")
-               .schema(SCHEMA).csv([str(f) for f in files]))
+    flights = (
+        spark.read.option("header", True)
+        .option("nullValue", "NA")
+        .schema(SCHEMA)
+        .csv([str(f) for f in files])
+    )
     limit = datetime.strptime(watermark, "%Y-%m-%dT%H:%M:%S.%fZ")
     return (
         flights.groupBy(F.window("time_hour", "1 hour"), "origin")
-        .agg(F.count("*").alias("flights"), F.avg("dep_delay").alias("avg_dep_delay"),
-             F.sum(F.when(F.col("dep_delay") > 15, 1).otherwise(0)).alias("delayed"))
-        .select(F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"),
-                "origin", "flights", "avg_dep_delay", "delayed")
+        .agg(
+            F.count("*").alias("flights"),
+            F.avg("dep_delay").alias("avg_dep_delay"),
+            F.sum(F.when(F.col("dep_delay") > 15, 1).otherwise(0)).alias("delayed"),
+        )
+        .select(
+            F.col("window.start").alias("window_start"),
+            F.col("window.end").alias("window_end"),
+            "origin",
+            "flights",
+            "avg_dep_delay",
+            "delayed",
+        )
         .where(F.col("window_end") <= F.lit(limit.strftime("%Y-%m-%d %H:%M:%S")).cast("timestamp"))
     )
 
@@ -82,7 +95,8 @@ def _rounded(df):
     from pyspark.sql import functions as F
 
     return df.withColumn("avg_dep_delay", F.round("avg_dep_delay", 6)).withColumn(
-        "delayed", F.col("delayed").cast("bigint"))
+        "delayed", F.col("delayed").cast("bigint")
+    )
 
 
 def _assert_same(actual, expected):

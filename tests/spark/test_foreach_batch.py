@@ -18,47 +18,64 @@ from tests.spark.test_flights_example import FLIGHTS_STREAM, _copy_days
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = sorted((ROOT / "examples/flights/data/flights").glob("2013-02-0[1-3].csv"))
 
-PIPELINE = FLIGHTS_STREAM + """
+PIPELINE = (
+    FLIGHTS_STREAM
+    + """
 CREATE SINK late WITH (connector = 'foreach_batch', function = '{function}');
 
 INSERT INTO late SELECT carrier, flight, origin, dep_delay FROM flights WHERE dep_delay > 60;
 """
+)
 
 
 def _findings(function: str) -> list:
     return sqlstream.check(PIPELINE.format(function=function), path="/nowhere/p.ssql")
 
 
-@pytest.mark.parametrize("function, code, message", [
-    ("tests.no_such_module:collect", "SS220", "cannot import module 'tests.no_such_module'"),
-    ("tests.foreach_batch_functions:colect", "SS220", "has no attribute 'colect'"),
-    ("tests.foreach_batch_functions.collect", "SS220", "is not 'package.module:callable'"),
-    ("tests.foreach_batch_functions:NOT_CALLABLE", "SS220", "is a int, not a function"),
-    ("tests.foreach_batch_functions:one_argument", "SS221",
-     "cannot be called with (DataFrame, batch_id)"),
-])
+@pytest.mark.parametrize(
+    "function, code, message",
+    [
+        ("tests.no_such_module:collect", "SS220", "cannot import module 'tests.no_such_module'"),
+        ("tests.foreach_batch_functions:colect", "SS220", "has no attribute 'colect'"),
+        ("tests.foreach_batch_functions.collect", "SS220", "is not 'package.module:callable'"),
+        ("tests.foreach_batch_functions:NOT_CALLABLE", "SS220", "is a int, not a function"),
+        (
+            "tests.foreach_batch_functions:one_argument",
+            "SS221",
+            "cannot be called with (DataFrame, batch_id)",
+        ),
+    ],
+)
 def test_a_function_that_cannot_run_is_an_error_at_the_option(function, code, message):
     (finding,) = _findings(function)
     assert (finding.code, finding.severity) == (code, "error")
     assert message in finding.message
     text = PIPELINE.format(function=function)
-    assert text[finding.span.start:finding.span.end] == f"'{function}'"  # the value, quoted
+    assert text[finding.span.start : finding.span.end] == f"'{function}'"  # the value, quoted
 
 
 def test_functions_and_callable_objects_that_take_two_arguments_are_accepted():
     assert _findings("tests.foreach_batch_functions:collect") == []
     assert _findings("tests.foreach_batch_functions:instance") == []
-    unknown = sqlstream.check(PIPELINE.format(function="tests.foreach_batch_functions:collect")
-                              .replace("function =", "fucntion = 'x', function ="))
+    unknown = sqlstream.check(
+        PIPELINE.format(function="tests.foreach_batch_functions:collect").replace(
+            "function =", "fucntion = 'x', function ="
+        )
+    )
     assert [(f.code, f.message) for f in unknown] == [
-        ("SS202",
-         "unknown option 'fucntion' for connector 'foreach_batch'; did you mean 'function'?")]
+        (
+            "SS202",
+            "unknown option 'fucntion' for connector 'foreach_batch'; did you mean 'function'?",
+        )
+    ]
 
 
 def test_translate_prints_the_import_and_foreach_batch():
     text = sqlstream.translate(PIPELINE.format(function="tests.foreach_batch_functions:collect"))
-    assert ("    .foreachBatch(importlib.import_module('tests.foreach_batch_functions').collect)\n"
-            "    .outputMode('append')\n") in text
+    assert (
+        "    .foreachBatch(importlib.import_module('tests.foreach_batch_functions').collect)\n"
+        "    .outputMode('append')\n"
+    ) in text
     assert "    .start())" in text
 
 
@@ -86,9 +103,13 @@ def test_each_micro_batch_reaches_the_function(spark, tmp_path):
         with day.open(newline="") as f:
             for row in csv.DictReader(f):
                 if row["dep_delay"] != "NA" and float(row["dep_delay"]) > 60:
-                    expected.append((row["carrier"], int(row["flight"]), row["origin"],
-                                     float(row["dep_delay"])))
+                    expected.append(
+                        (row["carrier"], int(row["flight"]), row["origin"], float(row["dep_delay"]))
+                    )
     assert sorted(functions.BATCHES) == list(range(len(DAYS)))  # one file per micro-batch
-    got = [(r["carrier"], r["flight"], r["origin"], r["dep_delay"])
-           for rows in functions.BATCHES.values() for r in rows]
+    got = [
+        (r["carrier"], r["flight"], r["origin"], r["dep_delay"])
+        for rows in functions.BATCHES.values()
+        for r in rows
+    ]
     assert sorted(got) == sorted(expected) and len(expected) > 100

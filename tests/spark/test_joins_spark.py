@@ -49,11 +49,13 @@ TABLES = ("airlines.csv", "airports.csv", "planes.csv")
 FLIGHTS = (
     "year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE, "
     "arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING, "
-    "distance DOUBLE, time_hour TIMESTAMP")
+    "distance DOUBLE, time_hour TIMESTAMP"
+)
 WEATHER = (
     "origin STRING, year INT, month INT, day INT, hour INT, temp DOUBLE, dewp DOUBLE, "
     "humid DOUBLE, wind_dir INT, wind_speed DOUBLE, wind_gust DOUBLE, precip DOUBLE, "
-    "pressure DOUBLE, visib DOUBLE, time_hour TIMESTAMP")
+    "pressure DOUBLE, visib DOUBLE, time_hour TIMESTAMP"
+)
 DELAY = timedelta(minutes=30)  # both streams' WATERMARK FOR … - INTERVAL '30' MINUTE
 RANGE = "w.time_hour > f.time_hour - INTERVAL '1' HOUR AND w.time_hour <= f.time_hour"
 
@@ -71,7 +73,9 @@ def _copy_days(stream: str, target, days: int) -> list:
 
 def _latest(files) -> datetime:
     """The latest ``time_hour`` of CSV files (read with the csv module, not Spark)."""
-    latest = max(row["time_hour"] for f in files for row in csv.DictReader(open(f, encoding="utf-8")))
+    latest = max(
+        row["time_hour"] for f in files for row in csv.DictReader(open(f, encoding="utf-8"))
+    )
     return datetime.strptime(latest, "%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -98,16 +102,20 @@ def work(spark, tmp_path_factory):
     weather = _copy_days("weather", root / "flights" / "data" / "weather", DAYS - 1)
     for table in TABLES:
         shutil.copy(DATA / table, root / "flights" / "data" / table)
+
     def read():  # a DataFrameReader keeps its schema: a new one per file
         return spark.read.option("header", True).option("nullValue", "NA")
 
     read().schema(FLIGHTS).csv([str(f) for f in flights]).createOrReplaceTempView("flights_b")
     read().schema(WEATHER).csv([str(f) for f in weather]).createOrReplaceTempView("weather_b")
     read().csv(str(DATA / "airlines.csv")).createOrReplaceTempView("airlines_b")
-    read().schema("tailnum STRING, year INT, type STRING, manufacturer STRING, model STRING, "
-                "engines INT, seats INT, speed INT, engine STRING").csv(
-        str(DATA / "planes.csv")).createOrReplaceTempView("planes_b")
-    read().option("inferSchema", True).csv(str(DATA / "airports.csv")).createOrReplaceTempView("airports_b")
+    read().schema(
+        "tailnum STRING, year INT, type STRING, manufacturer STRING, model STRING, "
+        "engines INT, seats INT, speed INT, engine STRING"
+    ).csv(str(DATA / "planes.csv")).createOrReplaceTempView("planes_b")
+    read().option("inferSchema", True).csv(str(DATA / "airports.csv")).createOrReplaceTempView(
+        "airports_b"
+    )
     return root, min(_latest(flights), _latest(weather)) - DELAY
 
 
@@ -136,25 +144,34 @@ def lookups(spark, work):
 
 
 def test_lookup_join_is_the_batch_inner_join(spark, work, lookups):
-    expected = _rows(spark.sql(
-        "SELECT f.carrier, a.name AS airline, f.flight, f.origin, f.dest, f.time_hour "
-        "FROM flights_b AS f JOIN airlines_b AS a ON f.carrier = a.carrier"))
+    expected = _rows(
+        spark.sql(
+            "SELECT f.carrier, a.name AS airline, f.flight, f.origin, f.dest, f.time_hour "
+            "FROM flights_b AS f JOIN airlines_b AS a ON f.carrier = a.carrier"
+        )
+    )
     assert len(lookups["named"].recentProgress) >= 4  # several micro-batches
     _same(_out(spark, work[0], "named"), expected)
 
 
 def test_stream_left_join_table_is_the_batch_left_join(spark, work, lookups):
-    expected = _rows(spark.sql(
-        "SELECT f.carrier, f.flight, f.tailnum, f.time_hour, p.manufacturer, p.model, p.seats "
-        "FROM flights_b AS f LEFT JOIN planes_b AS p ON f.tailnum = p.tailnum"))
+    expected = _rows(
+        spark.sql(
+            "SELECT f.carrier, f.flight, f.tailnum, f.time_hour, p.manufacturer, p.model, p.seats "
+            "FROM flights_b AS f LEFT JOIN planes_b AS p ON f.tailnum = p.tailnum"
+        )
+    )
     assert sum(n for row, n in expected.items() if row[5] is None) > 100  # tails planes.csv lacks
     _same(_out(spark, work[0], "with_planes"), expected)
 
 
 def test_stream_left_semi_join_table_is_the_batch_semi_join(spark, work, lookups):
-    expected = _rows(spark.sql(
-        "SELECT f.carrier, f.flight, f.origin, f.dest, f.time_hour "
-        "FROM flights_b AS f LEFT SEMI JOIN airports_b AS a ON f.dest = a.faa"))
+    expected = _rows(
+        spark.sql(
+            "SELECT f.carrier, f.flight, f.origin, f.dest, f.time_hour "
+            "FROM flights_b AS f LEFT SEMI JOIN airports_b AS a ON f.dest = a.faa"
+        )
+    )
     flights = spark.table("flights_b").count()
     assert 0 < sum(expected.values()) < flights  # SJU, BQN, STT, PSE are not in airports.csv
     _same(_out(spark, work[0], "to_known"), expected)
@@ -166,10 +183,12 @@ def test_spark_refuses_the_time_travel_a_lookup_join_would_leave(spark, work):
     the relation in FROM (what SS335 refuses)."""
     from pyspark.errors import AnalysisException, ParseException
 
-    for sql in ("SELECT * FROM flights_b AS f JOIN airlines_b TIMESTAMP AS OF f.time_hour AS a "
-                "ON f.carrier = a.carrier",
-                "SELECT * FROM airlines_b FOR SYSTEM_TIME AS OF TIMESTAMP '2013-01-01 00:00:00'",
-                "SELECT * FROM flights_b AS f JOIN airlines_b VERSION AS OF 3 AS a ON f.carrier = a.carrier"):
+    for sql in (
+        "SELECT * FROM flights_b AS f JOIN airlines_b TIMESTAMP AS OF f.time_hour AS a "
+        "ON f.carrier = a.carrier",
+        "SELECT * FROM airlines_b FOR SYSTEM_TIME AS OF TIMESTAMP '2013-01-01 00:00:00'",
+        "SELECT * FROM flights_b AS f JOIN airlines_b VERSION AS OF 3 AS a ON f.carrier = a.carrier",
+    ):
         with pytest.raises((AnalysisException, ParseException)):
             spark.sql(sql).collect()
 
@@ -186,14 +205,20 @@ def weather(spark, work):
 
 
 def _batch_join(spark, kind: str, columns: str) -> Counter:
-    return _rows(spark.sql(f"SELECT {columns} FROM flights_b AS f {kind} JOIN weather_b AS w "
-                           f"ON f.origin = w.origin AND {RANGE}"))
+    return _rows(
+        spark.sql(
+            f"SELECT {columns} FROM flights_b AS f {kind} JOIN weather_b AS w "
+            f"ON f.origin = w.origin AND {RANGE}"
+        )
+    )
 
 
 def _split(rows: Counter, padded) -> tuple[Counter, Counter]:
     """``(matched, null-padded)`` rows of an outer join; ``padded(row)`` says which."""
-    return (Counter({r: n for r, n in rows.items() if not padded(r)}),
-            Counter({r: n for r, n in rows.items() if padded(r)}))
+    return (
+        Counter({r: n for r, n in rows.items() if not padded(r)}),
+        Counter({r: n for r, n in rows.items() if padded(r)}),
+    )
 
 
 def _final(rows: Counter, index: int, before: datetime) -> Counter:
@@ -230,8 +255,11 @@ def test_stream_stream_left_join_writes_the_flights_the_watermark_passed(spark, 
 
 def test_stream_stream_right_join_writes_the_weather_the_watermark_passed(spark, work, weather):
     root, final = work
-    batch = _batch_join(spark, "RIGHT", "f.carrier, f.flight, f.time_hour, w.origin, "
-                                        "w.time_hour AS weather_hour, w.temp")
+    batch = _batch_join(
+        spark,
+        "RIGHT",
+        "f.carrier, f.flight, f.time_hour, w.origin, w.time_hour AS weather_hour, w.temp",
+    )
     matched, padded = _split(batch, lambda r: r[1] is None)
     written = _final(padded, 4, final - timedelta(hours=1))
     assert 0 < sum(written.values()) < sum(padded.values())
@@ -240,8 +268,12 @@ def test_stream_stream_right_join_writes_the_weather_the_watermark_passed(spark,
 
 def test_stream_stream_full_join_writes_both_sides_the_watermark_passed(spark, work, weather):
     root, final = work
-    batch = _batch_join(spark, "FULL", "f.carrier, f.flight, f.origin, f.time_hour, "
-                                       "w.origin AS weather_origin, w.time_hour AS weather_hour, w.temp")
+    batch = _batch_join(
+        spark,
+        "FULL",
+        "f.carrier, f.flight, f.origin, f.time_hour, "
+        "w.origin AS weather_origin, w.time_hour AS weather_hour, w.temp",
+    )
     matched, padded = _split(batch, lambda r: r[1] is None or r[5] is None)
     flights = _final(_split(padded, lambda r: r[5] is None)[1], 3, final)
     observations = _final(_split(padded, lambda r: r[1] is None)[1], 5, final - timedelta(hours=1))
@@ -250,6 +282,8 @@ def test_stream_stream_full_join_writes_both_sides_the_watermark_passed(spark, w
 
 
 def test_stream_stream_left_semi_join_is_the_batch_semi_join(spark, work, weather):
-    expected = _batch_join(spark, "LEFT SEMI", "f.carrier, f.flight, f.origin, f.time_hour, f.dep_delay")
+    expected = _batch_join(
+        spark, "LEFT SEMI", "f.carrier, f.flight, f.origin, f.time_hour, f.dep_delay"
+    )
     assert 0 < sum(expected.values()) < spark.table("flights_b").count()
     _same(_out(spark, work[0], "observed_flights"), expected)

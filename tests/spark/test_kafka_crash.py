@@ -34,9 +34,13 @@ import pytest
 
 from sqlstream.frontend import spark_versions
 from sqlstream.lowering.packages import FALLBACKS
-
 from tests.support.crash_harness import (
-    DAYS, LATE_READ, expected_hourly, expected_late, postgres_hourly, run_until_done,
+    DAYS,
+    LATE_READ,
+    expected_hourly,
+    expected_late,
+    postgres_hourly,
+    run_until_done,
 )
 from tests.support.kafka_broker import spark_jars
 
@@ -78,10 +82,16 @@ def _produce(servers: str, topic: str) -> int:
     rows.sort(key=lambda r: r["time_hour"])
     producer = Producer({"bootstrap.servers": servers, "linger.ms": 20})
     for r in rows:
-        value = {"year": int(r["year"]), "month": int(r["month"]), "day": int(r["day"]),
-                 "flight": int(r["flight"]), "carrier": r["carrier"], "origin": r["origin"],
-                 "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
-                 "time_hour": r["time_hour"]}
+        value = {
+            "year": int(r["year"]),
+            "month": int(r["month"]),
+            "day": int(r["day"]),
+            "flight": int(r["flight"]),
+            "carrier": r["carrier"],
+            "origin": r["origin"],
+            "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
+            "time_hour": r["time_hour"],
+        }
         producer.produce(topic, json.dumps(value).encode())
     assert producer.flush(60) == 0
     return len(rows)
@@ -91,19 +101,38 @@ def _produce(servers: str, topic: str) -> int:
 def test_kafka_to_files_and_postgres_survive_sigkill(spark, kafka_broker, postgres, tmp_path):
     minor = spark_versions.major_minor(spark.version)
     if minor in FALLBACKS:
-        pytest.skip(f"Spark {minor} uses the Kafka connector of Spark {FALLBACKS[minor]} "
-                    f"(none of its own is served): its crash recovery is proven on that minor "
-                    f"(.ci/run runs this test on 4.2)")
+        pytest.skip(
+            f"Spark {minor} uses the Kafka connector of Spark {FALLBACKS[minor]} "
+            f"(none of its own is served): its crash recovery is proven on that minor "
+            f"(.ci/run runs this test on 4.2)"
+        )
     topic = kafka_broker.create_topic(f"crash-flights-{uuid.uuid4().hex[:8]}")
     produced = _produce(kafka_broker.bootstrap_servers, topic)
     (tmp_path / "p.ssql").write_text(PIPELINE)
     table = f"crash_kafka_{uuid.uuid4().hex[:8]}"
-    report = run_until_done(tmp_path, kills=KILLS, seed=SEED, batches=-(-produced // PER_BATCH), args=(
-        "--available-now",
-        "--var", f"servers={kafka_broker.bootstrap_servers}", "--var", f"topic={topic}",
-        "--var", f"per_batch={PER_BATCH}", "--var", f"pg_url={postgres.url}",
-        "--var", f"pg_table={table}", "--conf", "spark.jars=" + ",".join(spark_jars())),
-        env={"PG_PASSWORD": postgres.password}, between_logs=True)
+    report = run_until_done(
+        tmp_path,
+        kills=KILLS,
+        seed=SEED,
+        batches=-(-produced // PER_BATCH),
+        args=(
+            "--available-now",
+            "--var",
+            f"servers={kafka_broker.bootstrap_servers}",
+            "--var",
+            f"topic={topic}",
+            "--var",
+            f"per_batch={PER_BATCH}",
+            "--var",
+            f"pg_url={postgres.url}",
+            "--var",
+            f"pg_table={table}",
+            "--conf",
+            "spark.jars=" + ",".join(spark_jars()),
+        ),
+        env={"PG_PASSWORD": postgres.password},
+        between_logs=True,
+    )
     assert len(report.kills) == KILLS, report
     # a kill between the offset log and the commit log: a planned batch the restart ran again
     assert any(report.replayed.values()), report
@@ -114,4 +143,6 @@ def test_kafka_to_files_and_postgres_survive_sigkill(spark, kafka_broker, postgr
     hourly = postgres_hourly(postgres, table)
     assert hourly == sorted(expected_hourly(files, final=False), key=repr)
     assert sum(n for _, _, n, _ in hourly) == produced  # every record counted once
-    print(f"kills {report.kills}; replayed {report.replayed}; runs {report.runs}, {report.seconds} s")
+    print(
+        f"kills {report.kills}; replayed {report.replayed}; runs {report.runs}, {report.seconds} s"
+    )

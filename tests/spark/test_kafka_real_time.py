@@ -24,8 +24,10 @@ from tests.conftest import ROOT, settings_kept
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.skipif(not spark_versions.at_least(spark_versions.default(), "4.2"),
-                       reason="PySpark 4.0 and 4.1 have no trigger(realTime=…)"),
+    pytest.mark.skipif(
+        not spark_versions.at_least(spark_versions.default(), "4.2"),
+        reason="PySpark 4.0 and 4.1 have no trigger(realTime=…)",
+    ),
 ]
 
 DAY = ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-01.csv"
@@ -33,9 +35,15 @@ DAY = ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-01.csv"
 
 def _rows() -> list[dict]:
     with open(DAY, newline="") as handle:
-        return [{"carrier": r["carrier"], "flight": int(r["flight"]), "origin": r["origin"],
-                 "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"])}
-                for r in csv.DictReader(handle)]
+        return [
+            {
+                "carrier": r["carrier"],
+                "flight": int(r["flight"]),
+                "origin": r["origin"],
+                "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
+            }
+            for r in csv.DictReader(handle)
+        ]
 
 
 PIPELINE = """
@@ -55,7 +63,9 @@ def test_kafka_to_kafka_in_real_time_mode_equals_python(spark, kafka_broker, tmp
     rows = _rows()
     expected = sorted(
         (r["carrier"], r["flight"], r["origin"].upper(), r["dep_delay"])
-        for r in rows if r["dep_delay"] is not None and r["dep_delay"] > 15)
+        for r in rows
+        if r["dep_delay"] is not None and r["dep_delay"] > 15
+    )
     source = kafka_broker.create_topic(f"rt-in-{uuid.uuid4().hex[:8]}")
     sink = kafka_broker.create_topic(f"rt-out-{uuid.uuid4().hex[:8]}")
     producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "linger.ms": 5})
@@ -64,15 +74,25 @@ def test_kafka_to_kafka_in_real_time_mode_equals_python(spark, kafka_broker, tmp
         producer.produce(source, value=json.dumps(row).encode())
     assert producer.flush(30) == 0
 
-    pipeline = sqlstream.compile(PIPELINE, {"servers": kafka_broker.bootstrap_servers,
-                                            "source": source, "sink": sink},
-                                 path=str(tmp_path / "rt.ssql"))
+    pipeline = sqlstream.compile(
+        PIPELINE,
+        {"servers": kafka_broker.bootstrap_servers, "source": source, "sink": sink},
+        path=str(tmp_path / "rt.ssql"),
+    )
     (query,) = pipeline.plan.queries
-    assert (query.output_mode, query.trigger.kind, query.trigger.interval) == \
-        ("update", "real_time", "5 seconds")
-    consumer = Consumer({"bootstrap.servers": kafka_broker.bootstrap_servers,
-                         "group.id": uuid.uuid4().hex, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False})
+    assert (query.output_mode, query.trigger.kind, query.trigger.interval) == (
+        "update",
+        "real_time",
+        "5 seconds",
+    )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka_broker.bootstrap_servers,
+            "group.id": uuid.uuid4().hex,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([sink])
     (started,) = pipeline.start(spark)
     got = []
@@ -91,8 +111,10 @@ def test_kafka_to_kafka_in_real_time_mode_equals_python(spark, kafka_broker, tmp
         consumer.close()
         started.stop()
     assert started.exception() is None, started.exception()
-    assert sorted((r["carrier"], r["flight"], r["origin"], r.get("dep_delay")) for r in got) \
+    assert (
+        sorted((r["carrier"], r["flight"], r["origin"], r.get("dep_delay")) for r in got)
         == expected
+    )
 
 
 AGGREGATE = """
@@ -126,8 +148,9 @@ def test_real_time_aggregation_runs_from_4_3_as_check_says(spark, kafka_broker, 
     variables = {"servers": kafka_broker.bootstrap_servers, "source": source, "sink": sink}
     version = spark_versions.major_minor(spark.version)
     codes = {f.code for f in sqlstream.check(AGGREGATE, variables, spark_version=version)}
-    pipeline = sqlstream.compile(AGGREGATE, variables, path=str(tmp_path / "agg.ssql"),
-                                 checks=False)
+    pipeline = sqlstream.compile(
+        AGGREGATE, variables, path=str(tmp_path / "agg.ssql"), checks=False
+    )
     with settings_kept(spark, pipeline):
         _aggregate_in_real_time(spark, kafka_broker, pipeline, codes, rows, sink, version)
 
@@ -148,9 +171,14 @@ def _aggregate_in_real_time(spark, kafka_broker, pipeline, codes, rows, sink, ve
     for r in rows:
         count, total = expected.get(r["origin"], (0, 0))
         expected[r["origin"]] = (count + 1, total + r["flight"])
-    consumer = Consumer({"bootstrap.servers": kafka_broker.bootstrap_servers,
-                         "group.id": uuid.uuid4().hex, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka_broker.bootstrap_servers,
+            "group.id": uuid.uuid4().hex,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([sink])
     latest: dict = {}
     try:

@@ -35,13 +35,18 @@ def _rows() -> list[dict]:
     for day in DAYS:
         with open(day, newline="") as handle:
             for r in csv.DictReader(handle):
-                rows.append({
-                    "carrier": r["carrier"], "flight": int(r["flight"]), "origin": r["origin"],
-                    "dest": r["dest"],
-                    "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
-                    "time_hour": datetime.strptime(r["time_hour"], "%Y-%m-%dT%H:%M:%SZ")
-                    .replace(tzinfo=timezone.utc),
-                })
+                rows.append(
+                    {
+                        "carrier": r["carrier"],
+                        "flight": int(r["flight"]),
+                        "origin": r["origin"],
+                        "dest": r["dest"],
+                        "dep_delay": None if r["dep_delay"] == "NA" else float(r["dep_delay"]),
+                        "time_hour": datetime.strptime(
+                            r["time_hour"], "%Y-%m-%dT%H:%M:%SZ"
+                        ).replace(tzinfo=timezone.utc),
+                    }
+                )
     return rows
 
 
@@ -59,14 +64,22 @@ def _produce(broker, topic: str, encode) -> None:
 
 
 def _json(row: dict) -> bytes:
-    return json.dumps({**row, "time_hour": row["time_hour"].strftime("%Y-%m-%dT%H:%M:%SZ")}).encode()
+    return json.dumps(
+        {**row, "time_hour": row["time_hour"].strftime("%Y-%m-%dT%H:%M:%SZ")}
+    ).encode()
 
 
 def _consume(broker, topic: str, count: int) -> list:
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": uuid.uuid4().hex,
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "group.id": uuid.uuid4().hex,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([topic])
     records = []
     idle = 0
@@ -92,8 +105,10 @@ def _run(spark, text: str, variables: dict, path: str | None = None) -> None:
 
 def _csv_line(row: dict) -> bytes:
     delay = "" if row["dep_delay"] is None else repr(row["dep_delay"])
-    return (f"{row['carrier']},{row['flight']},{row['origin']},{row['dest']},{delay},"
-            f"{row['time_hour'].strftime('%Y-%m-%dT%H:%M:%SZ')}").encode()
+    return (
+        f"{row['carrier']},{row['flight']},{row['origin']},{row['dest']},{delay},"
+        f"{row['time_hour'].strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    ).encode()
 
 
 def test_json_csv_and_raw_sources_with_metadata_equal_the_rows(spark, kafka_broker, tmp_path):
@@ -104,10 +119,15 @@ def test_json_csv_and_raw_sources_with_metadata_equal_the_rows(spark, kafka_brok
     csv_topic = kafka_broker.create_topic(f"flights-csv-{uuid.uuid4().hex[:8]}")
     producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "linger.ms": 20})
     for row in ROWS:
-        producer.produce(csv_topic, value=_csv_line(row),
-                         headers=[("day", row["time_hour"].strftime("%Y-%m-%d").encode())])
+        producer.produce(
+            csv_topic,
+            value=_csv_line(row),
+            headers=[("day", row["time_hour"].strftime("%Y-%m-%d").encode())],
+        )
     assert producer.flush(30) == 0
-    _run(spark, """
+    _run(
+        spark,
+        """
         CREATE STREAM flights (
             carrier STRING, flight INT, origin STRING, dest STRING, dep_delay DOUBLE,
             time_hour TIMESTAMP,
@@ -142,24 +162,54 @@ def test_json_csv_and_raw_sources_with_metadata_equal_the_rows(spark, kafka_brok
               starting_offsets = 'earliest', format = 'raw');
         CREATE SINK kafka_raw_lines WITH (connector = 'memory');
         INSERT INTO kafka_raw_lines SELECT value FROM lines EMIT ONCE;
-    """, {"servers": kafka_broker.bootstrap_servers, "topic": topic, "csv": csv_topic},
-        str(tmp_path / "p.ssql"))
+    """,
+        {"servers": kafka_broker.bootstrap_servers, "topic": topic, "csv": csv_topic},
+        str(tmp_path / "p.ssql"),
+    )
     got = sorted((tuple(r) for r in spark.table("kafka_json_rows").collect()), key=repr)
-    expected = sorted((
-        (r["carrier"], r["flight"], r["origin"], r["dest"], r["dep_delay"],
-         r["time_hour"].strftime("%Y-%m-%d %H:%M:%S"), r["carrier"], 0, offset, topic,
-         None if r["dep_delay"] is None else r["dep_delay"] > 60)
-        for offset, r in enumerate(ROWS)), key=repr)
+    expected = sorted(
+        (
+            (
+                r["carrier"],
+                r["flight"],
+                r["origin"],
+                r["dest"],
+                r["dep_delay"],
+                r["time_hour"].strftime("%Y-%m-%d %H:%M:%S"),
+                r["carrier"],
+                0,
+                offset,
+                topic,
+                None if r["dep_delay"] is None else r["dep_delay"] > 60,
+            )
+            for offset, r in enumerate(ROWS)
+        ),
+        key=repr,
+    )
     assert len(got) == len(ROWS) == 2699
     assert got == expected
 
     got = sorted((tuple(r) for r in spark.table("kafka_csv_rows").collect()), key=repr)
-    expected = sorted(((r["carrier"], r["flight"], r["origin"], r["dest"], r["dep_delay"],
-                        r["time_hour"].strftime("%Y-%m-%d %H:%M:%S"), "day",
-                        r["time_hour"].strftime("%Y-%m-%d")) for r in ROWS), key=repr)
+    expected = sorted(
+        (
+            (
+                r["carrier"],
+                r["flight"],
+                r["origin"],
+                r["dest"],
+                r["dep_delay"],
+                r["time_hour"].strftime("%Y-%m-%d %H:%M:%S"),
+                "day",
+                r["time_hour"].strftime("%Y-%m-%d"),
+            )
+            for r in ROWS
+        ),
+        key=repr,
+    )
     assert got == expected
-    assert sorted(r.value for r in spark.table("kafka_raw_lines").collect()) == \
-        sorted(_csv_line(r).decode() for r in ROWS)
+    assert sorted(r.value for r in spark.table("kafka_raw_lines").collect()) == sorted(
+        _csv_line(r).decode() for r in ROWS
+    )
 
 
 def test_avro_source_windowed_aggregation_equals_batch(spark, kafka_broker, tmp_path):
@@ -175,7 +225,9 @@ def test_avro_source_windowed_aggregation_equals_batch(spark, kafka_broker, tmp_
     topic = f"flights-avro-{uuid.uuid4().hex[:8]}"
     _produce(kafka_broker, topic, encode)
     shutil.copy(AVSC, tmp_path / "flight.avsc")
-    _run(spark, """
+    _run(
+        spark,
+        """
         CREATE STREAM flights_avro (
             origin STRING, dep_delay DOUBLE, time_hour TIMESTAMP,
             WATERMARK FOR time_hour AS time_hour - INTERVAL '1' HOUR
@@ -187,10 +239,19 @@ def test_avro_source_windowed_aggregation_equals_batch(spark, kafka_broker, tmp_
         FROM TUMBLE(flights_avro, time_hour, INTERVAL '1' HOUR)
         GROUP BY window_start, window_end, origin
         EMIT FINAL ONCE;
-    """, {"servers": kafka_broker.bootstrap_servers, "topic": topic}, str(tmp_path / "p.ssql"))
-    got = sorted(((r.ws, r.origin, r.n, None if r.total is None else round(r.total, 6))
-                 for r in spark.sql("SELECT CAST(window_start AS STRING) AS ws, origin, n, total "
-                                    "FROM kafka_avro_hourly").collect()), key=repr)
+    """,
+        {"servers": kafka_broker.bootstrap_servers, "topic": topic},
+        str(tmp_path / "p.ssql"),
+    )
+    got = sorted(
+        (
+            (r.ws, r.origin, r.n, None if r.total is None else round(r.total, 6))
+            for r in spark.sql(
+                "SELECT CAST(window_start AS STRING) AS ws, origin, n, total FROM kafka_avro_hourly"
+            ).collect()
+        ),
+        key=repr,
+    )
     # Append mode writes each window once the watermark (max event time - 1 hour) passes its end.
     watermark = max(r["time_hour"] for r in ROWS) - timedelta(hours=1)
     groups = defaultdict(lambda: [0, None])
@@ -201,8 +262,10 @@ def test_avro_source_windowed_aggregation_equals_batch(spark, kafka_broker, tmp_
             group[0] += 1
             if r["dep_delay"] is not None:
                 group[1] = (group[1] or 0.0) + r["dep_delay"]
-    expected = sorted(((ws, o, n, None if t is None else round(t, 6))
-                       for (ws, o), (n, t) in groups.items()), key=repr)
+    expected = sorted(
+        ((ws, o, n, None if t is None else round(t, 6)) for (ws, o), (n, t) in groups.items()),
+        key=repr,
+    )
     assert len(expected) > 100
     assert got == expected
 
@@ -232,10 +295,16 @@ def test_sink_json_with_key_columns_and_avro_complete_mode(spark, kafka_broker, 
     _day_files(tmp_path)
     rows_topic = kafka_broker.create_topic(f"out-rows-{uuid.uuid4().hex[:8]}")
     counts_topic = kafka_broker.create_topic(f"out-counts-{uuid.uuid4().hex[:8]}")
-    counts_schema = {"type": "record", "name": "counts", "fields": [
-        {"name": "origin", "type": ["null", "string"]}, {"name": "n", "type": "long"}]}
+    counts_schema = {
+        "type": "record",
+        "name": "counts",
+        "fields": [{"name": "origin", "type": ["null", "string"]}, {"name": "n", "type": "long"}],
+    }
     (tmp_path / "counts.avsc").write_text(json.dumps(counts_schema))
-    _run(spark, FILES_STREAM + """
+    _run(
+        spark,
+        FILES_STREAM
+        + """
         CREATE SINK rows_out WITH (connector = 'kafka', bootstrap_servers = '${servers}',
             topic = '${rows}', key_columns = 'carrier');
         INSERT INTO rows_out
@@ -245,20 +314,41 @@ def test_sink_json_with_key_columns_and_avro_complete_mode(spark, kafka_broker, 
             topic = '${counts}', format = 'avro', avro_schema = 'counts.avsc');
         INSERT INTO counts_out
         SELECT origin, COUNT(*) AS n FROM flights_csv GROUP BY origin EMIT COMPLETE ONCE;
-    """, {"servers": kafka_broker.bootstrap_servers, "rows": rows_topic, "counts": counts_topic},
-        str(tmp_path / "p.ssql"))
+    """,
+        {"servers": kafka_broker.bootstrap_servers, "rows": rows_topic, "counts": counts_topic},
+        str(tmp_path / "p.ssql"),
+    )
 
     records = _consume(kafka_broker, rows_topic, len(ROWS))
     got = [(m.key().decode(), json.loads(m.value())) for m in records]
-    got = sorted(((k, v["carrier"], v["flight"], v["origin"], v.get("dep_delay"), v["time_hour"])
-                  for k, v in got), key=repr)
-    expected = sorted(((r["carrier"], r["carrier"], r["flight"], r["origin"], r["dep_delay"],
-                        r["time_hour"].strftime("%Y-%m-%dT%H:%M:%S.000Z")) for r in ROWS), key=repr)
+    got = sorted(
+        (
+            (k, v["carrier"], v["flight"], v["origin"], v.get("dep_delay"), v["time_hour"])
+            for k, v in got
+        ),
+        key=repr,
+    )
+    expected = sorted(
+        (
+            (
+                r["carrier"],
+                r["carrier"],
+                r["flight"],
+                r["origin"],
+                r["dep_delay"],
+                r["time_hour"].strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            )
+            for r in ROWS
+        ),
+        key=repr,
+    )
     assert got == expected
 
     schema = parse_schema(counts_schema)
-    counts = [schemaless_reader(io.BytesIO(m.value()), schema, schema)
-              for m in _consume(kafka_broker, counts_topic, 3)]
+    counts = [
+        schemaless_reader(io.BytesIO(m.value()), schema, schema)
+        for m in _consume(kafka_broker, counts_topic, 3)
+    ]
     batch = defaultdict(int)
     for r in ROWS:
         batch[r["origin"]] += 1
@@ -273,12 +363,20 @@ def test_exec_names_a_package_that_does_not_resolve(tmp_path):
 
     (tmp_path / "p.ssql").write_text(
         "CREATE STREAM s (a INT) WITH (connector = 'kafka', bootstrap_servers = '127.0.0.1:1', "
-        "topic = 't');\nSELECT a FROM s EMIT ONCE;\n")
+        "topic = 't');\nSELECT a FROM s EMIT ONCE;\n"
+    )
     env = {**os.environ, "SQLSTREAM_SPARK_PACKAGE_VERSION": "4.1.99", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "sqlstream.cli", "exec", str(tmp_path / "p.ssql")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlstream.cli", "exec", str(tmp_path / "p.ssql")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 1
-    assert ("SS510 Spark could not resolve spark.jars.packages "
-            "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.99 when the session started: "
-            "org.apache.spark#spark-sql-kafka-0-10_2.13;4.1.99: not found") in done.stderr
+    assert (
+        "SS510 Spark could not resolve spark.jars.packages "
+        "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.99 when the session started: "
+        "org.apache.spark#spark-sql-kafka-0-10_2.13;4.1.99: not found"
+    ) in done.stderr
     assert "Traceback" not in done.stderr and "\tat org.apache" not in done.stderr

@@ -25,9 +25,37 @@ pytestmark = pytest.mark.spark
 
 START = datetime(2024, 3, 1, 8, 0)
 # (minutes after START, page, user): gaps of 3 to 40 minutes, so sessions of 20 minutes split
-VIEWS = [(m, ("home", "cart", "help")[i % 3], ("ann", "bob")[i % 2])
-         for i, m in enumerate([0, 3, 7, 12, 19, 25, 31, 38, 52, 61, 64, 70, 95, 99, 103, 140,
-                                 146, 151, 170, 199, 203, 230, 236, 239])]
+VIEWS = [
+    (m, ("home", "cart", "help")[i % 3], ("ann", "bob")[i % 2])
+    for i, m in enumerate(
+        [
+            0,
+            3,
+            7,
+            12,
+            19,
+            25,
+            31,
+            38,
+            52,
+            61,
+            64,
+            70,
+            95,
+            99,
+            103,
+            140,
+            146,
+            151,
+            170,
+            199,
+            203,
+            230,
+            236,
+            239,
+        ]
+    )
+]
 LATE = (600, "home", "ann")  # the second file: moves the watermark (1 minute) past the rest
 
 PROGRAM = """\
@@ -121,8 +149,13 @@ def test_ksql_windows_and_table_equal_python_and_spark_batch(spark, tmp_path):
     last = {}
     for userid, pageid, views in spark.sql("SELECT * FROM ksql_table").collect():
         last[(userid, pageid)] = max(views, last.get((userid, pageid), 0))  # counts only grow
-    batch = spark.read.schema("ts TIMESTAMP, pageid STRING, userid STRING").json(
-        str(tmp_path / "views")).groupBy("userid", "pageid").count().collect()
+    batch = (
+        spark.read.schema("ts TIMESTAMP, pageid STRING, userid STRING")
+        .json(str(tmp_path / "views"))
+        .groupBy("userid", "pageid")
+        .count()
+        .collect()
+    )
     assert last == {(r["userid"], r["pageid"]): r["count"] for r in batch}
 
 

@@ -21,14 +21,13 @@ import pytest
 from click.testing import CliRunner
 
 import sqlstream
-from tests.conftest import settings_kept
-from sqlstream.ir import plan as p
 from sqlstream.cli import main
 from sqlstream.connectors import CONNECTORS, resolve_options
-from tests.conftest import FIXTURES, ROOT
+from sqlstream.ir import plan as p
+from tests.conftest import FIXTURES, ROOT, settings_kept
+from tests.lowering.test_golden import SECRET
 from tests.spark.test_flights_example import _copy_days
 from tests.support.recording import Log, Recorded, Symbol, canonical
-from tests.lowering.test_golden import SECRET
 
 CASES = sorted((FIXTURES / "translate").glob("*.ssql"), key=lambda c: c.name)
 
@@ -38,8 +37,9 @@ def _compile_in(tmp_path: Path, case: Path) -> sqlstream.Pipeline:
     text = case.read_text(encoding="utf-8").replace("'/tmp/ckpt/", f"'{tmp_path}/ckpt/")
     folder = tmp_path / "translate"
     folder.mkdir()
-    pipeline = sqlstream.compile(text, {"dir": str(tmp_path / "data"), "threshold": 15},
-                                 path=str(folder / case.name))
+    pipeline = sqlstream.compile(
+        text, {"dir": str(tmp_path / "data"), "threshold": 15}, path=str(folder / case.name)
+    )
     for relation in pipeline.plan.relations:
         if isinstance(relation, p.SourceRelation) and relation.connector == "files":
             path = Path(relation.path)
@@ -57,8 +57,11 @@ def _printed_calls(text: str) -> list[str]:
     """The calls the translation makes when run as Python (``--`` comments dropped)."""
     code = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     log = Log()
-    namespace = {"spark": Symbol(log, log.new()), "F": Symbol(log, log.new()),
-                 "importlib": importlib}  # F: dead letters; importlib: foreachBatch functions
+    namespace = {
+        "spark": Symbol(log, log.new()),
+        "F": Symbol(log, log.new()),
+        "importlib": importlib,
+    }  # F: dead letters; importlib: foreachBatch functions
     exec(compile(code, "<translation>", "exec"), namespace)  # noqa: S102
     return canonical(log.events)
 
@@ -75,10 +78,13 @@ def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case
     log = Log()
     before = spark.conf.get("spark.sql.shuffle.partitions")
     with settings_kept(spark, pipeline):  # a golden's SET (a watermark policy) must not leak
-        started = binder.start(Recorded(spark, log, log.new()), pipeline.plan,
-                               report=lambda _: None,
-                               check_restarts=False,  # reads settings and files: no binding call
-                               sql_functions=Recorded(functions, log, log.new()))
+        started = binder.start(
+            Recorded(spark, log, log.new()),
+            pipeline.plan,
+            report=lambda _: None,
+            check_restarts=False,  # reads settings and files: no binding call
+            sql_functions=Recorded(functions, log, log.new()),
+        )
         recorded = canonical(log.events)
         try:
             assert len(started) == len(pipeline.plan.queries)
@@ -99,12 +105,19 @@ def test_binder_makes_the_printed_calls_without_spark(monkeypatch, case):
     from sqlstream.runtime import binder
 
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
-    pipeline = sqlstream.compile(case.read_text(encoding="utf-8"), {"dir": "/data", "threshold": 15},
-                                 path=f"translate/{case.name}")
+    pipeline = sqlstream.compile(
+        case.read_text(encoding="utf-8"),
+        {"dir": "/data", "threshold": 15},
+        path=f"translate/{case.name}",
+    )
     log = Log()
-    started = binder.start(Symbol(log, log.new()), pipeline.plan, report=lambda _: None,
-                           check_restarts=False,  # reads settings and files: no binding call
-                           sql_functions=Symbol(log, log.new()))
+    started = binder.start(
+        Symbol(log, log.new()),
+        pipeline.plan,
+        report=lambda _: None,
+        check_restarts=False,  # reads settings and files: no binding call
+        sql_functions=Symbol(log, log.new()),
+    )
     assert len(started) == len(pipeline.plan.queries)
     redact = pipeline.plan.source.redact
     assert [redact(row) for row in canonical(log.events)] == _printed_calls(pipeline.translate())
@@ -126,8 +139,14 @@ def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
     assert "import sqlstream" not in script.read_text()
     assert "from sqlstream" not in script.read_text()
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                          text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
     # what `sqlstream exec` runs: Session.run (the run API), here in the shared session
@@ -143,10 +162,23 @@ def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
 def test_translate_to_pyspark_writes_a_script_without_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
     out = tmp_path / "job.py"
-    result = CliRunner().invoke(main, [
-        "translate", "--to", "pyspark", "-o", str(out), "--master", "local[2]",
-        "--conf", "spark.sql.shuffle.partitions=3", "--var", "threshold=15",
-        str(FIXTURES / "translate" / "secrets.ssql")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "translate",
+            "--to",
+            "pyspark",
+            "-o",
+            str(out),
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.sql.shuffle.partitions=3",
+            "--var",
+            "threshold=15",
+            str(FIXTURES / "translate" / "secrets.ssql"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     script = out.read_text(encoding="utf-8")
     compile(script, str(out), "exec")
@@ -168,8 +200,8 @@ def test_translate_text_is_the_default(tmp_path):
 
 
 def _resolve(text_options: dict[str, str], role: str):
-    from sqlstream.frontend import ast
     from sqlstream.diagnostics.source_text import Source
+    from sqlstream.frontend import ast
 
     source = Source("x")
     span = source.span(0, 1)
@@ -178,9 +210,20 @@ def _resolve(text_options: dict[str, str], role: str):
 
 
 def test_connector_modules_decide_format_and_path():
-    assert sorted(CONNECTORS) == ["console", "files", "foreach_batch", "jdbc", "kafka", "memory",
-                                  "noop", "postgres", "rate", "rate_micro_batch", "socket",
-                                  "table"]
+    assert sorted(CONNECTORS) == [
+        "console",
+        "files",
+        "foreach_batch",
+        "jdbc",
+        "kafka",
+        "memory",
+        "noop",
+        "postgres",
+        "rate",
+        "rate_micro_batch",
+        "socket",
+        "table",
+    ]
     files = _resolve({"connector": "files", "format": "CSV", "path": "in"}, "source")
     assert files.source_target(lambda path: "/base/" + path) == ("csv", "/base/in")
     assert files.sink_target(lambda path: "/base/" + path) == ("csv", "/base/in")

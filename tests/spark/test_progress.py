@@ -28,8 +28,10 @@ from sqlstream.runtime.events import BatchProgress, QueryIdle, QueryStarted, Que
 from sqlstream.runtime.progress import COLUMNS, ProgressRenderer, Tracker, show_time
 
 FLIGHTS = Path(__file__).resolve().parents[2] / "examples" / "flights" / "data" / "flights"
-HEADER = ("year,month,day,dep_time,sched_dep_time,dep_delay,arr_delay,carrier,flight,tailnum,"
-          "origin,dest,distance,time_hour")
+HEADER = (
+    "year,month,day,dep_time,sched_dep_time,dep_delay,arr_delay,carrier,flight,tailnum,"
+    "origin,dest,distance,time_hour"
+)
 COLUMNS_SQL = """year INT, month INT, day INT, dep_time INT, sched_dep_time INT,
     dep_delay DOUBLE, arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING,
     origin STRING, dest STRING, distance DOUBLE, time_hour TIMESTAMP"""
@@ -83,9 +85,12 @@ def late_run(spark, tmp_path_factory):
     late_hours = [_hour(next(csv.reader([r]))[13]) for part in late for r in part]
     assert all(h < watermark for h in late_hours)  # every row of the late files is late
     groups = [len({(r[13], r[10]) for r in csv.reader(part)}) for part in late]
-    expected = {"input_rows": len(day1) + len(day2) + len(late_hours),
-                "late_rows": sum(groups), "late_per_file": groups,
-                "watermark": watermark.strftime("%Y-%m-%d %H:%M:%S")}
+    expected = {
+        "input_rows": len(day1) + len(day2) + len(late_hours),
+        "late_rows": sum(groups),
+        "late_per_file": groups,
+        "watermark": watermark.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     shutil.rmtree(tmp, ignore_errors=True)
     return events, expected
 
@@ -103,8 +108,9 @@ def test_plain_lines_warn_of_late_rows_and_a_stalled_watermark(late_run):
     assert lines[0].startswith("started query hourly: append mode, trigger availableNow")
     # one late-rows warning per late file, with its count, in file order
     late = [line for line in lines if "late rows dropped by the watermark" in line]
-    assert [int(line.split(": ")[2].split()[0].replace(",", "")) for line in late] == \
-        expected["late_per_file"]
+    assert [int(line.split(": ")[2].split()[0].replace(",", "")) for line in late] == expected[
+        "late_per_file"
+    ]
     assert all(f"event time before {expected['watermark']}" in line for line in late)
     # the watermark stays at the second day's for the three late files: warned once
     stalled = [line for line in lines if "the watermark has stayed at" in line]
@@ -113,9 +119,13 @@ def test_plain_lines_warn_of_late_rows_and_a_stalled_watermark(late_run):
         f"query hourly finished: {len(batches)} micro-batches, {expected['input_rows']:,} input "
         f"rows ({lines[-1].split('(')[1].split(')')[0]}), final watermark "
         f"{expected['watermark']}, state {lines[-1].split('state ')[1].split(',')[0]}, "
-        f"{expected['late_rows']:,} late rows dropped")
+        f"{expected['late_rows']:,} late rows dropped"
+    )
     first = batch_lines[0]
-    assert f"query hourly batch {batches[0].batch_id}: {batches[0].num_input_rows:,} input rows" in first
+    assert (
+        f"query hourly batch {batches[0].batch_id}: {batches[0].num_input_rows:,} input rows"
+        in first
+    )
     assert "watermark -" in first and "late rows dropped; sink committed in" in first
 
 
@@ -134,12 +144,20 @@ def test_json_lines_one_object_per_event_with_warnings_and_summary(late_run):
     assert [w["rows"] for w in warnings if w["what"] == "late_rows"] == expected["late_per_file"]
     assert [w["what"] for w in warnings].count("watermark_stalled") == 1
     summary = objects[-1]
-    assert (summary["status"], summary["input_rows"], summary["late_rows"]) == \
-        ("finished", expected["input_rows"], expected["late_rows"])
+    assert (summary["status"], summary["input_rows"], summary["late_rows"]) == (
+        "finished",
+        expected["input_rows"],
+        expected["late_rows"],
+    )
     assert show_time(summary["final_watermark"]) == expected["watermark"]
     progress = [o for o in objects if o["event"] == "batch_progress"]
-    assert sum(sum(op["num_rows_dropped_by_watermark"] for op in p["state_operators"])
-               for p in progress) == expected["late_rows"]
+    assert (
+        sum(
+            sum(op["num_rows_dropped_by_watermark"] for op in p["state_operators"])
+            for p in progress
+        )
+        == expected["late_rows"]
+    )
 
 
 @pytest.mark.spark
@@ -157,12 +175,13 @@ def test_live_table_and_summary_on_a_terminal(late_run):
     header = next(line for line in text.splitlines() if "input rows/s" in line)
     assert [c for c in COLUMNS if c in header] == list(COLUMNS)
     assert f"warning: query hourly: {expected['late_per_file'][0]} late rows dropped" in text
-    summary = text[text.rindex("summary"):]
+    summary = text[text.rindex("summary") :]
     assert "finished" in summary and f"{expected['input_rows']:,}" in summary
     assert expected["watermark"] in summary and f"{expected['late_rows']:,}" in summary
     late = f"{expected['late_per_file'][-1]} ({expected['late_rows']} in run)"
-    assert re.search(rf"^hourly +{last.batch_id} +{last.num_input_rows} .* {re.escape(late)} ",
-                     text, re.M), text  # the last row: its late rows and the run's
+    assert re.search(
+        rf"^hourly +{last.batch_id} +{last.num_input_rows} .* {re.escape(late)} ", text, re.M
+    ), text  # the last row: its late rows and the run's
 
 
 @pytest.mark.spark
@@ -171,8 +190,9 @@ def test_source_idle_with_open_windows_warns(spark, tmp_path):
     state holds the open windows of the last day."""
     _write_files(tmp_path / "in", [_rows("2013-01-01")[:200]])
     setting = "SET 'spark.sql.streaming.noDataProgressEventInterval' = '200ms';"
-    pipeline = sqlstream.compile(_pipeline(tmp_path, "EMIT FINAL", setting),
-                                 path=str(tmp_path / "idle.ssql"))
+    pipeline = sqlstream.compile(
+        _pipeline(tmp_path, "EMIT FINAL", setting), path=str(tmp_path / "idle.ssql")
+    )
     events: list = []
     queries = sqlstream.Session(spark, listeners=[events.append]).start(pipeline)
     try:
@@ -190,6 +210,8 @@ def test_source_idle_with_open_windows_warns(spark, tmp_path):
     derived = [d for e in events for d in tracker.observe(e)]
     idle = [d for d in derived if getattr(d, "what", None) == "source_idle"]
     assert len(idle) == 1, derived
-    state = [e for e in events if isinstance(e, BatchProgress)][-1].state_operators[0].num_rows_total
+    state = (
+        [e for e in events if isinstance(e, BatchProgress)][-1].state_operators[0].num_rows_total
+    )
     assert state > 0 and f"the {state:,} rows of state (open windows)" in idle[0].message
     assert isinstance(events[0], QueryStarted)

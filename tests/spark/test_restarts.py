@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream.runtime import restarts
 from sqlstream.diagnostics.errors import IncompatibleRestartError
+from sqlstream.runtime import restarts
 from tests.conftest import ROOT
 
 DAYS = sorted((ROOT / "examples" / "flights" / "data" / "flights").glob("*.csv"))
@@ -68,32 +68,66 @@ def _changes(new_text, old_text=None, settings=SETTINGS):
 
 WINDOW = ("INTERVAL '1' HOUR)", "INTERVAL '2' HOUR)")
 REFUSED = {
-    "window size": ([WINDOW], "grouping keys of the aggregation",
-                    "window(time_hour, '2 hour')"),
-    "other key": ([("GROUP BY window_start, window_end, origin",
-                    "GROUP BY window_start, window_end, carrier"),
-                   ("window_end, origin, COUNT", "window_end, carrier, COUNT")],
-                  "grouping keys of the aggregation", "carrier"),
-    "key added": ([("GROUP BY window_start, window_end, origin",
-                    "GROUP BY window_start, window_end, origin, carrier"),
-                   ("window_end, origin, COUNT", "window_end, origin, carrier, COUNT")],
-                  "grouping keys of the aggregation", "origin, carrier"),
-    "aggregate": ([("COUNT(*) AS flights", "SUM(distance) AS flights")],
-                  "aggregates of the aggregation", "SUM(distance)"),
-    "sink path": ([("path = 'out/hourly'", "path = 'out/hourly2'")], "sink directory",
-                  "/w/out/hourly2"),
+    "window size": ([WINDOW], "grouping keys of the aggregation", "window(time_hour, '2 hour')"),
+    "other key": (
+        [
+            (
+                "GROUP BY window_start, window_end, origin",
+                "GROUP BY window_start, window_end, carrier",
+            ),
+            ("window_end, origin, COUNT", "window_end, carrier, COUNT"),
+        ],
+        "grouping keys of the aggregation",
+        "carrier",
+    ),
+    "key added": (
+        [
+            (
+                "GROUP BY window_start, window_end, origin",
+                "GROUP BY window_start, window_end, origin, carrier",
+            ),
+            ("window_end, origin, COUNT", "window_end, origin, carrier, COUNT"),
+        ],
+        "grouping keys of the aggregation",
+        "origin, carrier",
+    ),
+    "aggregate": (
+        [("COUNT(*) AS flights", "SUM(distance) AS flights")],
+        "aggregates of the aggregation",
+        "SUM(distance)",
+    ),
+    "sink path": (
+        [("path = 'out/hourly'", "path = 'out/hourly2'")],
+        "sink directory",
+        "/w/out/hourly2",
+    ),
     "sink format": ([("format = 'parquet'", "format = 'json'")], "sink directory", "json"),
-    "source path": ([("path = 'data/flights'", "path = 'data/other'")],
-                    "input of source 'flights'", "/w/data/other"),
-    "event-time column": ([("WATERMARK FOR time_hour AS time_hour", "WATERMARK FOR ts AS ts"),
-                           ("time_hour TIMESTAMP", "time_hour TIMESTAMP, ts AS time_hour"),
-                           ("TUMBLE(flights, time_hour", "TUMBLE(flights, ts")],
-                          "watermark of flights", "ts - 1 hour"),
-    "operator removed": ([("SELECT window_start, window_end, origin, COUNT(*) AS flights, "
-                           "AVG(dep_delay) AS avg_dep_delay\nFROM TUMBLE(flights, time_hour, "
-                           "INTERVAL '1' HOUR)\nGROUP BY window_start, window_end, origin",
-                           "SELECT origin, time_hour FROM flights")],
-                         "stateful operators", "(none)"),
+    "source path": (
+        [("path = 'data/flights'", "path = 'data/other'")],
+        "input of source 'flights'",
+        "/w/data/other",
+    ),
+    "event-time column": (
+        [
+            ("WATERMARK FOR time_hour AS time_hour", "WATERMARK FOR ts AS ts"),
+            ("time_hour TIMESTAMP", "time_hour TIMESTAMP, ts AS time_hour"),
+            ("TUMBLE(flights, time_hour", "TUMBLE(flights, ts"),
+        ],
+        "watermark of flights",
+        "ts - 1 hour",
+    ),
+    "operator removed": (
+        [
+            (
+                "SELECT window_start, window_end, origin, COUNT(*) AS flights, "
+                "AVG(dep_delay) AS avg_dep_delay\nFROM TUMBLE(flights, time_hour, "
+                "INTERVAL '1' HOUR)\nGROUP BY window_start, window_end, origin",
+                "SELECT origin, time_hour FROM flights",
+            )
+        ],
+        "stateful operators",
+        "(none)",
+    ),
 }
 
 
@@ -108,12 +142,16 @@ def test_refused_changes_are_named_old_to_new(case):
 
 
 def test_allowed_changes_are_not_in_the_signature_or_allowed():
-    for pairs in ([("GROUP BY", "WHERE dep_delay IS NOT NULL GROUP BY")],  # filter
-                  [("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1")],  # rate limit
-                  [("EMIT FINAL ONCE", "EMIT FINAL EVERY INTERVAL '1' MINUTE")],  # trigger
-                  [("AS flights", "AS n")]):  # projection keeping the state
+    for pairs in (
+        [("GROUP BY", "WHERE dep_delay IS NOT NULL GROUP BY")],  # filter
+        [("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1")],  # rate limit
+        [("EMIT FINAL ONCE", "EMIT FINAL EVERY INTERVAL '1' MINUTE")],  # trigger
+        [("AS flights", "AS n")],
+    ):  # projection keeping the state
         assert _changes(_variant(*pairs)) == [], pairs
-    (delay,) = _changes(_variant(("time_hour - INTERVAL '1' HOUR", "time_hour - INTERVAL '2' HOUR")))
+    (delay,) = _changes(
+        _variant(("time_hour - INTERVAL '1' HOUR", "time_hour - INTERVAL '2' HOUR"))
+    )
     assert delay.allowed and delay.what == "delay of the watermark of flights"
     (partitions,) = _changes(_text(), settings={**SETTINGS, "shuffle_partitions": "8"})
     assert partitions.allowed and (partitions.old, partitions.new) == ("2", "8")
@@ -131,21 +169,37 @@ INSERT INTO o SELECT a.k, a.ts FROM a JOIN b ON a.k = b.k
     left = joined.replace("FROM a JOIN b", "FROM a LEFT JOIN b")
     (change,) = restarts.diff(_record(joined), _record(left))
     assert (change.what, change.old, change.new, change.allowed) == (
-        "join type of the stream-stream join", "inner", "left", False)
+        "join type of the stream-stream join",
+        "inner",
+        "left",
+        False,
+    )
     keys = joined.replace("a.k = b.k", "a.k = b.k AND a.j = b.j")
     (change,) = restarts.diff(_record(joined), _record(keys))
     assert change.what == "join keys of the stream-stream join" and "a.j = b.j" in change.new
 
-    memory = _variant(("connector = 'files', path = 'out/hourly', format = 'parquet'",
-                       "connector = 'memory', checkpoint_location = 'cp'"))
+    memory = _variant(
+        (
+            "connector = 'files', path = 'out/hourly', format = 'parquet'",
+            "connector = 'memory', checkpoint_location = 'cp'",
+        )
+    )
     update = memory.replace("EMIT FINAL ONCE", "EMIT CHANGES ONCE")
     (change,) = restarts.diff(_record(memory), _record(update))
     assert (change.what, change.old, change.new, change.allowed) == (
-        "output mode", "append", "update", False)
-    stateless = _variant(("SELECT window_start, window_end, origin, COUNT(*) AS flights, "
-                          "AVG(dep_delay) AS avg_dep_delay\nFROM TUMBLE(flights, time_hour, "
-                          "INTERVAL '1' HOUR)\nGROUP BY window_start, window_end, origin",
-                          "SELECT origin, time_hour FROM flights"))
+        "output mode",
+        "append",
+        "update",
+        False,
+    )
+    stateless = _variant(
+        (
+            "SELECT window_start, window_end, origin, COUNT(*) AS flights, "
+            "AVG(dep_delay) AS avg_dep_delay\nFROM TUMBLE(flights, time_hour, "
+            "INTERVAL '1' HOUR)\nGROUP BY window_start, window_end, origin",
+            "SELECT origin, time_hour FROM flights",
+        )
+    )
     (change,) = _changes(stateless)
     assert change.what == "stateful operators" and change.new == "(none)"
 
@@ -156,8 +210,12 @@ INSERT INTO o SELECT a.k, a.ts FROM a JOIN b ON a.k = b.k
 
 
 def test_files_sink_to_other_sinks_and_back():
-    console = _variant(("connector = 'files', path = 'out/hourly', format = 'parquet'",
-                        "connector = 'console', checkpoint_location = 'cp'"))
+    console = _variant(
+        (
+            "connector = 'files', path = 'out/hourly', format = 'parquet'",
+            "connector = 'console', checkpoint_location = 'cp'",
+        )
+    )
     (out,) = _changes(console)
     assert out.allowed and out.what == "sink"
     (back,) = restarts.diff(_record(console), _record(_text()))
@@ -172,8 +230,11 @@ def test_record_is_json_with_absolute_paths_and_redacted(tmp_path, monkeypatch):
     data = restarts.record(query.state, SETTINGS, pipeline.plan.source)
     assert json.loads(json.dumps(data)) == data
     assert data["sources"][0]["target"] == str(tmp_path / "data" / "***")
-    assert data["sink"] == {"connector": "files", "format": "parquet",
-                            "path": str(tmp_path / "out" / "hourly")}
+    assert data["sink"] == {
+        "connector": "files",
+        "format": "parquet",
+        "path": str(tmp_path / "out" / "hourly"),
+    }
     restarts.write(str(tmp_path / "cp"), data)
     assert restarts.read(str(tmp_path / "cp")) == data
     assert os.listdir(tmp_path / "cp" / "sqlstream") == ["state_signature.json"]
@@ -197,8 +258,10 @@ def test_prepare_refuses_before_anything_starts(tmp_path):
     assert error.code == "SS401" and error.span == changed.queries[0].span
     rendered = error.render()
     assert f"cannot restart from checkpoint {checkpoint}" in rendered
-    assert ("grouping keys of the aggregation: window(time_hour, '1 hour'), origin → "
-            "window(time_hour, '2 hour'), origin") in rendered
+    assert (
+        "grouping keys of the aggregation: window(time_hour, '1 hour'), origin → "
+        "window(time_hour, '2 hour'), origin"
+    ) in rendered
     assert "new checkpoint_location" in rendered and "--allow-incompatible-restart" in rendered
     assert "INSERT INTO hourly" in rendered and "^" in rendered
 
@@ -217,6 +280,7 @@ def test_prepare_refuses_before_anything_starts(tmp_path):
 
 
 # ---- on Spark -------------------------------------------------------------------------------
+
 
 def _copy_days(folder, days):
     """Copy day files with the mtime of their day (Spark reads new files by mtime)."""
@@ -258,8 +322,17 @@ def hourly(spark, tmp_path_factory):
     return work
 
 
-SPARK_REFUSED = ["window size", "other key", "key added", "aggregate", "sink path",
-                 "sink format", "source path", "event-time column", "operator removed"]
+SPARK_REFUSED = [
+    "window size",
+    "other key",
+    "key added",
+    "aggregate",
+    "sink path",
+    "sink format",
+    "source path",
+    "event-time column",
+    "operator removed",
+]
 
 
 @pytest.mark.spark
@@ -293,15 +366,25 @@ def _oracle(spark, parts, delay_hours=1):
 
     frames = []
     for files, where in parts:
-        flights = (spark.read.option("header", True).option("nullValue", "NA")
-                   .schema(COLUMNS.replace("\n", " ")).csv([str(f) for f in files]))
+        flights = (
+            spark.read.option("header", True)
+            .option("nullValue", "NA")
+            .schema(COLUMNS.replace("\n", " "))
+            .csv([str(f) for f in files])
+        )
         if where:
             flights = flights.where(where)
-        frames.append(flights.groupBy(F.window("time_hour", "1 hour"), "origin")
-                      .agg(F.count("*").alias("flights"), F.avg("dep_delay").alias("avg_dep_delay"))
-                      .select(F.col("window.start").alias("window_start"),
-                              F.col("window.end").alias("window_end"), "origin", "flights",
-                              "avg_dep_delay"))
+        frames.append(
+            flights.groupBy(F.window("time_hour", "1 hour"), "origin")
+            .agg(F.count("*").alias("flights"), F.avg("dep_delay").alias("avg_dep_delay"))
+            .select(
+                F.col("window.start").alias("window_start"),
+                F.col("window.end").alias("window_end"),
+                "origin",
+                "flights",
+                "avg_dep_delay",
+            )
+        )
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
@@ -334,8 +417,10 @@ def _first_run(spark, tmp_path):
 @pytest.mark.spark
 def test_rate_limit_and_trigger_changes_run_and_stay_right(spark, tmp_path):
     work = _first_run(spark, tmp_path)
-    text = _variant(("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1"),
-                    ("EMIT FINAL ONCE", "EMIT FINAL EVERY INTERVAL '1' SECOND"))
+    text = _variant(
+        ("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1"),
+        ("EMIT FINAL ONCE", "EMIT FINAL EVERY INTERVAL '1' SECOND"),
+    )
     (query,) = sqlstream.compile(text, path=str(work / "hourly.ssql")).start(spark)
     try:
         query.processAllAvailable()
@@ -371,8 +456,10 @@ def test_allow_incompatible_restart_runs_and_records_the_new_signature(spark, tm
     work = _first_run(spark, tmp_path)
     events = []
     session = sqlstream.Session(spark, listeners=[events.append])
-    session.run(session.compile(_variant(WINDOW), path=str(work / "hourly.ssql")),
-                allow_incompatible_restart=True)
+    session.run(
+        session.compile(_variant(WINDOW), path=str(work / "hourly.ssql")),
+        allow_incompatible_restart=True,
+    )
     notes = [e.message for e in events if type(e).__name__ == "Notice"]
     assert any("refused change allowed by the flag: grouping keys" in n for n in notes)
     assert any(type(e).__name__ == "QueryStarted" for e in events)
@@ -397,13 +484,22 @@ INSERT INTO d SELECT DISTINCT origin, dest, time_hour FROM a EMIT ONCE;
 """
 
 JOIN_REFUSED = {
-    "join type": (("FROM a JOIN b", "FROM a LEFT JOIN b"), "j",
-                  "join type of the stream-stream join: inner → left"),
-    "join keys": (("ON a.carrier = b.carrier AND a.flight", "ON a.flight"), "j",
-                  "join keys of the stream-stream join: a.carrier = b.carrier, a.flight = b.flight"
-                  " → a.flight = b.flight"),
-    "distinct columns": (("DISTINCT origin, dest, time_hour", "DISTINCT origin, time_hour"), "d",
-                         "keys of the deduplication: origin, dest, time_hour → origin, time_hour"),
+    "join type": (
+        ("FROM a JOIN b", "FROM a LEFT JOIN b"),
+        "j",
+        "join type of the stream-stream join: inner → left",
+    ),
+    "join keys": (
+        ("ON a.carrier = b.carrier AND a.flight", "ON a.flight"),
+        "j",
+        "join keys of the stream-stream join: a.carrier = b.carrier, a.flight = b.flight"
+        " → a.flight = b.flight",
+    ),
+    "distinct columns": (
+        ("DISTINCT origin, dest, time_hour", "DISTINCT origin, time_hour"),
+        "d",
+        "keys of the deduplication: origin, dest, time_hour → origin, time_hour",
+    ),
 }
 
 
@@ -440,8 +536,9 @@ def test_another_state_store_provider_is_refused(spark, hourly):
     package = "org.apache.spark.sql.execution.streaming.state."
     (signature,) = hourly.rglob("state_signature.json")
     recorded = json.loads(signature.read_text())["spark"]["state_store_provider"]
-    other = package + ("HDFSBackedStateStoreProvider" if "RocksDB" in recorded
-                       else "RocksDBStateStoreProvider")
+    other = package + (
+        "HDFSBackedStateStoreProvider" if "RocksDB" in recorded else "RocksDBStateStoreProvider"
+    )
     before, files = spark.conf.get(key), _files(hourly)
     try:
         with pytest.raises(IncompatibleRestartError) as caught:
@@ -478,5 +575,7 @@ def test_exec_passes_allow_incompatible_restart_to_the_session(tmp_path, monkeyp
     assert runner.invoke(main, ["exec", str(tmp_path / "p.ssql")]).exit_code == 0
     result = runner.invoke(main, ["exec", str(tmp_path / "p.ssql"), "--allow-incompatible-restart"])
     assert result.exit_code == 0, result.output
-    assert calls == [{"timeout": None, "allow_incompatible_restart": False},
-                     {"timeout": None, "allow_incompatible_restart": True}]
+    assert calls == [
+        {"timeout": None, "allow_incompatible_restart": False},
+        {"timeout": None, "allow_incompatible_restart": True},
+    ]

@@ -30,8 +30,8 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
 from sqlstream.lowering.printer import _secret_literal
+from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
 from tests.conftest import ROOT
 
 SP = "Hunter2 Sw0rdfish"  # in paths: a space (Hadoop writes %20)
@@ -57,38 +57,70 @@ SELECT origin, time_hour, dep_delay, -- ${{env:SQ}} in a comment stays a comment
 FROM flights WHERE carrier <> '${{env:SQ}}' AND keyed <> ''
 EMIT ONCE;
 """
-_STREAM = ("CREATE STREAM flights (carrier STRING, origin STRING, time_hour TIMESTAMP) WITH "
-           "(connector = 'files', format = 'csv', header = true, path = '{tmp}/in ${{env:SP}}');\n")
+_STREAM = (
+    "CREATE STREAM flights (carrier STRING, origin STRING, time_hour TIMESTAMP) WITH "
+    "(connector = 'files', format = 'csv', header = true, path = '{tmp}/in ${{env:SP}}');\n"
+)
 # (program, the code check reports); each uses a secret where it is refused or echoed.
 REFUSED = {
     "quoted_alias": (_STREAM + "SELECT origin AS `${{env:SQ}}` FROM flights;", "SS240"),
     "unquoted_name": (_STREAM + "SELECT ${{env:SP}} FROM flights;", "SS240"),
-    "name_in_string_and_name": (_STREAM + "SELECT carrier AS c FROM flights WHERE "
-                                "${{env:SP}} = '${{env:SQ}}';", "SS240"),
-    "watermark_interval": (_STREAM.replace("TIMESTAMP)", "TIMESTAMP, WATERMARK FOR time_hour AS "
-                                           "time_hour - INTERVAL '${{env:SQ}}' HOUR)")
-                           + "SELECT origin FROM flights;", "SS240"),
-    "unquoted_option": (_STREAM.replace("header = true", "maxFilesPerTrigger = ${{env:SQ}}")
-                        + "SELECT origin FROM flights;", "SS240"),
+    "name_in_string_and_name": (
+        _STREAM + "SELECT carrier AS c FROM flights WHERE ${{env:SP}} = '${{env:SQ}}';",
+        "SS240",
+    ),
+    "watermark_interval": (
+        _STREAM.replace(
+            "TIMESTAMP)",
+            "TIMESTAMP, WATERMARK FOR time_hour AS time_hour - INTERVAL '${{env:SQ}}' HOUR)",
+        )
+        + "SELECT origin FROM flights;",
+        "SS240",
+    ),
+    "unquoted_option": (
+        _STREAM.replace("header = true", "maxFilesPerTrigger = ${{env:SQ}}")
+        + "SELECT origin FROM flights;",
+        "SS240",
+    ),
     "unaliased_literal": (_STREAM + "SELECT concat(origin, '${{env:SQ}}') FROM flights;", "SS241"),
-    "query_name": (_STREAM + "CREATE SINK s WITH (connector = 'noop', query_name = 'q ${{env:SP}}');\n"
-                   "INSERT INTO s SELECT origin FROM flights;", "SS240"),
-    "struct_field_name": (_STREAM + "SELECT named_struct('${{env:SP}}', origin) AS s FROM flights;",
-                          "SS241"),
-    "json_schema_field": (_STREAM + "SELECT from_json(origin, '`${{env:SP}}` INT') AS j FROM flights;",
-                          "SS241"),
-    "csv_schema_field": (_STREAM + "SELECT from_csv(origin, 'a INT, `${{env:SQ}}` INT') AS c "
-                         "FROM flights;", "SS241"),
-    "spark_substitution_on": ("SET 'spark.sql.variable.substitute' = 'true';\n" + _STREAM
-                              + "SELECT origin FROM flights WHERE carrier <> '${{env:SQ}}';", "SS202"),
-    "format_value": (_STREAM.replace("'csv'", "'${{env:SQ}}'") + "SELECT origin FROM flights;",
-                     "SS202"),
+    "query_name": (
+        _STREAM + "CREATE SINK s WITH (connector = 'noop', query_name = 'q ${{env:SP}}');\n"
+        "INSERT INTO s SELECT origin FROM flights;",
+        "SS240",
+    ),
+    "struct_field_name": (
+        _STREAM + "SELECT named_struct('${{env:SP}}', origin) AS s FROM flights;",
+        "SS241",
+    ),
+    "json_schema_field": (
+        _STREAM + "SELECT from_json(origin, '`${{env:SP}}` INT') AS j FROM flights;",
+        "SS241",
+    ),
+    "csv_schema_field": (
+        _STREAM + "SELECT from_csv(origin, 'a INT, `${{env:SQ}}` INT') AS c FROM flights;",
+        "SS241",
+    ),
+    "spark_substitution_on": (
+        "SET 'spark.sql.variable.substitute' = 'true';\n"
+        + _STREAM
+        + "SELECT origin FROM flights WHERE carrier <> '${{env:SQ}}';",
+        "SS202",
+    ),
+    "format_value": (
+        _STREAM.replace("'csv'", "'${{env:SQ}}'") + "SELECT origin FROM flights;",
+        "SS202",
+    ),
     "connector_value": (_STREAM.replace("'files'", "'${{env:SP}}'") + "SELECT 1;", "SS202"),
-    "metadata_key": (_STREAM.replace("TIMESTAMP)", "TIMESTAMP, f STRING METADATA FROM "
-                                     "'${{env:SP}}')") + "SELECT origin FROM flights;", "SS201"),
+    "metadata_key": (
+        _STREAM.replace("TIMESTAMP)", "TIMESTAMP, f STRING METADATA FROM '${{env:SP}}')")
+        + "SELECT origin FROM flights;",
+        "SS201",
+    ),
     "setting_key": ("SET 'sqlstream.${{env:SP}}' = 'x';\n" + _STREAM + "SELECT 1;", "SS202"),
-    "unknown_column_with_secret_literal": (_STREAM + "SELECT nosuch FROM flights WHERE "
-                                           "carrier = '${{env:SQ}}';", "SS205"),
+    "unknown_column_with_secret_literal": (
+        _STREAM + "SELECT nosuch FROM flights WHERE carrier = '${{env:SQ}}';",
+        "SS205",
+    ),
 }
 # Spark (ANSI mode) fails the first micro-batch with CAST_INVALID_INPUT, quoting the value.
 FAILING = """
@@ -96,8 +128,14 @@ CREATE SINK bad WITH (connector = 'noop');
 INSERT INTO bad SELECT origin FROM flights WHERE CAST(concat(carrier, '${{env:SQ}}') AS INT) > 0
 EMIT ONCE;
 """
-CLI_COMMANDS = (["check"], ["check", "--format", "json"], ["translate"],
-                ["translate", "--to", "pyspark"], ["explain"], ["explain", "--format", "json"])
+CLI_COMMANDS = (
+    ["check"],
+    ["check", "--format", "json"],
+    ["translate"],
+    ["translate", "--to", "pyspark"],
+    ["explain"],
+    ["explain", "--format", "json"],
+)
 
 
 def leaks(text: str) -> list[str]:
@@ -113,8 +151,9 @@ def _write(tmp_path, name, program):
 
 def _cli(*args):
     result = CliRunner().invoke(main, list(args), env=ENV)
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), \
-        result.exception
+    assert not isinstance(result.exception, Exception) or isinstance(
+        result.exception, SystemExit
+    ), result.exception
     return result.exit_code, result.stdout + result.stderr
 
 
@@ -131,7 +170,9 @@ def test_refused_or_echoed_positions_print_no_secret(tmp_path, name):
     assert f"{path}:" in output.split(code)[0].splitlines()[-1]  # positioned in the file
 
 
-def test_accepted_positions_print_no_secret_and_the_script_reads_the_environment(tmp_path, monkeypatch):
+def test_accepted_positions_print_no_secret_and_the_script_reads_the_environment(
+    tmp_path, monkeypatch
+):
     path = _write(tmp_path, "accepted", ACCEPTED)
     outputs = {}
     for command in CLI_COMMANDS:
@@ -156,8 +197,12 @@ def test_accepted_positions_print_no_secret_and_the_script_reads_the_environment
     literal = _secret_literal(plan)
     (source,) = plan.relations
     sql_texts = [plan.queries[0].sql, *source.projection]
-    values = [*(v for _, v in source.options), source.path, plan.queries[0].sink.path,
-              *(v for _, v in plan.settings)]
+    values = [
+        *(v for _, v in source.options),
+        source.path,
+        plan.queries[0].sink.path,
+        *(v for _, v in plan.settings),
+    ]
     for text, sql in [*((t, True) for t in sql_texts), *((v, False) for v in values)]:
         # the compiled plan holds tokens, never a value: nothing printed from it can leak
         assert not leaks(text), text
@@ -181,22 +226,29 @@ def _sqlstream_files(tmp_path) -> dict[str, str]:
     sink's files, by path."""
     files = {}
     for path in tmp_path.rglob("*"):
-        if path.is_file() and ("sqlstream" in path.parts or path.parent.name.startswith("out ")
-                               or path.suffix == ".json"):
+        if path.is_file() and (
+            "sqlstream" in path.parts
+            or path.parent.name.startswith("out ")
+            or path.suffix == ".json"
+        ):
             files[str(path)] = path.read_text(encoding="utf-8", errors="replace")
     return files
 
 
 @pytest.mark.spark
-def test_a_run_its_events_files_errors_and_physical_plan_show_no_secret(spark, tmp_path, monkeypatch):
+def test_a_run_its_events_files_errors_and_physical_plan_show_no_secret(
+    spark, tmp_path, monkeypatch
+):
     for key, value in ENV.items():
         monkeypatch.setenv(key, value)
     _day_folder(tmp_path)
     path = _write(tmp_path, "accepted", ACCEPTED)
     events, lines = [], []
-    with sqlstream.Session(spark, listeners=[events.append, TextRenderer(lines.append),
-                                             JsonLinesRenderer(lines.append)],
-                           state_dir=str(tmp_path / "state")) as session:
+    with sqlstream.Session(
+        spark,
+        listeners=[events.append, TextRenderer(lines.append), JsonLinesRenderer(lines.append)],
+        state_dir=str(tmp_path / "state"),
+    ) as session:
         pipeline = session.compile_file(str(path))
         session.run(pipeline, available_now=True)
         assert [e.kind for e in events].count("batch_progress") >= 1
@@ -208,9 +260,14 @@ def test_a_run_its_events_files_errors_and_physical_plan_show_no_secret(spark, t
             session.run(session.compile_file(str(failing)), available_now=True)
         assert "CAST_INVALID_INPUT" in info.value.render() and "***" in info.value.render()
     spark.conf.unset("spark.hadoop.fs.s3a.secret.key")
-    texts = [info.value.render(), json.dumps(info.value.to_dict()), *lines,
-             json.dumps([e.to_dict() for e in events]), repr(events),
-             *_sqlstream_files(tmp_path).values()]
+    texts = [
+        info.value.render(),
+        json.dumps(info.value.to_dict()),
+        *lines,
+        json.dumps([e.to_dict() for e in events]),
+        repr(events),
+        *_sqlstream_files(tmp_path).values(),
+    ]
     assert any(e.kind == "query_failed" for e in events)
     for text in texts:
         assert not leaks(text), text
@@ -229,9 +286,24 @@ def test_exec_process_prints_no_secret(tmp_path):
     path = _write(tmp_path, "exec", program)
     env = dict(os.environ, **ENV, PYTHONUNBUFFERED="1")
     proc = subprocess.run(
-        [sys.executable, "-m", "sqlstream.cli", "exec", str(path), "--master", "local[1]",
-         "--log-format", "json", "--state-dir", str(tmp_path / "state")],
-        capture_output=True, text=True, env=env, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "sqlstream.cli",
+            "exec",
+            str(path),
+            "--master",
+            "local[1]",
+            "--log-format",
+            "json",
+            "--state-dir",
+            str(tmp_path / "state"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr
     assert '"event": "query_failed"' in proc.stderr and "CAST_INVALID_INPUT" in proc.stderr
     assert not leaks(proc.stdout + proc.stderr), proc.stdout + proc.stderr
@@ -243,9 +315,11 @@ def test_exec_process_prints_no_secret(tmp_path):
 def test_a_secret_query_name_is_refused_at_the_option_value(monkeypatch):
     """SS240 points at the ``query_name`` value that holds the secret, not at the sink."""
     monkeypatch.setenv("QN_SECRET", "hunter2-qn")
-    text = ("CREATE STREAM s WITH (connector = 'rate');\n"
-            "CREATE SINK o WITH (connector = 'noop', query_name = 'q ${env:QN_SECRET}');\n"
-            "INSERT INTO o SELECT value FROM s;\n")
+    text = (
+        "CREATE STREAM s WITH (connector = 'rate');\n"
+        "CREATE SINK o WITH (connector = 'noop', query_name = 'q ${env:QN_SECRET}');\n"
+        "INSERT INTO o SELECT value FROM s;\n"
+    )
     (finding,) = [f for f in sqlstream.check(text, path="q.ssql") if f.code == "SS240"]
     assert finding.render().startswith("q.ssql:2:54: SS240 the query name 'q ***' contains")
     assert "hunter2" not in finding.render()

@@ -12,11 +12,16 @@ import threading
 import pytest
 
 import sqlstream
+from sqlstream.diagnostics.errors import QueryFailedError
 from sqlstream.runtime.events import (
-    BatchProgress, Notice, QueryFailed, QueryStarted, QueryTerminated, Stopping,
+    BatchProgress,
+    Notice,
+    QueryFailed,
+    QueryStarted,
+    QueryTerminated,
+    Stopping,
 )
 from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
-from sqlstream.diagnostics.errors import QueryFailedError
 from tests.conftest import settings_kept
 from tests.spark.test_pipelines import FLIGHT_COLUMNS, _days
 
@@ -41,10 +46,12 @@ INSERT INTO o SELECT origin, COUNT(*) AS n FROM flights GROUP BY origin {emit};
 def _bad_csv(tmp_path) -> str:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.csv").write_text("1\nnot-a-number\n")
-    return (f"CREATE STREAM s (n INT) WITH (connector = 'files', path = '{tmp_path / 'in'}',\n"
-            "                              format = 'csv', mode = 'FAILFAST');\n"
-            "CREATE SINK o WITH (connector = 'noop');\n"
-            "INSERT INTO o SELECT n FROM s EMIT ONCE;\n")
+    return (
+        f"CREATE STREAM s (n INT) WITH (connector = 'files', path = '{tmp_path / 'in'}',\n"
+        "                              format = 'csv', mode = 'FAILFAST');\n"
+        "CREATE SINK o WITH (connector = 'noop');\n"
+        "INSERT INTO o SELECT n FROM s EMIT ONCE;\n"
+    )
 
 
 def test_run_reports_started_progress_terminated_in_order(spark, tmp_path):
@@ -60,7 +67,11 @@ def test_run_reports_started_progress_terminated_in_order(spark, tmp_path):
     assert set(kinds[1:-1]) == {"BatchProgress"}, kinds
     started, *batches, terminated = events
     assert (started.name, started.output_mode, started.trigger, started.sink) == (
-        "o", "update", "availableNow", "noop")
+        "o",
+        "update",
+        "availableNow",
+        "noop",
+    )
     assert text.splitlines()[started.span.line - 1].startswith("INSERT INTO o")
     assert started.checkpoint_location is None
     assert results == [terminated] and terminated.exception is None
@@ -92,7 +103,8 @@ def test_failing_query_yields_query_failed_at_its_statement_and_stops_the_others
     text = _bad_csv(tmp_path) + (
         "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 1);\n"
         "CREATE SINK t WITH (connector = 'noop');\n"
-        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '200' MILLISECONDS;\n")
+        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '200' MILLISECONDS;\n"
+    )
     events = []
     session = sqlstream.Session(spark, listeners=[events.append])
     pipeline = session.compile(text, path=str(tmp_path / "bad.ssql"))
@@ -118,7 +130,8 @@ def test_run_with_timeout_stops_the_queries_cleanly(spark, tmp_path):
     pipeline = session.compile(
         "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 2);\n"
         "CREATE SINK t WITH (connector = 'memory', query_name = 'ticks_s3');\n"
-        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '100' MILLISECONDS;\n")
+        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '100' MILLISECONDS;\n"
+    )
     (result,) = session.run(pipeline, timeout=8)
     assert Stopping("timeout (8 s)") in events
     assert result.name == "ticks_s3" and result.exception is None and events[-1] == result
@@ -141,14 +154,18 @@ def test_pipeline_start_returns_started_queries_and_reports_to_listeners(spark, 
         if isinstance(event, QueryTerminated):
             done.set()
 
-    pipeline = sqlstream.compile(_flights(folder, "EMIT CHANGES", "memory"), path=str(tmp_path / "p.ssql"))
+    pipeline = sqlstream.compile(
+        _flights(folder, "EMIT CHANGES", "memory"), path=str(tmp_path / "p.ssql")
+    )
     (query,) = pipeline.start(spark, available_now=True, listeners=[listener])
     assert query.name == "o" and isinstance(events[0], QueryStarted)
     assert events[0].id == str(query.id) and events[0].run_id == str(query.runId)
     query.awaitTermination()
     assert done.wait(60), [type(e).__name__ for e in events]
     assert isinstance(events[-1], QueryTerminated) and events[-1].run_id == str(query.runId)
-    assert sum(e.num_input_rows for e in events if isinstance(e, BatchProgress)) == _data_rows(folder)
+    assert sum(e.num_input_rows for e in events if isinstance(e, BatchProgress)) == _data_rows(
+        folder
+    )
     assert threads <= {"MainThread", "sqlstream-events-p"}  # never Spark's callback thread
 
 
@@ -157,7 +174,9 @@ def test_spark_refusing_a_query_at_start_raises_and_leaves_no_listener_running(s
     session = sqlstream.Session(spark, listeners=[events.append])
     pipeline = session.compile(
         "CREATE STREAM s (n INT) WITH (connector = 'files', path = '/does/not/exist', format = 'json');\n"
-        "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT n FROM s;\n", path="p.ssql")
+        "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT n FROM s;\n",
+        path="p.ssql",
+    )
     listeners = len(spark.streams._jsqm.listListeners())  # noqa: SLF001 - Spark's own list
     with pytest.raises(QueryFailedError) as info:
         session.run(pipeline)
@@ -171,17 +190,32 @@ def test_exec_log_format_json_ends_with_the_termination_event(tmp_path):
     pipeline = tmp_path / "p.ssql"
     pipeline.write_text(_flights(folder, "EMIT CHANGES ONCE"))
     done = subprocess.run(
-        [sys.executable, "-m", "sqlstream.cli", "exec", str(pipeline), "--master", "local[1]",
-         "--log-format", "json"],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        [
+            sys.executable,
+            "-m",
+            "sqlstream.cli",
+            "exec",
+            str(pipeline),
+            "--master",
+            "local[1]",
+            "--log-format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stderr.splitlines()]  # every line is JSON
     kinds = [r["event"] for r in records]
     assert kinds[0] == Notice.kind and kinds.count(QueryStarted.kind) == 1
     assert kinds[-2:] == [QueryTerminated.kind, "query_summary"], kinds  # then exec's summary
-    after_start = kinds[kinds.index(QueryStarted.kind) + 1:-2]
+    after_start = kinds[kinds.index(QueryStarted.kind) + 1 : -2]
     assert after_start and set(after_start) == {BatchProgress.kind}
-    assert sum(r["num_input_rows"] for r in records if r["event"] == BatchProgress.kind) == _data_rows(folder)
+    assert sum(
+        r["num_input_rows"] for r in records if r["event"] == BatchProgress.kind
+    ) == _data_rows(folder)
 
 
 def _children(pid: int) -> list[int]:
@@ -200,18 +234,24 @@ def test_exec_ends_with_an_error_when_the_jvm_dies(tmp_path):
     pipeline.write_text(
         "CREATE STREAM ticks WITH (connector = 'rate_micro_batch', rows_per_batch = 1);\n"
         "CREATE SINK t WITH (connector = 'noop');\n"
-        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n")
+        "INSERT INTO t SELECT value FROM ticks EMIT EVERY INTERVAL '1' SECOND;\n"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "sqlstream.cli", "exec", str(pipeline), "--master", "local[1]"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
     seen = []
     for line in proc.stderr:
         seen.append(line)
         if line.startswith("started query t"):
             break
-    (jvm,) = [child for child in _children(proc.pid)
-              if "java" in open(f"/proc/{child}/cmdline").read()]
+    (jvm,) = [
+        child for child in _children(proc.pid) if "java" in open(f"/proc/{child}/cmdline").read()
+    ]
     os.kill(jvm, signal.SIGKILL)
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 1, "".join(seen) + err
@@ -226,27 +266,34 @@ def test_static_settings_are_not_set_on_a_running_session(spark):
     reported as not applied instead of failing."""
     from pyspark.errors import PySparkException
 
-    from sqlstream.runtime.binder import run_block
     from sqlstream.lowering.lower import lower
+    from sqlstream.runtime.binder import run_block
     from sqlstream.runtime.spark_session import create_session
 
     with pytest.raises(PySparkException, match="CANNOT_MODIFY_CONFIG"):
         spark.conf.set("spark.driver.memory", "3g")
-    pipeline = sqlstream.compile("SET 'spark.driver.memory' = '3g';\n"
-                                 "SET 'spark.sql.shuffle.partitions' = '2';\n"
-                                 "CREATE STREAM r WITH (connector = 'rate');\nSELECT * FROM r;\n")
+    pipeline = sqlstream.compile(
+        "SET 'spark.driver.memory' = '3g';\n"
+        "SET 'spark.sql.shuffle.partitions' = '2';\n"
+        "CREATE STREAM r WITH (connector = 'rate');\nSELECT * FROM r;\n"
+    )
     settings = next(b for b in lower(pipeline.plan).blocks if b.kind == "settings")
     with settings_kept(spark, pipeline):
         run_block(spark, pipeline.plan, settings)
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
     said = []
-    kept = {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
-            "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true"}
-    session, created = create_session(pipeline.plan, None, {**kept, "spark.executor.memory": "1g"},
-                                      said.append)
+    kept = {
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+    }
+    session, created = create_session(
+        pipeline.plan, None, {**kept, "spark.executor.memory": "1g"}, said.append
+    )
     assert session is spark and not created
     assert [line for line in said if line.startswith("not applied")] == [
         f"not applied to the running session: {setting} (Spark reads it only at start: the "
-        "session's setting applies)" for setting in ("spark.executor.memory=1g",
-                                                     "spark.driver.memory=3g")]
+        "session's setting applies)"
+        for setting in ("spark.executor.memory=1g", "spark.driver.memory=3g")
+    ]
     assert {k: spark.conf.get(k) for k in kept} == kept

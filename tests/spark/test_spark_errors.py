@@ -16,8 +16,10 @@ from tests.conftest import ROOT
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.skipif(not spark_versions.at_least(spark_versions.default(), "4.2"),
-                       reason="Spark 4.0 and 4.1 have no such condition (4.1 fails with another message)"),
+    pytest.mark.skipif(
+        not spark_versions.at_least(spark_versions.default(), "4.2"),
+        reason="Spark 4.0 and 4.1 have no such condition (4.1 fails with another message)",
+    ),
 ]
 
 PIPELINE = """
@@ -30,8 +32,9 @@ INSERT INTO late SELECT carrier, flight, dep_delay FROM flights WHERE dep_delay 
 
 def test_checkpoint_without_its_metadata_file_is_ss503_at_the_statement(spark, tmp_path):
     (tmp_path / "data").mkdir()
-    shutil.copy(ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-01.csv",
-                tmp_path / "data")
+    shutil.copy(
+        ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-01.csv", tmp_path / "data"
+    )
     (tmp_path / "p.ssql").write_text(PIPELINE)
     pipeline = sqlstream.compile_file(str(tmp_path / "p.ssql"))
     (query,) = pipeline.start(spark)

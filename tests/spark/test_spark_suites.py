@@ -25,8 +25,11 @@ SUITES = FIXTURES / "spark_suites"
 def _cases() -> list[tuple[Path, str]]:
     from sqlstream.testing.loading import load
 
-    return [(path, case.name) for path in sorted(SUITES.glob("*.test.yaml"))
-            for case in load(path)[0].cases]
+    return [
+        (path, case.name)
+        for path in sorted(SUITES.glob("*.test.yaml"))
+        for case in load(path)[0].cases
+    ]
 
 
 CASES = _cases()
@@ -82,38 +85,61 @@ def _set(*path):
         for key in keys[:-1]:
             node = node[key]
         node[keys[-1]] = value
+
     return change
 
 
 # kind: (test file, test, change, the failing check, text the report must show)
 MUTATIONS = {
-    "rows": (SUITES / "guide_word_count.test.yaml",
-             "Structured Streaming guide word count in complete mode",
-             _set("steps", 1, "expect", "word_counts", 1, "count", 4),
-             "sink word_counts", "count: 4"),
-    "rows of a table": (SUITES / "aggregation.test.yaml",
-                        "StreamingAggregationSuite sort after aggregate in complete mode",
-                        _set("steps", 4, "expect", "sorted_counts", "rows", 0, 1, 5),
-                        "sink sorted_counts", "count: 5"),
-    "watermark": (SUITES / "guide_late_data.test.yaml",
-                  "Structured Streaming guide late data in update and append mode",
-                  _set("steps", 1, "watermark", "final_counts", "2024-01-01 12:05:00"),
-                  "watermark of final_counts", "2024-01-01 12:05:00"),
-    "state_rows": (SUITES / "dedup.test.yaml",
-                   "StreamingDeduplicationSuite deduplicate with all columns",
-                   _set("steps", 2, "state_rows", "distinct_words", 3),
-                   "state_rows of distinct_words", "expected 3"),
-    "dropped_by_watermark": (SUITES / "session_words.test.yaml",
-                             "StreamingSessionWindowSuite append mode - session window",
-                             _set("steps", 2, "dropped_by_watermark", "closed_sessions", 3),
-                             "dropped_by_watermark of closed_sessions", "expected 3"),
-    "error expected, none raised": (SUITES / "watermark.test.yaml",
-                                    "EventTimeWatermarkSuite append mode",
-                                    _set("steps", 0, "error", "SS501"), "error",
-                                    "expected error 'SS501'"),
-    "error of another code": (PIPELINE_TESTS / "errors.test.yaml",
-                              "a division by zero fails the query with SS501",
-                              _set("steps", 1, "error", "SS502"), "error", "expected error 'SS502'"),
+    "rows": (
+        SUITES / "guide_word_count.test.yaml",
+        "Structured Streaming guide word count in complete mode",
+        _set("steps", 1, "expect", "word_counts", 1, "count", 4),
+        "sink word_counts",
+        "count: 4",
+    ),
+    "rows of a table": (
+        SUITES / "aggregation.test.yaml",
+        "StreamingAggregationSuite sort after aggregate in complete mode",
+        _set("steps", 4, "expect", "sorted_counts", "rows", 0, 1, 5),
+        "sink sorted_counts",
+        "count: 5",
+    ),
+    "watermark": (
+        SUITES / "guide_late_data.test.yaml",
+        "Structured Streaming guide late data in update and append mode",
+        _set("steps", 1, "watermark", "final_counts", "2024-01-01 12:05:00"),
+        "watermark of final_counts",
+        "2024-01-01 12:05:00",
+    ),
+    "state_rows": (
+        SUITES / "dedup.test.yaml",
+        "StreamingDeduplicationSuite deduplicate with all columns",
+        _set("steps", 2, "state_rows", "distinct_words", 3),
+        "state_rows of distinct_words",
+        "expected 3",
+    ),
+    "dropped_by_watermark": (
+        SUITES / "session_words.test.yaml",
+        "StreamingSessionWindowSuite append mode - session window",
+        _set("steps", 2, "dropped_by_watermark", "closed_sessions", 3),
+        "dropped_by_watermark of closed_sessions",
+        "expected 3",
+    ),
+    "error expected, none raised": (
+        SUITES / "watermark.test.yaml",
+        "EventTimeWatermarkSuite append mode",
+        _set("steps", 0, "error", "SS501"),
+        "error",
+        "expected error 'SS501'",
+    ),
+    "error of another code": (
+        PIPELINE_TESTS / "errors.test.yaml",
+        "a division by zero fails the query with SS501",
+        _set("steps", 1, "error", "SS502"),
+        "error",
+        "expected error 'SS502'",
+    ),
 }
 
 
@@ -135,13 +161,17 @@ INPUT_CHANGES = {
         EXAMPLES / "joins" / "lookups.test.yaml",
         "each flight is joined with the tables as it arrives, once, across a restart",
         _set("tables", "airlines", 0, "name", "United Air Lines (changed)"),
-        "sink named", "United Air Lines (changed)"),
+        "sink named",
+        "United Air Lines (changed)",
+    ),
     "metadata column": (
         EXAMPLES / "kafka" / "hourly_delays_kafka.test.yaml",
         "windows close at the watermark, a late row reaches only the stateless query, "
         "across a restart",
         _set("steps", 0, "input", "flights", 1, "received", "2013-01-01 05:25:00"),
-        "sink late_flights", "2013-01-01 05:25:00"),
+        "sink late_flights",
+        "2013-01-01 05:25:00",
+    ),
 }
 
 

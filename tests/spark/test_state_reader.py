@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 import sqlstream
-from sqlstream.runtime import state_reader
-from sqlstream.runtime.state_options import snapshot_batches
 from sqlstream.cli import main
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.runtime import state_reader
+from sqlstream.runtime.state_options import snapshot_batches
 from tests.spark.test_flights_example import DAYS, EXAMPLE, _copy_days, _run
 
 STATELESS = """
@@ -40,8 +40,9 @@ def hourly_windows(files) -> dict:
     for path in files:
         with open(path, newline="") as handle:
             for row in csv.DictReader(handle):
-                acc = windows[(datetime.strptime(row["time_hour"], "%Y-%m-%dT%H:%M:%SZ"),
-                               row["origin"])]
+                acc = windows[
+                    (datetime.strptime(row["time_hour"], "%Y-%m-%dT%H:%M:%SZ"), row["origin"])
+                ]
                 acc[0] += 1
                 if row["dep_delay"] != "NA":
                     delay = float(row["dep_delay"])
@@ -93,8 +94,9 @@ def test_state_of_a_real_checkpoint_is_the_open_windows(spark, tmp_path):
     # process: it reuses the shared session, whose shuffle partitions it must keep)
     runner = CliRunner()
     keep = ["--conf", "spark.sql.shuffle.partitions=2"]
-    result = runner.invoke(main, ["state", str(pipeline_file), "hourly", "--format", "json",
-                                  "--rows", "1", *keep])
+    result = runner.invoke(
+        main, ["state", str(pipeline_file), "hourly", "--format", "json", "--rows", "1", *keep]
+    )
     assert result.exit_code == 0, result.output
     (doc,) = json.loads(result.stdout)
     assert doc["watermark"] == watermark and doc["stores"][0]["rows"] == store.rows
@@ -142,8 +144,11 @@ def _files_by_batch(checkpoint) -> dict[int, list]:
     for log in (Path(checkpoint) / "sources" / "0").iterdir():
         if log.name.isdigit():
             lines = log.read_text().splitlines()[1:]
-            batches[int(log.name)] = [Path(json.loads(line)["path"].replace("file://", ""))
-                                      for line in lines if line.startswith("{")]
+            batches[int(log.name)] = [
+                Path(json.loads(line)["path"].replace("file://", ""))
+                for line in lines
+                if line.startswith("{")
+            ]
     return batches
 
 
@@ -155,8 +160,12 @@ def _windows_of(store) -> dict:
     for row in store.first_rows:
         key, value = row["key"], row["value"]
         start = datetime.strptime(key["window"]["start"], "%Y-%m-%dT%H:%M:%S.%fZ")
-        actual[(start, key["origin"])] = (value["count"], value["sum"] or 0.0,
-                                          value["count#2"], value["sum#2"])
+        actual[(start, key["origin"])] = (
+            value["count"],
+            value["sum"] or 0.0,
+            value["count#2"],
+            value["sum#2"],
+        )
     return actual
 
 
@@ -183,8 +192,10 @@ def test_state_as_of_an_older_batch_and_the_change_feed(spark, tmp_path):
     by_batch = _files_by_batch(query.checkpoint_location)
     (latest,) = state_reader.read(spark, plan, [query])
     assert latest.latest_batch_id >= 1 and 0 in by_batch
-    read_by = {b: [f for batch in sorted(by_batch) if batch <= b for f in by_batch[batch]]
-               for b in range(latest.latest_batch_id + 1)}
+    read_by = {
+        b: [f for batch in sorted(by_batch) if batch <= b for f in by_batch[batch]]
+        for b in range(latest.latest_batch_id + 1)
+    }
 
     # the state as of each batch but the latest: the windows of the files read so far that
     # are still open at that batch's watermark (all of them before there is one)
@@ -195,8 +206,11 @@ def test_state_as_of_an_older_batch_and_the_change_feed(spark, tmp_path):
         (store,) = state.stores
         assert store.min_batch_id <= batch <= store.max_batch_id
         assert store.rows == len(store.first_rows)
-        expected = (hourly_windows(read_by[batch]) if state.watermark is None
-                    else _open_windows(read_by[batch], state.watermark))
+        expected = (
+            hourly_windows(read_by[batch])
+            if state.watermark is None
+            else _open_windows(read_by[batch], state.watermark)
+        )
         _agree(_windows_of(store), expected)
 
     # the changes of batch 0: every window of the first day, put (no watermark yet)
@@ -210,18 +224,35 @@ def test_state_as_of_an_older_batch_and_the_change_feed(spark, tmp_path):
     # the command: options passed through, refused combinations, an uncommitted batch
     runner = CliRunner()
     keep = ["--conf", "spark.sql.shuffle.partitions=2"]
-    result = runner.invoke(main, ["state", str(pipeline_file), "--changes-from", "0",
-                                  "--changes-to", "0", "--rows", "3", "--format", "json", *keep])
+    result = runner.invoke(
+        main,
+        [
+            "state",
+            str(pipeline_file),
+            "--changes-from",
+            "0",
+            "--changes-to",
+            "0",
+            "--rows",
+            "3",
+            "--format",
+            "json",
+            *keep,
+        ],
+    )
     assert result.exit_code == 0, result.output
     (doc,) = json.loads(result.stdout)
-    assert [(r["batch_id"], r["change_type"]) for r in doc["stores"][0]["first_rows"]] == \
-        [(0, "update")] * 3
-    result = runner.invoke(main, ["state", str(pipeline_file), "--changes-from", "0",
-                                  "--rows", "1", *keep])
+    assert [(r["batch_id"], r["change_type"]) for r in doc["stores"][0]["first_rows"]] == [
+        (0, "update")
+    ] * 3
+    result = runner.invoke(
+        main, ["state", str(pipeline_file), "--changes-from", "0", "--rows", "1", *keep]
+    )
     assert result.exit_code == 0, result.output
     assert "change" in result.stdout and "update" in result.stdout
-    result = runner.invoke(main, ["state", str(pipeline_file), "--batch-id", "1",
-                                  "--changes-from", "1"])
+    result = runner.invoke(
+        main, ["state", str(pipeline_file), "--batch-id", "1", "--changes-from", "1"]
+    )
     assert result.exit_code == 2 and "cannot be used together" in result.output
     result = runner.invoke(main, ["state", str(pipeline_file), "--batch-id", "999", *keep])
     assert result.exit_code == 1 and "SS402 batch 999 is not a committed batch" in result.output
@@ -239,7 +270,9 @@ def _rocksdb_pipeline(path, changelog: bool) -> None:
     path.write_text(
         f"SET 'spark.sql.streaming.stateStore.providerClass' = '{ROCKSDB}';\n"
         "SET 'spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled' = "
-        f"'{str(changelog).lower()}';\n" + text, encoding="utf-8")
+        f"'{str(changelog).lower()}';\n" + text,
+        encoding="utf-8",
+    )
 
 
 @pytest.mark.spark
@@ -278,8 +311,7 @@ def test_state_of_a_partition_rebuilt_from_a_snapshot(spark, tmp_path):
         assert (state.latest_batch_id, state.snapshot_batch_id) == (latest, start)
         (one,) = state.stores
         assert one.rows_per_partition == ((partition, one.rows),) and one.rows
-        assert list(one.first_rows) == [r for r in store.first_rows
-                                        if r["partition"] == partition]
+        assert list(one.first_rows) == [r for r in store.first_rows if r["partition"] == partition]
         rebuilt.update(_windows_of(one))
     by_batch = _files_by_batch(location)
     files = [f for batch in sorted(by_batch) for f in by_batch[batch]]
@@ -293,33 +325,69 @@ def test_state_of_a_partition_rebuilt_from_a_snapshot(spark, tmp_path):
     keep = ["--conf", "spark.sql.shuffle.partitions=2"]
     snap = ["--snapshot-batch-id", str(start), "--partition", "1"]
     with settings_kept(spark, sqlstream.compile_file(str(pipeline_file))):
-        result = runner.invoke(main, ["state", str(pipeline_file), *snap, "--rows", "10000",
-                                      "--format", "json", *keep])
+        result = runner.invoke(
+            main, ["state", str(pipeline_file), *snap, "--rows", "10000", "--format", "json", *keep]
+        )
         assert result.exit_code == 0, result.output
         (doc,) = json.loads(result.stdout)
         assert (doc["snapshot_batch_id"], doc["partition"]) == (start, 1)
-        assert doc["stores"][0]["first_rows"] == [r for r in store.first_rows
-                                                  if r["partition"] == 1]
+        assert doc["stores"][0]["first_rows"] == [
+            r for r in store.first_rows if r["partition"] == 1
+        ]
         result = runner.invoke(main, ["state", str(pipeline_file), *snap, *keep])
         assert result.exit_code == 0, result.output
-        assert (f"partition 1 only, rebuilt from its snapshot of batch {start} and the deltas "
-                f"up to batch {latest}") in result.stdout
-        result = runner.invoke(main, ["state", str(pipeline_file), "--snapshot-batch-id",
-                                      str(latest), "--partition", "0", *keep])
+        assert (
+            f"partition 1 only, rebuilt from its snapshot of batch {start} and the deltas "
+            f"up to batch {latest}"
+        ) in result.stdout
+        result = runner.invoke(
+            main,
+            [
+                "state",
+                str(pipeline_file),
+                "--snapshot-batch-id",
+                str(latest),
+                "--partition",
+                "0",
+                *keep,
+            ],
+        )
         assert result.exit_code == 1 and "Traceback" not in result.output
-        assert (f"SS402 no snapshot of batch {latest} in state partition 0 of operator 0"
-                in result.output), result.output
-        assert "snapshots kept there: batches " + ", ".join(map(str, sorted(kept))) \
+        assert (
+            f"SS402 no snapshot of batch {latest} in state partition 0 of operator 0"
             in result.output
-        result = runner.invoke(main, ["state", str(pipeline_file), "--snapshot-batch-id",
-                                      str(start), "--partition", "2", *keep])
+        ), result.output
+        assert "snapshots kept there: batches " + ", ".join(map(str, sorted(kept))) in result.output
+        result = runner.invoke(
+            main,
+            [
+                "state",
+                str(pipeline_file),
+                "--snapshot-batch-id",
+                str(start),
+                "--partition",
+                "2",
+                *keep,
+            ],
+        )
         assert result.exit_code == 1
-        assert "SS406 query 'hourly' has 2 state partitions (0 to 1), not partition 2" \
-            in result.output
+        assert (
+            "SS406 query 'hourly' has 2 state partitions (0 to 1), not partition 2" in result.output
+        )
         result = runner.invoke(main, ["state", str(pipeline_file), "--partition", "0"])
         assert result.exit_code == 2 and "--partition needs --snapshot-batch-id" in result.output
-        result = runner.invoke(main, ["state", str(pipeline_file), "--snapshot-batch-id",
-                                      str(start - 1), "--partition", "0", *keep])
+        result = runner.invoke(
+            main,
+            [
+                "state",
+                str(pipeline_file),
+                "--snapshot-batch-id",
+                str(start - 1),
+                "--partition",
+                "0",
+                *keep,
+            ],
+        )
         assert result.exit_code == 1 and "Traceback" not in result.output
         assert "SS532 Spark could not read the state of query 'hourly'" in result.output
         assert "CANNOT_LOAD_STATE_STORE" in result.output and "changelog" in result.output
@@ -356,8 +424,10 @@ def test_join_sides_rebuilt_from_a_snapshot(spark, tmp_path):
     for path in later:  # the second run's files
         path.unlink()
     pipeline_file = tmp_path / "join.ssql"
-    settings = (f"SET 'spark.sql.streaming.stateStore.providerClass' = '{ROCKSDB}';\n"
-                "SET 'spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled' = ")
+    settings = (
+        f"SET 'spark.sql.streaming.stateStore.providerClass' = '{ROCKSDB}';\n"
+        "SET 'spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled' = "
+    )
     with settings_kept(spark, sqlstream.compile(settings + "'false';\n" + JOIN)):
         for changelog in ("false", "true"):
             pipeline_file.write_text(settings + f"'{changelog}';\n" + JOIN, encoding="utf-8")
@@ -381,11 +451,14 @@ def test_join_sides_rebuilt_from_a_snapshot(spark, tmp_path):
         (state,) = state_reader.read(spark, plan, [query], rows=1000, options=options)
         for side, whole in zip(state.stores, plain.stores):
             assert side.store == whole.store
-            assert list(side.first_rows) == [r for r in whole.first_rows
-                                              if r["partition"] == partition]
+            assert list(side.first_rows) == [
+                r for r in whole.first_rows if r["partition"] == partition
+            ]
     late = state_reader.ReadOptions(snapshot_batch_id=plain.latest_batch_id, partition=0)
     with pytest.raises(SqlStreamError) as caught:
         state_reader.read(spark, plan, [query], options=late)
     assert caught.value.code == "SS402"
-    assert (f"no snapshot of batch {plain.latest_batch_id} in state partition 0 of operator 0 "
-            "(symmetricHashJoin, left)") in caught.value.message
+    assert (
+        f"no snapshot of batch {plain.latest_batch_id} in state partition 0 of operator 0 "
+        "(symmetricHashJoin, left)"
+    ) in caught.value.message

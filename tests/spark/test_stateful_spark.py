@@ -53,12 +53,19 @@ def flights() -> list[dict]:
     for day in DAYS:
         with open(day, encoding="utf-8", newline="") as handle:
             for row in csv.DictReader(handle):
-                rows.append({"tailnum": None if row["tailnum"] == "NA" else row["tailnum"],
-                             "departed": row["dep_time"] != "NA", "carrier": row["carrier"],
-                             "flight": row["flight"], "origin": row["origin"], "dest": row["dest"],
-                             "dep_delay": _number(row["dep_delay"]),
-                             "distance": float(row["distance"]),
-                             "time_hour": _time(row["time_hour"])})
+                rows.append(
+                    {
+                        "tailnum": None if row["tailnum"] == "NA" else row["tailnum"],
+                        "departed": row["dep_time"] != "NA",
+                        "carrier": row["carrier"],
+                        "flight": row["flight"],
+                        "origin": row["origin"],
+                        "dest": row["dest"],
+                        "dep_delay": _number(row["dep_delay"]),
+                        "distance": float(row["distance"]),
+                        "time_hour": _time(row["time_hour"]),
+                    }
+                )
     return rows
 
 
@@ -80,8 +87,11 @@ def _example(work, name: str, *replacements: tuple[str, str], as_name: str | Non
     pipeline's name, and so its checkpoints): reading ``data/flights`` one file per
     micro-batch, with further text ``replacements``."""
     text = (EXAMPLES / f"{name}.ssql").read_text(encoding="utf-8")
-    for old, new in (("'../flights/data/flights'", "'data/flights'"),
-                     ("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1"), *replacements):
+    for old, new in (
+        ("'../flights/data/flights'", "'data/flights'"),
+        ("maxFilesPerTrigger = 31", "maxFilesPerTrigger = 1"),
+        *replacements,
+    ):
         assert old in text
         text = text.replace(old, new)
     path = work / f"{as_name or name}.ssql"
@@ -99,9 +109,15 @@ def runs(spark, work) -> dict:
     pipelines = {"sessions": _example(work, "sessions"), "chained": _example(work, "chained")}
     for policy in ("min", "max"):
         pipelines[f"two_feeds_{policy}"] = _example(
-            work, "two_feeds", ("multipleWatermarkPolicy' = 'max'", f"multipleWatermarkPolicy' = '{policy}'"),
-            ("path = 'out/two_feeds'", f"path = 'out/two_feeds_{policy}', query_name = 'hourly_{policy}'"),
-            as_name=f"two_feeds_{policy}")
+            work,
+            "two_feeds",
+            ("multipleWatermarkPolicy' = 'max'", f"multipleWatermarkPolicy' = '{policy}'"),
+            (
+                "path = 'out/two_feeds'",
+                f"path = 'out/two_feeds_{policy}', query_name = 'hourly_{policy}'",
+            ),
+            as_name=f"two_feeds_{policy}",
+        )
     started = {}
     for name, pipeline in pipelines.items():
         with settings_kept(spark, pipeline):
@@ -198,15 +214,21 @@ def test_sessions_ran_on_rocksdb_with_changelog_checkpointing(work, sessions_run
     rocksdb = dict(settings.STATE_STORES["rocksdb"])
     for name, query in queries.items():
         checkpoint = next(q.checkpoint_location for q in pipeline.plan.queries if q.name == name)
-        with open(os.path.join(checkpoint, "sqlstream", "state_signature.json"), encoding="utf-8") as f:
+        with open(
+            os.path.join(checkpoint, "sqlstream", "state_signature.json"), encoding="utf-8"
+        ) as f:
             record = json.load(f)
         assert record["spark"]["state_store_provider"] == rocksdb[settings.PROVIDER_CLASS]
         with open(os.path.join(checkpoint, "offsets", "0"), encoding="utf-8") as f:
             assert rocksdb[settings.PROVIDER_CLASS] in f.read()  # Spark pinned it
         metrics = query.recentProgress[-1]["stateOperators"][0]["customMetrics"]
         assert any(key.startswith("rocksdb") for key in metrics)
-        changelogs = [f for _, _, files in os.walk(os.path.join(checkpoint, "state"))
-                      for f in files if f.endswith(".changelog")]
+        changelogs = [
+            f
+            for _, _, files in os.walk(os.path.join(checkpoint, "state"))
+            for f in files
+            if f.endswith(".changelog")
+        ]
         assert changelogs, "each micro-batch committed a changelog"
 
 
@@ -238,8 +260,11 @@ def test_three_stateful_operators_in_append_equal_the_batch(spark, work, flights
 
 def test_window_of_window_time_equals_the_batch(spark, work, flights, chained_run):
     closed = _watermark(chained_run["daily_delayed"])
-    delayed = [d for d in _daily(flights, lambda r: (r["dep_delay"] or 0) > 15)
-               if d[0] + 24 * HOUR <= closed]
+    delayed = [
+        d
+        for d in _daily(flights, lambda r: (r["dep_delay"] or 0) > 15)
+        if d[0] + 24 * HOUR <= closed
+    ]
     assert delayed
     assert _written(spark, work / "out" / "daily_delayed") == sorted(delayed)
 
@@ -250,8 +275,10 @@ def test_window_of_window_time_equals_the_batch(spark, work, flights, chained_ru
 @pytest.mark.parametrize("policy", ["min", "max"])
 def test_watermark_policy_decides_the_global_watermark(spark, work, flights, runs, policy):
     pipeline, queries = runs[f"two_feeds_{policy}"]
-    assert f"global watermark: {policy} of ewr_feed.time_hour - 1 hour, " \
-           "jfk_lga_feed.time_hour - 6 hours" in pipeline.translate()
+    assert (
+        f"global watermark: {policy} of ewr_feed.time_hour - 1 hour, "
+        "jfk_lga_feed.time_hour - 6 hours" in pipeline.translate()
+    )
     # Spark pushes each view's filter below the watermark: a feed's watermark follows
     # the newest row it keeps (EWR's flights; JFK's and LGA's), minus its delay.
     ewr = max(r["time_hour"] for r in flights if r["origin"] == "EWR") - HOUR
@@ -259,6 +286,9 @@ def test_watermark_policy_decides_the_global_watermark(spark, work, flights, run
     closed = _watermark(queries[f"hourly_{policy}"])
     assert closed == (min if policy == "min" else max)(ewr, jfk_lga) and ewr != jfk_lga
     hourly = Counter((r["time_hour"], r["origin"]) for r in flights)
-    expected = [(hour, hour + HOUR, origin, n) for (hour, origin), n in hourly.items()
-                if hour + HOUR <= closed]
+    expected = [
+        (hour, hour + HOUR, origin, n)
+        for (hour, origin), n in hourly.items()
+        if hour + HOUR <= closed
+    ]
     assert _written(spark, work / "out" / f"two_feeds_{policy}") == sorted(expected)

@@ -35,8 +35,10 @@ def _folder(tmp_path: Path, wrong_count: bool) -> Path:
     text = (SUITES / "guide_word_count.test.yaml").read_text(encoding="utf-8")
     (tmp_path / "ok.test.yaml").write_text(text, encoding="utf-8")
     if wrong_count:
-        bad = text.replace("{word: dog, count: 3}, {word: owl, count: 1}",
-                           "{word: dog, count: 4}, {word: owl, count: 1}")
+        bad = text.replace(
+            "{word: dog, count: 3}, {word: owl, count: 1}",
+            "{word: dog, count: 4}, {word: owl, count: 1}",
+        )
         assert bad != text
         (tmp_path / "bad.test.yaml").write_text(bad, encoding="utf-8")
     return tmp_path
@@ -59,10 +61,10 @@ def test_record_writes_what_spark_did_as_the_expectations(spark, tmp_path):
     assert "count: 4" in failed.output
 
     recorded = runner.invoke(main, ["test", "--record", str(bad)])
-    assert recorded.exit_code == 1, recorded.output          # the run itself still failed
+    assert recorded.exit_code == 1, recorded.output  # the run itself still failed
     # the recorded expectations are the guide's tables, read from the untouched copy
     assert _expectations(bad) == _expectations(folder / "ok.test.yaml")
-    assert "guide" in bad.read_text(encoding="utf-8")         # comments are kept
+    assert "guide" in bad.read_text(encoding="utf-8")  # comments are kept
     again = runner.invoke(main, ["test", str(bad)])
     assert again.exit_code == 0, again.output
 
@@ -70,18 +72,20 @@ def test_record_writes_what_spark_did_as_the_expectations(spark, tmp_path):
 def test_json_and_junit_reports_written_with_o(spark, tmp_path):
     folder = _folder(tmp_path, wrong_count=True)
     runner = CliRunner()
-    as_json = runner.invoke(main, ["test", str(folder), "--format", "json",
-                                   "-o", str(tmp_path / "report.json")])
+    as_json = runner.invoke(
+        main, ["test", str(folder), "--format", "json", "-o", str(tmp_path / "report.json")]
+    )
     assert as_json.exit_code == 1, as_json.output
     document = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     statuses = {Path(t["file"]).name: t["status"] for t in document["tests"]}
     assert statuses == {"bad.test.yaml": "failed", "ok.test.yaml": "passed"}
     assert document["summary"]["passed"] == 1 and document["summary"]["failed"] == 1
-    failure, = next(t for t in document["tests"] if t["status"] == "failed")["failures"]
+    (failure,) = next(t for t in document["tests"] if t["status"] == "failed")["failures"]
     assert failure["step"] == 2 and failure["check"] == "sink word_counts"
 
-    as_junit = runner.invoke(main, ["test", str(folder), "--format", "junit",
-                                    "-o", str(tmp_path / "report.xml")])
+    as_junit = runner.invoke(
+        main, ["test", str(folder), "--format", "junit", "-o", str(tmp_path / "report.xml")]
+    )
     assert as_junit.exit_code == 1, as_junit.output
     root = ET.parse(tmp_path / "report.xml").getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("2", "1", "0")
@@ -93,9 +97,14 @@ def test_json_and_junit_reports_written_with_o(spark, tmp_path):
 def test_pytest_plugin_collects_and_runs_test_files_in_a_pytest_of_its_own(tmp_path):
     folder = _folder(tmp_path, wrong_count=True)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "-rN", str(folder)], cwd=folder, env=env, capture_output=True,
-                         text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rN", str(folder)],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 1, output
     assert "1 failed, 1 passed" in output
@@ -133,14 +142,19 @@ def test_a_pipelines_set_does_not_reach_the_next_pipelines_tests(spark, tmp_path
     from sqlstream.testing.runner import run
 
     for name, setting, second in (
-            ("a_max", "SET 'spark.sql.streaming.multipleWatermarkPolicy' = 'max';\n", 19),
-            ("b_default", "", 10)):
-        (tmp_path / f"{name}.ssql").write_text(POLICY_PIPELINE.format(set=setting), encoding="utf-8")
+        ("a_max", "SET 'spark.sql.streaming.multipleWatermarkPolicy' = 'max';\n", 19),
+        ("b_default", "", 10),
+    ):
+        (tmp_path / f"{name}.ssql").write_text(
+            POLICY_PIPELINE.format(set=setting), encoding="utf-8"
+        )
         (tmp_path / f"{name}.test.yaml").write_text(
-            POLICY_TEST.format(name=name, second=second), encoding="utf-8")
+            POLICY_TEST.format(name=name, second=second), encoding="utf-8"
+        )
     before = spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy", None)
     results = run([tmp_path], session=lambda: spark)
-    assert [(r.name, r.status) for r in results] == [("a_max watermark", "passed"),
-                                                     ("b_default watermark", "passed")], \
-        [f.message for r in results for f in r.failures]
+    assert [(r.name, r.status) for r in results] == [
+        ("a_max watermark", "passed"),
+        ("b_default watermark", "passed"),
+    ], [f.message for r in results for f in r.failures]
     assert spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy", None) == before

@@ -27,32 +27,73 @@ ZONES = [ZoneInfo(z) for z in ("UTC", "America/New_York", "Asia/Kolkata", "Europ
 INSTANTS = st.datetimes(min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1))
 
 COLUMNS = [  # (name, Spark type, strategy of Python values as values.to_python makes them)
-    ("i", "INT", st.integers(-2**31, 2**31 - 1)),
-    ("b", "BIGINT", st.integers(-2**63, 2**63 - 1)),
+    ("i", "INT", st.integers(-(2**31), 2**31 - 1)),
+    ("b", "BIGINT", st.integers(-(2**63), 2**63 - 1)),
     ("d", "DOUBLE", st.floats(allow_nan=True, allow_infinity=True)),
-    ("m", "DECIMAL(38,18)", st.decimals(min_value=Decimal("-1e19"), max_value=Decimal("1e19"),
-                                        places=18, allow_nan=False, allow_infinity=False)),
-    ("n", "DECIMAL(5,2)", st.decimals(min_value=Decimal("-999.99"), max_value=Decimal("999.99"),
-                                      places=2, allow_nan=False, allow_infinity=False)),
+    (
+        "m",
+        "DECIMAL(38,18)",
+        st.decimals(
+            min_value=Decimal("-1e19"),
+            max_value=Decimal("1e19"),
+            places=18,
+            allow_nan=False,
+            allow_infinity=False,
+        ),
+    ),
+    (
+        "n",
+        "DECIMAL(5,2)",
+        st.decimals(
+            min_value=Decimal("-999.99"),
+            max_value=Decimal("999.99"),
+            places=2,
+            allow_nan=False,
+            allow_infinity=False,
+        ),
+    ),
     ("s", "STRING", st.text(st.characters(exclude_categories=("Cs",)), max_size=12)),
     ("f", "BOOLEAN", st.booleans()),
     ("day", "DATE", st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2200, 1, 1))),
-    ("t", "TIMESTAMP", st.builds(lambda d, z: d.replace(tzinfo=z), INSTANTS, st.sampled_from(ZONES))),
+    (
+        "t",
+        "TIMESTAMP",
+        st.builds(lambda d, z: d.replace(tzinfo=z), INSTANTS, st.sampled_from(ZONES)),
+    ),
     ("ntz", "TIMESTAMP_NTZ", INSTANTS),
     ("bin", "BINARY", st.binary(max_size=10)),
-    ("arr", "ARRAY<TIMESTAMP>",
-     st.lists(st.builds(lambda d: d.replace(tzinfo=ZONES[0]), INSTANTS), max_size=3)),
-    ("kv", "MAP<STRING, DOUBLE>",
-     st.dictionaries(st.text(max_size=4), st.floats(allow_nan=False), max_size=3)),
-    ("st", "STRUCT<a: DECIMAL(5,2), w: TIMESTAMP, x: ARRAY<BIGINT>>",
-     st.tuples(st.decimals(min_value=Decimal("-999.99"), max_value=Decimal("999.99"), places=2,
-                           allow_nan=False, allow_infinity=False),
-               st.builds(lambda d: d.replace(tzinfo=ZONES[1]), INSTANTS),
-               st.lists(st.integers(-2**63, 2**63 - 1), max_size=3))),
+    (
+        "arr",
+        "ARRAY<TIMESTAMP>",
+        st.lists(st.builds(lambda d: d.replace(tzinfo=ZONES[0]), INSTANTS), max_size=3),
+    ),
+    (
+        "kv",
+        "MAP<STRING, DOUBLE>",
+        st.dictionaries(st.text(max_size=4), st.floats(allow_nan=False), max_size=3),
+    ),
+    (
+        "st",
+        "STRUCT<a: DECIMAL(5,2), w: TIMESTAMP, x: ARRAY<BIGINT>>",
+        st.tuples(
+            st.decimals(
+                min_value=Decimal("-999.99"),
+                max_value=Decimal("999.99"),
+                places=2,
+                allow_nan=False,
+                allow_infinity=False,
+            ),
+            st.builds(lambda d: d.replace(tzinfo=ZONES[1]), INSTANTS),
+            st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3),
+        ),
+    ),
 ]
 DDL = ", ".join(f"{name} {kind}" for name, kind, _ in COLUMNS)
-ROWS = st.lists(st.tuples(*(st.one_of(st.none(), strategy) for _, _, strategy in COLUMNS)),
-                min_size=1, max_size=40)
+ROWS = st.lists(
+    st.tuples(*(st.one_of(st.none(), strategy) for _, _, strategy in COLUMNS)),
+    min_size=1,
+    max_size=40,
+)
 
 
 def _comparable(value):
@@ -80,8 +121,14 @@ def test_the_file_feed_reads_back_what_pyspark_makes_of_the_same_values(spark, r
     columns = [(name, values.parse_type(kind)) for name, kind, _ in COLUMNS]
     with tempfile.TemporaryDirectory() as folder:
         feed.write_step(Path(folder), 1, columns, [("s", row) for row in rows])
-        read = (spark.read.format("json").schema(f"{feed.TAG} STRING, {DDL}")
-                .options(**feed.JSON_OPTIONS).load(folder).drop(feed.TAG).collect())
+        read = (
+            spark.read.format("json")
+            .schema(f"{feed.TAG} STRING, {DDL}")
+            .options(**feed.JSON_OPTIONS)
+            .load(folder)
+            .drop(feed.TAG)
+            .collect()
+        )
     oracle = spark.createDataFrame(rows, DDL).collect()
     assert [_comparable(tuple(r)) for r in read] == [_comparable(tuple(r)) for r in oracle]
 
@@ -111,4 +158,5 @@ def test_a_map_with_an_integer_key_runs_on_the_python_feed(spark, tmp_path):
     (tmp_path / "codes.test.yaml").write_text(MAP_TEST, encoding="utf-8")
     results = run([tmp_path], session=lambda: spark)
     assert [(r.name, r.status) for r in results] == [
-        ("a map with an integer key goes by the Python feed", "passed")], results[0].failures
+        ("a map with an integer key goes by the Python feed", "passed")
+    ], results[0].failures

@@ -53,16 +53,25 @@ def _oracle(files, watermark: datetime) -> dict:
                 if hour + timedelta(hours=1) > watermark:
                     continue
                 dep_time = _number(row["dep_time"])
-                minutes = (None if dep_time is None else
-                           float(udfs.hhmm_to_minutes(pd.Series([dep_time])).iloc[0]))
-                key = (hour, udfs.carrier_group(row["carrier"]),
-                       udfs.delay_class(_number(row["dep_delay"])))
+                minutes = (
+                    None
+                    if dep_time is None
+                    else float(udfs.hhmm_to_minutes(pd.Series([dep_time])).iloc[0])
+                )
+                key = (
+                    hour,
+                    udfs.carrier_group(row["carrier"]),
+                    udfs.delay_class(_number(row["dep_delay"])),
+                )
                 groups[key].append((km, minutes))
     result = {}
     for key, rows in groups.items():
         minutes = [m for _, m in rows if m is not None]
-        result[key] = (len(rows), sum(k for k, _ in rows),
-                       sum(minutes) / len(minutes) if minutes else None)
+        result[key] = (
+            len(rows),
+            sum(k for k, _ in rows),
+            sum(minutes) / len(minutes) if minutes else None,
+        )
     return result
 
 
@@ -84,16 +93,19 @@ def test_udfs_equal_plain_python_over_the_flights(spark, tmp_path):
     mark = query.recentProgress[-1]["eventTime"]["watermark"]
     watermark = datetime.strptime(mark, "%Y-%m-%dT%H:%M:%S.%fZ")
     rows = spark.read.parquet(str(out)).collect()
-    got = {(r.window_start, r.carrier_group, r.delay_class): (r.flights, r.km, r.avg_dep_minutes)
-           for r in rows}
+    got = {
+        (r.window_start, r.carrier_group, r.delay_class): (r.flights, r.km, r.avg_dep_minutes)
+        for r in rows
+    }
     expected = _oracle(DAYS, watermark)
     assert len(rows) == len(got) and len(expected) > 20  # every window of the first day
     assert got.keys() == expected.keys()
     for key, (flights, km, minutes) in expected.items():
         assert got[key][0] == flights, key
         assert math.isclose(got[key][1], km, rel_tol=1e-9), key
-        assert (got[key][2] is None and minutes is None) or math.isclose(got[key][2], minutes,
-                                                                         rel_tol=1e-9), key
+        assert (got[key][2] is None and minutes is None) or math.isclose(
+            got[key][2], minutes, rel_tol=1e-9
+        ), key
 
 
 JOINED = """
@@ -117,8 +129,9 @@ def test_python_and_sql_functions_in_a_join_condition(spark, tmp_path):
     data.mkdir()
     shutil.copy(DAYS[0], data / DAYS[0].name)
     airlines = EXAMPLE / "data" / "airlines.csv"
-    pipeline = sqlstream.compile(JOINED.format(data=data, airlines=airlines),
-                                 state_dir=str(tmp_path / "state"))
+    pipeline = sqlstream.compile(
+        JOINED.format(data=data, airlines=airlines), state_dir=str(tmp_path / "state")
+    )
     with settings_kept(spark, pipeline):
         (query,) = pipeline.start(spark, available_now=True)
         query.awaitTermination()
@@ -127,6 +140,9 @@ def test_python_and_sql_functions_in_a_join_condition(spark, tmp_path):
     with open(airlines, newline="") as handle:
         names = {row["carrier"]: row["name"] for row in csv.DictReader(handle)}
     with open(DAYS[0], newline="") as handle:
-        expected = sorted((int(row["flight"]), names[row["carrier"]])
-                          for row in csv.DictReader(handle) if row["carrier"] in names)
+        expected = sorted(
+            (int(row["flight"]), names[row["carrier"]])
+            for row in csv.DictReader(handle)
+            if row["carrier"] in names
+        )
     assert len(expected) > 800 and got == expected

@@ -18,16 +18,21 @@ from tests.conftest import settings_kept
 
 pytestmark = pytest.mark.spark
 
-ROWS = [{"t": "2024-12-30T10:00:00Z", "js": '{"a b": 1, "x": {"y": 2}}'},
-        {"t": "2021-01-03T23:59:59Z", "js": '{"a b": 3, "x": {"y": 4}}'}]
-QUERY = ("SELECT date_format(t, 'YYYY-ww E') AS week, date_format(t, 'y MMM E') AS day, "
-         "get_json_object(js, '$[\\'a b\\']') AS ab, get_json_object(js, '$.x.y') AS y, "
-         "concat('it''s', ' \\u0041\\t') AS s, to_date(date_format(t, 'yyyy-MM-dd'), 'yyyy-MM-dd') AS d "
-         "FROM events")
+ROWS = [
+    {"t": "2024-12-30T10:00:00Z", "js": '{"a b": 1, "x": {"y": 2}}'},
+    {"t": "2021-01-03T23:59:59Z", "js": '{"a b": 3, "x": {"y": 4}}'},
+]
+QUERY = (
+    "SELECT date_format(t, 'YYYY-ww E') AS week, date_format(t, 'y MMM E') AS day, "
+    "get_json_object(js, '$[\\'a b\\']') AS ab, get_json_object(js, '$.x.y') AS y, "
+    "concat('it''s', ' \\u0041\\t') AS s, to_date(date_format(t, 'yyyy-MM-dd'), 'yyyy-MM-dd') AS d "
+    "FROM events"
+)
 
 
-def test_formats_paths_and_escapes_give_what_spark_sql_gives_for_the_same_text(spark, tmp_path,
-                                                                             monkeypatch):
+def test_formats_paths_and_escapes_give_what_spark_sql_gives_for_the_same_text(
+    spark, tmp_path, monkeypatch
+):
     source = tmp_path / "in"
     source.mkdir()
     (source / "rows.json").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
@@ -50,11 +55,19 @@ EMIT ONCE;
                 assert literal in runs, (literal, runs)  # as written
             with settings_kept(spark, pipeline):
                 session.run(pipeline, available_now=True)
-        got = sorted(json.dumps(row.asDict(), sort_keys=True)
-                     for row in spark.read.json(str(tmp_path / "out")).collect())
-        spark.read.schema("t TIMESTAMP, js STRING").json(str(source)).createOrReplaceTempView("events")
-        expected = sorted(json.dumps({k: (str(v) if k == "d" else v) for k, v in row.asDict().items()},
-                                     sort_keys=True) for row in spark.sql(QUERY).collect())
+        got = sorted(
+            json.dumps(row.asDict(), sort_keys=True)
+            for row in spark.read.json(str(tmp_path / "out")).collect()
+        )
+        spark.read.schema("t TIMESTAMP, js STRING").json(str(source)).createOrReplaceTempView(
+            "events"
+        )
+        expected = sorted(
+            json.dumps(
+                {k: (str(v) if k == "d" else v) for k, v in row.asDict().items()}, sort_keys=True
+            )
+            for row in spark.sql(QUERY).collect()
+        )
         raw = {row.v for row in spark.read.json(str(tmp_path / "raw")).collect()}
     finally:
         spark.conf.unset("spark.sql.legacy.timeParserPolicy")

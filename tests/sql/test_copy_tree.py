@@ -47,8 +47,9 @@ def _assert_same_copy(original: exp.Expr) -> None:
             if type(value) is list:
                 assert type(mine) is list and mine is not o.args[key]
                 assert [type(v) for v in mine] == [type(v) for v in value]
-                assert [v for v in mine if not isinstance(v, exp.Expr)] == \
-                    [v for v in value if not isinstance(v, exp.Expr)]
+                assert [v for v in mine if not isinstance(v, exp.Expr)] == [
+                    v for v in value if not isinstance(v, exp.Expr)
+                ]
             elif not isinstance(value, exp.Expr):
                 assert mine is value or mine == value
         assert (h.arg_key, h.index) == (w.arg_key, w.index)
@@ -107,12 +108,16 @@ def test_copy_tree_deep_copies_meta_that_holds_nodes():
     where.meta["kept"] = exp.column("b")  # e.g. a lookup join's AS OF time
     where.meta["pair"] = (1, 2)
     copied = copy_tree(tree).find(exp.Where)
-    assert copied.meta["kept"] == where.meta["kept"] and copied.meta["kept"] is not where.meta["kept"]
+    assert (
+        copied.meta["kept"] == where.meta["kept"] and copied.meta["kept"] is not where.meta["kept"]
+    )
     assert copied.meta["pair"] == (1, 2)
 
 
 def test_copy_tree_makes_time_units_as_their_constructor_does():
     tree = parse_expression("date_trunc('HOUR', ts) + INTERVAL '1' DAY")
     _assert_same_copy(tree)
-    assert any(isinstance(n, exp.TimeUnit) or isinstance(n, exp.DateTrunc) or isinstance(n, exp.Interval)
-               for n in copy_tree(tree).walk())
+    assert any(
+        isinstance(n, exp.TimeUnit) or isinstance(n, exp.DateTrunc) or isinstance(n, exp.Interval)
+        for n in copy_tree(tree).walk()
+    )

@@ -10,11 +10,15 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from sqlstream.diagnostics.errors import SqlSyntaxError
 from sqlstream.sql.dialect import SqlStream, Watermark, WindowTVF
 from sqlstream.sql.parsing import (
-    node_offsets, parse_expression, parse_query, to_spark_sql, watermark_of,
+    node_offsets,
+    parse_expression,
+    parse_query,
+    to_spark_sql,
+    watermark_of,
 )
-from sqlstream.diagnostics.errors import SqlSyntaxError
 from tests.conftest import PROGRAMS, program_variables
 
 
@@ -37,7 +41,10 @@ def roundtrip(sql: str) -> str:
 def test_group_by_window_function(sql: str) -> None:
     tree = parse_query(sql)
     keys = tree.args["group"].expressions
-    assert any(isinstance(k, exp.Anonymous) and k.name.lower() in ("window", "session_window") for k in keys)
+    assert any(
+        isinstance(k, exp.Anonymous) and k.name.lower() in ("window", "session_window")
+        for k in keys
+    )
     assert roundtrip(sql) == sql
 
 
@@ -49,7 +56,9 @@ def test_named_window_clause_still_parses() -> None:
 
 
 def test_window_struct_fields_in_select() -> None:
-    sql = "SELECT window.start, window.end, window_time(window) FROM t GROUP BY window(ts, '1 hour')"
+    sql = (
+        "SELECT window.start, window.end, window_time(window) FROM t GROUP BY window(ts, '1 hour')"
+    )
     assert roundtrip(sql) == sql
 
 
@@ -62,7 +71,10 @@ def test_window_struct_fields_in_select() -> None:
         ("SELECT * FROM STREAM t", "SELECT * FROM t"),
         ("SELECT * FROM STREAM(t)", "SELECT * FROM t"),
         ("SELECT * FROM STREAM(t) AS x", "SELECT * FROM t AS x"),
-        ("SELECT * FROM STREAM t x JOIN STREAM(u) AS y ON x.a = y.a", "SELECT * FROM t AS x JOIN u AS y ON x.a = y.a"),
+        (
+            "SELECT * FROM STREAM t x JOIN STREAM(u) AS y ON x.a = y.a",
+            "SELECT * FROM t AS x JOIN u AS y ON x.a = y.a",
+        ),
     ],
 )
 def test_stream_read(sql: str, expected: str) -> None:
@@ -99,7 +111,10 @@ def test_table_named_stream_is_still_a_table() -> None:
         ),
         ("SELECT * FROM (SELECT * FROM x) WATERMARK ts DELAY OF INTERVAL '1' HOUR AS s", None),
         ("SELECT * FROM (SELECT * FROM x) WATERMARK ts DELAY OF INTERVAL '1' HOUR", None),
-        ("SELECT * FROM STREAM t WATERMARK ts DELAY OF INTERVAL '1' HOUR AS x", "SELECT * FROM t WATERMARK ts DELAY OF INTERVAL '1' HOUR AS x"),
+        (
+            "SELECT * FROM STREAM t WATERMARK ts DELAY OF INTERVAL '1' HOUR AS x",
+            "SELECT * FROM t WATERMARK ts DELAY OF INTERVAL '1' HOUR AS x",
+        ),
     ],
 )
 def test_watermark_clause(sql: str, expected: str | None) -> None:
@@ -152,7 +167,7 @@ def test_watermark_as_alias_name_still_works() -> None:
 def test_watermark_errors(sql: str, at: str) -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_query(sql)
-    assert sql[info.value.offset_start:info.value.offset_end] == at
+    assert sql[info.value.offset_start : info.value.offset_end] == at
 
 
 # --- gap 4: window TVFs ------------------------------------------------------------------
@@ -222,8 +237,16 @@ def test_tvf_generation_is_stable(sql: str) -> None:
     ("sql", "message", "at"),
     [
         ("SELECT * FROM TUMBLE(flights, time_hour)", "Too few arguments", "TUMBLE"),
-        ("SELECT * FROM HOP(f, ts, '1 hour', '2 hours', '3 hours', '4')", "Too many arguments", "HOP"),
-        ("SELECT * FROM TUMBLE(TABLE f PARTITION BY a, DESCRIPTOR(ts), '1 hour')", "only allowed in SESSION", "PARTITION BY"),
+        (
+            "SELECT * FROM HOP(f, ts, '1 hour', '2 hours', '3 hours', '4')",
+            "Too many arguments",
+            "HOP",
+        ),
+        (
+            "SELECT * FROM TUMBLE(TABLE f PARTITION BY a, DESCRIPTOR(ts), '1 hour')",
+            "only allowed in SESSION",
+            "PARTITION BY",
+        ),
         ("SELECT * FROM TUMBLE(f, ts + 1, '1 hour')", "must be a column name", "TUMBLE"),
     ],
 )
@@ -231,7 +254,7 @@ def test_tvf_syntax_errors(sql: str, message: str, at: str) -> None:
     with pytest.raises(SqlSyntaxError) as info:
         parse_query(sql)
     assert message in info.value.message
-    assert sql[info.value.offset_start:info.value.offset_end] == at
+    assert sql[info.value.offset_start : info.value.offset_end] == at
 
 
 # --- entry points, errors, registration --------------------------------------------------
@@ -251,7 +274,7 @@ def test_syntax_error_offsets(sql: str, at: str) -> None:
         parse_query(sql)
     error = info.value
     assert error.span is None and error.code == "SS102"
-    assert sql[error.offset_start:error.offset_end] == at
+    assert sql[error.offset_start : error.offset_end] == at
 
 
 def test_tokenizer_error_and_statement_count() -> None:
@@ -264,7 +287,10 @@ def test_tokenizer_error_and_statement_count() -> None:
 
 
 def test_parse_expression() -> None:
-    assert to_spark_sql(parse_expression("time_hour - INTERVAL '1' HOUR")) == "time_hour - INTERVAL '1' HOUR"
+    assert (
+        to_spark_sql(parse_expression("time_hour - INTERVAL '1' HOUR"))
+        == "time_hour - INTERVAL '1' HOUR"
+    )
     assert isinstance(parse_expression("dep_delay > 15"), exp.GT)
     with pytest.raises(SqlSyntaxError) as info:
         parse_expression("a + ")
@@ -278,9 +304,13 @@ def test_to_spark_sql_is_one_line_without_comments() -> None:
 
 def test_dialect_is_registered_without_touching_spark() -> None:
     assert isinstance(sqlglot.Dialect.get_or_raise("sqlstream"), SqlStream)
-    assert sqlglot.parse_one("SELECT * FROM STREAM(t)", read="sqlstream").find(exp.Table).name == "t"
+    assert (
+        sqlglot.parse_one("SELECT * FROM STREAM(t)", read="sqlstream").find(exp.Table).name == "t"
+    )
     # Spark's own dialect is unchanged: STREAM is still a table name there
-    assert sqlglot.parse_one("SELECT * FROM STREAM t", read="spark").find(exp.Table).name == "STREAM"
+    assert (
+        sqlglot.parse_one("SELECT * FROM STREAM t", read="spark").find(exp.Table).name == "STREAM"
+    )
     with pytest.raises(sqlglot.errors.ParseError):
         sqlglot.parse_one("SELECT 1 FROM t GROUP BY window(ts, '5 minutes')", read="spark")
 
@@ -293,9 +323,18 @@ ROUND_TRIPS = [
         "SELECT a.k, a.v, b.w FROM a JOIN b ON a.k = b.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL 1 HOUR",
         "SELECT a.k, a.v, b.w FROM a JOIN b ON a.k = b.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR",
     ),
-    ("SELECT a.k, b.w FROM a LEFT OUTER JOIN b ON a.k = b.k AND b.ts >= a.ts AND b.ts <= a.ts + INTERVAL '10' MINUTE", None),
-    ("SELECT window(ts, '10 minutes', '5 minutes') AS w, COUNT(*) AS n FROM a GROUP BY window(ts, '10 minutes', '5 minutes')", None),
-    ("SELECT k, session_window.start AS s, COUNT(*) AS n FROM a GROUP BY k, session_window(ts, '5 minutes')", None),
+    (
+        "SELECT a.k, b.w FROM a LEFT OUTER JOIN b ON a.k = b.k AND b.ts >= a.ts AND b.ts <= a.ts + INTERVAL '10' MINUTE",
+        None,
+    ),
+    (
+        "SELECT window(ts, '10 minutes', '5 minutes') AS w, COUNT(*) AS n FROM a GROUP BY window(ts, '10 minutes', '5 minutes')",
+        None,
+    ),
+    (
+        "SELECT k, session_window.start AS s, COUNT(*) AS n FROM a GROUP BY k, session_window(ts, '5 minutes')",
+        None,
+    ),
     (
         "SELECT k, COUNT(*) AS n FROM a GROUP BY k, session_window(ts, CASE WHEN k = 'x' THEN '5 minutes' ELSE '10 minutes' END)",
         None,
@@ -310,7 +349,10 @@ ROUND_TRIPS = [
         "SELECT k, SUM(v2) AS total FROM g GROUP BY k",
         None,
     ),
-    ("SELECT CASE WHEN v > 10 THEN 'big' WHEN v > 5 THEN 'mid' ELSE 'small' END AS size, CASE k WHEN 'x' THEN 1 ELSE 0 END AS isx FROM a", None),
+    (
+        "SELECT CASE WHEN v > 10 THEN 'big' WHEN v > 5 THEN 'mid' ELSE 'small' END AS size, CASE k WHEN 'x' THEN 1 ELSE 0 END AS isx FROM a",
+        None,
+    ),
     (
         "SELECT s.x, s.y.z FROM (SELECT named_struct('x', v, 'y', named_struct('z', k)) AS s FROM a)",
         "SELECT s.x, s.y.z FROM (SELECT NAMED_STRUCT('x', v, 'y', NAMED_STRUCT('z', k)) AS s FROM a)",
@@ -335,12 +377,17 @@ ROUND_TRIPS = [
         "SELECT DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm') AS d, DATE_TRUNC('hour', ts) AS h FROM a",
     ),
     ("SELECT k, e FROM a LATERAL VIEW EXPLODE(ARRAY(v, v + 1)) t AS e", None),
-    ("SELECT k, v, ts FROM a WHERE v % 2 = 0 UNION ALL SELECT k, v, ts FROM a WHERE v % 2 = 1", None),
+    (
+        "SELECT k, v, ts FROM a WHERE v % 2 = 0 UNION ALL SELECT k, v, ts FROM a WHERE v % 2 = 1",
+        None,
+    ),
     ("SELECT a.k, s.name FROM a LEFT OUTER JOIN s ON a.k = s.k", None),
 ]
 
 
-@pytest.mark.parametrize(("sql", "expected"), ROUND_TRIPS, ids=[f"q{i:02}" for i in range(len(ROUND_TRIPS))])
+@pytest.mark.parametrize(
+    ("sql", "expected"), ROUND_TRIPS, ids=[f"q{i:02}" for i in range(len(ROUND_TRIPS))]
+)
 def test_round_trip(sql: str, expected: str | None) -> None:
     out = roundtrip(sql)
     assert out == (expected or sql)
@@ -352,11 +399,21 @@ def test_find_all_equals_sqlglots_over_every_query():
     the same order, for every query body of the tests and examples and the node types the
     compiler looks for (leaves included)."""
     from sqlstream.diagnostics.errors import SqlStreamError
-    from sqlstream.sql.expressions import find_all, find_own
     from sqlstream.frontend.parser import parse
+    from sqlstream.sql.expressions import find_all, find_own
 
-    kinds = [(exp.Expr,), (exp.Table,), (exp.Column,), (exp.Identifier,), (exp.Literal, exp.Select),
-             (exp.Join, exp.Subquery), (exp.Boolean,), (exp.Var, exp.Null), (exp.AggFunc,), (WindowTVF,)]
+    kinds = [
+        (exp.Expr,),
+        (exp.Table,),
+        (exp.Column,),
+        (exp.Identifier,),
+        (exp.Literal, exp.Select),
+        (exp.Join, exp.Subquery),
+        (exp.Boolean,),
+        (exp.Var, exp.Null),
+        (exp.AggFunc,),
+        (WindowTVF,),
+    ]
     queries = 0
     for path in PROGRAMS:
         text = path.read_text("utf-8-sig")
@@ -374,24 +431,32 @@ def test_find_all_equals_sqlglots_over_every_query():
                 continue
             queries += 1
             for types in kinds:
-                assert [id(n) for n in find_all(tree, *types)] == [id(n) for n in tree.find_all(*types)]
+                assert [id(n) for n in find_all(tree, *types)] == [
+                    id(n) for n in tree.find_all(*types)
+                ]
             for select in tree.find_all(exp.Select):  # find_own: the nodes of this SELECT only
                 for types in ((exp.Window, exp.AggFunc, exp.Func), (exp.Lateral,), (exp.Column,)):
                     assert [id(n) for n in find_own(select, *types)] == [
-                        id(n) for n in tree.find_all(*types) if n.find_ancestor(exp.Select) is select]
+                        id(n)
+                        for n in tree.find_all(*types)
+                        if n.find_ancestor(exp.Select) is select
+                    ]
     assert queries > 300
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT transform(arr, x -> x + 1) FROM s",
-    "SELECT transform(arr, x -> transform(x, y -> y + x.f + a + x.g.h)) FROM s",
-    "SELECT filter(m, (k, v) -> k.z > v AND b) FROM s",
-    "SELECT aggregate(arr, 0, (acc, x) -> acc + x, acc -> acc * 10) FROM s",
-    "SELECT transform(a, x -> transform(b, y -> transform(c, z -> x + y + z + w + exists(d, q -> q = x)))) FROM s",
-    "SELECT transform(a, x -> transform(x, y -> x)) FROM s",
-    "SELECT struct(a, struct(b AS c)) AS s1, struct(struct(a AS g) AS f) AS s2 FROM s",
-    "SELECT CAST(a AS ARRAY<VARCHAR(3)>), CAST(b AS STRUCT<x: CHAR(2), y: MAP<STRING, ARRAY<VARCHAR(1)>>>) FROM s",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT transform(arr, x -> x + 1) FROM s",
+        "SELECT transform(arr, x -> transform(x, y -> y + x.f + a + x.g.h)) FROM s",
+        "SELECT filter(m, (k, v) -> k.z > v AND b) FROM s",
+        "SELECT aggregate(arr, 0, (acc, x) -> acc + x, acc -> acc * 10) FROM s",
+        "SELECT transform(a, x -> transform(b, y -> transform(c, z -> x + y + z + w + exists(d, q -> q = x)))) FROM s",
+        "SELECT transform(a, x -> transform(x, y -> x)) FROM s",
+        "SELECT struct(a, struct(b AS c)) AS s1, struct(struct(a AS g) AS f) AS s2 FROM s",
+        "SELECT CAST(a AS ARRAY<VARCHAR(3)>), CAST(b AS STRUCT<x: CHAR(2), y: MAP<STRING, ARRAY<VARCHAR(1)>>>) FROM s",
+    ],
+)
 def test_linear_time_rewrites_keep_sqlglots_trees_and_text(sql):
     """The dialect's linear-time lambda resolution, struct printing and type parsing give
     sqlglot's Spark trees and SQL (which took time quadratic or exponential in the depth)."""
@@ -406,4 +471,7 @@ def test_nested_named_struct_prints_as_written_in_linear_time():
     """``named_struct`` keeps its spelling (the field names are string literals, as
     written), nested too; printing moves, never copies, so depth costs linear time."""
     sql = "SELECT named_struct('f', named_struct('g', a)) AS s2 FROM s"
-    assert to_spark_sql(parse_query(sql)) == "SELECT NAMED_STRUCT('f', NAMED_STRUCT('g', a)) AS s2 FROM s"
+    assert (
+        to_spark_sql(parse_query(sql))
+        == "SELECT NAMED_STRUCT('f', NAMED_STRUCT('g', a)) AS s2 FROM s"
+    )

@@ -25,21 +25,35 @@ def _refusal(sql: str) -> ForeignSpellingError:
     return info.value
 
 
-@pytest.mark.parametrize(("clause", "window"), [
-    ("TUMBLING (SIZE 1 HOUR)", "window(ts, '1 hour')"),
-    ("TUMBLING (SIZE 1 HOURS, RETENTION 2 DAYS, GRACE PERIOD 10 MINUTES)", "window(ts, '1 hour')"),
-    ("HOPPING (SIZE 30 SECONDS, ADVANCE BY 10 SECONDS)", "window(ts, '30 second', '10 second')"),
-    ("hopping (advance by 10 seconds, size 30 seconds)", "window(ts, '30 second', '10 second')"),
-    ("SESSION (5 MINUTES)", "session_window(ts, '5 minute')"),
-])
+@pytest.mark.parametrize(
+    ("clause", "window"),
+    [
+        ("TUMBLING (SIZE 1 HOUR)", "window(ts, '1 hour')"),
+        (
+            "TUMBLING (SIZE 1 HOURS, RETENTION 2 DAYS, GRACE PERIOD 10 MINUTES)",
+            "window(ts, '1 hour')",
+        ),
+        (
+            "HOPPING (SIZE 30 SECONDS, ADVANCE BY 10 SECONDS)",
+            "window(ts, '30 second', '10 second')",
+        ),
+        (
+            "hopping (advance by 10 seconds, size 30 seconds)",
+            "window(ts, '30 second', '10 second')",
+        ),
+        ("SESSION (5 MINUTES)", "session_window(ts, '5 minute')"),
+    ],
+)
 def test_window_clause_is_the_tvf_grouped_by_the_window(clause, window):
     sql = _spark(f"SELECT pageid, COUNT(*) AS n FROM pageviews WINDOW {clause} GROUP BY pageid")
     assert sql.endswith(f"GROUP BY pageid, {window}")
 
 
 def test_windowstart_and_windowend_are_the_window_bounds_under_their_names():
-    sql = _spark("SELECT WINDOWSTART, p.windowend AS e, COUNT(*) AS n FROM pageviews AS p "
-                 "WINDOW TUMBLING (SIZE 1 HOUR) GROUP BY p.pageid HAVING WINDOWEND > TIMESTAMP '2024-01-01'")
+    sql = _spark(
+        "SELECT WINDOWSTART, p.windowend AS e, COUNT(*) AS n FROM pageviews AS p "
+        "WINDOW TUMBLING (SIZE 1 HOUR) GROUP BY p.pageid HAVING WINDOWEND > TIMESTAMP '2024-01-01'"
+    )
     assert sql.startswith("SELECT window.start AS WINDOWSTART, window.end AS e, COUNT(*) AS n")
     assert "HAVING window.end > " in sql
 
@@ -51,7 +65,8 @@ def test_an_aggregation_without_group_by_is_per_window():
 
 def test_a_view_with_one_watermarked_column_is_windowed_by_it():
     assert "window(ts, '1 hour')" in _spark(
-        "SELECT COUNT(*) AS n FROM recent WINDOW TUMBLING (SIZE 1 HOUR)")
+        "SELECT COUNT(*) AS n FROM recent WINDOW TUMBLING (SIZE 1 HOUR)"
+    )
 
 
 def test_a_relation_without_event_time_is_refused_with_the_tvf():
@@ -62,15 +77,19 @@ def test_a_relation_without_event_time_is_refused_with_the_tvf():
 
 
 def test_a_grace_period_other_than_the_watermark_delay_is_refused_at_it():
-    sql = "SELECT COUNT(*) AS n FROM pageviews WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 5 MINUTES)"
+    sql = (
+        "SELECT COUNT(*) AS n FROM pageviews WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 5 MINUTES)"
+    )
     error = _refusal(sql)
     assert "the watermark's delay of 'pageviews' is 10 minutes" in error.message
     assert "WATERMARK FOR ts AS ts - INTERVAL '5' MINUTE" in error.hint
-    assert sql[error.offset_start:error.offset_end] == "5 MINUTES"
+    assert sql[error.offset_start : error.offset_end] == "5 MINUTES"
 
 
 def test_a_grace_period_on_a_view_is_refused():
-    error = _refusal("SELECT COUNT(*) AS n FROM recent WINDOW SESSION (5 MINUTES, GRACE PERIOD 1 MINUTE)")
+    error = _refusal(
+        "SELECT COUNT(*) AS n FROM recent WINDOW SESSION (5 MINUTES, GRACE PERIOD 1 MINUTE)"
+    )
     assert "is a view" in error.message
 
 
@@ -79,9 +98,16 @@ def test_a_window_without_aggregation_is_refused():
     assert "does not aggregate" in error.message
 
 
-@pytest.mark.parametrize("clause", ["TUMBLING (ADVANCE BY 1 HOUR)", "SESSION (SIZE 1 HOUR)",
-                                    "HOPPING (SIZE 1 HOUR)", "TUMBLING (SIZE 1 HOUR, SIZE 2 HOURS)",
-                                    "TUMBLING (SIZE HOUR)"])
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "TUMBLING (ADVANCE BY 1 HOUR)",
+        "SESSION (SIZE 1 HOUR)",
+        "HOPPING (SIZE 1 HOUR)",
+        "TUMBLING (SIZE 1 HOUR, SIZE 2 HOURS)",
+        "TUMBLING (SIZE HOUR)",
+    ],
+)
 def test_a_malformed_window_clause_is_a_syntax_error(clause):
     with pytest.raises(Exception) as info:
         parse_query(f"SELECT COUNT(*) FROM pageviews WINDOW {clause} GROUP BY pageid")
@@ -90,7 +116,9 @@ def test_a_malformed_window_clause_is_a_syntax_error(clause):
 
 def test_a_window_clause_after_a_join_is_refused_with_the_tvf():
     with pytest.raises(ForeignSpellingError) as info:
-        parse_query("SELECT COUNT(*) FROM a JOIN b ON a.k = b.k WINDOW TUMBLING (SIZE 1 HOUR) GROUP BY a.k")
+        parse_query(
+            "SELECT COUNT(*) FROM a JOIN b ON a.k = b.k WINDOW TUMBLING (SIZE 1 HOUR) GROUP BY a.k"
+        )
     assert "TUMBLE(s, ts, INTERVAL '1' HOUR)" in info.value.hint
 
 
@@ -101,15 +129,20 @@ def test_a_syntax_error_elsewhere_is_reported_where_it_is():
 
 
 def test_named_windows_of_spark_keep_working():
-    sql = to_spark_sql(parse_query(
-        "SELECT k, SUM(v) OVER w AS s FROM t WINDOW w AS (PARTITION BY k ORDER BY v)"))
+    sql = to_spark_sql(
+        parse_query("SELECT k, SUM(v) OVER w AS s FROM t WINDOW w AS (PARTITION BY k ORDER BY v)")
+    )
     assert "WINDOW w AS (PARTITION BY k ORDER BY v)" in sql
 
 
 def test_a_watermark_clause_in_from_gives_the_event_time_and_the_grace():
-    sql = _spark("SELECT COUNT(*) AS n FROM plain WATERMARK t2 DELAY OF INTERVAL 5 MINUTES "
-                 "WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 5 MINUTES)")
+    sql = _spark(
+        "SELECT COUNT(*) AS n FROM plain WATERMARK t2 DELAY OF INTERVAL 5 MINUTES "
+        "WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 5 MINUTES)"
+    )
     assert "window(t2, '1 hour')" in sql
-    error = _refusal("SELECT COUNT(*) AS n FROM plain WATERMARK t2 DELAY OF INTERVAL 5 MINUTES "
-                     "WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 1 MINUTE)")
+    error = _refusal(
+        "SELECT COUNT(*) AS n FROM plain WATERMARK t2 DELAY OF INTERVAL 5 MINUTES "
+        "WINDOW TUMBLING (SIZE 1 HOUR, GRACE PERIOD 1 MINUTE)"
+    )
     assert "is 5 minutes" in error.message

@@ -29,9 +29,15 @@ def remembering():
 
 def _shape(tree: exp.Expr) -> list:
     """Every node in walk order: its type, its non-node arguments, positions and comments."""
-    return [(type(n), n._meta, n.comments,
-             {k: v for k, v in n.args.items() if not isinstance(v, exp.Expr | list)})
-            for n in tree.walk()]
+    return [
+        (
+            type(n),
+            n._meta,
+            n.comments,
+            {k: v for k, v in n.args.items() if not isinstance(v, exp.Expr | list)},
+        )
+        for n in tree.walk()
+    ]
 
 
 def _texts() -> list[tuple[str, str]]:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from sqlglot import exp
 
-from sqlstream.sql.parsing import parse_query, to_spark_sql
 from sqlstream.diagnostics.errors import SemanticError, SqlSyntaxError
+from sqlstream.sql.parsing import parse_query, to_spark_sql
 from sqlstream.sql.rewrite import REWRITES, relation_names, rewrite
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rewrite"
@@ -83,14 +83,17 @@ def test_error_offsets_point_at_the_tvf() -> None:
     with pytest.raises(SemanticError) as info:
         rewrite(parse_query(sql))
     error = info.value
-    assert sql[error.offset_start:error.offset_end] == "SESSION(ev, ts, INTERVAL '5' MINUTES)"
+    assert sql[error.offset_start : error.offset_end] == "SESSION(ev, ts, INTERVAL '5' MINUTES)"
     assert error.span is None and error.code == "SS203"
     assert "GROUP BY window_start, window_end" in error.message
 
 
 def test_no_tvf_leaves_query_unchanged() -> None:
     sql = "SELECT k, COUNT(*) AS n FROM ev WHERE v > 1 GROUP BY k"
-    assert to_spark_sql(rewrite(parse_query(sql))) == "SELECT k, COUNT(*) AS n FROM ev WHERE v > 1 GROUP BY k"
+    assert (
+        to_spark_sql(rewrite(parse_query(sql)))
+        == "SELECT k, COUNT(*) AS n FROM ev WHERE v > 1 GROUP BY k"
+    )
 
 
 def test_no_window_tvf_nodes_survive() -> None:
@@ -136,11 +139,15 @@ def test_relation_names_excludes_ctes_but_not_shadowed_sources() -> None:
     names = relation_names(parse_query(sql))
     # the first CTE reads the real `flights`; `late` reads the CTE; the body reads the CTE `late`
     assert [n for n, _, _ in names] == ["flights", "airlines"]
-    assert sql[names[0][1]:names[0][2]] == "flights" and names[0][1] == sql.index("FROM flights") + 5
+    assert (
+        sql[names[0][1] : names[0][2]] == "flights" and names[0][1] == sql.index("FROM flights") + 5
+    )
 
 
 def test_relation_names_dotted_and_table_functions() -> None:
-    assert [n for n, _, _ in relation_names(parse_query("SELECT * FROM db.t, range(10)"))] == ["db.t"]
+    assert [n for n, _, _ in relation_names(parse_query("SELECT * FROM db.t, range(10)"))] == [
+        "db.t"
+    ]
 
 
 def test_relation_names_watermark_clause() -> None:
@@ -156,7 +163,13 @@ def test_lookup_join_without_from_is_a_positioned_finding():
     findings = sqlstream.check(
         "CREATE STREAM s (a INT, ts TIMESTAMP) WITH (connector = 'rate');\n"
         "CREATE TABLE t (a INT) WITH (connector = 'files', path = 'x', format = 'json');\n"
-        "SELECT 1 JOIN t FOR SYSTEM_TIME AS OF s.ts ON s.a = t.a;\n", path="p.ssql")
+        "SELECT 1 JOIN t FOR SYSTEM_TIME AS OF s.ts ON s.a = t.a;\n",
+        path="p.ssql",
+    )
     rendered = [f.render() for f in findings]
-    assert any(r.startswith("p.ssql:3:15: SS335 a lookup join (FOR SYSTEM_TIME AS OF) needs a "
-                            "stream on its left") for r in rendered), rendered
+    assert any(
+        r.startswith(
+            "p.ssql:3:15: SS335 a lookup join (FOR SYSTEM_TIME AS OF) needs a stream on its left"
+        )
+        for r in rendered
+    ), rendered

@@ -20,15 +20,32 @@ def test_check_refuses_the_compiled_sqlglot_build_once(tmp_path):
     python = env_dir / "bin" / "python"
     sqlglot = version("sqlglot")
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", f"sqlglot=={sqlglot}", f"sqlglotc=={sqlglot}",
-         f"lark=={version('lark')}", f"click=={version('click')}", f"rich=={version('rich')}"],
-        capture_output=True, text=True, timeout=300)
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            f"sqlglot=={sqlglot}",
+            f"sqlglotc=={sqlglot}",
+            f"lark=={version('lark')}",
+            f"click=={version('click')}",
+            f"rich=={version('rich')}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if install.returncode != 0:
         pytest.skip(f"sqlglotc=={sqlglot} could not be installed here: {install.stderr[-300:]}")
     run = subprocess.run(
         [str(python), "-m", "sqlstream.cli", "check", "examples/flights/hourly_delays.ssql"],
-        capture_output=True, text=True, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        timeout=120)
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 1, output
     assert output.count("SS003") == 1, output

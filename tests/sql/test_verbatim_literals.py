@@ -24,31 +24,126 @@ from sqlstream.sql.parsing import parse_expression, parse_query, to_spark_sql
 # quoted text; sqlglot's Hive/Spark TIME_MAPPING rewrote many of these.
 PATTERN_LETTERS = "GyYuDMLdQqEFaHhKkmsSVzOXxZeWw"
 PATTERNS = [
-    "YYYY", "y", "yy", "yyy", "yyyy", "YYYY-ww E", "E", "EE", "EEEE", "MMM", "MMMM", "L", "d",
-    "D", "u", "F", "a", "h", "hh", "K", "k", "H", "HH", "m", "mm", "s", "ss", "S", "SSS",
-    "SSSSSS", "z", "VV", "O", "X", "XXX", "x", "Z", "ZZZZZ", "Q", "QQQ", "q", "w", "W", "e",
-    "yyyy-MM-dd", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd\\'T\\'HH:mm:ss.SSSXXX", "dd/MM/yyyy",
-    "yyyy''T''HH", "\\'literal\\' yyyy", "%Y-%m-%d", "%", "yyyy\\'T\\'HH", "MM/dd/yy hh:mm a",
+    "YYYY",
+    "y",
+    "yy",
+    "yyy",
+    "yyyy",
+    "YYYY-ww E",
+    "E",
+    "EE",
+    "EEEE",
+    "MMM",
+    "MMMM",
+    "L",
+    "d",
+    "D",
+    "u",
+    "F",
+    "a",
+    "h",
+    "hh",
+    "K",
+    "k",
+    "H",
+    "HH",
+    "m",
+    "mm",
+    "s",
+    "ss",
+    "S",
+    "SSS",
+    "SSSSSS",
+    "z",
+    "VV",
+    "O",
+    "X",
+    "XXX",
+    "x",
+    "Z",
+    "ZZZZZ",
+    "Q",
+    "QQQ",
+    "q",
+    "w",
+    "W",
+    "e",
+    "yyyy-MM-dd",
+    "yyyy-MM-dd HH:mm:ss",
+    "yyyy-MM-dd\\'T\\'HH:mm:ss.SSSXXX",
+    "dd/MM/yyyy",
+    "yyyy''T''HH",
+    "\\'literal\\' yyyy",
+    "%Y-%m-%d",
+    "%",
+    "yyyy\\'T\\'HH",
+    "MM/dd/yy hh:mm a",
 ]
 # Functions taking a datetime pattern (or a truncation unit) as their second argument,
 # as (call with {p} for the quoted pattern).
 FORMAT_CALLS = [
-    "date_format(ts, {p})", "to_date(s, {p})", "to_timestamp(s, {p})", "try_to_timestamp(s, {p})",
-    "to_timestamp_ntz(s, {p})", "to_timestamp_ltz(s, {p})", "unix_timestamp(s, {p})",
-    "to_unix_timestamp(s, {p})", "from_unixtime(n, {p})", "to_char(ts, {p})",
+    "date_format(ts, {p})",
+    "to_date(s, {p})",
+    "to_timestamp(s, {p})",
+    "try_to_timestamp(s, {p})",
+    "to_timestamp_ntz(s, {p})",
+    "to_timestamp_ltz(s, {p})",
+    "unix_timestamp(s, {p})",
+    "to_unix_timestamp(s, {p})",
+    "from_unixtime(n, {p})",
+    "to_char(ts, {p})",
     "from_json(s, 'a TIMESTAMP', map('timestampFormat', {p}))",
 ]
 JSON_PATHS = [
-    "$.a", "$.a.b", "$[\\'a b\\'].c", '$["x"]', "$[0].a", "$.a[*]", "a.b", "$", "$..a", "$.a-b",
-    "$.\u00e9t\u00e9", "$[\"it\\'s\"]", "$.a b", "not a path [", "$.${x}", "$[?(@.a)]",
+    "$.a",
+    "$.a.b",
+    "$[\\'a b\\'].c",
+    '$["x"]',
+    "$[0].a",
+    "$.a[*]",
+    "a.b",
+    "$",
+    "$..a",
+    "$.a-b",
+    "$.\u00e9t\u00e9",
+    '$["it\\\'s"]',
+    "$.a b",
+    "not a path [",
+    "$.${x}",
+    "$[?(@.a)]",
 ]
 JSON_CALLS = ["get_json_object(s, {p})", "json_tuple(s, {p}, 'b')"]
 STRINGS = [
-    "plain", "it\\'s", "a\\\\b", "a\\nb", "a\\tb", "\\u0041", "\\z", "%_", "\u00e9\u00e8 \u4e2d",
-    "''", "${x}", "\\\\d+", "tab\there",
+    "plain",
+    "it\\'s",
+    "a\\\\b",
+    "a\\nb",
+    "a\\tb",
+    "\\u0041",
+    "\\z",
+    "%_",
+    "\u00e9\u00e8 \u4e2d",
+    "''",
+    "${x}",
+    "\\\\d+",
+    "tab\there",
 ]
-UNITS = ["YEAR", "year", "yy", "yyyy", "MM", "mon", "month", "week", "day", "dd", "hour",
-         "minute", "second", "quarter"]
+UNITS = [
+    "YEAR",
+    "year",
+    "yy",
+    "yyyy",
+    "MM",
+    "mon",
+    "month",
+    "week",
+    "day",
+    "dd",
+    "hour",
+    "minute",
+    "second",
+    "quarter",
+]
 
 
 def printed(sql: str) -> str:
@@ -102,17 +197,24 @@ def test_named_struct_keeps_its_name_literals():
 
 
 def test_a_format_in_a_computed_column_expression_is_printed_as_written():
-    assert to_spark_sql(parse_expression("date_format(ts, 'YYYY E')")) == "DATE_FORMAT(ts, 'YYYY E')"
+    assert (
+        to_spark_sql(parse_expression("date_format(ts, 'YYYY E')")) == "DATE_FORMAT(ts, 'YYYY E')"
+    )
 
 
-_PATTERN_TEXT = st.lists(
-    st.one_of(
-        st.builds(lambda c, n: c * n, st.sampled_from(PATTERN_LETTERS), st.integers(1, 5)),
-        st.sampled_from(["-", ":", " ", "/", ".", ",", "''", "\\'T\\'", "\\'"]),
-        st.text(alphabet=string.ascii_letters + string.digits + " %$#@!", max_size=4),
-    ),
-    min_size=1, max_size=6,
-).map("".join).filter(lambda text: not text.endswith("\\"))
+_PATTERN_TEXT = (
+    st.lists(
+        st.one_of(
+            st.builds(lambda c, n: c * n, st.sampled_from(PATTERN_LETTERS), st.integers(1, 5)),
+            st.sampled_from(["-", ":", " ", "/", ".", ",", "''", "\\'T\\'", "\\'"]),
+            st.text(alphabet=string.ascii_letters + string.digits + " %$#@!", max_size=4),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+    .map("".join)
+    .filter(lambda text: not text.endswith("\\"))
+)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

@@ -108,8 +108,9 @@ class Report:
     replayed: dict[str, list[int]] = field(default_factory=dict)
 
 
-def prepare(work: Path, days: int, files_per_batch: int = 1, extra: tuple[str, ...] = ()
-            ) -> list[Path]:
+def prepare(
+    work: Path, days: int, files_per_batch: int = 1, extra: tuple[str, ...] = ()
+) -> list[Path]:
     """Copy the first ``days`` day files into ``work/in`` (each with the modification time
     of its day: Spark's file source reads in that order) and write ``work/p.ssql``:
     :data:`PIPELINE` plus the :data:`EXTRA_SINKS` named in ``extra``."""
@@ -150,7 +151,9 @@ def batch_files(work: Path, query: str, batch: int) -> list[str]:
     log (``sources/0``: one JSON line per file with its ``batchId`` = log offset;
     ``N.compact`` files hold the entries before them)."""
     checkpoint = _checkpoints(work) / query
-    offset = json.loads((checkpoint / "offsets" / str(batch)).read_text().splitlines()[2])["logOffset"]
+    offset = json.loads((checkpoint / "offsets" / str(batch)).read_text().splitlines()[2])[
+        "logOffset"
+    ]
     names = set()
     for entry in (checkpoint / "sources" / "0").iterdir():
         if entry.name.startswith(".") or entry.name.endswith(".tmp"):
@@ -163,8 +166,16 @@ def batch_files(work: Path, query: str, batch: int) -> list[str]:
 
 
 def _command(work: Path, master: str, args: tuple[str, ...]) -> list[str]:
-    return [sys.executable, "-m", "sqlstream.cli", "exec", str(work / "p.ssql"), "--master",
-            master, *args]
+    return [
+        sys.executable,
+        "-m",
+        "sqlstream.cli",
+        "exec",
+        str(work / "p.ssql"),
+        "--master",
+        master,
+        *args,
+    ]
 
 
 def _started(log: Path, queries: int) -> bool:
@@ -186,10 +197,18 @@ def kill_points(seed: int, kills: int, batches: int) -> list[int]:
     return sorted(random.Random(seed).sample(range(batches - 1), kills))
 
 
-def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
-                   master: str = "local[2]", timeout: float = 600.0,
-                   args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                   batches: int | None = None, between_logs: bool = False) -> Report:
+def run_until_done(
+    work: Path,
+    kills: int,
+    seed: int,
+    max_delay: float = 2.0,
+    master: str = "local[2]",
+    timeout: float = 600.0,
+    args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    batches: int | None = None,
+    between_logs: bool = False,
+) -> Report:
     """Run ``sqlstream exec work/p.ssql`` and SIGKILL it ``kills`` times, then let it finish.
 
     Each run is started in a new session (process group), with ``args`` after the file
@@ -216,26 +235,38 @@ def run_until_done(work: Path, kills: int, seed: int, max_delay: float = 2.0,
     queries = re.findall(r"INSERT INTO (\w+)", (work / "p.ssql").read_text())
     report = Report()
     begin = time.monotonic()
-    env = dict(os.environ, **(env or {}), PYTHONUNBUFFERED="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        **(env or {}),
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
     while True:
         report.runs += 1
         log = work / f"run-{report.runs}.log"
         with log.open("w") as out:
-            process = subprocess.Popen(_command(work, master, args), cwd=work, stdout=out,
-                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            process = subprocess.Popen(
+                _command(work, master, args),
+                cwd=work,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         if len(report.kills) < kills:
             point, delay = points[len(report.kills)], rng.uniform(0, max_delay)
             while process.poll() is None and not (
-                    _started(log, len(queries))
-                    and min(committed_batches(work, q) for q in queries) >= point):
+                _started(log, len(queries))
+                and min(committed_batches(work, q) for q in queries) >= point
+            ):
                 assert time.monotonic() < deadline, f"run {report.runs} made no progress: {log}"
                 time.sleep(0.05)
             time.sleep(delay)
             if between_logs and len(report.kills) % 2 == 0:
                 while process.poll() is None and not any(
-                        uncommitted_batches(work, q) for q in queries):
+                    uncommitted_batches(work, q) for q in queries
+                ):
                     assert time.monotonic() < deadline, f"run {report.runs}: no batch in flight"
                     time.sleep(0.01)
             if process.poll() is None:
@@ -271,9 +302,19 @@ def expected_late(files: list[Path]) -> list[tuple]:
     """The stateless query over ``files``: ``(year, month, day, flight, carrier, origin,
     dep_delay, time_hour as 'YYYY-MM-DD HH:MM:SS')`` of flights with ``dep_delay > 30``."""
     return sorted(
-        (int(r["year"]), int(r["month"]), int(r["day"]), int(r["flight"]), r["carrier"],
-         r["origin"], float(r["dep_delay"]), str(_hour(r["time_hour"])))
-        for r in _rows(files) if r["dep_delay"] != "NA" and float(r["dep_delay"]) > 30)
+        (
+            int(r["year"]),
+            int(r["month"]),
+            int(r["day"]),
+            int(r["flight"]),
+            r["carrier"],
+            r["origin"],
+            float(r["dep_delay"]),
+            str(_hour(r["time_hour"])),
+        )
+        for r in _rows(files)
+        if r["dep_delay"] != "NA" and float(r["dep_delay"]) > 30
+    )
 
 
 def expected_hourly(files: list[Path], final: bool = True) -> list[tuple]:
@@ -293,9 +334,11 @@ def expected_hourly(files: list[Path], final: bool = True) -> list[tuple]:
         if r["dep_delay"] != "NA":
             entry[1] = (entry[1] or 0.0) + float(r["dep_delay"])
     watermark = latest - timedelta(hours=1)
-    return sorted((str(start), origin, n, None if total is None else round(total, 6))
-                  for (start, origin), (n, total) in counts.items()
-                  if start + timedelta(hours=1) <= watermark or not final)
+    return sorted(
+        (str(start), origin, n, None if total is None else round(total, 6))
+        for (start, origin), (n, total) in counts.items()
+        if start + timedelta(hours=1) <= watermark or not final
+    )
 
 
 def committed_files(sink: Path) -> list[Path]:
@@ -335,8 +378,14 @@ def topic_records(servers: str, topic: str, timeout: float = 60.0) -> list[tuple
     """
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"crash-{os.getpid()}",
-                         "enable.auto.commit": False, "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": servers,
+            "group.id": f"crash-{os.getpid()}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])  # OFFSET 0: the partition's first record
     records, deadline = [], time.monotonic() + timeout
     try:
@@ -361,18 +410,39 @@ def late_row(value: bytes) -> tuple:
     written as ``2013-01-01T10:00:00.000Z``, as ``'2013-01-01 10:00:00'``)."""
     r = json.loads(value)
     hour = datetime.fromisoformat(r["time_hour"].replace("Z", "+00:00")).astimezone(timezone.utc)
-    return (r["year"], r["month"], r["day"], r["flight"], r["carrier"], r["origin"],
-            r["dep_delay"], hour.strftime("%Y-%m-%d %H:%M:%S"))
+    return (
+        r["year"],
+        r["month"],
+        r["day"],
+        r["flight"],
+        r["carrier"],
+        r["origin"],
+        r["dep_delay"],
+        hour.strftime("%Y-%m-%d %H:%M:%S"),
+    )
 
 
-LATE_READ = ("year", "month", "day", "flight", "carrier", "origin", "dep_delay",
-             "date_format(time_hour, 'yyyy-MM-dd HH:mm:ss')")
-HOURLY_READ = ("date_format(window_start, 'yyyy-MM-dd HH:mm:ss')", "origin", "flights",
-               "round(total_delay, 6)")
+LATE_READ = (
+    "year",
+    "month",
+    "day",
+    "flight",
+    "carrier",
+    "origin",
+    "dep_delay",
+    "date_format(time_hour, 'yyyy-MM-dd HH:mm:ss')",
+)
+HOURLY_READ = (
+    "date_format(window_start, 'yyyy-MM-dd HH:mm:ss')",
+    "origin",
+    "flights",
+    "round(total_delay, 6)",
+)
 
 
-def table_rows(spark, location: Path, name: str = "crash_late_flights"
-               ) -> tuple[list[tuple], list[Path]]:
+def table_rows(
+    spark, location: Path, name: str = "crash_late_flights"
+) -> tuple[list[tuple], list[Path]]:
     """The table sink at ``location`` as a Spark user of another session reads it:
     ``CREATE TABLE name USING parquet LOCATION …`` (an external table over its files;
     dropped again afterwards, the files stay), then ``spark.read.table(name)``. Returns its
@@ -390,8 +460,13 @@ def table_rows(spark, location: Path, name: str = "crash_late_flights"
         spark.sql(f"DROP TABLE {name}")
 
 
-def kafka_report(work: Path, records: list[tuple[bytes, bytes]], expected: list[tuple],
-                 replayed: list[int], query: str = "late_kafka") -> dict:
+def kafka_report(
+    work: Path,
+    records: list[tuple[bytes, bytes]],
+    expected: list[tuple],
+    replayed: list[int],
+    query: str = "late_kafka",
+) -> dict:
     """What the Kafka sink of the stateless filter holds against ``expected``
     (:func:`expected_late`, rows unique): ``records``; ``missing`` and ``wrong`` (oracle
     rows not in the topic, records that are no oracle row); ``duplicates`` (records beyond
@@ -401,19 +476,26 @@ def kafka_report(work: Path, records: list[tuple[bytes, bytes]], expected: list[
     (one record per Kafka key, the last, equals ``expected``)."""
     copies = Counter(late_row(value) for _, value in records)
     replays = Counter(name for batch in replayed for name in batch_files(work, query, batch))
-    outside = [row for row, n in copies.items()
-               if n - 1 > replays[f"{row[0]}-{row[1]:02}-{row[2]:02}.csv"]]
+    outside = [
+        row for row, n in copies.items() if n - 1 > replays[f"{row[0]}-{row[1]:02}-{row[2]:02}.csv"]
+    ]
     by_key = {key: late_row(value) for key, value in records}
-    return {"records": len(records), "missing": len(set(expected) - set(copies)),
-            "wrong": len(set(copies) - set(expected)),
-            "duplicates": len(records) - len(copies), "outside_replays": len(outside),
-            "replayed_batches": sorted(set(replayed)),
-            "dedup_by_key": sorted(by_key.values()) == sorted(expected)}
+    return {
+        "records": len(records),
+        "missing": len(set(expected) - set(copies)),
+        "wrong": len(set(copies) - set(expected)),
+        "duplicates": len(records) - len(copies),
+        "outside_replays": len(outside),
+        "replayed_batches": sorted(set(replayed)),
+        "dedup_by_key": sorted(by_key.values()) == sorted(expected),
+    }
 
 
 def postgres_hourly(server, table: str) -> list[tuple]:
     """The upserted hourly table as rows of :func:`expected_hourly` (``final=False``),
     sorted by ``repr``."""
-    rows = server.rows("SELECT to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-                       f" origin, flights, total_delay FROM {table}")
+    rows = server.rows(
+        "SELECT to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+        f" origin, flights, total_delay FROM {table}"
+    )
     return sorted(((s, o, n, None if t is None else round(t, 6)) for s, o, n, t in rows), key=repr)

@@ -35,8 +35,13 @@ import sqlstream
 from sqlstream.diagnostics.errors import SqlStreamError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-CORPUS = tuple(sorted(p.read_text(encoding="utf-8") for d in ("check", "translate", "errors")
-                      for p in (FIXTURES / d).glob("*.ssql")))
+CORPUS = tuple(
+    sorted(
+        p.read_text(encoding="utf-8")
+        for d in ("check", "translate", "errors")
+        for p in (FIXTURES / d).glob("*.ssql")
+    )
+)
 VARIABLES = {"data": "/tmp/sqlstream-fuzz-data", "day": "2013-01-01", "path": "data"}
 
 # ---- the property ------------------------------------------------------------------------
@@ -47,8 +52,9 @@ SECONDS = 5.0  # the bound on one compile of any input within the documented lim
 # exponential or runaway work that a loaded machine (waiting for a core) cannot trip.
 
 
-def assert_robust(text: str, variables: dict | None = None,
-                  seconds: float | None = SECONDS) -> list[SqlStreamError]:
+def assert_robust(
+    text: str, variables: dict | None = None, seconds: float | None = SECONDS
+) -> list[SqlStreamError]:
     """Check ``text`` and translate it; fail unless the compiler behaved.
 
     Args:
@@ -94,8 +100,9 @@ def assert_robust(text: str, variables: dict | None = None,
 
 def _assert_within(started: float, seconds: float | None, what: str, text: str) -> None:
     took = time.process_time() - started
-    assert seconds is None or took <= seconds, \
+    assert seconds is None or took <= seconds, (
         f"{what} took {took:.1f} s (over {seconds} s) on {len(text)} characters: {text[:300]!r}…"
+    )
 
 
 def assert_file_robust(data: bytes) -> None:
@@ -118,44 +125,112 @@ def assert_file_robust(data: bytes) -> None:
 # ---- grammar-based programs -------------------------------------------------------------
 
 NAMES = ("a", "b", "ts", "s", "t", "v", "o", "x", "window_start", "`we ird`", "value", "timestamp")
-TYPES = ("INT", "BIGINT", "STRING", "DOUBLE", "TIMESTAMP", "DATE", "BOOLEAN", "DECIMAL(10, 2)",
-         "ARRAY<INT>", "MAP<STRING, INT>", "STRUCT<x: INT, y: STRING>", "VARCHAR(3)", "BLOB")
-UNITS = ("SECOND", "SECONDS", "MINUTE", "MINUTES", "HOUR", "DAY", "WEEK", "MONTH", "YEAR",
-         "MILLISECOND", "FORTNIGHT")
-AMOUNTS = ("1", "10", "0", "-5", "1.5", "abc", "", "1 hour", "10 minutes", "1 month", "99999999999999999999")
-FUNCTIONS = ("upper", "lower", "coalesce", "count", "sum", "avg", "max", "window", "session_window",
-             "date_trunc", "to_timestamp", "explode", "current_timestamp", "nosuchfn", "abs")
+TYPES = (
+    "INT",
+    "BIGINT",
+    "STRING",
+    "DOUBLE",
+    "TIMESTAMP",
+    "DATE",
+    "BOOLEAN",
+    "DECIMAL(10, 2)",
+    "ARRAY<INT>",
+    "MAP<STRING, INT>",
+    "STRUCT<x: INT, y: STRING>",
+    "VARCHAR(3)",
+    "BLOB",
+)
+UNITS = (
+    "SECOND",
+    "SECONDS",
+    "MINUTE",
+    "MINUTES",
+    "HOUR",
+    "DAY",
+    "WEEK",
+    "MONTH",
+    "YEAR",
+    "MILLISECOND",
+    "FORTNIGHT",
+)
+AMOUNTS = (
+    "1",
+    "10",
+    "0",
+    "-5",
+    "1.5",
+    "abc",
+    "",
+    "1 hour",
+    "10 minutes",
+    "1 month",
+    "99999999999999999999",
+)
+FUNCTIONS = (
+    "upper",
+    "lower",
+    "coalesce",
+    "count",
+    "sum",
+    "avg",
+    "max",
+    "window",
+    "session_window",
+    "date_trunc",
+    "to_timestamp",
+    "explode",
+    "current_timestamp",
+    "nosuchfn",
+    "abs",
+)
 OPERATORS = ("+", "-", "*", "/", "=", "<>", "<", ">=", "AND", "OR", "||", "%")
 
 names = st.sampled_from(NAMES)
 
 
 def _interval():
-    return st.builds(lambda amount, unit, quoted: f"INTERVAL {quoted(amount)} {unit}",
-                     st.sampled_from(AMOUNTS), st.sampled_from(UNITS),
-                     st.sampled_from((lambda a: f"'{a}'", lambda a: a or "1")))
+    return st.builds(
+        lambda amount, unit, quoted: f"INTERVAL {quoted(amount)} {unit}",
+        st.sampled_from(AMOUNTS),
+        st.sampled_from(UNITS),
+        st.sampled_from((lambda a: f"'{a}'", lambda a: a or "1")),
+    )
 
 
 literals = st.one_of(
-    st.integers(-10, 10**12).map(str), st.sampled_from(("NULL", "TRUE", "'x'", "'it''s'", "1.5e3")),
+    st.integers(-10, 10**12).map(str),
+    st.sampled_from(("NULL", "TRUE", "'x'", "'it''s'", "1.5e3")),
     _interval(),
-    st.sampled_from(("TIMESTAMP '2024-01-31 12:00:00'", "TIMESTAMP '2024-13-01'", "DATE '2024-02-30'",
-                     "DATE '2024-02-28'", "X'ab'")),
+    st.sampled_from(
+        (
+            "TIMESTAMP '2024-01-31 12:00:00'",
+            "TIMESTAMP '2024-13-01'",
+            "DATE '2024-02-30'",
+            "DATE '2024-02-28'",
+            "X'ab'",
+        )
+    ),
 )
 
 
 def _expressions(max_leaves: int = 12):
     def extend(inner):
         return st.one_of(
-            st.tuples(inner, st.sampled_from(OPERATORS), inner).map(lambda t: f"{t[0]} {t[1]} {t[2]}"),
+            st.tuples(inner, st.sampled_from(OPERATORS), inner).map(
+                lambda t: f"{t[0]} {t[1]} {t[2]}"
+            ),
             inner.map(lambda e: f"({e})"),
             st.tuples(st.sampled_from(FUNCTIONS), st.lists(inner, max_size=3)).map(
-                lambda t: f"{t[0]}({', '.join(t[1])})"),
-            st.tuples(inner, inner, inner).map(lambda t: f"CASE WHEN {t[0]} THEN {t[1]} ELSE {t[2]} END"),
+                lambda t: f"{t[0]}({', '.join(t[1])})"
+            ),
+            st.tuples(inner, inner, inner).map(
+                lambda t: f"CASE WHEN {t[0]} THEN {t[1]} ELSE {t[2]} END"
+            ),
             inner.map(lambda e: f"CAST({e} AS STRING)"),
             inner.map(lambda e: f"NOT {e}"),
             st.tuples(inner, names).map(lambda t: f"(SELECT {t[0]} FROM {t[1]})"),
         )
+
     return st.recursive(st.one_of(names, literals), extend, max_leaves=max_leaves)
 
 
@@ -165,15 +240,24 @@ expressions = _expressions()
 @st.composite
 def queries(draw) -> str:
     """A query body: SELECT … FROM (a relation, a window TVF, a subquery) [WHERE] [GROUP BY]."""
-    items = draw(st.lists(st.tuples(expressions, st.one_of(st.none(), names)), min_size=1, max_size=4))
+    items = draw(
+        st.lists(st.tuples(expressions, st.one_of(st.none(), names)), min_size=1, max_size=4)
+    )
     select = ", ".join(e if alias is None else f"{e} AS {alias}" for e, alias in items)
     relation = draw(names)
-    source = draw(st.sampled_from((
-        relation, f"TUMBLE({relation}, ts, {draw(_interval())})",
-        f"HOP(TABLE {relation}, DESCRIPTOR(ts), {draw(_interval())}, {draw(_interval())})",
-        f"SESSION({relation}, ts, {draw(_interval())})", f"(SELECT * FROM {relation}) AS q",
-        f"{relation} WATERMARK ts DELAY OF {draw(_interval())}",
-        f"{relation} JOIN {draw(names)} USING ({draw(names)})")))
+    source = draw(
+        st.sampled_from(
+            (
+                relation,
+                f"TUMBLE({relation}, ts, {draw(_interval())})",
+                f"HOP(TABLE {relation}, DESCRIPTOR(ts), {draw(_interval())}, {draw(_interval())})",
+                f"SESSION({relation}, ts, {draw(_interval())})",
+                f"(SELECT * FROM {relation}) AS q",
+                f"{relation} WATERMARK ts DELAY OF {draw(_interval())}",
+                f"{relation} JOIN {draw(names)} USING ({draw(names)})",
+            )
+        )
+    )
     text = f"SELECT {'DISTINCT ' if draw(st.booleans()) else ''}{select} FROM {source}"
     if draw(st.booleans()):
         text += f" WHERE {draw(expressions)}"
@@ -181,38 +265,100 @@ def queries(draw) -> str:
         text += f" GROUP BY {', '.join(draw(st.lists(expressions, min_size=1, max_size=3)))}"
     if draw(st.booleans()):
         text = f"WITH {draw(names)} AS ({text}) SELECT * FROM {draw(names)}"
-    return text + draw(st.sampled_from(("", " LIMIT 5", " ORDER BY 1", " QUALIFY row_number() OVER (ORDER BY ts) = 1")))
+    return text + draw(
+        st.sampled_from(
+            ("", " LIMIT 5", " ORDER BY 1", " QUALIFY row_number() OVER (ORDER BY ts) = 1")
+        )
+    )
 
 
-emits = st.one_of(st.just(""), st.builds(
-    lambda mode, trigger: f" EMIT {mode} {trigger}".rstrip(),
-    st.sampled_from(("", "CHANGES", "FINAL", "COMPLETE", "ON WINDOW CLOSE")),
-    st.one_of(st.just(""), st.just("ONCE"), st.just("AVAILABLE NOW"),
-              _interval().map(lambda i: f"EVERY {i}"), _interval().map(lambda i: f"CONTINUOUS EVERY {i}"))))
+emits = st.one_of(
+    st.just(""),
+    st.builds(
+        lambda mode, trigger: f" EMIT {mode} {trigger}".rstrip(),
+        st.sampled_from(("", "CHANGES", "FINAL", "COMPLETE", "ON WINDOW CLOSE")),
+        st.one_of(
+            st.just(""),
+            st.just("ONCE"),
+            st.just("AVAILABLE NOW"),
+            _interval().map(lambda i: f"EVERY {i}"),
+            _interval().map(lambda i: f"CONTINUOUS EVERY {i}"),
+        ),
+    ),
+)
 
-OPTION_VALUES = ("'files'", "'rate'", "'console'", "'memory'", "'noop'", "'socket'", "'kafka'", "'json'",
-                 "'csv'", "'${data}/x'", "0", "-1", "31", "'abc'", "true", "1.5", "'${env:NOPE}'", "'${undefined}'")
-OPTION_KEYS = ("connector", "path", "format", "header", "max_files_per_trigger", "maxFilesPerTrigger",
-               "rowsPerSecond", "numPartitions", "port", "host", "query_name", "checkpoint_location",
-               "infer_schema", "fromat", "spark.x")
+OPTION_VALUES = (
+    "'files'",
+    "'rate'",
+    "'console'",
+    "'memory'",
+    "'noop'",
+    "'socket'",
+    "'kafka'",
+    "'json'",
+    "'csv'",
+    "'${data}/x'",
+    "0",
+    "-1",
+    "31",
+    "'abc'",
+    "true",
+    "1.5",
+    "'${env:NOPE}'",
+    "'${undefined}'",
+)
+OPTION_KEYS = (
+    "connector",
+    "path",
+    "format",
+    "header",
+    "max_files_per_trigger",
+    "maxFilesPerTrigger",
+    "rowsPerSecond",
+    "numPartitions",
+    "port",
+    "host",
+    "query_name",
+    "checkpoint_location",
+    "infer_schema",
+    "fromat",
+    "spark.x",
+)
 
 
 @st.composite
 def options(draw) -> str:
-    pairs = draw(st.lists(st.tuples(st.sampled_from(OPTION_KEYS), st.sampled_from(OPTION_VALUES)),
-                          max_size=5, unique_by=lambda p: p[0]))
-    connector = draw(st.sampled_from(("'files'", "'rate'", "'console'", "'memory'", "'socket'", "'table'")))
-    return "WITH (" + ", ".join([f"connector = {connector}"] + [f"{k} = {v}" for k, v in pairs]) + ")"
+    pairs = draw(
+        st.lists(
+            st.tuples(st.sampled_from(OPTION_KEYS), st.sampled_from(OPTION_VALUES)),
+            max_size=5,
+            unique_by=lambda p: p[0],
+        )
+    )
+    connector = draw(
+        st.sampled_from(("'files'", "'rate'", "'console'", "'memory'", "'socket'", "'table'"))
+    )
+    return (
+        "WITH (" + ", ".join([f"connector = {connector}"] + [f"{k} = {v}" for k, v in pairs]) + ")"
+    )
 
 
 @st.composite
 def statements(draw) -> str:
-    kind = draw(st.sampled_from(("stream", "stream", "table", "view", "sink", "insert", "select", "set",
-                                 "derived")))
+    kind = draw(
+        st.sampled_from(
+            ("stream", "stream", "table", "view", "sink", "insert", "select", "set", "derived")
+        )
+    )
     name = draw(names)
     if kind in ("stream", "table"):
-        columns = [f"{n} {t}" for n, t in draw(st.lists(st.tuples(names, st.sampled_from(TYPES)), max_size=4))]
-        columns += [f"{n} AS {e}" for n, e in draw(st.lists(st.tuples(names, expressions), max_size=2))]
+        columns = [
+            f"{n} {t}"
+            for n, t in draw(st.lists(st.tuples(names, st.sampled_from(TYPES)), max_size=4))
+        ]
+        columns += [
+            f"{n} AS {e}" for n, e in draw(st.lists(st.tuples(names, expressions), max_size=2))
+        ]
         if kind == "stream" and draw(st.booleans()):
             columns.append(f"WATERMARK FOR ts AS ts - {draw(_interval())}")
         body = f" ({', '.join(columns)})" if columns else ""
@@ -230,8 +376,10 @@ def statements(draw) -> str:
     return f"{draw(queries())}{draw(emits)}"
 
 
-STREAM = ("CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
-          "WITH (connector = 'files', path = 'in', format = 'json')")
+STREAM = (
+    "CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) "
+    "WITH (connector = 'files', path = 'in', format = 'json')"
+)
 
 
 @st.composite
@@ -265,11 +413,19 @@ NESTING_SHAPES = {
     "cast to nested type": ("CAST(NULL AS ", ")", "INT"),  # the type's levels: see nested()
 }
 SUBQUERY_SHAPES = {"scalar subquery", "IN subquery", "EXISTS"}
-NESTING_PLACES = ("select", "where", "view", "computed column", "FROM subqueries",
-                  "type as a select item")
-NESTED_HEAD = ("CREATE STREAM s (a INT, ts TIMESTAMP{computed}, WATERMARK FOR ts AS ts - "
-               "INTERVAL '1' MINUTE) WITH (connector = 'files', path = 'in', format = 'json');\n"
-               "CREATE SINK o WITH (connector = 'console');\n")
+NESTING_PLACES = (
+    "select",
+    "where",
+    "view",
+    "computed column",
+    "FROM subqueries",
+    "type as a select item",
+)
+NESTED_HEAD = (
+    "CREATE STREAM s (a INT, ts TIMESTAMP{computed}, WATERMARK FOR ts AS ts - "
+    "INTERVAL '1' MINUTE) WITH (connector = 'files', path = 'in', format = 'json');\n"
+    "CREATE SINK o WITH (connector = 'console');\n"
+)
 
 
 def nested(shape: str, depth: int, place: str = "select") -> str:
@@ -287,13 +443,27 @@ def nested(shape: str, depth: int, place: str = "select") -> str:
     if place == "where":
         return head + f"INSERT INTO o SELECT a FROM s WHERE ({expression}) IS NOT NULL;\n"
     if place == "view":
-        return head + f"CREATE VIEW v AS SELECT {expression} AS x, ts FROM s;\nINSERT INTO o SELECT x FROM v;\n"
+        return (
+            head
+            + f"CREATE VIEW v AS SELECT {expression} AS x, ts FROM s;\nINSERT INTO o SELECT x FROM v;\n"
+        )
     if place == "computed column":
-        return NESTED_HEAD.format(computed=f", x AS {expression}") + "INSERT INTO o SELECT x FROM s;\n"
+        return (
+            NESTED_HEAD.format(computed=f", x AS {expression}") + "INSERT INTO o SELECT x FROM s;\n"
+        )
     if place == "FROM subqueries":
-        return head + "INSERT INTO o SELECT a FROM " + "(SELECT a, ts FROM " * depth + "s" + ")" * depth + ";\n"
+        return (
+            head
+            + "INSERT INTO o SELECT a FROM "
+            + "(SELECT a, ts FROM " * depth
+            + "s"
+            + ")" * depth
+            + ";\n"
+        )
     if place == "type as a select item":
-        return head + "INSERT INTO o SELECT " + "ARRAY<" * depth + "INT" + ">" * depth + " FROM s;\n"
+        return (
+            head + "INSERT INTO o SELECT " + "ARRAY<" * depth + "INT" + ">" * depth + " FROM s;\n"
+        )
     raise ValueError(place)
 
 
@@ -301,8 +471,11 @@ def nested(shape: str, depth: int, place: str = "select") -> str:
 def nestings(draw, max_depth: int = 40) -> str:
     """A program of :func:`nested` with a random shape, depth (1 to ``max_depth``) and place,
     sometimes cut short or with one closing level too many."""
-    text = nested(draw(st.sampled_from(sorted(NESTING_SHAPES))), draw(st.integers(1, max_depth)),
-                  draw(st.sampled_from(NESTING_PLACES)))
+    text = nested(
+        draw(st.sampled_from(sorted(NESTING_SHAPES))),
+        draw(st.integers(1, max_depth)),
+        draw(st.sampled_from(NESTING_PLACES)),
+    )
     cut = draw(st.sampled_from(("", "short", "long")))
     if cut == "short":
         text = text.replace(")", "", 1)
@@ -313,10 +486,20 @@ def nestings(draw, max_depth: int = 40) -> str:
 
 # ---- statement-level parentheses and NUL bytes ------------------------------------------
 
-PARENTHESISED = ("(SELECT a FROM s)", "(SELECT a FROM s) AS x", "(SELECT a FROM s) x", "((SELECT a FROM s))",
-                 "(SELECT a FROM s) UNION (SELECT a FROM s)", "(a = 1, b = 2)", "(a)", "()", "TABLE s",
-                 "(SELECT a FROM s) ORDER BY a", "(WITH c AS (SELECT a FROM s) SELECT a FROM c) AS y",
-                 "(VALUES (1)) AS t (a)")
+PARENTHESISED = (
+    "(SELECT a FROM s)",
+    "(SELECT a FROM s) AS x",
+    "(SELECT a FROM s) x",
+    "((SELECT a FROM s))",
+    "(SELECT a FROM s) UNION (SELECT a FROM s)",
+    "(a = 1, b = 2)",
+    "(a)",
+    "()",
+    "TABLE s",
+    "(SELECT a FROM s) ORDER BY a",
+    "(WITH c AS (SELECT a FROM s) SELECT a FROM c) AS y",
+    "(VALUES (1)) AS t (a)",
+)
 
 
 @st.composite
@@ -324,8 +507,16 @@ def statement_parens(draw) -> str:
     """A parenthesised query, expression or aliased query as a statement (bare, after INSERT
     INTO, in CREATE VIEW / CREATE STREAM … AS), sometimes followed by a NUL byte."""
     body = draw(st.sampled_from(PARENTHESISED))
-    statement = draw(st.sampled_from(("{}", "INSERT INTO o {}", "CREATE VIEW v AS {}",
-                                      "CREATE STREAM t WITH (connector = 'memory') AS {}"))).format(body)
+    statement = draw(
+        st.sampled_from(
+            (
+                "{}",
+                "INSERT INTO o {}",
+                "CREATE VIEW v AS {}",
+                "CREATE STREAM t WITH (connector = 'memory') AS {}",
+            )
+        )
+    ).format(body)
     end = draw(st.sampled_from((";\n", ";", "", ";\x00", "\x00", "\x00;", " \x00\n")))
     return STREAM + ";\nCREATE SINK o WITH (connector = 'console');\n" + statement + end
 
@@ -342,8 +533,17 @@ def nul_after_prefix(draw) -> str:
 
 # ---- the command line on paths that cannot be read or written ---------------------------
 
-PATH_KINDS = ("valid", "missing", "directory", "fifo", "/dev/zero", "huge sparse", "not utf-8",
-              "missing folder", "nul after a statement")
+PATH_KINDS = (
+    "valid",
+    "missing",
+    "directory",
+    "fifo",
+    "/dev/zero",
+    "huge sparse",
+    "not utf-8",
+    "missing folder",
+    "nul after a statement",
+)
 OUTPUT_KINDS = (None, "writable", "missing folder", "directory", "/dev/full")
 
 
@@ -362,11 +562,19 @@ def cli_paths(folder: Path) -> dict[str, str]:
     nul = folder / "nul.ssql"
     nul.write_text(STREAM + ";\n(SELECT a FROM s) AS x;\x00", encoding="utf-8")
     (folder / "out").mkdir(exist_ok=True)
-    return {"valid": str(valid), "missing": str(folder / "missing.ssql"), "directory": str(folder),
-            "fifo": str(fifo), "/dev/zero": "/dev/zero", "huge sparse": str(huge),
-            "not utf-8": str(latin), "missing folder": str(folder / "no" / "such.ssql"),
-            "nul after a statement": str(nul), "writable": str(folder / "out" / "x.py"),
-            "/dev/full": "/dev/full"}
+    return {
+        "valid": str(valid),
+        "missing": str(folder / "missing.ssql"),
+        "directory": str(folder),
+        "fifo": str(fifo),
+        "/dev/zero": "/dev/zero",
+        "huge sparse": str(huge),
+        "not utf-8": str(latin),
+        "missing folder": str(folder / "no" / "such.ssql"),
+        "nul after a statement": str(nul),
+        "writable": str(folder / "out" / "x.py"),
+        "/dev/full": "/dev/full",
+    }
 
 
 @st.composite
@@ -398,23 +606,72 @@ def assert_cli_robust(args: list[str], seconds: float = SECONDS) -> None:
     took = time.process_time() - started
     output = result.output
     assert result.exit_code in (0, 1, 2), (args, result.exit_code, output, result.exception)
-    assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        args,
+        result.exception,
+    )
     assert "Traceback" not in output and "internal error" not in output, (args, output)
     assert took <= seconds, f"sqlstream {' '.join(args)} took {took:.1f} s"
 
 
 # ---- mutations of the corpus -------------------------------------------------------------
 
-TOKENS = ("(", ")", "((", "))", ";", ",", "'", "`", '"', "--", "/*", "*/", "${", "}", "${data}",
-          "${env:HOME}", "\ufeff", "\x00", "\\", "é", "SELECT", "FROM", "WHERE", "GROUP BY", "EMIT",
-          "WATERMARK", "INTERVAL", "'abc'", "MONTH", "TUMBLE(", "WITH", "AS", "CREATE STREAM", "NULL",
-          "<", ">", "ARRAY<", "STRUCT<", "1e999", "-", "\n", "\t", " ", "DISTINCT", "OVER ()", "*")
+TOKENS = (
+    "(",
+    ")",
+    "((",
+    "))",
+    ";",
+    ",",
+    "'",
+    "`",
+    '"',
+    "--",
+    "/*",
+    "*/",
+    "${",
+    "}",
+    "${data}",
+    "${env:HOME}",
+    "\ufeff",
+    "\x00",
+    "\\",
+    "é",
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "GROUP BY",
+    "EMIT",
+    "WATERMARK",
+    "INTERVAL",
+    "'abc'",
+    "MONTH",
+    "TUMBLE(",
+    "WITH",
+    "AS",
+    "CREATE STREAM",
+    "NULL",
+    "<",
+    ">",
+    "ARRAY<",
+    "STRUCT<",
+    "1e999",
+    "-",
+    "\n",
+    "\t",
+    " ",
+    "DISTINCT",
+    "OVER ()",
+    "*",
+)
 
 
 @st.composite
 def mutants(draw) -> str:
     """A corpus program with 1 to 4 text mutations."""
-    text = CORPUS[draw(st.integers(0, len(CORPUS) - 1))]  # (sampled_from's repr would hold them all)
+    text = CORPUS[
+        draw(st.integers(0, len(CORPUS) - 1))
+    ]  # (sampled_from's repr would hold them all)
     for _ in range(draw(st.integers(1, 4))):
         size = len(text)
         start = draw(st.integers(0, size))
@@ -431,7 +688,13 @@ def mutants(draw) -> str:
         else:
             other = draw(st.integers(0, size))
             a, b = sorted((start, other))
-            text = text[:a] + text[b:b + (end - start)] + text[a + (end - start):b] + text[a:a + (end - start)] + text[b + (end - start):]
+            text = (
+                text[:a]
+                + text[b : b + (end - start)]
+                + text[a + (end - start) : b]
+                + text[a : a + (end - start)]
+                + text[b + (end - start) :]
+            )
     return text
 
 

@@ -28,8 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 POM = ROOT / "tests" / "support" / "kafka" / "pom.xml"
 JARS = Path(os.environ.get("SQLSTREAM_KAFKA_JARS", ROOT / ".cache" / "kafka-jars"))
-JVM_OPTS = ["-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-Djava.awt.headless=true"]
+JVM_OPTS = [
+    "-Xms64m",
+    "-Xmx384m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Djava.awt.headless=true",
+]
 
 
 def ensure_jars(jars: Path = JARS) -> Path:
@@ -44,14 +49,27 @@ def ensure_jars(jars: Path = JARS) -> Path:
     if jars.is_dir() and any(jars.glob("kafka_2.13-*.jar")):
         return jars
     if shutil.which("mvn") is None:
-        raise RuntimeError("mvn is not installed: it resolves the Kafka broker's jars "
-                           f"({POM}); install Maven (apt-get install maven)")
+        raise RuntimeError(
+            "mvn is not installed: it resolves the Kafka broker's jars "
+            f"({POM}); install Maven (apt-get install maven)"
+        )
     done = subprocess.run(
-        ["mvn", "-q", "-f", str(POM), "dependency:copy-dependencies",
-         f"-DoutputDirectory={jars}", "-DincludeScope=runtime"],
-        capture_output=True, text=True)
+        [
+            "mvn",
+            "-q",
+            "-f",
+            str(POM),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={jars}",
+            "-DincludeScope=runtime",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"mvn could not resolve the Kafka broker's jars:\n{done.stdout}{done.stderr}")
+        raise RuntimeError(
+            f"mvn could not resolve the Kafka broker's jars:\n{done.stdout}{done.stderr}"
+        )
     return jars
 
 
@@ -63,7 +81,9 @@ Spark minors' venvs share a checkout; ``$SQLSTREAM_SPARK_KAFKA_JARS`` names one 
 
 def _artifact(jar: str) -> str:
     """``kafka-clients-3.9.1.jar`` → ``kafka-clients`` (Ivy's ``group_`` prefix dropped)."""
-    return re.sub(r"-\d[\w.]*\.jar$", "", jar.split("_", 1)[-1] if "_" in jar.split("-")[0] else jar)
+    return re.sub(
+        r"-\d[\w.]*\.jar$", "", jar.split("_", 1)[-1] if "_" in jar.split("-")[0] else jar
+    )
 
 
 def spark_jars(folder: Path | None = None) -> list[str]:
@@ -85,13 +105,27 @@ def spark_jars(folder: Path | None = None) -> list[str]:
     if not (folder.is_dir() and any(folder.glob("spark-sql-kafka-*.jar"))):
         version, _ = package_version()
         if shutil.which("mvn") is None:
-            raise RuntimeError("mvn is not installed: it resolves Spark's Kafka package for the tests")
+            raise RuntimeError(
+                "mvn is not installed: it resolves Spark's Kafka package for the tests"
+            )
         done = subprocess.run(
-            ["mvn", "-q", "-f", str(SPARK_POM), "dependency:copy-dependencies",
-             f"-Dspark.package.version={version}", f"-DoutputDirectory={folder}",
-             "-DincludeScope=runtime"], capture_output=True, text=True)
+            [
+                "mvn",
+                "-q",
+                "-f",
+                str(SPARK_POM),
+                "dependency:copy-dependencies",
+                f"-Dspark.package.version={version}",
+                f"-DoutputDirectory={folder}",
+                "-DincludeScope=runtime",
+            ],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
-            raise RuntimeError(f"mvn could not resolve Spark's Kafka package:\n{done.stdout}{done.stderr}")
+            raise RuntimeError(
+                f"mvn could not resolve Spark's Kafka package:\n{done.stdout}{done.stderr}"
+            )
     import pyspark
 
     shipped = {_artifact(j.name) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
@@ -134,38 +168,52 @@ class KafkaBroker:
         port, controller = free_port(), free_port()
         self.bootstrap_servers = f"127.0.0.1:{port}"
         properties = self.data_dir / "server.properties"
-        properties.write_text("\n".join([
-            "process.roles=broker,controller",
-            "node.id=1",
-            f"controller.quorum.voters=1@127.0.0.1:{controller}",
-            f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-            f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
-            "controller.listener.names=CONTROLLER",
-            "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            f"log.dirs={self.data_dir / 'logs'}",
-            "num.partitions=1",
-            "offsets.topic.replication.factor=1",
-            "offsets.topic.num.partitions=1",
-            "transaction.state.log.replication.factor=1",
-            "transaction.state.log.min.isr=1",
-            "share.coordinator.state.topic.replication.factor=1",
-            "share.coordinator.state.topic.min.isr=1",
-            "group.initial.rebalance.delay.ms=0",
-            "auto.create.topics.enable=true",
-            "",
-        ]))
+        properties.write_text(
+            "\n".join(
+                [
+                    "process.roles=broker,controller",
+                    "node.id=1",
+                    f"controller.quorum.voters=1@127.0.0.1:{controller}",
+                    f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+                    f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
+                    "controller.listener.names=CONTROLLER",
+                    "inter.broker.listener.name=PLAINTEXT",
+                    "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                    f"log.dirs={self.data_dir / 'logs'}",
+                    "num.partitions=1",
+                    "offsets.topic.replication.factor=1",
+                    "offsets.topic.num.partitions=1",
+                    "transaction.state.log.replication.factor=1",
+                    "transaction.state.log.min.isr=1",
+                    "share.coordinator.state.topic.replication.factor=1",
+                    "share.coordinator.state.topic.min.isr=1",
+                    "group.initial.rebalance.delay.ms=0",
+                    "auto.create.topics.enable=true",
+                    "",
+                ]
+            )
+        )
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         formatted = subprocess.run(
             # --cluster-id=…: a base64 id may start with '-', which argparse takes for an option
-            self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
-                       "--config", str(properties)),
-            capture_output=True, text=True)
+            self._java(
+                "kafka.tools.StorageTool",
+                "format",
+                f"--cluster-id={cluster_id}",
+                "--config",
+                str(properties),
+            ),
+            capture_output=True,
+            text=True,
+        )
         if formatted.returncode != 0:
-            raise RuntimeError(f"kafka.tools.StorageTool format failed:\n{formatted.stdout}{formatted.stderr}")
+            raise RuntimeError(
+                f"kafka.tools.StorageTool format failed:\n{formatted.stdout}{formatted.stderr}"
+            )
         with open(self.log_file, "wb") as log:
-            self._process = subprocess.Popen(self._java("kafka.Kafka", str(properties)),
-                                             stdout=log, stderr=subprocess.STDOUT)
+            self._process = subprocess.Popen(
+                self._java("kafka.Kafka", str(properties)), stdout=log, stderr=subprocess.STDOUT
+            )
         self._wait(timeout)
         return self
 
@@ -227,6 +275,7 @@ except ImportError:  # examples/kafka imports this module without pytest install
     pytest = None
 
 if pytest is not None:
+
     @pytest.fixture(scope="session")
     def kafka_broker():
         """A started :class:`KafkaBroker`, shared by the run, stopped at its end."""

@@ -47,9 +47,14 @@ class Server:
         """A psycopg connection to ``database`` (default: the test database)."""
         import psycopg
 
-        return psycopg.connect(host=self.host, port=self.port, user=self.user,
-                               password=self.password, dbname=database or self.database,
-                               autocommit=autocommit)
+        return psycopg.connect(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            password=self.password,
+            dbname=database or self.database,
+            autocommit=autocommit,
+        )
 
     def rows(self, query: str, params=()) -> list[tuple]:
         """The rows of ``query``."""
@@ -58,8 +63,10 @@ class Server:
 
 
 def _bin_dir() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"),
-                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     if found:
         return os.path.dirname(found[-1])
     pg_ctl = shutil.which("pg_ctl")
@@ -100,8 +107,20 @@ def running_server() -> Iterator[Server]:
         out.write(PASSWORD + "\n")
     if as_user:
         os.chown(pwfile, owner.pw_uid, owner.pw_gid)
-    run(f"{bin_dir}/initdb", "-D", data, "-U", "postgres", "--pwfile", pwfile,
-        "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync")
+    run(
+        f"{bin_dir}/initdb",
+        "-D",
+        data,
+        "-U",
+        "postgres",
+        "--pwfile",
+        pwfile,
+        "--auth-local=trust",
+        "--auth-host=scram-sha-256",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    )
     port = _free_port()
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     try:
@@ -115,8 +134,11 @@ def running_server() -> Iterator[Server]:
             conn.execute("CREATE DATABASE sqlstream_test")
         yield server
     finally:
-        subprocess.run([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"],
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"],
+            capture_output=True,
+            timeout=120,
+        )
         shutil.rmtree(folder, ignore_errors=True)
 
 

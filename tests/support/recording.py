@@ -71,8 +71,14 @@ class _RecordedMethod:
         self.owner, self.name, self.method = owner, name, method
 
     def __call__(self, *args, **kwargs):
-        event = [self.owner._ref, self.name, True, _ref_args(args),
-                 {k: _ref_args(v) for k, v in kwargs.items()}, None]
+        event = [
+            self.owner._ref,
+            self.name,
+            True,
+            _ref_args(args),
+            {k: _ref_args(v) for k, v in kwargs.items()},
+            None,
+        ]
         self.owner._log.events.append(event)
         value = self.method(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
         if value is None:
@@ -100,8 +106,12 @@ class Symbol:
 
     def __call__(self, *args, **kwargs):
         result = Symbol(self._log)
-        self._event[2:] = [True, _ref_args(args), {k: _ref_args(v) for k, v in kwargs.items()},
-                           result._ref]
+        self._event[2:] = [
+            True,
+            _ref_args(args),
+            {k: _ref_args(v) for k, v in kwargs.items()},
+            result._ref,
+        ]
         # Python reads the method before evaluating the arguments; a real call is logged
         # after them: move the event after the arguments' own events.
         events = self._log.events
@@ -135,7 +145,10 @@ def canonical(events: list) -> list[str]:
     for receiver, attr, call, args, kwargs, result in events:
         target = name(receiver) + "." + attr
         if call:
-            target += "(" + ", ".join([name(a) for a in args]
-                                      + [f"{k}={name(v)}" for k, v in kwargs.items()]) + ")"
+            target += (
+                "("
+                + ", ".join([name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()])
+                + ")"
+            )
         rows.append(f"{target} -> {name(result) if result in used else '_'}")
     return rows

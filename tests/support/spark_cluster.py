@@ -31,9 +31,14 @@ def free_port() -> int:
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, SPARK_HOME=str(SPARK_HOME), PYSPARK_PYTHON=sys.executable,
-                SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="512m",
-                SPARK_NO_DAEMONIZE="1")
+    return dict(
+        os.environ,
+        SPARK_HOME=str(SPARK_HOME),
+        PYSPARK_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_DAEMON_MEMORY="512m",
+        SPARK_NO_DAEMONIZE="1",
+    )
 
 
 class Daemon:
@@ -42,8 +47,14 @@ class Daemon:
     def __init__(self, name: str, args: list[str], log: Path, cwd: Path) -> None:
         self.name, self.log = name, log
         self.handle = log.open("w")
-        self.proc = subprocess.Popen(args, stdout=self.handle, stderr=subprocess.STDOUT,
-                                     cwd=cwd, env=_env(), start_new_session=True)
+        self.proc = subprocess.Popen(
+            args,
+            stdout=self.handle,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=_env(),
+            start_new_session=True,
+        )
 
     def wait_for(self, text: str, deadline: float) -> None:
         while text not in self.log.read_text(errors="replace"):
@@ -79,23 +90,61 @@ class Cluster:
         self.daemons: list[Daemon] = []
         try:
             self.master = self._start(
-                "master", [str(bin_ / "spark-class"), "org.apache.spark.deploy.master.Master",
-                           "--host", "127.0.0.1", "--port", str(master_port),
-                           "--webui-port", str(free_port())], logs, logs)
+                "master",
+                [
+                    str(bin_ / "spark-class"),
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(master_port),
+                    "--webui-port",
+                    str(free_port()),
+                ],
+                logs,
+                logs,
+            )
             self.worker = self._start(
-                "worker", [str(bin_ / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-                           "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
-                           "--webui-port", str(free_port()), "--work-dir", str(logs / "work"),
-                           self.master_url], logs, logs)
+                "worker",
+                [
+                    str(bin_ / "spark-class"),
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1g",
+                    "--webui-port",
+                    str(free_port()),
+                    "--work-dir",
+                    str(logs / "work"),
+                    self.master_url,
+                ],
+                logs,
+                logs,
+            )
             self.connect = self._start(
-                "connect", [str(bin_ / "spark-submit"), "--class",
-                            "org.apache.spark.sql.connect.service.SparkConnectServer",
-                            "--master", "local[1]",
-                            "--conf", f"spark.connect.grpc.binding.port={connect_port}",
-                            "--conf", "spark.ui.enabled=false",
-                            "--conf", "spark.driver.host=127.0.0.1",
-                            "--name", "sqlstream-connect-test", "spark-internal"],
-                logs, connect_cwd)
+                "connect",
+                [
+                    str(bin_ / "spark-submit"),
+                    "--class",
+                    "org.apache.spark.sql.connect.service.SparkConnectServer",
+                    "--master",
+                    "local[1]",
+                    "--conf",
+                    f"spark.connect.grpc.binding.port={connect_port}",
+                    "--conf",
+                    "spark.ui.enabled=false",
+                    "--conf",
+                    "spark.driver.host=127.0.0.1",
+                    "--name",
+                    "sqlstream-connect-test",
+                    "spark-internal",
+                ],
+                logs,
+                connect_cwd,
+            )
             deadline = time.monotonic() + START_SECONDS
             self.master.wait_for("I have been elected leader", deadline)
             self.worker.wait_for("Successfully registered with master", deadline)

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.testing.compare import CaseResult
 from sqlstream.testing.loading import load
 from sqlstream.testing.runner import discover, exit_code
-from sqlstream.testing.compare import CaseResult
-
 from tests.conftest import FIXTURES
 
 SUITE = (FIXTURES / "spark_suites" / "watermark.test.yaml").read_text(encoding="utf-8")
@@ -19,7 +18,8 @@ SUITE = (FIXTURES / "spark_suites" / "watermark.test.yaml").read_text(encoding="
 
 def _write(tmp_path: Path, text: str) -> Path:
     (tmp_path / "watermark.ssql").write_text(
-        (FIXTURES / "spark_suites" / "watermark.ssql").read_text(encoding="utf-8"), encoding="utf-8")
+        (FIXTURES / "spark_suites" / "watermark.ssql").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     path = tmp_path / "case.test.yaml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -37,31 +37,101 @@ def test_suite_file_loads_with_typed_input_values(tmp_path):
     first = test_file.cases[0].steps[0]
     assert first.input["input"].values == [(v,) for v in range(10, 16)]
     assert test_file.cases[0].steps[1].watermark[0].query == "appended"
-    assert set(pipelines[test_file.cases[0].name].sinks) == {"appended", "updated", "completed",
-                                                              "distinct_times"}
+    assert set(pipelines[test_file.cases[0].name].sinks) == {
+        "appended",
+        "updated",
+        "completed",
+        "distinct_times",
+    }
 
 
-@pytest.mark.parametrize("old,new,code,line,column,caret,says", [
-    ("input: {input: [{value: 25}]}", "input: {input: [{valu: 25}]}", "SS201", 11, 26, "^^^^",
-     "'input' has no column 'valu'; did you mean 'value'?"),
-    ("input: {input: [{value: 25}]}", "input: {input: [{value: x}]}", "SS203", 11, 33, "^",
-     "column 'value' (INT): 'x' is not a whole number"),
-    ("expect: {appended: []}", "expect: {appendd: []}", "SS201", 10, 18, "^^^^^^^",
-     "the pipeline has no sink 'appendd'; did you mean 'appended'?"),
-    ("state_rows: {appended: 2}", "state_row: {appended: 2}", "SS202", 14, 9, "^^^^^^^^^",
-     "unknown key 'state_row' in a step; did you mean 'state_rows'?"),
-    ("expect: {appended: [{start: 10, count: 5}]}", "expect: {appended: [{start: 10, cnt: 5}]}",
-     "SS201", 12, 41, "^^^", "sink 'appended' has no column 'cnt'"),
-    ("watermark: {appended: '1970-01-01 00:00:15'}", "watermark: {appendd: '1970-01-01 00:00:15'}",
-     "SS201", 13, 21, "^^^^^^^", "the pipeline has no query 'appendd'"),
-    ("watermark: {appended: '1970-01-01 00:00:15'}", "watermark: {appended: 'noon'}",
-     "SS203", 13, 31, "^^^^^^", "'noon' is not a timestamp"),
-    ("state_rows: {appended: 2}", "state_rows: 2", "SS203", 14, 21, "^",
-     "the pipeline has 4 queries"),
-    ("    steps:\n      - input: {input: {columns", "    steps:\n      - inputs: {input: {columns",
-     "SS202", 9, 9, "^^^^^^", "unknown key 'inputs'"),
-    ("[[10], [11]", "[[10, 1], [11]", "SS203", 9, 50, "^", "a row of 1 values (value)"),
-])
+@pytest.mark.parametrize(
+    "old,new,code,line,column,caret,says",
+    [
+        (
+            "input: {input: [{value: 25}]}",
+            "input: {input: [{valu: 25}]}",
+            "SS201",
+            11,
+            26,
+            "^^^^",
+            "'input' has no column 'valu'; did you mean 'value'?",
+        ),
+        (
+            "input: {input: [{value: 25}]}",
+            "input: {input: [{value: x}]}",
+            "SS203",
+            11,
+            33,
+            "^",
+            "column 'value' (INT): 'x' is not a whole number",
+        ),
+        (
+            "expect: {appended: []}",
+            "expect: {appendd: []}",
+            "SS201",
+            10,
+            18,
+            "^^^^^^^",
+            "the pipeline has no sink 'appendd'; did you mean 'appended'?",
+        ),
+        (
+            "state_rows: {appended: 2}",
+            "state_row: {appended: 2}",
+            "SS202",
+            14,
+            9,
+            "^^^^^^^^^",
+            "unknown key 'state_row' in a step; did you mean 'state_rows'?",
+        ),
+        (
+            "expect: {appended: [{start: 10, count: 5}]}",
+            "expect: {appended: [{start: 10, cnt: 5}]}",
+            "SS201",
+            12,
+            41,
+            "^^^",
+            "sink 'appended' has no column 'cnt'",
+        ),
+        (
+            "watermark: {appended: '1970-01-01 00:00:15'}",
+            "watermark: {appendd: '1970-01-01 00:00:15'}",
+            "SS201",
+            13,
+            21,
+            "^^^^^^^",
+            "the pipeline has no query 'appendd'",
+        ),
+        (
+            "watermark: {appended: '1970-01-01 00:00:15'}",
+            "watermark: {appended: 'noon'}",
+            "SS203",
+            13,
+            31,
+            "^^^^^^",
+            "'noon' is not a timestamp",
+        ),
+        (
+            "state_rows: {appended: 2}",
+            "state_rows: 2",
+            "SS203",
+            14,
+            21,
+            "^",
+            "the pipeline has 4 queries",
+        ),
+        (
+            "    steps:\n      - input: {input: {columns",
+            "    steps:\n      - inputs: {input: {columns",
+            "SS202",
+            9,
+            9,
+            "^^^^^^",
+            "unknown key 'inputs'",
+        ),
+        ("[[10], [11]", "[[10, 1], [11]", "SS203", 9, 50, "^", "a row of 1 values (value)"),
+    ],
+)
 def test_errors_are_at_their_line_and_column(tmp_path, old, new, code, line, column, caret, says):
     assert old in SUITE
     error = _error(tmp_path, SUITE.replace(old, new, 1))
@@ -78,17 +148,26 @@ def test_not_yaml_is_a_syntax_error_at_its_place(tmp_path):
 
 
 def test_missing_pipeline_file_and_duplicate_names(tmp_path):
-    assert _error(tmp_path, SUITE.replace("pipeline: watermark.ssql",
-                                          "pipeline: nowhere.ssql")).code == "SS002"
-    twice = SUITE.replace("name: EventTimeWatermarkSuite update mode",
-                          "name: EventTimeWatermarkSuite append mode")
+    assert (
+        _error(tmp_path, SUITE.replace("pipeline: watermark.ssql", "pipeline: nowhere.ssql")).code
+        == "SS002"
+    )
+    twice = SUITE.replace(
+        "name: EventTimeWatermarkSuite update mode", "name: EventTimeWatermarkSuite append mode"
+    )
     error = _error(tmp_path, twice)
     assert error.code == "SS204" and error.span.line == 21
 
 
 def test_a_step_is_input_or_restart(tmp_path):
-    error = _error(tmp_path, SUITE.replace("- input: {input: [{value: 10}]}         # less",
-                                           "- restart: true\n        input: {input: [{value: 10}]}  #", 1))
+    error = _error(
+        tmp_path,
+        SUITE.replace(
+            "- input: {input: [{value: 10}]}         # less",
+            "- restart: true\n        input: {input: [{value: 10}]}  #",
+            1,
+        ),
+    )
     assert error.code == "SS203" and "either 'input'" in error.message
 
 
@@ -103,4 +182,3 @@ def test_discover_finds_test_files_and_exit_codes(tmp_path):
     assert exit_code([passed]) == 0
     assert exit_code([passed, failed]) == 1
     assert exit_code([failed, CaseResult(path, "c", 1, "error")]) == 2
-

@@ -13,9 +13,17 @@ OLD = "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileMan
 NEW = "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 
 
-@pytest.mark.parametrize(("version", "name"), [
-    ("4.0.5", OLD), ("4.0", OLD), ("4.1.4", NEW), ("4.2.1", NEW), ("4.3.0", NEW), ("4.3.0.dev1", NEW),
-])
+@pytest.mark.parametrize(
+    ("version", "name"),
+    [
+        ("4.0.5", OLD),
+        ("4.0", OLD),
+        ("4.1.4", NEW),
+        ("4.2.1", NEW),
+        ("4.3.0", NEW),
+        ("4.3.0.dev1", NEW),
+    ],
+)
 def test_the_class_is_named_by_the_package_of_its_spark_version(version, name):
     assert checkpoint_file_manager(version) == {CHECKPOINT_FILE_MANAGER: name}
 

@@ -12,19 +12,32 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from sqlstream.frontend import ast
-from sqlstream.diagnostics.errors import OptionError, SqlStreamError
-from sqlstream.frontend.literals import quote_identifier
-from sqlstream.frontend.limits import read_small_file
 from sqlstream.analysis.spark_types import spark_type
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError
+from sqlstream.frontend import ast
+from sqlstream.frontend.limits import read_small_file
+from sqlstream.frontend.literals import quote_identifier
 
 __all__ = ["avro_columns", "load_schema", "null_record"]
 
-_AVRO_PRIMITIVES = {"boolean": "BOOLEAN", "int": "INT", "long": "BIGINT", "float": "FLOAT",
-                    "double": "DOUBLE", "bytes": "BINARY", "string": "STRING", "fixed": "BINARY",
-                    "enum": "STRING"}
-_AVRO_LOGICAL = {"date": "DATE", "timestamp-millis": "TIMESTAMP", "timestamp-micros": "TIMESTAMP",
-                 "local-timestamp-millis": "TIMESTAMP_NTZ", "local-timestamp-micros": "TIMESTAMP_NTZ"}
+_AVRO_PRIMITIVES = {
+    "boolean": "BOOLEAN",
+    "int": "INT",
+    "long": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "bytes": "BINARY",
+    "string": "STRING",
+    "fixed": "BINARY",
+    "enum": "STRING",
+}
+_AVRO_LOGICAL = {
+    "date": "DATE",
+    "timestamp-millis": "TIMESTAMP",
+    "timestamp-micros": "TIMESTAMP",
+    "local-timestamp-millis": "TIMESTAMP_NTZ",
+    "local-timestamp-micros": "TIMESTAMP_NTZ",
+}
 
 
 def load_schema(option: ast.Option, resolve_path: Callable[[str], str | None]) -> dict:
@@ -42,21 +55,35 @@ def load_schema(option: ast.Option, resolve_path: Callable[[str], str | None]) -
         try:  # a regular file of a bounded size: a FIFO or /dev/zero would never return
             text = read_small_file(path).decode("utf-8")
         except (OSError, ValueError) as error:  # ValueError: a NUL in the path, not UTF-8
-            raise OptionError(f"cannot read the Avro schema file '{option.text}': "
-                             f"{getattr(error, 'strerror', None) or error}", option.value_span, code="SS211",
-                             hint="give the path of an .avsc file (relative to the .ssql file) "
-                             "or the schema's JSON") from None
+            raise OptionError(
+                f"cannot read the Avro schema file '{option.text}': "
+                f"{getattr(error, 'strerror', None) or error}",
+                option.value_span,
+                code="SS211",
+                hint="give the path of an .avsc file (relative to the .ssql file) "
+                "or the schema's JSON",
+            ) from None
     try:
         schema = json.loads(text)
     except (ValueError, RecursionError) as error:
-        raise OptionError(f"the Avro schema is not JSON: {error}", option.value_span,
-                         code="SS211", hint="an Avro schema is a JSON object with type "
-                         "'record' and its fields") from None
-    if not isinstance(schema, dict) or schema.get("type") != "record" \
-            or not isinstance(schema.get("fields"), list):
-        raise OptionError("the Avro schema is not a record with fields", option.value_span,
-                         code="SS211", hint='{"type": "record", "name": "flight", "fields": '
-                         '[{"name": "origin", "type": "string"}, …]}')
+        raise OptionError(
+            f"the Avro schema is not JSON: {error}",
+            option.value_span,
+            code="SS211",
+            hint="an Avro schema is a JSON object with type 'record' and its fields",
+        ) from None
+    if (
+        not isinstance(schema, dict)
+        or schema.get("type") != "record"
+        or not isinstance(schema.get("fields"), list)
+    ):
+        raise OptionError(
+            "the Avro schema is not a record with fields",
+            option.value_span,
+            code="SS211",
+            hint='{"type": "record", "name": "flight", "fields": '
+            '[{"name": "origin", "type": "string"}, …]}',
+        )
     return schema
 
 
@@ -92,10 +119,14 @@ def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, st
         try:
             columns.append((field["name"], spark_type(_avro_type(field["type"]))))
         except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
-            raise OptionError(f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
-                             f": type not understood ({error})", option and option.value_span, code="SS211",
-                             hint="use Avro's primitive, record, array, map, enum, fixed types and "
-                             "unions with null") from None
+            raise OptionError(
+                f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
+                f": type not understood ({error})",
+                option and option.value_span,
+                code="SS211",
+                hint="use Avro's primitive, record, array, map, enum, fixed types and "
+                "unions with null",
+            ) from None
     return tuple(columns)
 
 
@@ -108,15 +139,24 @@ def _avro_type(avro) -> str:
         members = [m for m in avro if m != "null"]
         if len(members) == 1:
             return _avro_type(members[0])
-        return "STRUCT<" + ", ".join(f"member{i}: {_avro_type(m)}" for i, m in enumerate(members)) + ">"
+        return (
+            "STRUCT<"
+            + ", ".join(f"member{i}: {_avro_type(m)}" for i, m in enumerate(members))
+            + ">"
+        )
     kind, logical = avro["type"], avro.get("logicalType")
     if logical == "decimal" and kind in ("bytes", "fixed"):
         return f"DECIMAL({avro['precision']}, {avro.get('scale', 0)})"
     if logical in _AVRO_LOGICAL and kind in ("int", "long"):
         return _AVRO_LOGICAL[logical]
     if kind == "record":
-        return "STRUCT<" + ", ".join(f"{quote_identifier(f['name'])}: {_avro_type(f['type'])}"
-                                     for f in avro["fields"]) + ">"
+        return (
+            "STRUCT<"
+            + ", ".join(
+                f"{quote_identifier(f['name'])}: {_avro_type(f['type'])}" for f in avro["fields"]
+            )
+            + ">"
+        )
     if kind == "array":
         return f"ARRAY<{_avro_type(avro['items'])}>"
     if kind == "map":

@@ -34,13 +34,20 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlstream.diagnostics.errors import SemanticError, SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.diagnostics.errors import (
+    SemanticError,
+    SqlStreamError,
+    UnknownNameError,
+    did_you_mean,
+)
 
 # Compressions Python reads without an extra library (Spark picks the codec by extension).
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open}
 _UNREADABLE = (".zst", ".lz4", ".snappy", ".deflate", ".xz", ".zip")
 _MAX_FILES = 100_000
-_MAX_LINE = 1024 * 1024  # characters: a longer first line (a file with no line break) is not read whole
+_MAX_LINE = (
+    1024 * 1024
+)  # characters: a longer first line (a file with no line break) is not read whole
 
 
 @dataclass(frozen=True)
@@ -135,8 +142,13 @@ def _read_first(file: str, options: dict[str, str]) -> list[str] | None:
         if len(sep) != 1:  # Spark accepts a multi-character separator; csv does not
             line = next(lines, None)
             return None if line is None else line.rstrip("\r\n").split(sep)
-        reader = csv.reader(lines, delimiter=sep, quotechar=quote[0],
-                            escapechar=escape[0] if escape else None, doublequote=True)
+        reader = csv.reader(
+            lines,
+            delimiter=sep,
+            quotechar=quote[0],
+            escapechar=escape[0] if escape else None,
+            doublequote=True,
+        )
         return next(reader, None)
 
 
@@ -185,23 +197,36 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
     listed = ", ".join(names)
     for index, (name, kind) in enumerate(declared):
         hits = [i for i, n in enumerate(names) if n == name] or [
-            i for i, n in enumerate(lower) if n == name.lower()]
+            i for i, n in enumerate(lower) if n == name.lower()
+        ]
         if len(hits) != 1:
             where = "twice in" if hits else "not in"
-            problems.append((index, f"column '{name}' is {where} the header of "
-                             f"{os.path.basename(header.file)} ({listed})"
-                             + ("" if hits else did_you_mean(name, names))))
+            problems.append(
+                (
+                    index,
+                    f"column '{name}' is {where} the header of "
+                    f"{os.path.basename(header.file)} ({listed})"
+                    + ("" if hits else did_you_mean(name, names)),
+                )
+            )
             read_as.append(None)
             continue
         types[hits[0]] = kind
         read_as.append(read_names[hits[0]])
-    return Binding(tuple(zip(read_names, types)), tuple(read_as), tuple(problems),
-                   exact=read_names == list(names))
+    return Binding(
+        tuple(zip(read_names, types)),
+        tuple(read_as),
+        tuple(problems),
+        exact=read_names == list(names),
+    )
 
 
-def declared_columns(columns: list, path: str | None, options: tuple[tuple[str, str], ...],
-                     report: Callable[[SqlStreamError], None]
-                     ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
+def declared_columns(
+    columns: list,
+    path: str | None,
+    options: tuple[tuple[str, str], ...],
+    report: Callable[[SqlStreamError], None],
+) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
     """How a CSV source reads its declared columns (docs/connectors.md#csv-columns-by-name): ``(schema, read_as,
     options)`` as :meth:`sqlstream.connectors.base.Connector.bind_columns` returns them.
 
@@ -229,20 +254,29 @@ def declared_columns(columns: list, path: str | None, options: tuple[tuple[str, 
     check = () if "enforceschema" in spark else (("enforceSchema", "false"),)
     if spark.get("header", "false").lower() != "true":
         if isinstance(found, Header) and len(found.names) != len(columns):
-            report(SemanticError(
-                f"{len(columns)} columns are declared and {os.path.basename(found.file)} has "
-                f"{len(found.names)}: without a header, CSV columns are read by position",
-                columns[0].span, code="SS243",
-                hint="declare every column of the files, in file order"))
+            report(
+                SemanticError(
+                    f"{len(columns)} columns are declared and {os.path.basename(found.file)} has "
+                    f"{len(found.names)}: without a header, CSV columns are read by position",
+                    columns[0].span,
+                    code="SS243",
+                    hint="declare every column of the files, in file order",
+                )
+            )
         return declared, {}, options
     if not isinstance(found, Header):  # no files yet: Spark checks every header
         return declared, {}, options + check
     binding = bind(list(declared), found)
     for index, message in binding.problems:
-        report(UnknownNameError(
-            message, columns[index].name.span, code="SS242",
-            hint="with header = true, declared columns are matched by name: use the "
-            "header's spelling"))
+        report(
+            UnknownNameError(
+                message,
+                columns[index].name.span,
+                code="SS242",
+                hint="with header = true, declared columns are matched by name: use the "
+                "header's spelling",
+            )
+        )
     if binding.problems:
         return declared, {}, options
     read_as = {name: read for (name, _), read in zip(declared, binding.read_as)}
