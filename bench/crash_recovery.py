@@ -1,7 +1,7 @@
 """Crash recovery, the long run: SIGKILL ``sqlstream exec`` many times, check the sinks.
 
-The harness of ``tests/spark/test_crash_recovery.py`` (``tests/support/crash_harness.py``) with more
-days and kills: the flights stream into a stateless filter and an hourly windowed
+The harness of ``tests/runtime/test_crash_recovery.py`` (``tests/support/crash_harness.py``) with
+more days and kills: the flights stream into a stateless filter and an hourly windowed
 aggregation (parquet files sinks) and, with ``--sinks``, the filter into a ``table`` sink
 and a ``kafka`` topic (a broker started here, ``tests/support/kafka_broker.py``) and the
 aggregation upserted into a ``postgres`` table (a server started here,

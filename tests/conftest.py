@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 UPDATE_GOLDEN = os.environ.get("SQLSTREAM_UPDATE_GOLDEN") == "1"
 collect_ignore_glob = ["fixtures/*.test.yaml"]
-"""The ``*.test.yaml`` fixtures run in tests/spark/test_spark_suites.py (with the session
+"""The ``*.test.yaml`` fixtures run in tests/testing/test_spark_suites.py (with the session
 fixture), not through the pytest plugin of sqlstream."""
 
 PROGRAMS = sorted(
@@ -60,6 +60,23 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The marker ``spark`` is what makes a test a Spark test (``-m spark`` selects them,
+    ``-m "not spark"`` the fast suite), wherever its module is: a test that asks for the
+    ``spark`` fixture (itself or through another fixture) without the marker would start a
+    JVM in the fast suite, so it stops the run here, by name (``pytest.UsageError``)."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "tests using the spark fixture must be marked spark "
+            "(pytestmark = pytest.mark.spark, or @pytest.mark.spark):\n  " + "\n  ".join(unmarked)
+        )
 
 
 @pytest.fixture(autouse=True)

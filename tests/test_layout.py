@@ -134,3 +134,80 @@ def test_imports_have_no_cycle():
     for node in graph:
         if node not in state:
             visit(node, [])
+
+
+TESTS = ROOT / "tests"
+TEST_FOLDERS = {
+    "support": "what tests share: servers, harnesses, data and corpus readers (no tests)",
+    "fixtures": "golden files, the check corpus, pipeline test files (no Python tests)",
+    "examples": "the bundled examples (examples/) as the README runs them",
+}
+"""The folders of ``tests/`` that mirror no stage package, each with what it holds."""
+
+TOP_LEVEL_TESTS = {
+    "docs": "the documentation site and the pages' claims",
+    "editors": "the editor extensions (editors/)",
+    "layout": "this module: the package and test layout",
+}
+"""``tests/test_<name>.py`` files that test no top-level module of ``sqlstream``."""
+
+PIPELINE_FIXTURES = {"udf_functions", "foreach_batch_functions"}
+"""Modules the fixture programs name (``'tests.udf_functions:shout'``) and the golden outputs
+print: they keep their module names, so they stay at the top of ``tests/``."""
+
+
+def _test_folders() -> list[Path]:
+    """Every folder under ``tests/`` that holds Python files, but ``support`` and ``fixtures``."""
+    return sorted(
+        {
+            p.parent
+            for p in TESTS.rglob("*.py")
+            if p.parent != TESTS and p.relative_to(TESTS).parts[0] not in ("support", "fixtures")
+        }
+    )
+
+
+def test_tests_mirror_the_packages():
+    """``tests/<package>/`` for a stage package ``sqlstream/<package>/`` (a subfolder for a
+    subpackage) or a folder of :data:`TEST_FOLDERS`; Spark is a marker, not a folder."""
+    assert not (TESTS / "spark").exists(), "Spark tests carry the marker spark, in their package"
+    top = {p.name for p in TESTS.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert top <= {s for s in STAGES if (PACKAGE / s).is_dir()} | set(TEST_FOLDERS), top
+    for folder in _test_folders():
+        relative = folder.relative_to(TESTS)
+        assert relative.parts[0] in TEST_FOLDERS or (PACKAGE / relative).is_dir(), (
+            f"tests/{relative} mirrors no package of sqlstream/"
+        )
+        assert (folder / "__init__.py").exists(), f"tests/{relative} needs an __init__.py"
+
+
+def test_top_level_tests_mirror_the_top_level_modules():
+    """``tests/test_<module>.py`` for a top-level module (``cli``, ``session``, …) or one of
+    :data:`TOP_LEVEL_TESTS`; the other modules there are the conftest and the modules the
+    fixture programs import (:data:`PIPELINE_FIXTURES`)."""
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    for path in TESTS.glob("*.py"):
+        if path.stem.startswith("test_"):
+            name = path.stem.removeprefix("test_")
+            assert name in modules or name in TOP_LEVEL_TESTS, f"{path.name} mirrors no module"
+        else:
+            assert path.stem in {"__init__", "conftest"} | PIPELINE_FIXTURES, path.name
+
+
+def test_tests_import_no_other_test_module():
+    """What tests share lives in ``tests/support/`` (or the conftest): no test module imports
+    another (``from tests.x.test_y import …``)."""
+    wrong = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            wrong += [
+                f"{path.relative_to(ROOT)} imports {n}"
+                for n in names
+                if n.split(".")[0] == "tests" and n.split(".")[-1].startswith("test_")
+            ]
+    assert not wrong, "\n".join(wrong)

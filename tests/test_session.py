@@ -23,7 +23,7 @@ from sqlstream.runtime.events import (
 )
 from sqlstream.runtime.renderers import JsonLinesRenderer, TextRenderer
 from tests.conftest import settings_kept
-from tests.spark.test_pipelines import FLIGHT_COLUMNS, _days
+from tests.support.flights import FLIGHT_COLUMNS, first_days
 
 pytestmark = pytest.mark.spark
 
@@ -55,7 +55,7 @@ def _bad_csv(tmp_path) -> str:
 
 
 def test_run_reports_started_progress_terminated_in_order(spark, tmp_path):
-    folder = _days(tmp_path, 3)
+    folder = first_days(tmp_path, 3)
     events = []
     session = sqlstream.Session(spark, listeners=[events.append])
     text = _flights(folder, "EMIT CHANGES ONCE")
@@ -145,7 +145,7 @@ def test_run_with_timeout_stops_the_queries_cleanly(spark, tmp_path):
 
 
 def test_pipeline_start_returns_started_queries_and_reports_to_listeners(spark, tmp_path):
-    folder = _days(tmp_path, 2)
+    folder = first_days(tmp_path, 2)
     events, threads, done = [], set(), threading.Event()
 
     def listener(event):
@@ -186,7 +186,7 @@ def test_spark_refusing_a_query_at_start_raises_and_leaves_no_listener_running(s
 
 
 def test_exec_log_format_json_ends_with_the_termination_event(tmp_path):
-    folder = _days(tmp_path, 2)
+    folder = first_days(tmp_path, 2)
     pipeline = tmp_path / "p.ssql"
     pipeline.write_text(_flights(folder, "EMIT CHANGES ONCE"))
     done = subprocess.run(

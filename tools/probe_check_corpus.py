@@ -3,7 +3,7 @@
 
 Each program of ``tests/fixtures/check/`` says what Spark does with it (``-- spark: runs |
 rejects | differs``, and ``-- spark X.Y: …`` where a version does otherwise). This script runs
-the corpus's Spark test (``tests/spark/test_check_corpus.py::test_on_spark``, which starts
+the corpus's Spark test (``tests/analysis/test_check_corpus.py::test_on_spark``, which starts
 each program on a shared local SparkSession over small files) with
 ``$SQLSTREAM_CORPUS_RECORD`` set, so the test appends what Spark did — ``ran``, ``rejected at
 start``, ``failed at run time`` — per program, and writes the verdict observed on this
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         "no:cacheprovider",
         "-m",
         "spark",
-        "tests/spark/test_check_corpus.py",
+        "tests/analysis/test_check_corpus.py",
     ] + (["-k", args.keyword] if args.keyword else [])
     done = subprocess.run(
         command, cwd=ROOT, env={**os.environ, "SQLSTREAM_CORPUS_RECORD": str(out)}

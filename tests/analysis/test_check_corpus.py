@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -56,83 +55,18 @@ from sqlstream.analysis.schema import UNKNOWN, spark_type
 from sqlstream.diagnostics.codes import CODES
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError
 from sqlstream.frontend import spark_versions
-from tests.conftest import FIXTURES, settings_kept
-
-CORPUS = FIXTURES / "check"
-CHECK_VARIABLES = {"data": "/data", "out": "/out"}
-HEADER = re.compile(r"^-- (expect|spark|probed)(?: (\d+\.\d+))?: *(.*?) *$", re.MULTILINE)
-VERDICTS = ("runs", "rejects", "differs")
-MIN_PROGRAMS = 80
-
-
-@dataclass(frozen=True)
-class Program:
-    """One corpus file and what its header promises: ``expect`` / ``spark`` on every
-    version, ``expect_on`` / ``spark_on`` where a version differs, ``probed`` the verdicts
-    ``tools/probe_check_corpus.py`` saw, by version."""
-
-    path: Path
-    text: str
-    expect: frozenset[str]
-    spark: str  # runs | rejects | differs
-    why: str
-    expect_on: tuple[tuple[str, frozenset[str]], ...] = ()
-    spark_on: tuple[tuple[str, str], ...] = ()
-    probed: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def stem(self) -> str:
-        return self.path.stem
-
-    def expect_for(self, version: str) -> frozenset[str]:
-        """The codes ``check`` reports judging for Spark ``version``."""
-        return dict(self.expect_on).get(version, self.expect)
-
-    def spark_for(self, version: str) -> str:
-        """What Spark ``version`` does with it: runs, rejects or differs."""
-        return dict(self.spark_on).get(version, self.spark)
-
-    @property
-    def versioned(self) -> bool:
-        """Some version judges it otherwise."""
-        return bool(self.expect_on or self.spark_on)
-
-    @property
-    def query_name(self) -> str:
-        return f"q_{self.stem}"
-
-
-def _codes(value: str) -> frozenset[str]:
-    return frozenset() if value == "ok" else frozenset(code.strip() for code in value.split(","))
-
-
-def _program(path: Path) -> Program:
-    text = path.read_text(encoding="utf-8")
-    lines = HEADER.findall(text)
-    header = {key: value for key, version, value in lines if not version}
-    assert {"expect", "spark"} <= set(header), f"{path.name}: needs '-- expect:' and '-- spark:'"
-    spark, _, why = header["spark"].partition(":")
-    assert spark in VERDICTS, f"{path.name}: bad '-- spark: {spark}'"
-    assert (spark == "differs") == bool(why.strip()), f"{path.name}: 'differs: <why>' needs a why"
-    expect_on = tuple((v, _codes(value)) for key, v, value in lines if key == "expect" and v)
-    spark_on = tuple(
-        (v, value.partition(":")[0]) for key, v, value in lines if key == "spark" and v
-    )
-    probed = tuple(
-        tuple(entry.split()) for entry in header.get("probed", "").split(",") if entry.strip()
-    )
-    for version, verdict in spark_on + probed:
-        assert version in spark_versions.SUPPORTED and verdict in VERDICTS, (
-            path.name,
-            version,
-            verdict,
-        )
-    return Program(
-        path, text, _codes(header["expect"]), spark, why.strip(), expect_on, spark_on, probed
-    )
-
-
-PROGRAMS = [_program(p) for p in sorted(CORPUS.glob("*.ssql"))]
+from tests.conftest import settings_kept
+from tests.support.check_corpus import (
+    CHECK_VARIABLES,
+    CLICKS,
+    MIN_PROGRAMS,
+    PROGRAMS,
+    USERS,
+    USERS_STRUCT,
+    VIEWS,
+    Program,
+    json_files,
+)
 
 # Programs `check` gets wrong for a reason outside the rules, by stem, with the reason
 # (marked xfail, strict: remove an entry once the program passes). None today.
@@ -161,7 +95,7 @@ def _fast_cases():
 # SS309 (a query over tables only) stops the plan instead, so no query reaches Spark; its
 # golden file is tests/fixtures/errors/reads_no_stream.
 # SS335 (FOR SYSTEM_TIME AS OF other than a lookup join) stops the rewrite: its golden files
-# are tests/fixtures/rewrite/27–30 and errors/lookup_*, and tests/spark/test_joins_spark.py shows
+# are tests/fixtures/rewrite/27–30 and errors/lookup_*, and tests/examples/test_joins_spark.py shows
 # Spark refusing the time travel such a program would leave.
 RULE_CODES = [
     c
@@ -228,37 +162,6 @@ def test_check(program: Program):
 
 # ---- Spark ---------------------------------------------------------------------------------------
 
-CLICKS = [  # user_id, url, ts (2024-01-01, UTC); one file per list, read in this order
-    [("u1", "/a", "10:00:00"), ("u2", "/b", "10:00:30"), ("u1", "/c", "10:01:10")],
-    [("u3", "/a", "10:02:00"), ("u1", "/a", "10:00:00"), ("u2", "/d", "10:05:00")],
-    [("u4", "/x", "10:20:00"), ("u1", "/b", "10:21:00")],
-]
-VIEWS = [  # user_id, page, ts
-    [("u1", "home", "10:00:20"), ("u2", "cart", "10:00:50"), ("u5", "home", "10:03:00")],
-    [("u4", "pay", "10:20:30"), ("u1", "home", "10:21:30")],
-]
-USERS = [("u1", "Ann"), ("u2", "Bob"), ("u3", "Cy"), ("u9", "Zed")]
-# users_struct/: a table with struct columns, `w` a one-minute window of CLICKS' first minutes
-USERS_STRUCT = [
-    '{"user_id": "u1", "w": {"start": "2024-01-01T10:00:00Z", "end": "2024-01-01T10:01:00Z"}, '
-    '"tier": "gold", "info": {"tier": "gold", "since": "2020-05-01"}}',
-    '{"user_id": "u2", "w": {"start": "2024-01-01T10:00:00Z", "end": "2024-01-01T10:01:00Z"}, '
-    '"tier": "free", "info": {"tier": "free", "since": "2023-02-11"}}',
-]
-
-
-def _json_files(folder: Path, files: list, names: tuple[str, str, str]) -> None:
-    folder.mkdir()
-    for i, rows in enumerate(files):
-        lines = [
-            f'{{"{names[0]}": "{a}", "{names[1]}": "{b}", "{names[2]}": "2024-01-01T{t}Z"}}'
-            for a, b, t in rows
-        ]
-        target = folder / f"part-{i}.json"
-        target.write_text("\n".join(lines) + "\n")
-        stamp = 1_700_000_000 + i * 60  # Spark's file source reads files in modification order
-        os.utime(target, (stamp, stamp))
-
 
 @pytest.fixture(scope="module")
 def corpus_data(tmp_path_factory) -> Path:
@@ -271,8 +174,8 @@ def corpus_data(tmp_path_factory) -> Path:
     each stream moves the event time 20 minutes on, so watermarks close the early windows.
     """
     root = tmp_path_factory.mktemp("check_corpus")
-    _json_files(root / "clicks", CLICKS, ("user_id", "url", "ts"))
-    _json_files(root / "views", VIEWS, ("user_id", "page", "ts"))
+    json_files(root / "clicks", CLICKS, ("user_id", "url", "ts"))
+    json_files(root / "views", VIEWS, ("user_id", "page", "ts"))
     (root / "users.csv").write_text("user_id,name\n" + "".join(f"{u},{n}\n" for u, n in USERS))
     (root / "users_struct").mkdir()
     (root / "users_struct" / "part-0.json").write_text("\n".join(USERS_STRUCT) + "\n")

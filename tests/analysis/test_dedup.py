@@ -1,7 +1,7 @@
 """Deduplication (docs/dialect.md#deduplication): which queries :mod:`sqlstream.analysis.dedup` recognises, how the
 compiler splits them (input view, ``Deduplicate`` step, the query over it), what ``check``
 judges and what it refuses. No JVM: the Spark side is the check corpus (075–081, 204–215)
-and ``tests/spark/test_dedup_spark.py``."""
+and ``tests/analysis/test_dedup_spark.py``."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import pytest
 import sqlstream
 from sqlstream import Session
 from tests import foreach_batch_functions as functions
-from tests.spark.test_flights_example import FLIGHTS_STREAM, _copy_days
+from tests.support.flights import FLIGHTS_STREAM, copy_days
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = sorted((ROOT / "examples/flights/data/flights").glob("2013-02-0[1-3].csv"))
@@ -91,7 +91,7 @@ def test_a_module_beside_the_pipeline_file_is_found(tmp_path):
 
 @pytest.mark.spark
 def test_each_micro_batch_reaches_the_function(spark, tmp_path):
-    _copy_days(tmp_path, DAYS)
+    copy_days(tmp_path, DAYS)
     path = tmp_path / "late.ssql"
     path.write_text(PIPELINE.format(function="tests.foreach_batch_functions:collect"))
     functions.BATCHES.clear()

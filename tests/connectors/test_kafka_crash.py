@@ -21,7 +21,7 @@ nothing doubled. Runs on a Spark whose own minor's Kafka connector is served (in
 no 4.3 connector) it is skipped: what it proves is the connector's recovery, and that
 connector is proven on its own minor in the same CI run (the other Kafka tests still run on
 4.3 with it); the crash test of files, table and Kafka sinks,
-``tests/spark/test_crash_recovery.py``, runs on every Spark of the full suite.
+``tests/runtime/test_crash_recovery.py``, runs on every Spark of the full suite.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import sqlstream
 from sqlstream.runtime.events import BatchProgress
 from sqlstream.runtime.progress import batch_line
 from tests.conftest import FIXTURES, ROOT
-from tests.spark.test_on_error import failure_of
+from tests.support.run_failures import failure_of
 
 DAYS = sorted((ROOT / "examples" / "flights" / "data" / "flights").glob("*.csv"))[:3]
 AVSC = FIXTURES / "kafka" / "flight.avsc"

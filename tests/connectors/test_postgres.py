@@ -31,7 +31,7 @@ import sqlstream
 from sqlstream import Session
 from sqlstream.cli import main
 from sqlstream.connectors.postgres import PostgresWriter
-from tests.spark.test_flights_example import _copy_days
+from tests.support.flights import copy_days
 
 ROOT = Path(__file__).resolve().parents[2]
 FLIGHTS = ROOT / "examples/flights/data/flights"
@@ -236,7 +236,7 @@ def test_upsert_of_changes_equals_batch_and_a_replayed_batch_changes_nothing(
 ):
     monkeypatch.setenv("PG_PASSWORD", postgres.password)
     days = sorted(FLIGHTS.glob("2013-03-0[1-3].csv"))
-    _copy_days(tmp_path, days)
+    copy_days(tmp_path, days)
     path = _pipeline(tmp_path, UPSERT.format(url=postgres.url, table="daily", size=24))
     session = Session(spark)
     session.run(session.compile_file(str(path)), available_now=True)
@@ -289,7 +289,7 @@ def test_append_twice_on_one_checkpoint_writes_each_row_once(
 ):
     monkeypatch.setenv("PG_PASSWORD", postgres.password)
     days = sorted(FLIGHTS.glob("2013-04-0[1-3].csv"))
-    _copy_days(tmp_path, days[:2])
+    copy_days(tmp_path, days[:2])
     path = _pipeline(
         tmp_path,
         STREAM
@@ -303,7 +303,7 @@ FROM flights WHERE dep_delay > 120;
     )
     session = Session(spark)
     session.run(session.compile_file(str(path)), available_now=True)
-    _copy_days(tmp_path, days[2:])
+    copy_days(tmp_path, days[2:])
     session.run(session.compile_file(str(path)), available_now=True)
 
     expected = []
@@ -346,7 +346,7 @@ def test_exec_killed_mid_way_and_restarted_ends_with_the_batch_result(postgres, 
     the micro-batch committed to the table but not to Spark's commit log replayed and
     skipped."""
     days = sorted(FLIGHTS.glob("2013-05-0[1-4].csv"))
-    _copy_days(tmp_path, days)
+    copy_days(tmp_path, days)
     path = _pipeline(tmp_path, UPSERT.format(url=postgres.url, table="hourly", size=1))
     env = dict(os.environ, PG_PASSWORD=postgres.password, PYTHONUNBUFFERED="1")
     command = [

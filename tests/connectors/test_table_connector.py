@@ -12,7 +12,7 @@ import pytest
 
 import sqlstream
 from sqlstream import Session
-from tests.spark.test_flights_example import FLIGHTS_STREAM, _copy_days
+from tests.support.flights import FLIGHTS_STREAM, copy_days
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = sorted((ROOT / "examples/flights/data/flights").glob("2013-06-0[1-3].csv"))
@@ -50,7 +50,7 @@ def test_warehouse_default_setting_and_path_option(tmp_path):
 
 @pytest.mark.spark
 def test_table_sink_in_the_pipelines_warehouse_survives_a_forgotten_catalog(spark, tmp_path):
-    _copy_days(tmp_path, DAYS[:2])
+    copy_days(tmp_path, DAYS[:2])
     path = tmp_path / "to_table.ssql"
     path.write_text(
         FLIGHTS_STREAM
@@ -78,7 +78,7 @@ INSERT INTO late SELECT carrier, flight, origin, dep_delay FROM flights WHERE de
     # A new session's in-memory catalog has no such table: the restart re-creates it at the
     # same location and appends only the new day (the file sink's log is in the table).
     spark.sql("DROP TABLE late_flights_sink")  # external: the files stay
-    _copy_days(tmp_path, DAYS[2:])
+    copy_days(tmp_path, DAYS[2:])
     session.run(session.compile_file(str(path)), available_now=True)
     assert sorted(map(tuple, spark.table("late_flights_sink").collect())) == _late(DAYS)
 

@@ -9,56 +9,20 @@ more days arrive must resume from the checkpoint: only new windows, none written
 
 from __future__ import annotations
 
-import os
 import shutil
-from datetime import datetime, timezone
+from datetime import datetime
 
 import pytest
 
-import sqlstream
-from tests.conftest import ROOT
+from tests.support.flights import DAYS, EXAMPLE, copy_days, run_to_end
 
 pytestmark = pytest.mark.spark
 
-EXAMPLE = ROOT / "examples" / "flights"
-DAYS = sorted((EXAMPLE / "data" / "flights").glob("*.csv"))
 SCHEMA = (
     "year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE, "
     "arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING, "
     "distance DOUBLE, time_hour TIMESTAMP"
 )
-
-
-def _copy_days(work, days):
-    """Copy day files as if each arrived on its day: Spark's file source takes new files in
-    order of modification time, so each copy's mtime is set to midnight UTC of its date."""
-    target = work / "data" / "flights"
-    target.mkdir(parents=True, exist_ok=True)
-    for day in days:
-        shutil.copy(day, target / day.name)
-        stamp = datetime.strptime(day.stem, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
-        os.utime(target / day.name, (stamp, stamp))
-
-
-# The flights stream over the day files _copy_days writes, one file per micro-batch.
-FLIGHTS_STREAM = """\
-CREATE STREAM flights (
-    year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE,
-    arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING,
-    distance DOUBLE, time_hour TIMESTAMP
-) WITH (connector = 'files', path = 'data/flights', format = 'csv', header = true,
-        nullValue = 'NA', maxFilesPerTrigger = 1);
-"""
-
-
-def _run(spark, pipeline_file):
-    pipeline = sqlstream.compile_file(pipeline_file)
-    (query,) = pipeline.start(spark)
-    query.awaitTermination()
-    assert query.exception() is None
-    progress = query.recentProgress
-    watermark = progress[-1]["eventTime"].get("watermark") if progress else None
-    return watermark, sum(p["numInputRows"] for p in progress)
 
 
 def _batch_oracle(spark, files, watermark):
@@ -109,11 +73,11 @@ def _assert_same(actual, expected):
 def test_example_matches_batch_and_resumes_from_checkpoint(spark, tmp_path):
     assert len(DAYS) == 365, "the example ships one file per day of 2013"
     work = tmp_path / "flights"
-    _copy_days(work, DAYS[:40])
+    copy_days(work, DAYS[:40])
     shutil.copy(EXAMPLE / "hourly_delays.ssql", work)
     pipeline_file = work / "hourly_delays.ssql"
 
-    watermark, rows = _run(spark, pipeline_file)
+    watermark, rows = run_to_end(spark, pipeline_file)
     out = str(work / "out" / "hourly")
     first = spark.read.parquet(out)
     assert rows == sum(sum(1 for _ in open(d)) - 1 for d in DAYS[:40])
@@ -121,8 +85,8 @@ def test_example_matches_batch_and_resumes_from_checkpoint(spark, tmp_path):
     _assert_same(first, _batch_oracle(spark, DAYS[:40], watermark))
 
     # Resume: new days arrive; only they are read, and no window is written twice.
-    _copy_days(work, DAYS[40:60])
-    watermark2, rows2 = _run(spark, pipeline_file)
+    copy_days(work, DAYS[40:60])
+    watermark2, rows2 = run_to_end(spark, pipeline_file)
     assert watermark2 > watermark
     assert rows2 == sum(sum(1 for _ in open(d)) - 1 for d in DAYS[40:60])
     both = spark.read.parquet(out)
@@ -130,6 +94,6 @@ def test_example_matches_batch_and_resumes_from_checkpoint(spark, tmp_path):
     _assert_same(both, _batch_oracle(spark, DAYS[:60], watermark2))
 
     # A third run with nothing new writes nothing.
-    _, rows3 = _run(spark, pipeline_file)
+    _, rows3 = run_to_end(spark, pipeline_file)
     assert rows3 == 0
     assert spark.read.parquet(out).count() == both.count()

@@ -17,9 +17,9 @@ import pytest
 import sqlstream
 from sqlstream.diagnostics.errors import SqlStreamError
 from tests.conftest import FIXTURES, check_golden
+from tests.support.secret_token import SECRET
 
 VARIABLES = {"dir": "/data", "threshold": 15}
-SECRET = "s3cr3t-value"
 
 
 def _cases(folder: str):

@@ -25,9 +25,9 @@ from sqlstream.cli import main
 from sqlstream.connectors import CONNECTORS, resolve_options
 from sqlstream.ir import plan as p
 from tests.conftest import FIXTURES, ROOT, settings_kept
-from tests.lowering.test_golden import SECRET
-from tests.spark.test_flights_example import _copy_days
+from tests.support.flights import copy_days
 from tests.support.recording import Log, Recorded, Symbol, canonical
+from tests.support.secret_token import SECRET
 
 CASES = sorted((FIXTURES / "translate").glob("*.ssql"), key=lambda c: c.name)
 
@@ -130,7 +130,7 @@ def test_pyspark_script_writes_what_sqlstream_writes(spark, tmp_path):
     runs = {}
     for name in ("script", "sqlstream"):
         work = tmp_path / name
-        _copy_days(work, days)
+        copy_days(work, days)
         shutil.copy(example / "hourly_delays.ssql", work)
         runs[name] = sqlstream.compile_file(work / "hourly_delays.ssql")
 

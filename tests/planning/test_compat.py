@@ -2,8 +2,8 @@
 (``tests/fixtures/compat/``), each checked without a JVM. Each starts with ``-- expect:
 runs`` (it compiles with no error) or ``-- expect: CODE fragment`` (it is refused with that
 code, and the message or hint holds the fragment: the sqlstream spelling). CUMULATE's meaning
-on Spark is asserted in tests/spark/test_cumulate_spark.py, ksqlDB's windows, CREATE TABLE …
-AS SELECT and two INSERTs into one sink in tests/spark/test_ksql_windows_spark.py; the other
+on Spark is asserted in tests/sql/test_cumulate_spark.py, ksqlDB's windows, CREATE TABLE …
+AS SELECT and two INSERTs into one sink in tests/sql/test_ksql_windows_spark.py; the other
 runnable programs (statement set, PROCTIME, Kafka option names) are checked here only."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from sqlstream.planning.compiler import CompiledQuery
 from sqlstream.planning.planner import Planner
 from sqlstream.sql.parsing import parse_query, to_spark_sql
 from tests.conftest import ROOT
-from tests.spark.test_check_corpus import CHECK_VARIABLES, PROGRAMS
+from tests.support.check_corpus import CHECK_VARIABLES, PROGRAMS
 
 
 def _planner(text: str, path: str = "p.ssql") -> Planner:

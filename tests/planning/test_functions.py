@@ -1,7 +1,7 @@
 """``CREATE FUNCTION``: parsed in each spelling, resolved against real callables
 (``tests/udf_functions.py``), typed and counted by ``check`` (no JVM). The rendered errors
 are golden files (``tests/fixtures/errors/udf_*``); Spark runs them in
-tests/spark/test_udfs_spark.py and ``sqlstream test examples/``."""
+tests/planning/test_udfs_spark.py and ``sqlstream test examples/``."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ import pytest
 import sqlstream
 from sqlstream.runtime.events import BatchProgress
 from tests.conftest import ROOT
+from tests.support.run_failures import failure_of
 
 DAYS = sorted((ROOT / "examples" / "flights" / "data" / "flights").glob("*.csv"))[:4]
 HEADER = (
@@ -249,16 +250,6 @@ def test_dead_letters_and_drops_on_real_flights(spark, tmp_path):
         e.malformed_records.get("flights", 0) for e in progress if e.name == "all_rows"
     ) == len(BAD_CSV)
     assert all(isinstance(e.to_dict()["malformed_records"], dict) for e in progress)
-
-
-def failure_of(spark, folder, text: str) -> sqlstream.SqlStreamError:
-    """The SqlStreamError that running ``text`` (written as ``p.ssql`` in ``folder``) with
-    ``available_now`` raises."""
-    (folder / "p.ssql").write_text(text)
-    pipeline = sqlstream.compile_file(folder / "p.ssql")
-    with pytest.raises(sqlstream.SqlStreamError) as failed:
-        sqlstream.Session(spark).run(pipeline, available_now=True)
-    return failed.value
 
 
 @pytest.mark.spark

@@ -1,6 +1,6 @@
 """``SET`` of the state store and of the multiple-watermark policy, without a JVM: what the
 plan, ``translate``, ``translate --to pyspark`` and ``explain`` say. (That Spark runs them
-as said is ``tests/spark/test_stateful_spark.py`` and the corpus programs 320–325.)"""
+as said is ``tests/examples/test_stateful_spark.py`` and the corpus programs 320–325.)"""
 
 from __future__ import annotations
 

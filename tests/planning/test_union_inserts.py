@@ -1,6 +1,6 @@
 """Several ``INSERT INTO`` one sink as one query over ``UNION ALL`` (sqlstream.planning.union_inserts),
 and ksqlDB's ``CREATE TABLE t AS SELECT`` as a query into the sink ``t``. No JVM; on Spark:
-tests/spark/test_ksql_windows_spark.py."""
+tests/sql/test_ksql_windows_spark.py."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 processes hold, refuse, die and race for the lock of a pipeline's checkpoint.
 
 Two real ``sqlstream exec`` runs of a flights pipeline (one refused, one SIGKILLed and
-taken over, the output counted against the input) are in tests/spark/test_checkpoint_lock.py.
+taken over, the output counted against the input) are in
+tests/runtime/test_checkpoint_lock_spark.py.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import pytest
 
 import sqlstream
 from tests.conftest import ROOT
-from tests.spark.test_exec_process import NOISE, _exec, _wait_for, _watch
+from tests.support.exec_process import NOISE, start_exec, wait_for, watch
 
 pytestmark = pytest.mark.spark
 
@@ -71,11 +71,11 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
     checkpoint = state / "copy" / "out"
     host = socket.gethostname()
 
-    first = _exec(pipeline, "--state-dir", str(state))
+    first = start_exec(pipeline, "--state-dir", str(state))
     err: list[str] = []
-    readers = [_watch(first.stderr, err), _watch(first.stdout, [])]
+    readers = [watch(first.stderr, err), watch(first.stdout, [])]
     try:
-        _wait_for(first, err, "query out batch 0: ")
+        wait_for(first, err, "query out batch 0: ")
         began = time.monotonic()
         second = subprocess.run(
             [
@@ -112,7 +112,7 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
         )
         assert refused_in < 30, refused_in
         assert first.poll() is None  # the first run goes on, undisturbed
-        _wait_for(first, err, "query out batch 2: ")  # every file read
+        wait_for(first, err, "query out batch 2: ")  # every file read
     finally:
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGTERM)
@@ -126,11 +126,11 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
 
     # a run SIGKILLed (driver and JVM) in the middle of new input leaves its lock file ...
     _add_days(data, ["2013-01-04.csv", "2013-01-05.csv"])
-    killed = _exec(pipeline, "--state-dir", str(state))
+    killed = start_exec(pipeline, "--state-dir", str(state))
     err = []
-    reader = _watch(killed.stderr, err)
+    reader = watch(killed.stderr, err)
     try:
-        _wait_for(killed, err, "query out batch 3: ")
+        wait_for(killed, err, "query out batch 3: ")
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(timeout=60)
@@ -138,7 +138,7 @@ def test_a_second_run_is_refused_and_a_killed_runs_lock_taken_over(request, tmp_
     assert f'"pid": {killed.pid},' in (checkpoint / "sqlstream" / "run.lock").read_text()
 
     # ... which the next run takes over: it starts, reads the rest and completes
-    last = _exec(pipeline, "--state-dir", str(state), "--available-now")
+    last = start_exec(pipeline, "--state-dir", str(state), "--available-now")
     stdout, stderr = last.communicate(timeout=300)
     assert last.returncode == 0, stderr
     assert (

@@ -1,6 +1,6 @@
 """The class-data archive's files (sqlstream/runtime/class_archive.py), without a JVM: which
 options each run gets as the archive is made, settles and is used. (The JVM writing and
-mapping a real archive: tests/spark/test_class_archive.py.)"""
+mapping a real archive: tests/runtime/test_class_archive_spark.py.)"""
 
 from __future__ import annotations
 

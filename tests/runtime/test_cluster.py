@@ -2,7 +2,7 @@
 on a Spark standalone cluster (``--master spark://…``, a master and a 1-core worker on
 127.0.0.1) and through a Spark Connect server (``--remote sc://…``), both started from
 pyspark's own distribution; each output equals the batch computation of the same files
-(as the local run's does, tests/spark/test_flights_example.py). Then ``sqlstream state`` reads
+(as the local run's does, tests/examples/test_flights_example.py). Then ``sqlstream state`` reads
 the Connect run's checkpoint through Spark Connect. Errors without a JVM: an unreachable
 master or server (SS530), ``--master`` with ``--remote``.
 """
@@ -23,15 +23,14 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from tests.spark.test_flights_example import DAYS, EXAMPLE, _copy_days
-from tests.spark.test_state_reader import hourly_windows, parse_watermark
+from tests.support.flights import DAYS, EXAMPLE, copy_days, hourly_windows, parse_watermark
 from tests.support.spark_cluster import Cluster, free_port
 
 DAYS_RUN = DAYS[:2]
 
 
 def _workdir(root):
-    _copy_days(root, DAYS_RUN)
+    copy_days(root, DAYS_RUN)
     shutil.copy(EXAMPLE / "hourly_delays.ssql", root)
     return root
 

@@ -19,7 +19,7 @@ plain Python over the input files:
   interrupted (at most one more copy per replay), and one record per key after
   deduplicating by key equals the oracle.
 
-The ``postgres`` sink is not in this run: ``tests/spark/test_postgres.py`` already kills
+The ``postgres`` sink is not in this run: ``tests/connectors/test_postgres.py`` already kills
 ``sqlstream exec`` mid-stream and makes Spark replay a micro-batch the table had
 committed, and ends with exactly the batch result; a third stateful query here would cost
 CI time for the same proof. ``bench/crash_recovery.py`` runs the same harness longer

@@ -8,52 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 
 import pytest
 
+from tests.support.exec_process import NOISE, start_exec, wait_for, watch
+
 pytestmark = pytest.mark.spark
-
-
-def _exec(path, *args):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.Popen(
-        [sys.executable, "-m", "sqlstream.cli", "exec", str(path), "--master", "local[1]", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,  # its own process group, like a terminal job
-    )
-
-
-NOISE = (
-    "Traceback",
-    "Py4J",
-    "internal error",
-    "Using incubator modules",
-    "log level",
-    "WARN ",
-    "ERROR ",
-    "\tat ",
-)
-
-
-def _watch(stream, seen: list[str]) -> threading.Thread:
-    reader = threading.Thread(target=lambda: seen.extend(iter(stream.readline, "")), daemon=True)
-    reader.start()
-    return reader
-
-
-def _wait_for(proc, seen: list[str], text: str, timeout: float = 180) -> None:
-    deadline = time.time() + timeout
-    while not any(text in line for line in seen):
-        assert proc.poll() is None, "".join(seen)
-        assert time.time() < deadline, f"no {text!r} in {''.join(seen[-20:])}"
-        time.sleep(0.2)
 
 
 TICKS = (
@@ -67,11 +28,11 @@ def test_ctrl_c_twice_stops_cleanly(tmp_path):
     ``timeout -s INT`` and impatient users send): exit 0, nothing but sqlstream's lines."""
     pipeline = tmp_path / "ticks.ssql"
     pipeline.write_text(TICKS)
-    proc = _exec(pipeline)
+    proc = start_exec(pipeline)
     out: list[str] = []
     err: list[str] = []
-    readers = [_watch(proc.stdout, out), _watch(proc.stderr, err)]
-    _wait_for(proc, err, "query select_1 batch 1: 3 input rows")  # plain progress lines
+    readers = [watch(proc.stdout, out), watch(proc.stderr, err)]
+    wait_for(proc, err, "query select_1 batch 1: 3 input rows")  # plain progress lines
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C goes to the whole foreground group
     time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGINT)
@@ -96,10 +57,10 @@ def test_sigterm_stops_cleanly_with_json_lines(tmp_path):
             "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT value FROM ticks",
         )
     )
-    proc = _exec(pipeline, "--log-format", "json")
+    proc = start_exec(pipeline, "--log-format", "json")
     err: list[str] = []
-    reader = _watch(proc.stderr, err)
-    _wait_for(proc, err, '"batch_id": 1,')
+    reader = watch(proc.stderr, err)
+    wait_for(proc, err, '"batch_id": 1,')
     os.killpg(proc.pid, signal.SIGTERM)
     assert proc.wait(timeout=120) == 0, "".join(err)
     reader.join(timeout=10)
@@ -128,7 +89,7 @@ def test_timeout_stops_cleanly(tmp_path):
             "CREATE SINK o WITH (connector = 'noop');\nINSERT INTO o SELECT value FROM ticks",
         )
     )
-    proc = _exec(pipeline, "--timeout", "4s")
+    proc = start_exec(pipeline, "--timeout", "4s")
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     assert "timeout (4 s): stopping queries" in err
@@ -149,7 +110,7 @@ def test_failing_query_stops_the_others_exits_1_with_position(tmp_path):
         "CREATE SINK o WITH (connector = 'noop');\n"
         "INSERT INTO o SELECT n FROM s EMIT ONCE;\n"
     )
-    proc = _exec(pipeline)
+    proc = start_exec(pipeline)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 1, err
     assert "query 'o' failed: stopping queries" in err

@@ -1,7 +1,8 @@
 """Lifecycle pieces without a JVM: stop signals, --timeout, rate with EMIT ONCE (SS360),
 the filter of the JVM's stderr.
 
-The same behaviour through a real ``sqlstream exec`` process is in tests/spark/test_exec_process.py.
+The same behaviour through a real ``sqlstream exec`` process is in
+tests/runtime/test_exec_process.py.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def test_jvm_stderr_drops_start_up_noise_and_the_ivy_report():
     home and venv paths shortened: tests/fixtures/jvm/ivy_resolved.txt) passes none of it
     on; once the JVM started, its own lines (a stack trace too) pass. The failed
     resolution (SS510 with Ivy's reason, no stack trace) is
-    tests/spark/test_kafka_spark.py::test_exec_names_a_package_that_does_not_resolve."""
+    tests/connectors/test_kafka_spark.py::test_exec_names_a_package_that_does_not_resolve."""
     passed = []
     output = JvmStderr(passed.append)
     recorded = (FIXTURES / "jvm" / "ivy_resolved.txt").read_text(encoding="utf-8").splitlines()

@@ -7,37 +7,20 @@ and compares what the sink received with a batch computation of the same input.
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import threading
 import time
-from datetime import datetime, timezone
 
 import pytest
 
 import sqlstream
 from sqlstream.diagnostics.errors import QueryFailedError
 from tests.conftest import ROOT
+from tests.support.flights import FLIGHT_COLUMNS, first_days
 
 pytestmark = pytest.mark.spark
 
 DATA = ROOT / "examples" / "flights" / "data"
-FLIGHT_COLUMNS = """
-    year INT, month INT, day INT, dep_time INT, sched_dep_time INT, dep_delay DOUBLE,
-    arr_delay DOUBLE, carrier STRING, flight INT, tailnum STRING, origin STRING, dest STRING,
-    distance DOUBLE, time_hour TIMESTAMP"""
-
-
-def _days(tmp_path, n=3):
-    """The first ``n`` day files, copied with mtimes in date order (Spark reads by mtime)."""
-    target = tmp_path / "flights"
-    target.mkdir()
-    for day in sorted((DATA / "flights").glob("*.csv"))[:n]:
-        shutil.copy(day, target / day.name)
-        stamp = datetime.strptime(day.stem, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
-        os.utime(target / day.name, (stamp, stamp))
-    return target
 
 
 def _run(spark, text, tmp_path, variables=None):
@@ -65,7 +48,7 @@ def _batch_flights(spark, folder):
 
 
 def test_computed_and_metadata_columns_view_and_complete_mode(spark, tmp_path):
-    folder = _days(tmp_path)
+    folder = first_days(tmp_path)
     _run(
         spark,
         f"""
@@ -94,7 +77,7 @@ def test_computed_and_metadata_columns_view_and_complete_mode(spark, tmp_path):
 
 
 def test_stream_static_join_with_a_table_into_files(spark, tmp_path):
-    folder = _days(tmp_path, 2)
+    folder = first_days(tmp_path, 2)
     out = tmp_path / "joined"
     _run(
         spark,
@@ -121,7 +104,7 @@ def test_stream_static_join_with_a_table_into_files(spark, tmp_path):
 
 
 def test_create_stream_as_select_is_a_sink_and_a_view(spark, tmp_path):
-    folder = _days(tmp_path, 2)
+    folder = first_days(tmp_path, 2)
     out = tmp_path / "jfk"
     _run(
         spark,

@@ -1,6 +1,6 @@
 """The table of Spark conditions sqlstream maps (:mod:`sqlstream.runtime.spark_errors`), no
 JVM: each is a condition of Spark's error-conditions.json, found in a message by its
-bracketed name, with a registered code and a hint; ``tests/spark/test_spark_errors.py``
+bracketed name, with a registered code and a hint; ``tests/runtime/test_spark_errors_spark.py``
 triggers one on Spark."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The state data source's read options of ``sqlstream state`` (``ReadOptions``), no JVM:
 Spark's rules for combining them (``StateSourceOptions.apply``, Spark 4.0–4.3) applied
 before a session starts, the options passed to Spark, and the snapshots a local
-checkpoint keeps. ``tests/spark/test_state_reader.py`` reads them on Spark."""
+checkpoint keeps. ``tests/runtime/test_state_reader.py`` reads them on Spark."""
 
 from __future__ import annotations
 

@@ -6,10 +6,8 @@ errors (unknown query, stateless query, no checkpoint yet) without a JVM.
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
-from collections import defaultdict
 from datetime import datetime, timedelta
 
 import pytest
@@ -20,7 +18,14 @@ from sqlstream.cli import main
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.runtime import state_reader
 from sqlstream.runtime.state_options import snapshot_batches
-from tests.spark.test_flights_example import DAYS, EXAMPLE, _copy_days, _run
+from tests.support.flights import (
+    DAYS,
+    EXAMPLE,
+    copy_days,
+    hourly_windows,
+    parse_watermark,
+    run_to_end,
+)
 
 STATELESS = """
 CREATE STREAM flights (year INT, month INT, day INT, dep_time INT, sched_dep_time INT,
@@ -32,31 +37,6 @@ INSERT INTO late SELECT carrier, flight, dep_delay FROM flights WHERE dep_delay 
 """
 
 
-def hourly_windows(files) -> dict:
-    """Plain Python over the CSV files, the example's aggregation: ``{(window start,
-    origin): (flights, sum of dep_delay, non-null dep_delay, delayed)}`` (the window start
-    a naive UTC datetime)."""
-    windows: dict = defaultdict(lambda: [0, 0.0, 0, 0])
-    for path in files:
-        with open(path, newline="") as handle:
-            for row in csv.DictReader(handle):
-                acc = windows[
-                    (datetime.strptime(row["time_hour"], "%Y-%m-%dT%H:%M:%SZ"), row["origin"])
-                ]
-                acc[0] += 1
-                if row["dep_delay"] != "NA":
-                    delay = float(row["dep_delay"])
-                    acc[1] += delay
-                    acc[2] += 1
-                    acc[3] += delay > 15
-    return {k: tuple(v) for k, v in windows.items()}
-
-
-def parse_watermark(text: str) -> datetime:
-    """``2013-01-04T03:00:00.000Z`` → a naive UTC datetime."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _open_windows(files, watermark: str) -> dict:
     """The windows that end after ``watermark``: append mode keeps exactly those in state."""
     limit = parse_watermark(watermark)
@@ -66,10 +46,10 @@ def _open_windows(files, watermark: str) -> dict:
 @pytest.mark.spark
 def test_state_of_a_real_checkpoint_is_the_open_windows(spark, tmp_path):
     work = tmp_path / "flights"
-    _copy_days(work, DAYS[:3])
+    copy_days(work, DAYS[:3])
     shutil.copy(EXAMPLE / "hourly_delays.ssql", work)
     pipeline_file = work / "hourly_delays.ssql"
-    watermark, _ = _run(spark, pipeline_file)
+    watermark, _ = run_to_end(spark, pipeline_file)
     plan = sqlstream.compile_file(str(pipeline_file)).plan
 
     (state,) = state_reader.read(spark, plan, state_reader.select(plan), rows=1000)
@@ -183,10 +163,10 @@ def test_state_as_of_an_older_batch_and_the_change_feed(spark, tmp_path):
     (``readChangeFeed``) on a real checkpoint, against plain Python over the day files each
     batch read (the file source's log says which)."""
     work = tmp_path / "flights"
-    _copy_days(work, DAYS[:3])
+    copy_days(work, DAYS[:3])
     shutil.copy(EXAMPLE / "hourly_delays.ssql", work)
     pipeline_file = work / "hourly_delays.ssql"
-    _run(spark, pipeline_file)
+    run_to_end(spark, pipeline_file)
     plan = sqlstream.compile_file(str(pipeline_file)).plan
     (query,) = state_reader.select(plan)
     by_batch = _files_by_batch(query.checkpoint_location)
@@ -286,14 +266,14 @@ def test_state_of_a_partition_rebuilt_from_a_snapshot(spark, tmp_path):
     from tests.conftest import settings_kept
 
     work = tmp_path / "flights"
-    _copy_days(work, DAYS[:2])
+    copy_days(work, DAYS[:2])
     pipeline_file = work / "hourly_delays.ssql"
     _rocksdb_pipeline(pipeline_file, changelog=False)
     with settings_kept(spark, sqlstream.compile_file(str(pipeline_file))):
-        _run(spark, pipeline_file)
-        _copy_days(work, DAYS[2:3])
+        run_to_end(spark, pipeline_file)
+        copy_days(work, DAYS[2:3])
         _rocksdb_pipeline(pipeline_file, changelog=True)
-        _run(spark, pipeline_file)
+        run_to_end(spark, pipeline_file)
     plan = sqlstream.compile_file(str(pipeline_file)).plan
     (query,) = state_reader.select(plan)
     location = query.checkpoint_location
@@ -415,10 +395,10 @@ def test_join_sides_rebuilt_from_a_snapshot(spark, tmp_path):
     each partition rebuilt from the first run's last snapshot equals Spark's plain read of
     the latest batch, and a batch without a snapshot is named before Spark reads."""
     from tests.conftest import settings_kept
-    from tests.spark.test_check_corpus import CLICKS, VIEWS, _json_files
+    from tests.support.check_corpus import CLICKS, VIEWS, json_files
 
-    _json_files(tmp_path / "clicks", CLICKS, ("user_id", "url", "ts"))
-    _json_files(tmp_path / "views", VIEWS, ("user_id", "page", "ts"))
+    json_files(tmp_path / "clicks", CLICKS, ("user_id", "url", "ts"))
+    json_files(tmp_path / "views", VIEWS, ("user_id", "page", "ts"))
     later = [tmp_path / "clicks" / "part-2.json", tmp_path / "views" / "part-1.json"]
     held = {path: path.read_text() for path in later}
     for path in later:  # the second run's files

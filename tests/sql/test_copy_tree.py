@@ -13,7 +13,7 @@ from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.sql.expressions import Watermark, WindowTVF, copy_tree
 from sqlstream.sql.parsing import parse_expression, parse_query, to_spark_sql
 from sqlstream.sql.rewrite import rewrite
-from tests.sql.test_remembered_parses import _texts
+from tests.support.query_texts import query_texts
 
 
 def _nodes(tree: exp.Expr) -> list[exp.Expr]:
@@ -67,7 +67,7 @@ def _assert_same_copy(original: exp.Expr) -> None:
 
 def _trees() -> list[exp.Expr]:
     trees = []
-    for kind, text in _texts():
+    for kind, text in query_texts():
         try:
             trees.append(parse_query(text) if kind == "query" else parse_expression(text))
         except SqlStreamError:

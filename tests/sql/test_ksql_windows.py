@@ -1,6 +1,6 @@
 """ksqlDB's ``WINDOW TUMBLING|HOPPING|SESSION (…)`` after a relation in ``FROM``, as the window
 TVF it means (sqlstream.sql.ksql_windows), and its refusals. No JVM; the meaning on Spark is
-asserted against a batch computation in tests/spark/test_ksql_windows_spark.py."""
+asserted against a batch computation in tests/sql/test_ksql_windows_spark.py."""
 
 from __future__ import annotations
 

@@ -10,11 +10,10 @@ import pytest
 from sqlglot import exp
 
 from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.frontend.parser import parse
 from sqlstream.sql import parsing
 from sqlstream.sql.expressions import BoundedCache
 from sqlstream.sql.parsing import parse_expression, parse_query, to_spark_sql
-from tests.conftest import PROGRAMS, program_variables
+from tests.support.query_texts import query_texts
 
 
 @pytest.fixture
@@ -40,25 +39,8 @@ def _shape(tree: exp.Expr) -> list:
     ]
 
 
-def _texts() -> list[tuple[str, str]]:
-    texts = []
-    for path in PROGRAMS:
-        source = path.read_text("utf-8-sig")
-        try:
-            statements = parse(source, program_variables(source)).statements
-        except SqlStreamError:
-            continue
-        for statement in statements:
-            if getattr(statement, "query", None) is not None:
-                texts.append(("query", statement.query.text))
-            for column in getattr(statement, "columns", ()) or ():
-                if getattr(column, "expression", None) is not None:
-                    texts.append(("expression", column.expression.text))
-    return texts
-
-
 def test_a_remembered_parse_is_the_tree_a_new_parse_gives(remembering):
-    texts = _texts()
+    texts = query_texts()
     assert len(texts) > 300
     for kind, text in texts:
         parser = parse_query if kind == "query" else parse_expression

@@ -6,7 +6,7 @@ sqlglot's Spark dialect translates literals while parsing and printing: time for
 (``CONCAT``), ``named_struct`` names (identifiers), a format equal to Spark's default
 (dropped), a truncation unit (upper-cased). :class:`~sqlstream.sql.dialect.SqlStream` turns
 each off; every case below asserts that the printed Spark SQL holds each literal exactly as
-written. Spark's results for the same text: tests/spark/test_verbatim_literals_spark.py.
+written. Spark's results for the same text: tests/sql/test_verbatim_literals_spark.py.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ glob would read but the sink's ``_spark_metadata`` log does not hold;
 :func:`batch_files` says which input files a query's micro-batch read (to tell where the
 Kafka sink's duplicates come from).
 
-Used by ``tests/spark/test_crash_recovery.py`` (short, in CI) and ``bench/crash_recovery.py``
+Used by ``tests/runtime/test_crash_recovery.py`` (short, in CI) and ``bench/crash_recovery.py``
 (longer, configurable).
 """
 
