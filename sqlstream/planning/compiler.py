@@ -126,7 +126,22 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
             hint="a streaming query must read at least one CREATE STREAM relation",
             code="SS309",
         )
-    return replace(compiled, steps=steps, findings=findings + compiled.findings)
+    return replace(
+        compiled,
+        steps=steps,
+        findings=findings + compiled.findings,
+        reads=relation_refs(names, text),
+    )
+
+
+def relation_refs(names, text: ast.SqlText) -> tuple[plan.RelationRef, ...]:
+    """The :func:`~sqlstream.sql.rewrite.relation_names` of a body (``(name, start, end)``,
+    offsets in ``text``) as references placed in the file; one without offsets (a node the
+    compiler made) takes the body's span."""
+    return tuple(
+        plan.RelationRef(name, text.locate(start, end) if start >= 0 else text.span)
+        for name, start, end in names
+    )
 
 
 def event_time(catalog: Catalog, name: str) -> tuple[str | None, str | None] | None:
@@ -227,6 +242,7 @@ def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery
         findings=(),
         node_texts=node_texts,
         steps=tuple(step for part in parts for step in part.steps),
+        reads=tuple(read for part in parts for read in part.reads),
     )
 
 
@@ -282,7 +298,13 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
         )
         catalog.add_view(ast.Name(base, text.span), reading)
         steps += [
-            plan.SqlView(input_name, rows.sql, text.span, rows.columns),
+            plan.SqlView(
+                input_name,
+                rows.sql,
+                text.span,
+                rows.columns,
+                relation_refs(relation_names(found.input), text),
+            ),
             plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns),
         ]
         findings += rows.findings

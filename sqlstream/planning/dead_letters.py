@@ -65,4 +65,5 @@ def dead_letter_query(
         relation.span,
         columns,
         state,
+        (plan.RelationRef(relation.decoding.decoded_view, relation.span),),
     )

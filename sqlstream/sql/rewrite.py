@@ -37,8 +37,10 @@ __all__ = [
     "eliminate_qualify",
     "lookup_joins",
     "relation_names",
+    "relation_tables",
     "rewrite",
     "rewrite_window_tvfs",
+    "table_reference",
     "unnest_to_explode",
 ]
 
@@ -434,19 +436,16 @@ def _cte_in_scope(
     return False
 
 
-def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
-    """List the relations a query reads, for checking against declared streams and views.
-
-    Includes tables inside window TVFs, subqueries and CTE bodies; excludes references to
-    CTEs (a CTE is visible in the main query and in the CTEs defined after it) and table
-    functions such as ``range(10)``.
+def relation_tables(expression: exp.Expression) -> list[exp.Table]:
+    """The table references of a query that name a relation it reads: those inside window
+    TVFs, subqueries and CTE bodies; not references to CTEs (a CTE is visible in the main
+    query and in the CTEs defined after it) nor table functions such as ``range(10)``.
 
     Args:
         expression: a parsed (rewritten or not) query.
 
     Returns:
-        ``(name, start, end)`` per reference in text order; ``name`` is dotted for multi-part
-        names (``db.t``); offsets are within the query text, end exclusive.
+        The ``Table`` nodes, in tree order (:func:`relation_names` gives names and offsets).
     """
     found = []
     index: dict[int, tuple[dict[int, int], dict[str, int]]] = {}
@@ -455,8 +454,30 @@ def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
             continue
         if not table.args.get("db") and _cte_in_scope(table, table.name.lower(), index):
             continue
-        spans = [node_offsets(part) for part in table.parts]
-        start = min((span[0] for span in spans if span), default=-1)
-        end = max((span[1] for span in spans if span), default=-1)
-        found.append((".".join(part.name for part in table.parts), start, end))
+        found.append(table)
+    return found
+
+
+def table_reference(table: exp.Table) -> tuple[str, int, int]:
+    """``(name, start, end)`` of a table reference: ``name`` dotted for a multi-part name
+    (``db.t``), as written; offsets of the whole name within the query text, end
+    exclusive (``-1`` for a node a rewrite made)."""
+    spans = [node_offsets(part) for part in table.parts]
+    start = min((span[0] for span in spans if span), default=-1)
+    end = max((span[1] for span in spans if span), default=-1)
+    return ".".join(part.name for part in table.parts), start, end
+
+
+def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
+    """List the relations a query reads (:func:`relation_tables`), for checking against
+    declared streams and views; the compiler keeps them, placed in the file, as the
+    ``reads`` of the plan's views and queries.
+
+    Args:
+        expression: a parsed (rewritten or not) query.
+
+    Returns:
+        ``(name, start, end)`` per reference (:func:`table_reference`) in text order.
+    """
+    found = [table_reference(table) for table in relation_tables(expression)]
     return sorted(found, key=lambda item: item[1])

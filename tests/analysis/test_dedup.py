@@ -146,7 +146,11 @@ def test_select_distinct_is_drop_duplicates_of_every_column():
         "SELECT k, v FROM s WHERE v <> 'x'",
         view.span,
         (("k", "STRING"), ("v", "STRING")),
+        view.reads,
     )
+    (read,) = view.reads  # the input reads what the body names, where it names it
+    assert read.name == "s" and plan.source.text[read.span.start : read.span.end] == "s"
+    assert read.span.start > plan.source.text.index("SELECT DISTINCT")
     assert (dedup.name, dedup.input, dedup.keys, dedup.within_watermark) == (
         "__out_dedup",
         "__out_dedup_input",
