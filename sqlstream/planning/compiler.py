@@ -25,11 +25,13 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from sqlstream.analysis.checks import Context, choose_mode, run_rules
-from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
+from sqlstream.analysis.checks import run_rules
+from sqlstream.analysis.dedup import TIME_TYPES, find_deduplication
 from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
 from sqlstream.analysis.operators import DedupInfo, collect_operators
+from sqlstream.analysis.output_modes import choose_mode
 from sqlstream.analysis.realtime import real_time_rules
+from sqlstream.analysis.rule_context import Context
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
 from sqlstream.connectors import CONNECTORS, connector
@@ -46,6 +48,7 @@ from sqlstream.planning.catalog import Catalog
 from sqlstream.planning.compiled import CompiledQuery
 from sqlstream.sql.expressions import WindowTVF, find_all
 from sqlstream.sql.ksql_windows import ksql_windows
+from sqlstream.sql.meta import DEDUP_REFUSED
 from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
 from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
 
@@ -269,7 +272,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
             found.order is not None
             and types.get(found.order.lower(), "TIMESTAMP") not in TIME_TYPES
         ):
-            found.node.meta[REFUSED] = (
+            found.node.meta[DEDUP_REFUSED] = (
                 f"it orders by `{found.order}` ({types[found.order.lower()]}), "
                 "not by a time column: Spark's deduplication keeps the "
                 "first row that arrives"

@@ -20,14 +20,12 @@ from sqlglot import exp, transforms
 
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.meta import LOOKUP, LOOKUP_TIME, REWRITTEN_FROM
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
 __all__ = [
-    "LOOKUP",
-    "LOOKUP_TIME",
     "REWRITES",
-    "REWRITTEN_FROM",
     "any_to_exists",
     "balance_connectors",
     "check_window_durations",
@@ -59,8 +57,6 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
     return expression
 
 
-LOOKUP = "sqlstream_lookup"  # meta key of a Join written as a lookup join: its AS OF time (SQL)
-LOOKUP_TIME = "sqlstream_lookup_time"  # the same time as a tree, for the schema's name checks
 _LOOKUP_KINDS = ("", "left")  # Flink's lookup joins: INNER and LEFT (OUTER) only
 
 
@@ -195,9 +191,6 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
             return level[0]
         root.replace(level[0])
     return expression
-
-
-REWRITTEN_FROM = "sqlstream_rewritten_from"  # meta key: the syntax a rewrite replaced
 
 
 def _every_select(
