@@ -216,20 +216,39 @@ def _continuous(c: Context) -> Iterator[Finding]:
 
 
 def _empty_once(c: Context) -> Iterator[Finding]:
-    """SS360 (warning) — ``EMIT … ONCE`` over a ``rate`` source: Spark has no AvailableNow
-    support in its rate source, reads the rows due when the query starts — none on a new
-    checkpoint — and ends (measured on Spark 4.1.4)."""
+    """SS360 (warning) — ``EMIT … ONCE`` over a ``rate`` source (:func:`reads_nothing_once`)."""
     if c.trigger_kind == "available_now" and c.empty_available_now_sources:
-        name = sorted(c.empty_available_now_sources)[0]
-        yield Finding(
-            "SS360",
-            f"a {name} source with EMIT … ONCE reads only the rows due when "
-            "the query starts: none on a new checkpoint, so the run writes nothing",
-            "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
-            "micro-batch of N rows per run), or EMIT … EVERY INTERVAL … with exec "
-            "--timeout",
-            at="emit",
-        )
+        yield reads_nothing_once(sorted(c.empty_available_now_sources)[0], "EMIT … ONCE")
+
+
+def reads_nothing_once(connector: str, spelled: str) -> Finding:
+    """SS360 (warning): a source read under ``trigger(availableNow=True)`` that yields no
+    rows on a new checkpoint. Spark has no AvailableNow support in its ``rate`` source: it
+    reads the rows due when the query starts — none on a new checkpoint — and ends (measured
+    on Spark 4.1.4). The one message of the rule, for ``EMIT … ONCE`` (a compile-time rule)
+    and for ``exec --available-now`` (the runner, :mod:`sqlstream.runtime.runner`).
+
+    Args:
+        connector: the source's connector (``rate``).
+        spelled: how the query came to run available-now: ``EMIT … ONCE`` or
+            ``--available-now``.
+
+    Returns:
+        The :class:`~sqlstream.analysis.rule_context.Finding` (at the ``EMIT`` clause).
+    """
+    instead = (
+        "EMIT … EVERY INTERVAL … with exec --timeout"
+        if spelled == "EMIT … ONCE"
+        else f"run without {spelled} and stop with --timeout"
+    )
+    return Finding(
+        "SS360",
+        f"a {connector} source with {spelled} reads only the rows due when "
+        "the query starts: none on a new checkpoint, so the run writes nothing",
+        "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
+        f"micro-batch of N rows per run), or {instead}",
+        at="emit",
+    )
 
 
 _NULLABLE_STREAM = {  # join kind -> which streaming side Spark refuses against a static one
