@@ -440,10 +440,10 @@ def relation_tables(expression: exp.Expression) -> list[exp.Table]:
     Returns:
         The ``Table`` nodes, in tree order (:func:`relation_names` gives names and offsets).
     """
-    found = []
+    found: list[exp.Table] = []
     index: dict[int, tuple[dict[int, int], dict[str, int]]] = {}
     for table in find_all(expression, exp.Table):
-        if not isinstance(table.this, exp.Identifier):
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
             continue
         if not table.args.get("db") and _cte_in_scope(table, table.name.lower(), index):
             continue
