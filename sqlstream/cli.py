@@ -18,6 +18,7 @@ import click
 
 import sqlstream
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend.literals import seconds
 
 
 def _parse_pairs(ctx, param, values) -> dict[str, str]:
@@ -301,26 +302,17 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
 
 
 def _duration(ctx, param, value) -> float | None:
-    """``--timeout``: ``90`` (seconds), ``30s``, ``5m``, ``2h``, ``1h30m``, ``500ms`` → seconds."""
+    """``--timeout``: ``90`` (seconds), ``30s``, ``5m``, ``2h``, ``1h30m``, ``500ms`` or a
+    Spark duration string (``'5 minutes'``) → seconds
+    (:func:`sqlstream.frontend.literals.seconds`)."""
     if value is None:
         return None
-    import re
-
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-    text = value.strip().lower().replace(" ", "")
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?", text)
-    if (
-        not text
-        or "".join(n + u for n, u in parts) != text
-        or (len(parts) > 1 and not all(u for _, u in parts))
-    ):
+    try:
+        return seconds(value)
+    except ValueError as error:
         raise click.BadParameter(
-            f"expected a duration such as 30s, 5m, 1h30m or 90, got {value!r}", ctx, param
-        )
-    seconds = sum(float(n) * units[u or "s"] for n, u in parts)
-    if seconds <= 0:
-        raise click.BadParameter(f"the duration must be more than 0, got {value!r}", ctx, param)
-    return seconds
+            f"expected a duration such as 30s, 5m, 1h30m or 90: {error}", ctx, param
+        ) from None
 
 
 def _exec_renderer(log_format: str, plan, say):

@@ -23,10 +23,8 @@ lines are about a fifth more for the same code (the package: 24,546 -> 29,532 li
 OVERSIZED = {
     "sqlstream/analysis/type_rules.py",
     "sqlstream/cli.py",
-    "sqlstream/analysis/checks.py",
     "sqlstream/runtime/state_reader.py",
     "sqlstream/connectors/kafka.py",
-    "sqlstream/diagnostics/codes_streaming.py",
 }
 """Modules past the bound since the formatter, each being split (this set only shrinks)."""
 

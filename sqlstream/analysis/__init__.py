@@ -4,9 +4,11 @@ Enters: a rewritten sqlglot tree (:mod:`sqlstream.sql`) and the schemas of the r
 reads.
 Leaves: the query's output schema and column types (:mod:`~sqlstream.analysis.schema`,
 :mod:`~sqlstream.analysis.spark_types`), its facts — streaming or not, stateful operators
-and their keys, watermarks, deduplication, output mode
+and their keys, watermarks, deduplication
 (:mod:`~sqlstream.analysis.facts`, :mod:`~sqlstream.analysis.operators`,
-:mod:`~sqlstream.analysis.dedup`) — its state signature
+:mod:`~sqlstream.analysis.dedup`) — its output mode
+(:mod:`~sqlstream.analysis.output_modes`), its state signature
 (:mod:`~sqlstream.analysis.state_signature`), and the findings of Spark's streaming rules
-(:mod:`~sqlstream.analysis.checks`).
+(:mod:`~sqlstream.analysis.checks`, :mod:`~sqlstream.analysis.realtime`; what they see and
+yield: :mod:`~sqlstream.analysis.rule_context`).
 """

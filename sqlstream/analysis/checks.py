@@ -1,266 +1,31 @@
-"""Streaming rules (docs/dialect.md#checks): what Spark Structured Streaming refuses, found statically.
+"""Streaming rules (docs/dialect.md#checks): what Spark Structured Streaming refuses, found
+statically.
 
-Each rule has a stable code and is a function of a :class:`Context` (the query's facts
-from :mod:`sqlstream.analysis.facts`, its output mode, sink, trigger and sources) that yields
-:class:`Finding` records. Rules follow Spark 4.1's ``UnsupportedOperationChecker``
+Each rule has a stable code and is a function of a
+:class:`~sqlstream.analysis.rule_context.Context` (the query's facts from
+:mod:`sqlstream.analysis.facts`, its output mode, sink, trigger and sources) that yields
+:class:`~sqlstream.analysis.rule_context.Finding` records; the output mode they judge is
+chosen before they run (:mod:`sqlstream.analysis.output_modes`). Rules follow Spark 4.1's
+``UnsupportedOperationChecker``
 (``sql/catalyst/.../analysis/UnsupportedOperationChecker.scala``), the checks Spark makes
 later when it plans the first micro-batch, and the sinks' supported output modes, as
 verified on Spark 4.1.4 (``docs/streaming-rules.md``). ``tests/fixtures/check/`` holds a
 program for every rule, each run on Spark by ``tests/spark/test_check_corpus.py``.
 
 Each finding is an error (Spark refuses the query when it starts or fails it in its first
-batch, or runs it with a result other than the SQL's) or a warning (``SS35x``, ``SS36x``: the query
-runs, but perhaps not as meant); the codes, their severity and documentation are
-registered in :mod:`sqlstream.diagnostics.codes` (``python -m sqlstream.diagnostics.codes SS301`` prints one).
+batch, or runs it with a result other than the SQL's) or a warning (``SS35x``, ``SS36x``:
+the query runs, but perhaps not as meant); the codes, their severity and documentation are
+registered in :mod:`sqlstream.diagnostics.codes` (``python -m sqlstream.diagnostics.codes
+SS301`` prints one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
-from sqlglot import exp
-
-from sqlstream.analysis.dedup import REFUSED
-from sqlstream.analysis.facts import MODES, QueryInfo
 from sqlstream.analysis.operators import JoinInfo, Operators
-from sqlstream.diagnostics.codes import code
-from sqlstream.frontend import spark_versions
-from sqlstream.sql.rewrite import LOOKUP, REWRITTEN_FROM
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One rule violation.
-
-    Attributes:
-        code: the rule's stable code (``SS3xx``); its severity is the registry's
-            (:mod:`sqlstream.diagnostics.codes`).
-        message: what is wrong, one sentence.
-        hint: how to fix it, one sentence.
-        node: the sqlglot node to point at, or ``None`` (the query, or ``at``).
-        at: ``"emit"`` to point at the EMIT clause, ``"query"`` for the whole query.
-    """
-
-    code: str
-    message: str
-    hint: str
-    node: exp.Expression | None = None
-    at: str = "query"
-
-    @property
-    def severity(self) -> str:
-        """``error`` or ``warning``, from the code's registry entry."""
-        return code(self.code).severity
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the rules see of one query.
-
-    Attributes:
-        info, ops: facts from :func:`sqlstream.analysis.facts.analyze` and :func:`sqlstream.analysis.operators.collect_operators`.
-        mode: the output mode in force; ``requested``: whether it came from ``EMIT``.
-        sink_connector: the sink's connector name; ``sink_modes`` the modes it supports.
-        trigger_kind: ``processing_time``, ``available_now``, ``continuous``,
-            ``real_time`` or ``None``.
-        not_continuous_sources: connector names of the streams the query reads that
-            Spark's continuous processing cannot read; ``continuous_sources`` those it can
-            (connectors' ``continuous_source``).
-        continuous_sink: the sink accepts a continuous query (not a V1 sink such as files:
-            Spark starts the query, then fails it at once).
-        empty_available_now_sources: connector names of the streams the query reads that
-            yield no rows under ``EMIT … ONCE`` on a new checkpoint (``rate``).
-        not_real_time_sources, real_time_sink: the same for Spark's real-time mode
-            (:mod:`sqlstream.analysis.realtime`): the sources it cannot read, whether it
-            may write the sink.
-    """
-
-    info: QueryInfo
-    ops: Operators
-    mode: str
-    requested: bool
-    sink_connector: str
-    sink_modes: frozenset[str]
-    trigger_kind: str | None
-    not_continuous_sources: frozenset[str]
-    continuous_sources: tuple[str, ...]
-    continuous_sink: bool
-    empty_available_now_sources: frozenset[str] = frozenset()
-    not_real_time_sources: frozenset[str] = frozenset()
-    real_time_sink: bool = False
-
-
-# ---- output modes ------------------------------------------------------------------------------
-
-WATERMARK_HINT = (
-    "add WATERMARK FOR <event time> to the stream and GROUP BY a window on it "
-    "(e.g. TUMBLE), then EMIT FINAL; or use EMIT CHANGES / EMIT COMPLETE"
-)
-
-
-def _stateful(info: QueryInfo, ops: Operators) -> bool:
-    """An aggregation, or a SELECT DISTINCT (Spark plans it as one)."""
-    return info.aggregate or ops.distinct is not None
-
-
-def _watermarked(info: QueryInfo, ops: Operators) -> bool:
-    """Spark can close the aggregation's groups: every aggregation groups by a watermarked
-    column or a window on it; a SELECT DISTINCT selects the watermarked column."""
-    return info.watermarked_key if info.aggregate else bool(info.watermarks)
-
-
-def mode_problems(
-    info: QueryInfo, ops: Operators, mode: str, sink_connector: str, sink_modes: frozenset[str]
-) -> list[Finding]:
-    """Why Spark refuses ``mode`` for this query and sink, or would give another result
-    (empty: it runs as the SQL says)."""
-    found = []
-    if info.aggregate:
-        if mode == "append" and not info.watermarked_key:
-            found.append(
-                Finding(
-                    "SS301",
-                    "append mode (EMIT FINAL) needs a watermark on every "
-                    "aggregation: a grouping key must be the watermarked event-time column or a "
-                    "window on it",
-                    WATERMARK_HINT,
-                    at="emit",
-                )
-            )
-        if mode == "update" and info.session_window:
-            found.append(
-                Finding(
-                    "SS303",
-                    "session windows do not support update mode (EMIT CHANGES)",
-                    "use EMIT FINAL (append, with a watermark) or EMIT COMPLETE",
-                    at="emit",
-                )
-            )
-    elif ops.distinct is not None:
-        if mode == "append" and not info.watermarks:
-            found.append(
-                Finding(
-                    "SS301",
-                    "this DISTINCT is an aggregation for Spark: append mode "
-                    "(EMIT FINAL) needs the watermarked event-time column among its columns",
-                    "select the event-time column too, or use EMIT COMPLETE",
-                    ops.distinct,
-                )
-            )
-        if mode == "update" and ops.aggregations <= 1:
-            found.append(
-                Finding(
-                    "SS312",
-                    f"{'UNION' if isinstance(ops.distinct, exp.Union) else 'SELECT DISTINCT'}"
-                    " (an aggregation for Spark here) in update mode (EMIT CHANGES) writes a row "
-                    "again when a duplicate of it arrives in a later trigger",
-                    "use EMIT COMPLETE (the whole distinct set every trigger), or GROUP BY the "
-                    "columns",
-                    ops.distinct,
-                )
-            )
-    elif mode == "complete":
-        found.append(
-            Finding(
-                "SS302",
-                "complete mode (EMIT COMPLETE) needs an aggregation: it rewrites "
-                "the whole result table every trigger",
-                "add a GROUP BY, or use EMIT CHANGES / EMIT FINAL, or leave the mode out",
-                at="emit",
-            )
-        )
-    if ops.aggregations > 1 and mode in ("update", "complete"):
-        found.append(
-            Finding(
-                "SS313",
-                f"chained aggregations ({ops.aggregations}) are supported only in "
-                f"append mode, not {mode} mode: Spark cannot tell which rows of the inner "
-                "aggregation are final",
-                "aggregate once, or use windows with watermarks and EMIT FINAL",
-                at="emit",
-            )
-        )
-    if mode != "append":
-        for join in ops.stream_stream_joins:
-            if (
-                mode == "update"
-                and join.kind == "inner"
-                and spark_versions.at_least(spark_versions.target(), "4.2")
-            ):
-                continue  # Spark 4.2+ runs an inner join of two streams in update mode (measured)
-            found.append(
-                Finding(
-                    "SS322",
-                    f"a join of two streams is supported only in append mode, not {mode} mode",
-                    "use EMIT FINAL (with windows on watermarked columns "
-                    "for an aggregation after the join)",
-                    join.node,
-                )
-            )
-            break
-    if mode not in sink_modes:
-        found.append(
-            Finding(
-                "SS304",
-                f"the {sink_connector} sink does not support {mode} mode "
-                f"(it supports {', '.join(m for m in MODES if m in sink_modes)})",
-                "write to a sink that supports this mode (memory, console) or change EMIT",
-                at="emit",
-            )
-        )
-    return found
-
-
-def choose_mode(
-    info: QueryInfo,
-    ops: Operators,
-    requested: str | None,
-    sink_connector: str,
-    sink_modes: frozenset[str],
-) -> tuple[str | None, str, list[Finding]]:
-    """Pick the output mode (docs/dialect.md#output-mode-inference): the requested one, or the first of append,
-    update, complete that Spark allows for this query and sink.
-
-    Returns:
-        ``(mode, reason, findings)``; ``mode`` is ``None`` when none fits (then ``findings``
-        holds SS305), else ``findings`` are the problems of the requested mode, if any.
-    """
-    if requested is not None:
-        return (
-            requested,
-            "from EMIT",
-            mode_problems(info, ops, requested, sink_connector, sink_modes),
-        )
-    reasons = {}
-    for mode in MODES:
-        problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
-        if not problems:
-            if not _stateful(info, ops):
-                why = "deduplication, no aggregation" if ops.deduplications else "no aggregation"
-            elif mode == "append":
-                why = (
-                    "aggregation grouped by a window on a watermarked column"
-                    if info.aggregate
-                    else "SELECT DISTINCT with the watermarked column"
-                )
-            else:
-                why = f"aggregation; append impossible: {reasons['append']}"
-            return mode, f"inferred: {why}", []
-        reasons[mode] = problems[0].message
-    detail = "; ".join(f"{m}: {r}" for m, r in reasons.items())
-    return (
-        None,
-        "",
-        [
-            Finding(
-                "SS305",
-                f"no output mode fits this query and sink ({detail})",
-                WATERMARK_HINT if _stateful(info, ops) else "write to another sink",
-            )
-        ],
-    )
-
+from sqlstream.analysis.rule_context import WATERMARK_HINT, Context, Finding, stateful, watermarked
+from sqlstream.sql.meta import DEDUP_REFUSED, LOOKUP, REWRITTEN_FROM
 
 # ---- operator rules ------------------------------------------------------------------------------
 
@@ -299,7 +64,7 @@ def _window_function(c: Context) -> Iterator[Finding]:
     window = c.ops.window_function
     if window is None:
         return
-    refused = window.meta.get(REFUSED) if window._meta else None
+    refused = window.meta.get(DEDUP_REFUSED) if window._meta else None
     if refused:
         yield Finding(
             "SS325",
@@ -451,20 +216,39 @@ def _continuous(c: Context) -> Iterator[Finding]:
 
 
 def _empty_once(c: Context) -> Iterator[Finding]:
-    """SS360 (warning) — ``EMIT … ONCE`` over a ``rate`` source: Spark has no AvailableNow
-    support in its rate source, reads the rows due when the query starts — none on a new
-    checkpoint — and ends (measured on Spark 4.1.4)."""
+    """SS360 (warning) — ``EMIT … ONCE`` over a ``rate`` source (:func:`reads_nothing_once`)."""
     if c.trigger_kind == "available_now" and c.empty_available_now_sources:
-        name = sorted(c.empty_available_now_sources)[0]
-        yield Finding(
-            "SS360",
-            f"a {name} source with EMIT … ONCE reads only the rows due when "
-            "the query starts: none on a new checkpoint, so the run writes nothing",
-            "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
-            "micro-batch of N rows per run), or EMIT … EVERY INTERVAL … with exec "
-            "--timeout",
-            at="emit",
-        )
+        yield reads_nothing_once(sorted(c.empty_available_now_sources)[0], "EMIT … ONCE")
+
+
+def reads_nothing_once(connector: str, spelled: str) -> Finding:
+    """SS360 (warning): a source read under ``trigger(availableNow=True)`` that yields no
+    rows on a new checkpoint. Spark has no AvailableNow support in its ``rate`` source: it
+    reads the rows due when the query starts — none on a new checkpoint — and ends (measured
+    on Spark 4.1.4). The one message of the rule, for ``EMIT … ONCE`` (a compile-time rule)
+    and for ``exec --available-now`` (the runner, :mod:`sqlstream.runtime.runner`).
+
+    Args:
+        connector: the source's connector (``rate``).
+        spelled: how the query came to run available-now: ``EMIT … ONCE`` or
+            ``--available-now``.
+
+    Returns:
+        The :class:`~sqlstream.analysis.rule_context.Finding` (at the ``EMIT`` clause).
+    """
+    instead = (
+        "EMIT … EVERY INTERVAL … with exec --timeout"
+        if spelled == "EMIT … ONCE"
+        else f"run without {spelled} and stop with --timeout"
+    )
+    return Finding(
+        "SS360",
+        f"a {connector} source with {spelled} reads only the rows due when "
+        "the query starts: none on a new checkpoint, so the run writes nothing",
+        "use connector = 'rate_micro_batch' with rows_per_batch = N (one "
+        f"micro-batch of N rows per run), or {instead}",
+        at="emit",
+    )
 
 
 _NULLABLE_STREAM = {  # join kind -> which streaming side Spark refuses against a static one
@@ -602,7 +386,7 @@ DEDUP_HINT = (
 def _unbounded_state(c: Context) -> Iterator[Finding]:
     """SS350 (warning) — an aggregation, deduplication or stream-stream join without a
     watermark keeps its state forever: memory grows with every new key."""
-    if _stateful(c.info, c.ops) and not _watermarked(c.info, c.ops) and c.mode != "append":
+    if stateful(c.info, c.ops) and not watermarked(c.info, c.ops) and c.mode != "append":
         yield Finding(
             "SS350",
             "the aggregation's state grows without bound: no "
@@ -634,7 +418,7 @@ def _unbounded_state(c: Context) -> Iterator[Finding]:
 def _append_delay(c: Context) -> Iterator[Finding]:
     """SS351 (warning) — an inferred append-mode aggregation writes each window only after
     the watermark passes its end: nothing appears until later data arrives."""
-    if _stateful(c.info, c.ops) and c.mode == "append" and not c.requested:
+    if stateful(c.info, c.ops) and c.mode == "append" and not c.requested:
         yield Finding(
             "SS351",
             "each window is written only once the watermark passes "

@@ -22,7 +22,7 @@ Keep-first is Spark's: ``dropDuplicates`` keeps the first row *that arrives* for
 the one with the smallest ``ts`` (within one micro-batch, the order of the batch). A
 ``ROW_NUMBER`` pattern ordered by something else than one time column ascending, keeping
 the last row (``DESC``) or several rows (``rn <= 3``) cannot be rewritten: its window node
-is marked (``meta[REFUSED]``, the reason) and :mod:`sqlstream.analysis.checks` reports SS325.
+is marked (``meta[DEDUP_REFUSED]``, the reason) and :mod:`sqlstream.analysis.checks` reports SS325.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ from sqlglot import exp
 from sqlstream.analysis.facts import RelationInfo, StreamingScope, from_relations, is_aggregate
 from sqlstream.analysis.operators import conjuncts
 from sqlstream.sql.expressions import find_all
-from sqlstream.sql.rewrite import REWRITTEN_FROM
+from sqlstream.sql.meta import DEDUP_REFUSED, REWRITTEN_FROM
 
-REFUSED = "sqlstream_dedup_refused"  # meta key on a ROW_NUMBER window: why it is not a dedup
 TIME_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ", "DATE"}
 
 
@@ -159,7 +158,7 @@ def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str |
 
 
 def _refuse(window: exp.Expression, why: str) -> None:
-    window.meta[REFUSED] = why
+    window.meta[DEDUP_REFUSED] = why
 
 
 def _row_number(outer: exp.Select, scope: StreamingScope) -> Deduplication | None:
@@ -182,7 +181,7 @@ def _row_number(outer: exp.Select, scope: StreamingScope) -> Deduplication | Non
         return None
     alias = numbered[0]
     window, rn = alias.this, alias.alias.lower()
-    if window.meta.get(REFUSED) if window._meta else None:
+    if window.meta.get(DEDUP_REFUSED) if window._meta else None:
         return None
     condition, why = _rn_filter(outer, rn)
     if condition is None and why is None:
@@ -270,7 +269,7 @@ def find_deduplication(
 
     Returns:
         The :class:`Deduplication` to split, innermost first (its input holds none). A
-        ``ROW_NUMBER`` pattern that cannot be one is marked ``meta[REFUSED]`` on its window
+        ``ROW_NUMBER`` pattern that cannot be one is marked ``meta[DEDUP_REFUSED]`` on its window
         and skipped (the checks report it, SS325); a tree over tables only has none.
     """
     scope = StreamingScope(tree, infos)

@@ -14,7 +14,8 @@ each relation is (:class:`RelationInfo`). The output-mode rules are Spark's
 * a sink restricts further (``files``: append only — Spark: "Data source … does not
   support Update output mode").
 
-Inference (docs/dialect.md#output-mode-inference) is in :func:`sqlstream.analysis.checks.choose_mode`.
+Inference (docs/dialect.md#output-mode-inference) is in
+:func:`sqlstream.analysis.output_modes.choose_mode`.
 """
 
 from __future__ import annotations
@@ -283,11 +284,14 @@ def _output_watermarks(select: exp.Select, watermarks: set[str], aggregate: bool
             continue
         inner = projection.this if isinstance(projection, exp.Alias) else projection
         name = function_name(inner)
-        if isinstance(inner, exp.Column) and (
-            inner.name.lower() in watermarks
-            or (windowed and inner.name.lower() in WINDOW_FUNCTIONS)
-        ) or name in WINDOW_FUNCTIONS | {"window_time"} and (
-            aggregate or _on_watermark(inner, watermarks)
+        if (
+            isinstance(inner, exp.Column)
+            and (
+                inner.name.lower() in watermarks
+                or (windowed and inner.name.lower() in WINDOW_FUNCTIONS)
+            )
+            or name in WINDOW_FUNCTIONS | {"window_time"}
+            and (aggregate or _on_watermark(inner, watermarks))
         ):
             out.add(projection.alias_or_name.lower())
     return frozenset(out)

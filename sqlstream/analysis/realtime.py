@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sqlstream.analysis.checks import Context, Finding
+from sqlstream.analysis.rule_context import Context, Finding
 from sqlstream.frontend import spark_versions
 
 FIRST_VERSION = "4.2"

@@ -69,8 +69,9 @@ from sqlstream.frontend import spark_versions
 from sqlstream.ir.functions import defined
 from sqlstream.sql.dialect import WindowTVF
 from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.meta import LOOKUP_TIME
 from sqlstream.sql.parsing import parse_expression, parse_query
-from sqlstream.sql.rewrite import LOOKUP_TIME, rewrite
+from sqlstream.sql.rewrite import rewrite
 
 __all__ = [
     "UNKNOWN",

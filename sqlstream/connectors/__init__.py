@@ -5,7 +5,8 @@ that overrides only what differs from the common path (see :mod:`.base`). To add
 add a module here defining the subclass: every module of this package is imported and
 its :class:`~sqlstream.connectors.base.Connector` subclasses registered by their ``name``.
 
-:func:`resolve_options` checks a ``WITH (…)`` list against its connector;
+:func:`resolve_options` checks a ``WITH (…)`` list against its connector, after mapping
+Flink's and ksqlDB's option names to sqlstream's (:mod:`.foreign_options`);
 :data:`CONNECTORS` maps each name to its connector.
 """
 
@@ -24,10 +25,10 @@ from sqlstream.connectors.base import (
     split_options,
 )
 from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA
+from sqlstream.connectors.foreign_options import map_foreign_options
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
-from sqlstream.frontend.foreign_options import map_foreign_options
 
 __all__ = [
     "ALL_MODES",

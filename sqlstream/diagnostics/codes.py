@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlstream.diagnostics import codes_compile, codes_streaming
+from sqlstream.diagnostics import codes_compile, codes_run, codes_streaming
 
 __all__ = ["CODES", "Code", "code", "markdown_reference", "markdown_table", "replace_table"]
 
@@ -66,7 +66,9 @@ def _codes(*records: tuple[str, str, str, str]) -> dict[str, Code]:
     return dict(sorted(registry.items()))
 
 
-CODES: dict[str, Code] = _codes(*codes_compile.RECORDS, *codes_streaming.RECORDS)
+CODES: dict[str, Code] = _codes(
+    *codes_compile.RECORDS, *codes_streaming.RECORDS, *codes_run.RECORDS
+)
 
 
 def code(name: str) -> Code:

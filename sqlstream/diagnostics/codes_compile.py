@@ -493,20 +493,4 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``on_error = 'dead_letter'`` without ``starting_offsets``. Fix: ``starting_offsets =
      'earliest'`` or given offsets.""",
     ),
-    (
-        "SS360",
-        "warning",
-        "a `rate` source read with `EMIT … ONCE` (or `exec --available-now`): "
-        "no rows on a new checkpoint",
-        """
-     Spark's ``rate`` source has no ``Trigger.AvailableNow`` support of its own: Spark
-     reads the rows due when the query starts, and a new ``rate`` source has produced none
-     yet, so the first run writes nothing and ends (measured on Spark 4.1.4: one empty
-     micro-batch; a later run on the same checkpoint reads ``rowsPerSecond`` × the seconds
-     since the previous one). Anti-pattern: ``CREATE STREAM ticks WITH (connector =
-     'rate')`` and ``SELECT … FROM ticks EMIT ONCE``. Fix: ``connector =
-     'rate_micro_batch'`` with ``rows_per_batch = N`` (Spark's rate-per-micro-batch source
-     supports AvailableNow: each run reads one micro-batch of N rows), or ``EMIT … EVERY
-     INTERVAL …`` and stop the run with ``exec --timeout``.""",
-    ),
 )

@@ -25,6 +25,7 @@ __all__ = [
     "interval_value_problem",
     "literal_problem",
     "quote_identifier",
+    "seconds",
     "split_interval_offsets",
     "string_literal",
     "timestamp_problem",
@@ -125,6 +126,39 @@ def duration(text: str) -> Duration:
             raise ValueError(f"'{text}' overflows Spark's interval")
         position = match.end()
     return Duration(months, days, micros)
+
+
+_MICROS = {unit: days * 86_400_000_000 + micros for unit, (_, days, micros) in _UNITS.items()}
+_SHORT_UNITS = {"ms": "millisecond", "s": "second", "m": "minute", "h": "hour", "d": "day"}
+_SHORT_TERM = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?")
+
+
+def seconds(text: str) -> float:
+    """A length of time in seconds, as a command line takes it (``exec --timeout``): a
+    duration string Spark reads (:func:`duration`: ``'90 seconds'``, ``'1 hour 30
+    minutes'``), or its short form: ``90`` (seconds), ``30s``, ``5m``, ``2h``, ``1d``,
+    ``1h30m``, ``500ms``, ``1.5s`` (a unit on every term but a single one; a fraction on any).
+
+    Raises:
+        ValueError: neither form, a duration with months or years, or one not more than 0.
+    """
+    compact = text.strip().lower().replace(" ", "")
+    terms = _SHORT_TERM.findall(compact)
+    if (
+        compact
+        and "".join(n + u for n, u in terms) == compact
+        and (len(terms) == 1 or all(u for _, u in terms))
+    ):
+        value = Duration(
+            0, 0, sum(round(float(n) * _MICROS[_SHORT_UNITS[u or "s"]]) for n, u in terms)
+        )
+    else:
+        value = duration(text)
+    if value.months:
+        raise ValueError(f"'{text}' has months or years")
+    if not value.positive:
+        raise ValueError(f"'{text}' is not more than 0")
+    return value.days * 86_400 + value.microseconds / 1_000_000
 
 
 def duration_problem(text: str, use: str) -> str | None:

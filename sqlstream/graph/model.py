@@ -2,22 +2,17 @@
 
 Nodes are the relations a user declared (streams, tables, views), the queries and their
 sinks; the compiler's internal views (names starting ``__``: deduplication steps, decoded
-lines) are contracted, so an edge runs from what the user wrote to what reads it. Which
-relations a view or query reads is taken from its Spark SQL (sqlglot's table references);
-the rest (watermarks, output modes, triggers, stateful operators) comes from the plan, as
-``sqlstream explain`` reports it (:mod:`sqlstream.lowering.explain`).
+lines) are contracted, so an edge runs from what the user wrote to what reads it. Everything
+comes from the plan: which relations a view or query reads (``reads``, as the compiler
+found them), watermarks, output modes, triggers (:func:`~sqlstream.ir.plan.describe_trigger`)
+and stateful operators.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-
-from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.ir import plan as p
-from sqlstream.lowering.explain import trigger_of
-from sqlstream.sql.parsing import parse_query
 
 INTERNAL = "__"
 """Prefix of the temporary views the compiler adds (never a user's relation)."""
@@ -74,16 +69,9 @@ class Graph:
         raise KeyError(node_id)
 
 
-def tables_read(sql: str) -> set[str]:
-    """The lower-case names of the relations Spark SQL text ``sql`` reads (table
-    references of sqlstream's dialect, :func:`sqlstream.sql.parsing.parse_query`; CTE names
-    left out); empty when it cannot be parsed."""
-    try:
-        tree = parse_query(sql)
-    except SqlStreamError:
-        return set()
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    return {t.name.lower() for t in tree.find_all(exp.Table) if t.name} - ctes
+def _reads(step: p.SqlView | p.Query) -> set[str]:
+    """The relations (lower case) a view or query reads, as the compiler found them."""
+    return {read.key for read in step.reads}
 
 
 def _source_details(relation: p.SourceRelation) -> tuple[str, ...]:
@@ -114,18 +102,9 @@ def _operator_line(operator: p.StatefulOperator) -> str:
 
 
 def _query_details(query: p.Query) -> tuple[str, ...]:
-    trigger = trigger_of(query.trigger)
-    interval = trigger["interval"]
     lines = [
         f"output mode {query.output_mode}",
-        "trigger: "
-        + {
-            "default": "default (next micro-batch at once)",
-            "available_now": "available now (what is there, then stop)",
-            "processing_time": f"every {interval}",
-            "continuous": f"continuous (checkpoint every {interval})",
-            "real_time": f"real time (checkpoint every {interval})",
-        }[trigger["kind"]],
+        f"trigger: {p.describe_trigger(query.trigger)['label']}",
     ]
     state = query.state
     for operator in state.operators if state else ():
@@ -150,7 +129,7 @@ def build(plan: p.Plan) -> Graph:
 
     Every relation the user declared is a node (``stream``, ``table`` or ``view``; a
     deduplication the user named is a view); every query is a ``query`` node with an edge to
-    its ``sink`` node. A view's or query's inputs are the relations its SQL reads, with the
+    its ``sink`` node. A view's or query's inputs are the relations it reads, with the
     compiler's internal views replaced by what they read; a dead-letter query's input is the
     source whose malformed records it writes (edge kind ``dead_letter``); the inputs of a
     query or view with a stream-stream join are ``join`` edges.
@@ -167,7 +146,7 @@ def build(plan: p.Plan) -> Graph:
             if relation.decoding is not None and relation.decoding.decoded_view:
                 decoded[relation.decoding.decoded_view.lower()] = key
         elif isinstance(relation, p.SqlView):
-            inputs[key] = tables_read(relation.sql)
+            inputs[key] = _reads(relation)
         else:
             inputs[key] = {relation.input.lower()}
         if key.startswith(INTERNAL):
@@ -196,7 +175,7 @@ def build(plan: p.Plan) -> Graph:
             graph.edges.append(Edge(ids[read], node_id, edge))
     sinks: dict[str, str] = {}
     for query in plan.queries:
-        read = tables_read(query.sql)
+        read = _reads(query)
         dead = {decoded[t] for t in read if t in decoded}
         stateful = bool(query.state and query.state.stateful)
         join = any(

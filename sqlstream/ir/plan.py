@@ -129,6 +129,26 @@ class SourceRelation:
 
 
 @dataclass(frozen=True)
+class RelationRef:
+    """A relation a view or query reads, where its text names it.
+
+    Attributes:
+        name: the name as written (dotted for a multi-part name: ``db.t``); compare it
+            lower case, as Spark resolves names.
+        span: the name's place in the file (the whole body's span where the compiler made
+            the reference itself, as in a dead-letter query or a deduplication's input).
+    """
+
+    name: str
+    span: Span
+
+    @property
+    def key(self) -> str:
+        """:attr:`name` lower case."""
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
 class SqlView:
     """``spark.sql(sql)`` registered as a temporary view named ``name``.
 
@@ -139,12 +159,17 @@ class SqlView:
         columns: ``(name, type)`` pairs of the relation as queries see it (Spark SQL type
             names; ``UNKNOWN`` where a type cannot be known statically), or ``None`` when the
             columns are only known at run time (``infer_schema``, ``SELECT *`` of such).
+        reads: the relations its body reads as written (CTE names left out), in text
+            order, as the compiler found them once
+            (:func:`~sqlstream.sql.rewrite.relation_names`); the internal views a
+            deduplication is split into are not among them.
     """
 
     name: str
     sql: str
     span: Span
     columns: tuple[tuple[str, str], ...] | None = None
+    reads: tuple[RelationRef, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,6 +225,59 @@ class Trigger:
 
     kind: str
     interval: str | None
+
+
+_TRIGGERS = {  # kind -> (a short label, why the query runs so); {interval} filled in
+    None: (
+        "default (next micro-batch at once)",
+        "no EMIT … EVERY/ONCE: Spark's default micro-batch trigger, each micro-batch "
+        "starts as soon as the previous batch ends",
+    ),
+    "available_now": (
+        "available now (what is there, then stop)",
+        "from EMIT … ONCE: process what is available when the query starts, "
+        "in micro-batches with the rate limits kept, then stop",
+    ),
+    "processing_time": (
+        "every {interval}",
+        "from EMIT … EVERY: a micro-batch every {interval} (the next at once "
+        "when one takes longer)",
+    ),
+    "continuous": (
+        "continuous (checkpoint every {interval})",
+        "from EMIT … CONTINUOUS: continuous processing, a checkpoint every "
+        "{interval} (map-like queries only)",
+    ),
+    "real_time": (
+        "real time (checkpoint every {interval})",
+        "from EMIT … REAL TIME: Spark's real-time mode, long-running tasks write each "
+        "row as it arrives; a checkpoint every {interval} (not a latency)",
+    ),
+}
+
+
+def describe_trigger(trigger: Trigger | None) -> dict[str, str | None]:
+    """The trigger a query runs with, in words, from the plan alone (``explain`` adds the
+    lowered ``trigger(…)`` call; ``graph`` shows the label).
+
+    Args:
+        trigger: a query's :attr:`Query.trigger` (``None``: Spark's default).
+
+    Returns:
+        ``{"kind", "interval", "label", "reason"}``: ``kind`` is ``default`` (no
+        ``trigger`` call), ``available_now``, ``processing_time``, ``continuous`` or
+        ``real_time``; ``interval`` a duration string or ``None``; ``label`` a few words
+        (``every 1 minute``); ``reason`` one sentence: where it comes from and what it does.
+    """
+    kind = trigger.kind if trigger else None
+    interval = trigger.interval if trigger else None
+    label, reason = _TRIGGERS[kind]
+    return {
+        "kind": kind or "default",
+        "interval": interval,
+        "label": label.format(interval=interval),
+        "reason": reason.format(interval=interval),
+    }
 
 
 @dataclass(frozen=True)
@@ -290,6 +368,9 @@ class Query:
             :class:`SourceRelation`).
         state: its :class:`StateSignature` (stateful operators, sources,
             watermarks, output mode, sink), or ``None`` when it was not checked.
+        reads: the relations its body (every body of an ``INSERT INTO`` one sink) reads as
+            written, as for :class:`SqlView`; a dead-letter query reads its source's
+            decoded view.
     """
 
     name: str
@@ -302,6 +383,7 @@ class Query:
     span: Span
     columns: tuple[tuple[str, str], ...] | None = None
     state: StateSignature | None = None
+    reads: tuple[RelationRef, ...] = ()
 
 
 @dataclass(frozen=True)

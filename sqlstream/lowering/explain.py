@@ -17,22 +17,10 @@ from sqlstream.lowering.lower import trigger_step
 from sqlstream.lowering.printer import render_step
 from sqlstream.planning.settings import state_store, watermark_policy
 
-_TRIGGER_REASONS = {
-    None: "no EMIT … EVERY/ONCE: Spark's default micro-batch trigger, each micro-batch "
-    "starts as soon as the previous batch ends",
-    "available_now": "from EMIT … ONCE: process what is available when the query starts, "
-    "in micro-batches with the rate limits kept, then stop",
-    "processing_time": "from EMIT … EVERY: a micro-batch every {interval} (the next at once "
-    "when one takes longer)",
-    "continuous": "from EMIT … CONTINUOUS: continuous processing, a checkpoint every "
-    "{interval} (map-like queries only)",
-    "real_time": "from EMIT … REAL TIME: Spark's real-time mode, long-running tasks write each "
-    "row as it arrives; a checkpoint every {interval} (not a latency)",
-}
-
 
 def trigger_of(trigger: p.Trigger | None) -> dict:
-    """The trigger a query runs with, and why.
+    """The trigger a query runs with, and why (:func:`~sqlstream.ir.plan.describe_trigger`),
+    with its lowered call.
 
     Returns:
         ``{"kind", "interval", "call", "reason"}``: ``kind`` is ``default`` (no
@@ -43,13 +31,12 @@ def trigger_of(trigger: p.Trigger | None) -> dict:
     """
     step = trigger_step(trigger)
     call = None if step is None else render_step(step).lstrip(".")  # as translate prints it
-    kind = trigger.kind if trigger else None
-    interval = trigger.interval if trigger else None
+    described = p.describe_trigger(trigger)
     return {
-        "kind": kind or "default",
-        "interval": interval,
+        "kind": described["kind"],
+        "interval": described["interval"],
         "call": call,
-        "reason": _TRIGGER_REASONS[kind].format(interval=interval),
+        "reason": described["reason"],
     }
 
 

@@ -1,8 +1,9 @@
 """Names in a piece of Spark SQL, for the language server's index: the relations a query
-reads (table references, ``relation.column`` qualifiers) and their aliases, and the calls
-of functions Spark does not know (user functions), with their offsets in the text; a
-lexical scan where sqlglot cannot parse a query being typed. Results are cached by text:
-between two keystrokes most statements are unchanged."""
+reads (its table references, found by the compiler's one rule,
+:func:`~sqlstream.sql.rewrite.relation_tables`; ``relation.column`` qualifiers) and their
+aliases, and the calls of functions Spark does not know (user functions), with their offsets
+in the text; a lexical scan where sqlglot cannot parse a query being typed. Results are
+cached by text: between two keystrokes most statements are unchanged."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlglot import exp
 
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.sql.parsing import parse_expression, parse_query
+from sqlstream.sql.rewrite import relation_tables, table_reference
 
 
 def call_offsets(tree: exp.Expr) -> list[tuple[str, int, int]]:
@@ -66,16 +68,13 @@ def sql_references(sql: str) -> tuple[Found, dict[str, str], Found]:
     except SqlStreamError:
         result = (*lexical_references(sql), ())
     else:
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
         refs, aliases = [], {}
-        for table in tree.find_all(exp.Table):
-            name = table.name.lower()
-            if not name or name in ctes:
-                continue
+        for table in relation_tables(tree):  # the compiler's rule (CTE names left out)
+            name, start, end = table_reference(table)
+            name = name.lower()
             aliases[(table.alias or table.name).lower()] = name
-            meta = table.this.meta if isinstance(table.this, exp.Expression) else {}
-            if meta.get("start") is not None:
-                refs.append((name, meta["start"], meta["end"] + 1))
+            if start >= 0:
+                refs.append((name, start, end))
         for column in tree.find_all(exp.Column):
             qualifier = column.args.get("table")
             if (

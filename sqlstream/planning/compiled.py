@@ -42,6 +42,9 @@ class CompiledQuery:
             (:func:`~sqlstream.analysis.state_signature.operators_of`), views' not included.
         watermark_defs: its own ``WATERMARK`` clauses
             (:func:`~sqlstream.analysis.state_signature.watermarks_of`).
+        reads: the relations the body reads as written, each where the file names it
+            (:class:`~sqlstream.ir.plan.RelationRef`; CTE names left out), in text order;
+            the plan's views and queries carry them.
         output_mode, output_mode_reason, state: set by :func:`check_query` for a query that
             writes to a sink: the output mode (``None`` when none fits), why, and the
             :class:`~sqlstream.ir.plan.StateSignature`; ``None`` for a view.
@@ -58,6 +61,7 @@ class CompiledQuery:
     node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
     stateful: tuple[plan.StatefulOperator, ...] = ()
     watermark_defs: tuple[plan.WatermarkDef, ...] = ()
+    reads: tuple[plan.RelationRef, ...] = ()
     output_mode: str | None = None
     output_mode_reason: str | None = None
     state: plan.StateSignature | None = None

@@ -25,11 +25,13 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from sqlstream.analysis.checks import Context, choose_mode, run_rules
-from sqlstream.analysis.dedup import REFUSED, TIME_TYPES, find_deduplication
+from sqlstream.analysis.checks import run_rules
+from sqlstream.analysis.dedup import TIME_TYPES, find_deduplication
 from sqlstream.analysis.facts import QueryInfo, StreamingScope, analyze
 from sqlstream.analysis.operators import DedupInfo, collect_operators
+from sqlstream.analysis.output_modes import choose_mode
 from sqlstream.analysis.realtime import real_time_rules
+from sqlstream.analysis.rule_context import Context
 from sqlstream.analysis.schema import query_schema
 from sqlstream.analysis.state_signature import operators_of, state_signature, watermarks_of
 from sqlstream.connectors import CONNECTORS, connector
@@ -46,6 +48,7 @@ from sqlstream.planning.catalog import Catalog
 from sqlstream.planning.compiled import CompiledQuery
 from sqlstream.sql.expressions import WindowTVF, find_all
 from sqlstream.sql.ksql_windows import ksql_windows
+from sqlstream.sql.meta import DEDUP_REFUSED
 from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
 from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
 
@@ -126,7 +129,22 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
             hint="a streaming query must read at least one CREATE STREAM relation",
             code="SS309",
         )
-    return replace(compiled, steps=steps, findings=findings + compiled.findings)
+    return replace(
+        compiled,
+        steps=steps,
+        findings=findings + compiled.findings,
+        reads=relation_refs(names, text),
+    )
+
+
+def relation_refs(names, text: ast.SqlText) -> tuple[plan.RelationRef, ...]:
+    """The :func:`~sqlstream.sql.rewrite.relation_names` of a body (``(name, start, end)``,
+    offsets in ``text``) as references placed in the file; one without offsets (a node the
+    compiler made) takes the body's span."""
+    return tuple(
+        plan.RelationRef(name, text.locate(start, end) if start >= 0 else text.span)
+        for name, start, end in names
+    )
 
 
 def event_time(catalog: Catalog, name: str) -> tuple[str | None, str | None] | None:
@@ -227,6 +245,7 @@ def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery
         findings=(),
         node_texts=node_texts,
         steps=tuple(step for part in parts for step in part.steps),
+        reads=tuple(read for part in parts for read in part.reads),
     )
 
 
@@ -253,7 +272,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
             found.order is not None
             and types.get(found.order.lower(), "TIMESTAMP") not in TIME_TYPES
         ):
-            found.node.meta[REFUSED] = (
+            found.node.meta[DEDUP_REFUSED] = (
                 f"it orders by `{found.order}` ({types[found.order.lower()]}), "
                 "not by a time column: Spark's deduplication keeps the "
                 "first row that arrives"
@@ -282,7 +301,13 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
         )
         catalog.add_view(ast.Name(base, text.span), reading)
         steps += [
-            plan.SqlView(input_name, rows.sql, text.span, rows.columns),
+            plan.SqlView(
+                input_name,
+                rows.sql,
+                text.span,
+                rows.columns,
+                relation_refs(relation_names(found.input), text),
+            ),
             plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns),
         ]
         findings += rows.findings

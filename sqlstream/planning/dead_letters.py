@@ -25,7 +25,15 @@ def dead_letter_query(
     ``raw, reason, source, file, time`` for a files source; for a connector's payload (Kafka)
     its position columns (``topic``, ``partition``, ``offset``) in place of ``file``, or
     the sink's own record shape (:meth:`~sqlstream.connectors.base.Connector.dead_letter_row`:
-    a Kafka sink gets the record's value and key, the rest as headers)."""
+    a Kafka sink gets the record's value and key, the rest as headers). It reads the
+    source's decoded view (its ``reads``).
+
+    Raises:
+        ValueError: ``relation`` has no decoded view (no ``on_error = 'dead_letter'``).
+    """
+    decoded = relation.decoding.decoded_view if relation.decoding is not None else None
+    if decoded is None:
+        raise ValueError(f"source '{relation.name}' writes no dead letters")
     payload = connector(relation.connector).payload(relation)
     position = FILE_POSITION if payload is None else payload.position
     fields = (
@@ -43,10 +51,7 @@ def dead_letter_query(
         (f"{quote(RAW)} AS `raw`", *(f"{e} AS {quote(n)}" for n, _, e in fields)),
         (("raw", "STRING"), *((n, t) for n, t, _ in fields)),
     )
-    sql = (
-        f"SELECT {', '.join(items)} FROM {quote(relation.decoding.decoded_view)} "
-        f"WHERE {quote(ERROR)} IS NOT NULL"
-    )
+    sql = f"SELECT {', '.join(items)} FROM {quote(decoded)} WHERE {quote(ERROR)} IS NOT NULL"
     state = plan.StateSignature(
         sources=(source_identity(relation),),
         operators=(),
@@ -65,4 +70,5 @@ def dead_letter_query(
         relation.span,
         columns,
         state,
+        (plan.RelationRef(decoded, relation.span),),
     )

@@ -238,7 +238,9 @@ class Planner:
 
     def _view(self, name: ast.Name, text: ast.SqlText, span) -> CompiledQuery:
         compiled = self._compile(text, name.value)
-        self.relations.append(plan.SqlView(name.value, compiled.sql, span, compiled.columns))
+        self.relations.append(
+            plan.SqlView(name.value, compiled.sql, span, compiled.columns, compiled.reads)
+        )
         self.catalog.add_view(name, compiled)
         return compiled
 
@@ -485,6 +487,7 @@ class Planner:
                 span,
                 compiled.columns,
                 compiled.state,
+                compiled.reads,
             )
         )
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from sqlstream.analysis.checks import reads_nothing_once
 from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
 from sqlstream.ir import plan as p
@@ -101,15 +102,14 @@ def empty_available_now(plan: p.Plan) -> list[StreamingError]:
             }
         )
         if names:
+            found = reads_nothing_once(names[0], "--available-now")
             warnings.append(
                 StreamingError(
-                    f"query '{query.name}' reads a {names[0]} source with --available-now: only "
-                    "the rows due when the query starts are read, none on a new checkpoint",
+                    f"query '{query.name}': {found.message}",
                     query.span,
                     plan.source,
-                    code="SS360",
-                    hint="use connector = 'rate_micro_batch' with rows_per_batch = N, or run "
-                    "without --available-now and stop with --timeout",
+                    code=found.code,
+                    hint=found.hint,
                 )
             )
     return warnings

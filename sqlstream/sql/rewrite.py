@@ -20,14 +20,12 @@ from sqlglot import exp, transforms
 
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
+from sqlstream.sql.meta import LOOKUP, LOOKUP_TIME, REWRITTEN_FROM
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
 __all__ = [
-    "LOOKUP",
-    "LOOKUP_TIME",
     "REWRITES",
-    "REWRITTEN_FROM",
     "any_to_exists",
     "balance_connectors",
     "check_window_durations",
@@ -37,8 +35,10 @@ __all__ = [
     "eliminate_qualify",
     "lookup_joins",
     "relation_names",
+    "relation_tables",
     "rewrite",
     "rewrite_window_tvfs",
+    "table_reference",
     "unnest_to_explode",
 ]
 
@@ -57,8 +57,6 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
     return expression
 
 
-LOOKUP = "sqlstream_lookup"  # meta key of a Join written as a lookup join: its AS OF time (SQL)
-LOOKUP_TIME = "sqlstream_lookup_time"  # the same time as a tree, for the schema's name checks
 _LOOKUP_KINDS = ("", "left")  # Flink's lookup joins: INNER and LEFT (OUTER) only
 
 
@@ -193,9 +191,6 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
             return level[0]
         root.replace(level[0])
     return expression
-
-
-REWRITTEN_FROM = "sqlstream_rewritten_from"  # meta key: the syntax a rewrite replaced
 
 
 def _every_select(
@@ -434,29 +429,48 @@ def _cte_in_scope(
     return False
 
 
-def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
-    """List the relations a query reads, for checking against declared streams and views.
-
-    Includes tables inside window TVFs, subqueries and CTE bodies; excludes references to
-    CTEs (a CTE is visible in the main query and in the CTEs defined after it) and table
-    functions such as ``range(10)``.
+def relation_tables(expression: exp.Expression) -> list[exp.Table]:
+    """The table references of a query that name a relation it reads: those inside window
+    TVFs, subqueries and CTE bodies; not references to CTEs (a CTE is visible in the main
+    query and in the CTEs defined after it) nor table functions such as ``range(10)``.
 
     Args:
         expression: a parsed (rewritten or not) query.
 
     Returns:
-        ``(name, start, end)`` per reference in text order; ``name`` is dotted for multi-part
-        names (``db.t``); offsets are within the query text, end exclusive.
+        The ``Table`` nodes, in tree order (:func:`relation_names` gives names and offsets).
     """
-    found = []
+    found: list[exp.Table] = []
     index: dict[int, tuple[dict[int, int], dict[str, int]]] = {}
     for table in find_all(expression, exp.Table):
-        if not isinstance(table.this, exp.Identifier):
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
             continue
         if not table.args.get("db") and _cte_in_scope(table, table.name.lower(), index):
             continue
-        spans = [node_offsets(part) for part in table.parts]
-        start = min((span[0] for span in spans if span), default=-1)
-        end = max((span[1] for span in spans if span), default=-1)
-        found.append((".".join(part.name for part in table.parts), start, end))
+        found.append(table)
+    return found
+
+
+def table_reference(table: exp.Table) -> tuple[str, int, int]:
+    """``(name, start, end)`` of a table reference: ``name`` dotted for a multi-part name
+    (``db.t``), as written; offsets of the whole name within the query text, end
+    exclusive (``-1`` for a node a rewrite made)."""
+    spans = [node_offsets(part) for part in table.parts]
+    start = min((span[0] for span in spans if span), default=-1)
+    end = max((span[1] for span in spans if span), default=-1)
+    return ".".join(part.name for part in table.parts), start, end
+
+
+def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
+    """List the relations a query reads (:func:`relation_tables`), for checking against
+    declared streams and views; the compiler keeps them, placed in the file, as the
+    ``reads`` of the plan's views and queries.
+
+    Args:
+        expression: a parsed (rewritten or not) query.
+
+    Returns:
+        ``(name, start, end)`` per reference (:func:`table_reference`) in text order.
+    """
+    found = [table_reference(table) for table in relation_tables(expression)]
     return sorted(found, key=lambda item: item[1])

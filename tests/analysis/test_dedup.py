@@ -9,9 +9,10 @@ import pytest
 from sqlglot import exp
 
 import sqlstream
-from sqlstream.analysis.dedup import REFUSED, find_deduplication
+from sqlstream.analysis.dedup import find_deduplication
 from sqlstream.analysis.facts import RelationInfo
 from sqlstream.ir import plan as p
+from sqlstream.sql.meta import DEDUP_REFUSED
 from sqlstream.sql.parsing import parse_query, to_spark_sql
 from sqlstream.sql.rewrite import rewrite
 
@@ -132,7 +133,7 @@ def test_refused_patterns_are_marked(sql, why):
     tree = rewrite(parse_query(sql))
     assert find_deduplication(tree, INFOS) is None
     (window,) = list(tree.find_all(exp.Window))
-    assert why in window.meta[REFUSED]
+    assert why in window.meta[DEDUP_REFUSED]
 
 
 # ---- the split and the plan --------------------------------------------------------------------
@@ -146,7 +147,11 @@ def test_select_distinct_is_drop_duplicates_of_every_column():
         "SELECT k, v FROM s WHERE v <> 'x'",
         view.span,
         (("k", "STRING"), ("v", "STRING")),
+        view.reads,
     )
+    (read,) = view.reads  # the input reads what the body names, where it names it
+    assert read.name == "s" and plan.source.text[read.span.start : read.span.end] == "s"
+    assert read.span.start > plan.source.text.index("SELECT DISTINCT")
     assert (dedup.name, dedup.input, dedup.keys, dedup.within_watermark) == (
         "__out_dedup",
         "__out_dedup_input",

@@ -75,7 +75,7 @@ def test_codes_in_tests_and_docs_are_registered():
 
 def test_rule_findings_take_their_severity_from_the_registry():
     """A streaming rule states its code only; the severity is the registry's."""
-    from sqlstream.analysis.checks import Finding
+    from sqlstream.analysis.rule_context import Finding
 
     text = (PACKAGE / "analysis" / "checks.py").read_text(encoding="utf-8")
     assert not re.findall(r'Finding\(\s*"SS\d{3}",\s*"(?:error|warning)"', text)

@@ -82,6 +82,10 @@ def test_rate_with_emit_once_is_a_positioned_warning():
     (warning,) = empty_available_now(plan)
     assert warning.code == "SS360" and warning.span.line == 3
     assert "--available-now" in warning.render()
+    # one message for both ways of running available-now (analysis/checks.py)
+    assert warning.message == "query 'o': " + finding.message.replace(
+        "EMIT … ONCE", "--available-now"
+    )
 
 
 def test_jvm_stderr_drops_start_up_noise_and_the_ivy_report():
