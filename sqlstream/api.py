@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.ir.plan import Plan
+from sqlstream.lowering.lowered import Lowered
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -24,21 +25,24 @@ __all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "read_f
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    """A compiled `.ssql` file, ready to translate or start.
+class Pipeline(Lowered):
+    """A compiled `.ssql` file, ready to translate or start: its plan and its program
+    (:class:`~sqlstream.lowering.lowered.Lowered`), lowered once — on first use, so that
+    ``check`` does not pay for it.
 
     Attributes:
         plan: the :class:`~sqlstream.ir.plan.Plan` (sources, views, queries).
+        program: the :class:`~sqlstream.ir.calls.Program` of binding calls that
+            :meth:`translate` prints and :meth:`start` runs.
     """
 
-    plan: Plan
-
     def translate(self) -> str:
-        """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
+        """The Spark SQL and PySpark binding of every statement (secrets redacted): the
+        program :meth:`start` runs."""
         from sqlstream.frontend.limits import run_deep
         from sqlstream.lowering.printer import render
 
-        return run_deep(render, self.plan)
+        return run_deep(render, self)
 
     def to_pyspark(
         self,
@@ -61,7 +65,7 @@ class Pipeline:
         from sqlstream.frontend.limits import run_deep
         from sqlstream.lowering.printer import to_pyspark
 
-        return run_deep(to_pyspark, self.plan, master, conf, available_now)
+        return run_deep(to_pyspark, self, master, conf, available_now)
 
     def start(
         self,
@@ -84,7 +88,7 @@ class Pipeline:
         """
         from sqlstream.runtime.runner import start
 
-        return start(spark, self.plan, available_now, listeners, allow_incompatible_restart)
+        return start(spark, self, available_now, listeners, allow_incompatible_restart)
 
 
 def compile(  # noqa: A001 - the API's name in the spec
@@ -113,7 +117,7 @@ def compile(  # noqa: A001 - the API's name in the spec
             :mod:`sqlstream.frontend.spark_versions`).
 
     Returns:
-        A :class:`Pipeline`.
+        A :class:`Pipeline`: the plan and its program (lowered on first use, once).
 
     Raises:
         SqlStreamError: the first problem in the file, with its position (``SS103``:

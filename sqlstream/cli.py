@@ -284,14 +284,17 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
     """
     from sqlstream.lowering.explain import describe, render
 
-    plan = sqlstream.compile_file(file, variables).plan
+    pipeline = sqlstream.compile_file(file, variables)
+    plan = pipeline.plan
     described = describe(plan)
     from sqlstream.runtime.redacted_output import redacted_output
 
     with redacted_output(plan.source):
         if physical:
             from sqlstream.runtime.physical_plans import physical_plans
-        plans = physical_plans(plan, lambda line: click.echo(line, err=True)) if physical else None
+        plans = (
+            physical_plans(pipeline, lambda line: click.echo(line, err=True)) if physical else None
+        )
     if fmt == "json":
         if plans is not None:
             described = [{**d, "physical_plan": text} for d, text in zip(described, plans)]
