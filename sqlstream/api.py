@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend.limits import read_file
 from sqlstream.ir.plan import Plan
 from sqlstream.lowering.lowered import Lowered
 
@@ -142,42 +143,6 @@ def _compile(text, variables, path, state_dir, checks, spark_version=None) -> Pi
     return Pipeline(
         build_plan(script, path, state_dir, enforce=checks, spark_version=spark_version)
     )
-
-
-def read_file(path: str | Path) -> str:
-    """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped.
-
-    Raises:
-        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason;
-            a directory, a FIFO or device, a file over
-            :data:`~sqlstream.frontend.limits.MAX_FILE_BYTES`: :func:`~sqlstream.frontend.limits.read_small_file`),
-            or it is not UTF-8 (positioned at the first byte that is not, whose offset the
-            message gives).
-    """
-    from sqlstream.diagnostics.source_text import Source
-    from sqlstream.frontend.limits import read_small_file
-
-    try:
-        data = read_small_file(path)
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror or exc}", code="SS002") from None
-    except ValueError as exc:  # a NUL character in the path
-        raise SqlStreamError(f"cannot read {path!r}: {exc}", code="SS002") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        text = data[bom:].decode("utf-8", errors="replace")
-        offset = len(data[bom : exc.start].decode("utf-8", errors="replace"))
-        source = Source(text, str(path))
-        raise SqlStreamError(
-            f"{path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
-            f"{exc.start} cannot be decoded",
-            source.span(offset, offset + 1),
-            source,
-            hint="save the file as UTF-8 (for example: iconv -f latin1 -t utf-8 FILE)",
-            code="SS002",
-        ) from None
 
 
 def compile_file(

@@ -692,11 +692,11 @@ def test(
     """
     import time
 
-    from sqlstream.testing import report, runner
+    from sqlstream.testing import report, suite
 
     started = time.monotonic()
     try:
-        results = runner.run(
+        results = suite.run(
             paths or (".",),
             keyword,
             variables,
@@ -714,7 +714,7 @@ def test(
             click.echo(report.text(results, seconds), err=True)
     else:
         click.echo(render(results, seconds))
-    sys.exit(runner.exit_code(results))
+    sys.exit(suite.exit_code(results))
 
 
 if __name__ == "__main__":  # pragma: no cover

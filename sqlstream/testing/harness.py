@@ -45,7 +45,7 @@ from sqlstream.lowering.lower import function_block, relation_block, settings_bl
 from sqlstream.runtime.binder import run_block, spark_message
 from sqlstream.testing import feed, values
 from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
-from sqlstream.testing.pipeline import Pipeline, time_zone
+from sqlstream.testing.pipeline import PipelineUnderTest, time_zone
 from sqlstream.testing.spec import Case, Step, TestFile
 
 QUIET = {"spark.sql.streaming.noDataProgressEventInterval": "86400000"}
@@ -120,7 +120,7 @@ class _Query:
                     self.last = progress
 
 
-def checked_queries(case: Case, pipeline: Pipeline) -> list[p.Query]:
+def checked_queries(case: Case, pipeline: PipelineUnderTest) -> list[p.Query]:
     """The queries of ``pipeline`` that ``case`` checks, in the pipeline's order: those
     writing to a sink a step's ``expect`` names and those a ``watermark``, ``state_rows`` or
     ``dropped_by_watermark`` check names. Every query when a step expects an ``error`` (it
@@ -162,7 +162,11 @@ class Harness:
         self.count = 0
 
     def run(
-        self, test_file: TestFile, case: Case, pipeline: Pipeline, every_query: bool = False
+        self,
+        test_file: TestFile,
+        case: Case,
+        pipeline: PipelineUnderTest,
+        every_query: bool = False,
     ) -> CaseResult:
         """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
         (:func:`checked_queries`), or every query of the pipeline when ``every_query``
@@ -199,7 +203,7 @@ class Harness:
         result.seconds = time.monotonic() - started
         return result
 
-    def _settings(self, pipeline: Pipeline, case: Case):
+    def _settings(self, pipeline: PipelineUnderTest, case: Case):
         """Apply the pipeline's ``SET``s, the test's settings and :data:`QUIET`; return the
         function that puts the session's values back."""
         block = settings_block(pipeline.plan)
@@ -226,7 +230,7 @@ class Harness:
 
         return restore
 
-    def _define(self, pipeline: Pipeline, case: Case, folder: Path) -> None:
+    def _define(self, pipeline: PipelineUnderTest, case: Case, folder: Path) -> None:
         """The temporary views of the pipeline, the streams and tables swapped."""
         spark, plan = self.spark, pipeline.plan
         for function in plan.functions:  # CREATE FUNCTION: registered before any view
@@ -305,7 +309,7 @@ class Harness:
         self,
         test_file: TestFile,
         case: Case,
-        pipeline: Pipeline,
+        pipeline: PipelineUnderTest,
         queries: list[_Query],
         folder: Path,
         zone: str,
@@ -360,7 +364,9 @@ class Harness:
             result.actual.append(actual)
             self._check(test_file, case, step, pipeline, queries, new, actual, errors, zone, result)
 
-    def _start(self, query: _Query, pipeline: Pipeline, errors: list[SqlStreamError]) -> None:
+    def _start(
+        self, query: _Query, pipeline: PipelineUnderTest, errors: list[SqlStreamError]
+    ) -> None:
         """Start ``query`` unless it runs or has failed; a refusal is added to ``errors``."""
         if query.running is not None or query.failed is not None:
             return
@@ -381,7 +387,7 @@ class Harness:
         return self._names[name.lower()]
 
     def _actual(
-        self, pipeline: Pipeline, queries: list[_Query], new: dict, zone: str
+        self, pipeline: PipelineUnderTest, queries: list[_Query], new: dict, zone: str
     ) -> StepActual:
         actual = StepActual()
         for query in queries:

@@ -42,8 +42,10 @@ class Relation:
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    """A compiled pipeline and its names (keys lower-case, as SQL names compare)."""
+class PipelineUnderTest:
+    """A compiled pipeline as a test names its parts (keys lower-case, as SQL names
+    compare); :meth:`under_test` is the same pipeline with its ends swapped for the test's
+    feed and captures, which the harness runs."""
 
     path: Path
     plan: p.Plan
@@ -75,36 +77,24 @@ class _StandIns(Mapping):
         return 0
 
 
-def read_text(path: Path) -> str:
-    """A `.ssql` file's text (UTF-8, a byte-order mark dropped).
-
-    Raises:
-        SqlStreamError: ``SS002``: it cannot be read or is not UTF-8.
-    """
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
-    except UnicodeDecodeError:
-        raise SqlStreamError(f"{path} is not UTF-8 text", code="SS002") from None
-
-
-def compile_pipeline(path: Path, variables: dict[str, str]) -> Pipeline:
+def compile_pipeline(path: Path, variables: dict[str, str]) -> PipelineUnderTest:
     """Compile the `.ssql` file ``path`` with ``variables`` as ``exec`` does, but with
     every ``${env:NAME}`` given :data:`STAND_IN` (a test swaps the connectors that read
     them, so it needs no secret from the environment).
 
     Raises:
-        SqlStreamError: the file cannot be read (``SS002``), or its first problem (with
+        SqlStreamError: the file cannot be read (``SS002``,
+            :func:`sqlstream.frontend.limits.read_file`, the reader of ``sqlstream.read_file``:
+            the same limits), or its first problem (with
             its position in the `.ssql` file); ``SS203`` for a stream whose columns are
             inferred from files (a test must know them).
     """
-    from sqlstream.frontend.limits import run_deep
+    from sqlstream.frontend.limits import read_file, run_deep
     from sqlstream.frontend.parser import parse
     from sqlstream.planning.planner import build_plan
     from sqlstream.sql.parsing import check_sqlglot_build
 
-    text = read_text(path)
+    text = read_file(path)
 
     def build():
         check_sqlglot_build()
@@ -145,10 +135,12 @@ def compile_pipeline(path: Path, variables: dict[str, str]) -> Pipeline:
     sinks: dict[str, list[p.Query]] = {}
     for query in plan.queries:
         sinks.setdefault(query.sink.name.lower(), []).append(query)
-    return Pipeline(path, plan, streams, tables, sinks, {q.name.lower(): q for q in plan.queries})
+    return PipelineUnderTest(
+        path, plan, streams, tables, sinks, {q.name.lower(): q for q in plan.queries}
+    )
 
 
-def time_zone(pipeline: Pipeline, settings: dict[str, str]) -> str:
+def time_zone(pipeline: PipelineUnderTest, settings: dict[str, str]) -> str:
     """The session time zone the test's timestamps are read in: the test's
     ``spark.sql.session.timeZone`` setting, else the pipeline's ``SET``, else ``UTC``."""
     for key, value in settings.items():
