@@ -24,7 +24,6 @@ OVERSIZED = {
     "sqlstream/analysis/type_rules.py",
     "sqlstream/cli.py",
     "sqlstream/analysis/checks.py",
-    "sqlstream/runtime/state_reader.py",
     "sqlstream/diagnostics/codes_streaming.py",
 }
 """Modules past the bound since the formatter, each being split (this set only shrinks)."""

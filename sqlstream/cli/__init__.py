@@ -467,7 +467,7 @@ def state(
     problem = options.problem()
     if problem:
         raise click.UsageError(problem)
-    from sqlstream.runtime import state_reader
+    from sqlstream.runtime import state_reader, state_text
 
     plan = sqlstream.compile_file(file, variables, state_dir).plan
     queries = state_reader.select(plan, query)
@@ -476,7 +476,7 @@ def state(
     if fmt == "json":
         click.echo(json.dumps([s.to_dict() for s in states], indent=2))
     else:
-        click.echo(state_reader.render(states), nl=False)
+        click.echo(state_text.render(states), nl=False)
 
 
 @main.command(name="exec")
