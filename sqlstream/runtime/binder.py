@@ -152,9 +152,10 @@ def evaluate(
     return value
 
 
-def _env(spark: SparkSession, sql_functions=functions) -> dict:
-    """The root names of a program's chains: the session, ``F`` (``sql_functions``,
-    ``pyspark.sql.functions`` unless a test records the calls) and ``importlib``."""
+def environment(spark: SparkSession, sql_functions=functions) -> dict:
+    """The root names of a program's chains (the ``env`` of :func:`evaluate` and
+    :func:`run_block`): the session, ``F`` (``sql_functions``, ``pyspark.sql.functions``
+    unless a test records the calls) and ``importlib``."""
     return {"spark": spark, "F": sql_functions, "importlib": importlib}
 
 
@@ -171,7 +172,7 @@ def run_block(
         QueryFailedError: Spark rejected a source or view, or refused to start a query;
             positioned at the statement, with Spark's message.
     """
-    env = _env(spark) if env is None else env
+    env = environment(spark) if env is None else env
     values = []
     for chain in block.chains:
         try:
@@ -266,7 +267,7 @@ def start(
     plan = pipeline.plan
     if is_connect(spark):
         refuse_on_connect(pipeline, report)
-    env = _env(spark, sql_functions)
+    env = environment(spark, sql_functions)
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None
     try:
