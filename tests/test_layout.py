@@ -4,8 +4,8 @@
 data flows; the two modules at the top (``api``, ``session``), the command line (``cli``,
 a package) and the package facade come after them. These tests read every module's imports
 (at the top and inside functions) and hold them to that order: no module imports a later
-stage, the imports have no cycle, every stage says in its ``__init__`` docstring what enters and what leaves, and
-every module stays small ("a few hundred lines").
+stage, the imports have no cycle, every stage says in its ``__init__`` docstring what
+enters and what leaves, and every module stays small ("a few hundred lines").
 """
 
 from __future__ import annotations
