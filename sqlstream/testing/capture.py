@@ -46,7 +46,7 @@ class Capture:
             (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
         ]
         rows = [
-            tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns))
+            tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns, strict=True))
             for row in frame.collect()
         ]
         self.columns = columns

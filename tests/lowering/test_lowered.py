@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlstream
 from sqlstream.lowering import lowered
 
-TEXT = """CREATE STREAM s (a INT, ts TIMESTAMP) WITH (connector = 'files', path = 'in', format = 'json');
+TEXT = """CREATE STREAM s (a INT, ts TIMESTAMP)
+    WITH (connector = 'files', path = 'in', format = 'json');
 CREATE SINK o WITH (connector = 'console');
 INSERT INTO o SELECT a FROM s EMIT EVERY INTERVAL '10' SECONDS;
 """

@@ -85,7 +85,8 @@ def payload(relation: p.SourceRelation) -> Payload | None:
     ``topic``, ``partition``, ``offset`` (as in Kafka Connect's dead-letter headers).
     ``None`` for ``raw``. Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls
     for bytes it cannot decode (Spark 4.1), as for a record of nulls, told apart by its
-    bytes (:func:`~sqlstream.connectors.formats.avro.null_record`); Spark ignores bytes after a record."""
+    bytes (:func:`~sqlstream.connectors.formats.avro.null_record`); Spark ignores bytes after
+    a record."""
     settings = dict(relation.settings)
     if (fmt := settings.get("format", "raw")) == "raw":
         return None
@@ -174,7 +175,8 @@ def encode_step(query: p.Query) -> Step | None:
 
 
 def _from_avro(settings: dict[str, str], mode: str) -> str:
-    """``from_avro(`value`, '<schema>', map('mode', '<mode>'))`` (``FAILFAST`` or ``PERMISSIVE``)."""
+    """``from_avro(`value`, '<schema>', map('mode', '<mode>'))`` (``mode``: ``FAILFAST`` or
+    ``PERMISSIVE``)."""
     return f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', '{mode}'))"
 
 
