@@ -41,6 +41,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from sqlstream.diagnostics.errors import QueryFailedError, SqlStreamError
+from sqlstream.diagnostics.source_text import Source
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Program
 from sqlstream.lowering.lowered import Lowered
@@ -85,7 +86,7 @@ class _Query:
         self.function = capture.register(self.capture)
         self.chain: Chain | None = None
         self.env: dict = {}
-        self.source = None
+        self.source: Source | None = None
         self.running = None
         self.failed: SqlStreamError | None = None
         self.progress: dict[int, dict] = {}  # batch id -> its progress
@@ -95,6 +96,7 @@ class _Query:
         """Start the query: its chain of the program (``spark.sql(sql).writeStream
         .foreachBatch(capture)….start()``), the capture's columns read first from the
         chain's ``spark.sql(sql)``."""
+        assert self.chain is not None, "Harness.run sets the chain before any start"
         frame = evaluate(self.chain, self.env, _quiet, steps=1, source=self.source)
         self.capture.columns = [
             (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
