@@ -2,7 +2,7 @@
 not collect bench/).
 
 One run, in this process, of what ``sqlstream test tests/fixtures/spark_suites`` runs
-(:func:`sqlstream.testing.runner.run`, one SparkSession for every test), timed from before
+(:func:`sqlstream.testing.suite.run`, one SparkSession for every test), timed from before
 ``import sqlstream`` to the last result. Where the time goes is read from the runner's own
 objects, wrapped here (nothing in sqlstream changes):
 
@@ -39,7 +39,7 @@ sys.path.insert(0, ROOT)
 
 from sqlstream.testing import (
     harness,  # noqa: E402
-    runner,  # noqa: E402
+    suite,  # noqa: E402
 )
 
 
@@ -48,7 +48,7 @@ def main(paths: list[str], conf: dict[str, str]) -> None:
 
     def session():
         began = time.perf_counter()
-        spark = runner.test_session(conf=conf)
+        spark = suite.test_session(conf=conf)
         timings["jvm"] = time.perf_counter() - began
         return spark
 
@@ -71,7 +71,7 @@ def main(paths: list[str], conf: dict[str, str]) -> None:
     load = os.getloadavg()
     if conf:
         print("conf: " + ", ".join(f"{k}={v}" for k, v in conf.items()))
-    results = runner.run(
+    results = suite.run(
         paths,
         session=session,
         on_result=lambda r: print(

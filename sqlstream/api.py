@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend.limits import read_file
 from sqlstream.ir.plan import Plan
+from sqlstream.lowering.lowered import Lowered
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -24,21 +26,24 @@ __all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "read_f
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    """A compiled `.ssql` file, ready to translate or start.
+class Pipeline(Lowered):
+    """A compiled `.ssql` file, ready to translate or start: its plan and its program
+    (:class:`~sqlstream.lowering.lowered.Lowered`), lowered once — on first use, so that
+    ``check`` does not pay for it.
 
     Attributes:
         plan: the :class:`~sqlstream.ir.plan.Plan` (sources, views, queries).
+        program: the :class:`~sqlstream.ir.calls.Program` of binding calls that
+            :meth:`translate` prints and :meth:`start` runs.
     """
 
-    plan: Plan
-
     def translate(self) -> str:
-        """The Spark SQL and PySpark binding of every statement (secrets redacted)."""
+        """The Spark SQL and PySpark binding of every statement (secrets redacted): the
+        program :meth:`start` runs."""
         from sqlstream.frontend.limits import run_deep
         from sqlstream.lowering.printer import render
 
-        return run_deep(render, self.plan)
+        return run_deep(render, self)
 
     def to_pyspark(
         self,
@@ -61,7 +66,7 @@ class Pipeline:
         from sqlstream.frontend.limits import run_deep
         from sqlstream.lowering.printer import to_pyspark
 
-        return run_deep(to_pyspark, self.plan, master, conf, available_now)
+        return run_deep(to_pyspark, self, master, conf, available_now)
 
     def start(
         self,
@@ -84,7 +89,7 @@ class Pipeline:
         """
         from sqlstream.runtime.runner import start
 
-        return start(spark, self.plan, available_now, listeners, allow_incompatible_restart)
+        return start(spark, self, available_now, listeners, allow_incompatible_restart)
 
 
 def compile(  # noqa: A001 - the API's name in the spec
@@ -113,7 +118,7 @@ def compile(  # noqa: A001 - the API's name in the spec
             :mod:`sqlstream.frontend.spark_versions`).
 
     Returns:
-        A :class:`Pipeline`.
+        A :class:`Pipeline`: the plan and its program (lowered on first use, once).
 
     Raises:
         SqlStreamError: the first problem in the file, with its position (``SS103``:
@@ -138,42 +143,6 @@ def _compile(text, variables, path, state_dir, checks, spark_version=None) -> Pi
     return Pipeline(
         build_plan(script, path, state_dir, enforce=checks, spark_version=spark_version)
     )
-
-
-def read_file(path: str | Path) -> str:
-    """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped.
-
-    Raises:
-        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason;
-            a directory, a FIFO or device, a file over
-            :data:`~sqlstream.frontend.limits.MAX_FILE_BYTES`: :func:`~sqlstream.frontend.limits.read_small_file`),
-            or it is not UTF-8 (positioned at the first byte that is not, whose offset the
-            message gives).
-    """
-    from sqlstream.diagnostics.source_text import Source
-    from sqlstream.frontend.limits import read_small_file
-
-    try:
-        data = read_small_file(path)
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror or exc}", code="SS002") from None
-    except ValueError as exc:  # a NUL character in the path
-        raise SqlStreamError(f"cannot read {path!r}: {exc}", code="SS002") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        text = data[bom:].decode("utf-8", errors="replace")
-        offset = len(data[bom : exc.start].decode("utf-8", errors="replace"))
-        source = Source(text, str(path))
-        raise SqlStreamError(
-            f"{path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
-            f"{exc.start} cannot be decoded",
-            source.span(offset, offset + 1),
-            source,
-            hint="save the file as UTF-8 (for example: iconv -f latin1 -t utf-8 FILE)",
-            code="SS002",
-        ) from None
 
 
 def compile_file(

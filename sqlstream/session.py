@@ -141,7 +141,8 @@ class Session:
         (whose docstring says what is started, what is emitted, and what is raised).
 
         Args:
-            pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
+            pipeline: a compiled :class:`~sqlstream.Pipeline` (its plan and program), or a
+                plan (lowered here, once).
             available_now, allow_incompatible_restart: as for
                 :func:`sqlstream.runtime.runner.start`.
 
@@ -154,11 +155,12 @@ class Session:
                 SparkSession is created, nothing was started. The other errors are those of
                 :func:`sqlstream.runtime.runner.start`.
         """
-        plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
+        pipeline = Pipeline(pipeline) if isinstance(pipeline, p.Plan) else pipeline
+        plan = pipeline.plan
         lease = self._lock(plan)
         return runner.start(
             self._spark_or_release(plan, lease),
-            plan,
+            pipeline,
             available_now,
             self.listeners,
             allow_incompatible_restart,
@@ -177,7 +179,8 @@ class Session:
         listeners (called on the calling thread).
 
         Args:
-            pipeline: a compiled :class:`~sqlstream.Pipeline` (or its plan).
+            pipeline: a compiled :class:`~sqlstream.Pipeline` (its plan and program), or a
+                plan (lowered here, once).
             available_now, timeout, allow_incompatible_restart: as for
                 :func:`sqlstream.runtime.runner.run` (``timeout`` in seconds).
 
@@ -191,11 +194,12 @@ class Session:
                 restart on a checkpoint (``SS401``); another run holds a query's
                 checkpoint (``SS502``, before the SparkSession is created).
         """
-        plan = pipeline if isinstance(pipeline, p.Plan) else pipeline.plan
+        pipeline = Pipeline(pipeline) if isinstance(pipeline, p.Plan) else pipeline
+        plan = pipeline.plan
         lease = self._lock(plan)
         return runner.run(
             self._spark_or_release(plan, lease),
-            plan,
+            pipeline,
             available_now,
             timeout,
             self.listeners,

@@ -41,7 +41,7 @@ def spark():
     from pyspark import __version__
     from pyspark.sql import SparkSession
 
-    from sqlstream.testing.runner import checkpoint_file_manager
+    from sqlstream.testing.suite import checkpoint_file_manager
 
     session = (
         SparkSession.builder.master("local[2]")

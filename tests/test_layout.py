@@ -1,11 +1,11 @@
 """The package layout is the pipeline's data flow.
 
 ``sqlstream`` is a package of stage subpackages, each listed in :data:`STAGES` in the order
-data flows; the three modules at the top (``api``, ``session``, ``cli``) and the package
-facade come after them. These tests read every module's imports (at the top and inside
-functions) and hold them to that order: no module imports a later stage, the imports have
-no cycle, every stage says in its ``__init__`` docstring what enters and what leaves, and
-every module stays small ("a few hundred lines").
+data flows; the two modules at the top (``api``, ``session``), the command line (``cli``,
+a package) and the package facade come after them. These tests read every module's imports
+(at the top and inside functions) and hold them to that order: no module imports a later
+stage, the imports have no cycle, every stage says in its ``__init__`` docstring what
+enters and what leaves, and every module stays small ("a few hundred lines").
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ lines are about a fifth more for the same code (the package: 24,546 -> 29,532 li
 
 OVERSIZED = {
     "sqlstream/analysis/type_rules.py",
-    "sqlstream/cli.py",
-    "sqlstream/runtime/state_reader.py",
-    "sqlstream/connectors/kafka.py",
 }
 """Modules past the bound since the formatter, each being split (this set only shrinks)."""
 

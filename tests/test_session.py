@@ -266,7 +266,6 @@ def test_static_settings_are_not_set_on_a_running_session(spark):
     reported as not applied instead of failing."""
     from pyspark.errors import PySparkException
 
-    from sqlstream.lowering.lower import lower
     from sqlstream.runtime.binder import run_block
     from sqlstream.runtime.spark_session import create_session
 
@@ -277,7 +276,7 @@ def test_static_settings_are_not_set_on_a_running_session(spark):
         "SET 'spark.sql.shuffle.partitions' = '2';\n"
         "CREATE STREAM r WITH (connector = 'rate');\nSELECT * FROM r;\n"
     )
-    settings = next(b for b in lower(pipeline.plan).blocks if b.kind == "settings")
+    settings = next(b for b in pipeline.program.blocks if b.kind == "settings")
     with settings_kept(spark, pipeline):
         run_block(spark, pipeline.plan, settings)
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"

@@ -33,6 +33,9 @@ source's ``subscribe``, a sink's ``topic``), ``topic_pattern`` (``subscribePatte
 ``starting_offsets`` (``startingOffsets``), Spark's other Kafka options in camelCase or
 snake_case, and every ``kafka.*`` consumer/producer property passed through.
 
+How ``value`` is decoded and a query's rows encoded, as SQL, is
+:mod:`sqlstream.connectors.formats.kafka_records`.
+
 Sources: Spark "Structured Streaming + Kafka Integration Guide"; "Apache Avro Data Source Guide"
 (``from_avro``, ``to_avro``, types); Spark SQL ``from_json``, ``from_csv``, ``to_json``, ``to_csv``.
 """
@@ -44,7 +47,6 @@ import json
 from dataclasses import replace
 
 from sqlstream.connectors.base import (
-    DECODED,
     SPARK_AVRO,
     SPARK_KAFKA,
     Connector,
@@ -52,24 +54,15 @@ from sqlstream.connectors.base import (
     ResolvedOptions,
     ResolvePath,
 )
-from sqlstream.connectors.formats.avro import avro_columns, load_schema, null_record
-from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.connectors.formats import kafka_records
+from sqlstream.connectors.formats.avro import avro_columns, load_schema
+from sqlstream.connectors.formats.kafka_records import HEADERS_TYPE, KAFKA_COLUMNS, split_names
+from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier as _quote
-from sqlstream.frontend.literals import string_literal as sql_string
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
 
-KAFKA_COLUMNS = (
-    ("key", "BINARY"),
-    ("value", "BINARY"),
-    ("topic", "STRING"),
-    ("partition", "INT"),
-    ("offset", "BIGINT"),
-    ("timestamp", "TIMESTAMP"),
-    ("timestampType", "INT"),
-)
-HEADERS_TYPE = "ARRAY<STRUCT<`key`: STRING, `value`: BINARY>>"
 VALUE_FORMATS = ("json", "csv", "avro", "raw")
 SOURCE_OPTIONS = (
     "assign",
@@ -93,17 +86,6 @@ SOURCE_OPTIONS = (
 )
 # Options the connector reads itself (consumed, renamed to Spark's or used by the decoding).
 OWN_OPTIONS = ("bootstrap_servers", "topic", "topic_pattern", "avro_schema", "key_columns")
-FAILFAST = "map('mode', 'FAILFAST')"
-TOMBSTONE_ERROR = (
-    "raise_error(concat('a Kafka record with no value (a tombstone) in topic ', "
-    "`topic`, ', partition ', `partition`, ', offset ', `offset`, ': on_error = "
-    "fail stops the query, drop or dead_letter set such records aside'))"
-)
-LATEST = (
-    "with starting_offsets = 'latest' (Spark's default) each query of a new checkpoint starts "
-    "at the end of the topic: a malformed record arriving between the starts of a query "
-    "reading the stream and of its dead-letter query gets no dead letter"
-)
 
 
 class KafkaError(SqlStreamError):
@@ -344,99 +326,19 @@ class Kafka(Connector):
         return tuple(chains)
 
     def decode_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
-        """The ``selectExpr`` steps that decode ``value`` (none for a raw stream whose
-        declared types are Kafka's). Decoding is ``FAILFAST`` (``on_error = 'fail'``): a
-        value that does not decode fails the query, and so does a null value (a tombstone,
-        which Spark's decoding would make a row of NULLs): ``raise_error`` with its topic,
-        partition and offset (Spark SQL function reference, ``raise_error``)."""
-        settings = dict(relation.settings)
-        fmt = settings.get("format", "raw")
-        if fmt == "raw":
-            declared = dict(relation.columns or ())
-            casts = [
-                f"CAST({_quote(n)} AS {declared[n]}) AS {_quote(n)}"
-                for n, t in KAFKA_COLUMNS
-                if declared.get(n, t) != t
-            ]
-            if not casts:
-                return ()
-            kept = [_quote(n) for n, _ in KAFKA_COLUMNS if declared.get(n, _) == _]
-            if _reads_headers(relation):
-                kept.append("`headers`")
-            return (Step("selectExpr", tuple(casts + kept)),)
-        if fmt == "avro":
-            value = _from_avro(settings, "FAILFAST")
-        else:
-            value = (
-                f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, "
-                f"{FAILFAST})"
-            )
-        value = f"CASE WHEN `value` IS NULL THEN {TOMBSTONE_ERROR} ELSE {value} END"
-        first, second = [f"{value} AS `__value`"], ["`__value`.*"]
-        if settings.get("metadata") == "true":
-            first.append(_kafka_struct(relation))
-            second.append("`__kafka`")
-        return Step("selectExpr", tuple(first)), Step("selectExpr", tuple(second))
+        """The ``selectExpr`` steps that decode ``value``
+        (:func:`sqlstream.connectors.formats.kafka_records.decode_steps`)."""
+        return kafka_records.decode_steps(relation)
 
     def payload(self, relation: p.SourceRelation) -> Payload | None:
-        """``value`` as :mod:`sqlstream.planning.malformed` decodes it (``on_error``): ``json`` /
-        ``csv``: the text ``CAST(value AS STRING)``, so kept in a dead letter; ``avro``: the
-        bytes, by ``from_avro(value, schema, map('mode', 'PERMISSIVE'))``, kept as base64.
-        Kafka's columns are kept beside it (``__kafka``); a dead letter's position is
-        ``topic``, ``partition``, ``offset`` (as in Kafka Connect's dead-letter headers).
-        ``None`` for ``raw``. Spark's ``PERMISSIVE`` Avro decoding gives a struct of nulls
-        for bytes it cannot decode (Spark 4.1), as for a record of nulls, told apart by its
-        bytes (:func:`~sqlstream.connectors.formats.avro.null_record`); Spark ignores bytes after a record."""
-        settings = dict(relation.settings)
-        if (fmt := settings.get("format", "raw")) == "raw":
-            return None
-        spark = relation.spark_options
-        latest = spark.get("startingoffsets", "latest").strip().lower() == "latest" and not (
-            {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys()
-        )
-        common = dict(
-            kept=("`value`", _kafka_struct(relation)),
-            kept_names=("`value`", "`__kafka`"),
-            position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
-            record=("`value`", "`__kafka`.`key`"),
-            start_caveat=LATEST if latest else None,
-        )
-        if fmt != "avro":
-            return Payload(
-                fmt, "CAST(`value` AS STRING)", "CAST(`value` AS STRING)", None, **common
-            )
-        schema = json.loads(settings["avro_schema"])
-        columns = avro_columns(schema, None)
-        nulls = " AND ".join(f"{_quote(DECODED)}.{_quote(n)} IS NULL" for n, _ in columns)
-        prefix = null_record(schema)
-        failed = f"{_quote(DECODED)} IS NULL OR ({nulls}" + (
-            f" AND NOT startswith(`value`, X'{prefix.hex().upper()}'))"
-            if prefix is not None
-            else ")"
-        )
-        return Payload(
-            "avro",
-            "`value`",
-            "base64(`value`)",
-            columns,
-            typed=_from_avro(settings, "PERMISSIVE"),
-            failed=failed,
-            **common,
-        )
+        """``value`` as ``on_error`` decodes it
+        (:func:`sqlstream.connectors.formats.kafka_records.payload`)."""
+        return kafka_records.payload(relation)
 
     def dead_letter_row(self, fields, record):
-        """A Kafka source's dead letter in a Kafka sink: the record as read (``value``,
-        ``key``), the reason, source, topic, partition, offset and time as UTF-8 headers
-        ``sqlstream.error.<name>`` (as Kafka Connect's DLQ, ``__connect.errors.*``)."""
-        headers = ", ".join(
-            f"named_struct('key', 'sqlstream.error.{n}', 'value', "
-            f"CAST(CAST({sql} AS STRING) AS BINARY))"
-            for n, _, sql in fields
-        )
-        return (
-            (f"{record[0]} AS `value`", f"{record[1]} AS `key`", f"array({headers}) AS `headers`"),
-            (("value", "BINARY"), ("key", "BINARY"), ("headers", HEADERS_TYPE)),
-        )
+        """A Kafka source's dead letter in a Kafka sink
+        (:func:`sqlstream.connectors.formats.kafka_records.dead_letter_row`)."""
+        return kafka_records.dead_letter_row(fields, record)
 
     # ---- sinks
     def check_sink(
@@ -506,7 +408,7 @@ class Kafka(Connector):
                         hint="remove one of them",
                     )
                 )
-            for name in _split(key_columns.text):
+            for name in split_names(key_columns.text):
                 if name.lower() not in types:
                     findings.append(
                         KafkaError(
@@ -536,45 +438,9 @@ class Kafka(Connector):
         return tuple(settings.items())
 
     def encode_step(self, query: p.Query) -> Step | None:
-        """The ``selectExpr`` that turns the query's rows into Kafka's ``key`` / ``value`` /
-        ``headers`` columns, or ``None`` when the query already has a ``value`` column
-        (and no ``key_columns``)."""
-        settings = dict(query.sink.settings)
-        columns = [n for n, _ in query.columns or ()]
-        lower = {n.lower() for n in columns}
-        keys = _split(settings.get("key_columns", ""))
-        items: list[str] = []
-        if "value" in lower:
-            if not keys:
-                return None
-            items.append("`value`")
-        else:
-            payload = [n for n in columns if n.lower() not in ("key", "headers")]
-            row = (
-                f"struct({', '.join(_quote(n) for n in payload)})" if query.columns else "struct(*)"
-            )
-            fmt = settings.get("format", "json").lower()
-            if fmt == "avro":
-                schema = settings.get("avro_schema")
-                items.append(
-                    f"to_avro({row}{', ' + sql_string(schema) if schema else ''}) AS `value`"
-                )
-            elif fmt == "raw":
-                raise OptionError("a raw Kafka sink needs a 'value' column", query.span)
-            else:
-                items.append(f"to_{fmt}({row}) AS `value`")
-        if keys:
-            items.append(
-                f"CAST({_quote(keys[0])} AS STRING) AS `key`"
-                if len(keys) == 1
-                else f"to_json(struct({', '.join(_quote(k) for k in keys)})) AS `key`"
-            )
-        elif "key" in lower:
-            items.append("`key`")
-        items += [_quote(n) for n in columns if n.lower() in ("headers", "partition")]
-        if "topic" in lower and not any(k == "topic" for k, _ in query.sink.options):
-            items.append("`topic`")
-        return Step("selectExpr", tuple(items))
+        """The ``selectExpr`` that encodes the query's rows into Kafka's columns
+        (:func:`sqlstream.connectors.formats.kafka_records.encode_step`), or ``None``."""
+        return kafka_records.encode_step(query)
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common write chain with :meth:`encode_step` after ``spark.sql(…)``."""
@@ -583,25 +449,3 @@ class Kafka(Connector):
         if step is None:
             return chain
         return replace(chain, steps=(chain.steps[0], step, *chain.steps[1:]))
-
-
-def _from_avro(settings: dict[str, str], mode: str) -> str:
-    """``from_avro(`value`, '<schema>', map('mode', '<mode>'))`` (``FAILFAST`` or ``PERMISSIVE``)."""
-    return f"from_avro(`value`, {sql_string(settings['avro_schema'])}, map('mode', '{mode}'))"
-
-
-def _reads_headers(relation: p.SourceRelation) -> bool:
-    """Spark's reader gives the records' ``headers`` (``includeHeaders = true``)."""
-    return relation.spark_options.get("includeheaders", "false").lower() == "true"
-
-
-def _kafka_struct(relation: p.SourceRelation) -> str:
-    """``struct(`key`, `topic`, …) AS `__kafka``` (with ``headers`` when Spark reads them)."""
-    fields = [_quote(n) for n, _ in KAFKA_COLUMNS if n != "value"]
-    if _reads_headers(relation):
-        fields.append("`headers`")
-    return f"struct({', '.join(fields)}) AS `__kafka`"
-
-
-def _split(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]

@@ -12,7 +12,8 @@ refuses (``FAILED_TO_PARSE_TOO_COMPLEX``; measured on Spark 4.1.4: 300 nested pa
 parse, 400 do not; 150 nested subqueries parse, 200 do not; a schema of 300 nested
 ``STRUCT``s fails). Within these limits every nesting of every expression kind compiles in
 well under 5 s (``tests/frontend/test_robustness.py`` bounds each one). Files are read
-through :func:`read_small_file`: regular files of at most :data:`MAX_FILE_BYTES`.
+through :func:`read_small_file`: regular files of at most :data:`MAX_FILE_BYTES`
+(:func:`read_file`: a `.ssql` file's text).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.diagnostics.source_text import Span
+from sqlstream.diagnostics.source_text import Source, Span
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -37,6 +38,7 @@ __all__ = [
     "NestingError",
     "check_nesting",
     "nesting_error",
+    "read_file",
     "read_small_file",
     "run_deep",
 ]
@@ -180,6 +182,39 @@ def read_small_file(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> byt
     if len(data) > limit:
         raise too_large
     return data
+
+
+def read_file(path: str | os.PathLike) -> str:
+    """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped. The one reader
+    of pipeline files (:func:`sqlstream.read_file`, ``sqlstream test``'s pipelines).
+
+    Raises:
+        SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason;
+            a directory, a FIFO or device, a file over :data:`MAX_FILE_BYTES`:
+            :func:`read_small_file`), or it is not UTF-8 (positioned at the first byte that
+            is not, whose offset the message gives).
+    """
+    try:
+        data = read_small_file(path)
+    except OSError as exc:
+        raise SqlStreamError(f"cannot read {path}: {exc.strerror or exc}", code="SS002") from None
+    except ValueError as exc:  # a NUL character in the path
+        raise SqlStreamError(f"cannot read {path!r}: {exc}", code="SS002") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        text = data[bom:].decode("utf-8", errors="replace")
+        offset = len(data[bom : exc.start].decode("utf-8", errors="replace"))
+        source = Source(text, str(path))
+        raise SqlStreamError(
+            f"{path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
+            f"{exc.start} cannot be decoded",
+            source.span(offset, offset + 1),
+            source,
+            hint="save the file as UTF-8 (for example: iconv -f latin1 -t utf-8 FILE)",
+            code="SS002",
+        ) from None
 
 
 _lock = threading.Lock()

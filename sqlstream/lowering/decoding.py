@@ -2,7 +2,9 @@
 records read as text (or a Kafka value) and parsed twice with Spark's own parsers, the
 malformed ones counted (``DataFrame.observe``) and set aside, as binding calls. What is
 decoded and why is :mod:`sqlstream.planning.malformed`; this module only lowers a planned
-:class:`~sqlstream.ir.plan.Decoding`.
+:class:`~sqlstream.ir.plan.Decoding` (:func:`decoding_chains`), in place of the connector's
+own read (:meth:`~sqlstream.connectors.base.Connector.read_chains`, whose
+:meth:`~sqlstream.connectors.base.Connector.read_steps` it reuses for a connector's payload).
 """
 
 from __future__ import annotations
@@ -68,8 +70,10 @@ def reason_sql(decoding: plan.Decoding, payload: Payload | None = None) -> str:
     return "CASE " + " ".join(cases) + " END"
 
 
-def read_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
-    """The chains of a source with a :class:`~sqlstream.ir.plan.Decoding`. A files source::
+def decoding_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
+    """The chains of a source with a :class:`~sqlstream.ir.plan.Decoding` (``on_error =
+    'drop'`` or ``'dead_letter'``), ending with ``createOrReplaceTempView(name)``. A files
+    source::
 
         df = (spark.readStream.format('text').option(…)….load(path))
         df = df.where("trim(value) != ''")                 # blank lines, as Spark's readers

@@ -15,7 +15,7 @@ from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Block, Chain, Program, Step
 from sqlstream.ir.functions import UserFunction
-from sqlstream.lowering.decoding import read_chains
+from sqlstream.lowering.decoding import decoding_chains
 from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
 
 SETTING_HINT = (
@@ -159,7 +159,9 @@ def relation_block(relation: p.Relation) -> Block:
     """The calls that define one temporary view (each ends with
     ``createOrReplaceTempView(name)``):
 
-    * a source: the connector's :meth:`~sqlstream.connectors.base.Connector.read_chains`;
+    * a source: the connector's :meth:`~sqlstream.connectors.base.Connector.read_chains`,
+      or, with ``on_error = 'drop'`` / ``'dead_letter'``, the decoding chains of
+      :func:`sqlstream.lowering.decoding.decoding_chains`;
     * a view: ``spark.sql(sql).createOrReplaceTempView(name)``;
     * a deduplication: ``spark.table(input).dropDuplicates([keys])`` (or
       ``dropDuplicatesWithinWatermark``) ``.createOrReplaceTempView(name)``.
@@ -171,7 +173,7 @@ def relation_block(relation: p.Relation) -> Block:
         kind = "TABLE" if relation.bounded else "STREAM"
         head = (f"{kind} {relation.name} {where}", *columns_comment(relation.columns))
         chains = (
-            read_chains(relation)
+            decoding_chains(relation)
             if relation.decoding is not None
             else connector(relation.connector).read_chains(relation)
         )

@@ -4,9 +4,9 @@
 returns: per statement, ``--`` comments (kind, name, line, columns, output mode and why)
 and the PySpark calls the binder makes. :func:`to_pyspark` is ``translate --to pyspark``:
 the same calls as a standalone PySpark script (a session builder with ``exec``'s
-defaults, the calls, then waiting for the queries). Both print the program that
-:func:`sqlstream.lowering.lower.lower` makes and :mod:`sqlstream.runtime.binder` runs, so what is shown
-is what runs. No Spark, no pyspark import. Secrets (values of ``${env:…}``) are redacted
+defaults, the calls, then waiting for the queries). Both print the program of a
+:class:`~sqlstream.lowering.lowered.Lowered` pipeline, the one :mod:`sqlstream.runtime.binder`
+runs, so what is shown is what runs. No Spark, no pyspark import. Secrets (values of ``${env:…}``) are redacted
 from the translation; the script reads them from the environment when it runs.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from sqlstream.diagnostics.source_text import SECRET_TOKEN
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import SQL_TEXT_STEPS, Chain, Program, Step
-from sqlstream.lowering.lower import lower
+from sqlstream.lowering.lowered import Lowered
 from sqlstream.lowering.packages import packages_for
 from sqlstream.lowering.session_config import session_defaults, session_settings
 
@@ -92,14 +92,15 @@ def render_program(program: Program, marker: str = "--", literal: Literal = plai
     return "\n\n".join(blocks) + "\n"
 
 
-def render(plan: p.Plan) -> str:
-    """Return the translation of ``plan`` (what ``sqlstream translate`` prints).
+def render(pipeline: Lowered) -> str:
+    """Return the translation of ``pipeline`` (what ``sqlstream translate`` prints): its
+    program (:attr:`~sqlstream.lowering.lowered.Lowered.program`, the one that runs).
 
     The blocks are, in order: warnings (as comments), session settings (``SET``),
     relations (reads and temporary views) and queries, each headed by a ``--`` comment
     naming the statement's line. Secrets are redacted.
     """
-    return plan.source.redact(render_program(lower(plan)))
+    return pipeline.plan.source.redact(render_program(pipeline.program))
 
 
 def _builder(plan: p.Plan, master: str | None, conf: dict[str, str]) -> Chain:
@@ -168,15 +169,15 @@ while True:
 
 
 def to_pyspark(
-    plan: p.Plan,
+    pipeline: Lowered,
     master: str | None = None,
     conf: dict[str, str] | None = None,
     available_now: bool = False,
 ) -> str:
-    """A standalone PySpark script that runs ``plan`` (``translate --to pyspark``).
+    """A standalone PySpark script that runs ``pipeline`` (``translate --to pyspark``).
 
     Args:
-        plan: the compiled pipeline.
+        pipeline: the compiled pipeline (its plan and program).
         master: the Spark master, as ``exec --master``; ``None``: no ``.master(…)`` call, so
             that ``spark-submit --master …`` decides (``python job.py``: ``local[*]``).
         conf: Spark configuration for the session, as ``exec --conf``.
@@ -192,8 +193,8 @@ def to_pyspark(
     """
     conf = dict(conf or {})
     if available_now:
-        plan = plan.available_now()
-    program = lower(plan)
+        pipeline = pipeline.available_now()
+    plan, program = pipeline.plan, pipeline.program
     source = plan.source.path or "<string>"
     head = [
         f'"""PySpark job of {source}, written by `sqlstream translate --to pyspark`.',

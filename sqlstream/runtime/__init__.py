@@ -1,7 +1,8 @@
 """Runtime: a program of binding calls run on Spark.
 
-Enters: a :class:`~sqlstream.ir.calls.Program` and a SparkSession (local, on a cluster or
-over Spark Connect).
+Enters: a compiled pipeline, its plan and the :class:`~sqlstream.ir.calls.Program` lowered
+from it once (:class:`~sqlstream.lowering.lowered.Lowered`; nothing here lowers), and a
+SparkSession (local, on a cluster or over Spark Connect).
 Leaves: started ``StreamingQuery`` objects and typed events
 (:mod:`~sqlstream.runtime.events`) of what they do, rendered as progress; restart checks
 against what a checkpoint recorded (:mod:`~sqlstream.runtime.restarts`), one run per

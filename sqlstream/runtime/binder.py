@@ -1,7 +1,7 @@
 """Binder: runs a plan's binding calls (:class:`~sqlstream.ir.calls.Program`) on a SparkSession.
 
-The only module that imports pyspark. It evaluates the chains that
-:func:`sqlstream.lowering.lower.lower` makes of a :class:`~sqlstream.ir.plan.Plan` — the same ones
+It evaluates the chains of a compiled pipeline's program
+(:attr:`sqlstream.lowering.lowered.Lowered.program`, lowered once, never here) — the same ones
 ``sqlstream translate`` prints — with ``getattr`` and calls, from the root names
 ``spark`` (the session), ``df`` (the last DataFrame assigned) and ``importlib`` (a
 ``foreachBatch`` function, imported by its module path): ``SET`` settings, source
@@ -21,15 +21,15 @@ from collections.abc import Callable
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession, functions
+from pyspark.sql import SparkSession, functions
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import SQL_TEXT_STEPS, Block, Chain, Program
-from sqlstream.lowering.lower import function_block, lower, relation_block
+from sqlstream.ir.calls import SQL_TEXT_STEPS, Block, Chain
+from sqlstream.lowering.lowered import Lowered
 from sqlstream.runtime import restarts
 from sqlstream.runtime.spark_errors import mapped
 from sqlstream.runtime.spark_session import is_connect, refuse_on_connect
@@ -152,9 +152,10 @@ def evaluate(
     return value
 
 
-def _env(spark: SparkSession, sql_functions=functions) -> dict:
-    """The root names of a program's chains: the session, ``F`` (``sql_functions``,
-    ``pyspark.sql.functions`` unless a test records the calls) and ``importlib``."""
+def environment(spark: SparkSession, sql_functions=functions) -> dict:
+    """The root names of a program's chains (the ``env`` of :func:`evaluate` and
+    :func:`run_block`): the session, ``F`` (``sql_functions``, ``pyspark.sql.functions``
+    unless a test records the calls) and ``importlib``."""
     return {"spark": spark, "F": sql_functions, "importlib": importlib}
 
 
@@ -171,7 +172,7 @@ def run_block(
         QueryFailedError: Spark rejected a source or view, or refused to start a query;
             positioned at the statement, with Spark's message.
     """
-    env = _env(spark) if env is None else env
+    env = environment(spark) if env is None else env
     values = []
     for chain in block.chains:
         try:
@@ -192,35 +193,18 @@ def run_block(
     return values
 
 
-def bind_relation(
-    spark: SparkSession, relation: p.Relation, report: Report, source: Source | None = None
-) -> DataFrame:
-    """Build the DataFrame of one plan step without registering it as a view (its
-    block's chains, without the final ``createOrReplaceTempView``); ``source``: the
-    pipeline's, whose secrets' values go in (:func:`evaluate`).
-
-    Raises:
-        Whatever PySpark raises.
-    """
-    env = _env(spark)
-    *chains, last = relation_block(relation).chains
-    for chain in chains:
-        evaluate(chain, env, report, source=source)
-    return evaluate(last, env, report, steps=len(last.steps) - 1, source=source)
-
-
-def define_relations(spark: SparkSession, plan: p.Plan, report: Report = print) -> None:
-    """Register the user-defined functions of ``plan`` in the session, then every relation
-    as a temporary view, in plan order.
+def define_relations(spark: SparkSession, pipeline: Lowered, report: Report = print) -> None:
+    """Register the user-defined functions of ``pipeline`` in the session, then every
+    relation as a temporary view, in plan order: the ``function`` and ``relation`` blocks of
+    its program.
 
     Raises:
         QueryFailedError: Spark rejected a function or a source (missing path, bad option,
             bad SQL).
     """
-    for function in plan.functions:
-        run_block(spark, plan, function_block(function), report)
-    for relation in plan.relations:
-        run_block(spark, plan, relation_block(relation), report)
+    for block in pipeline.program.blocks:
+        if block.kind in ("function", "relation"):
+            run_block(spark, pipeline.plan, block, report)
 
 
 def spark_settings(spark: SparkSession) -> dict[str, str | None]:
@@ -238,16 +222,15 @@ def spark_settings(spark: SparkSession) -> dict[str, str | None]:
 
 def start(
     spark: SparkSession,
-    plan: p.Plan,
-    program: Program | None = None,
+    pipeline: Lowered,
     report: Report = print,
     allow_incompatible_restart: bool = False,
     check_restarts: bool = True,
     sql_functions=functions,
     before_queries: Callable[[], None] | None = None,
 ) -> list[StreamingQuery]:
-    """Run the program of ``plan`` (:func:`sqlstream.lowering.lower.lower`): apply settings,
-    define relations and start every query.
+    """Run the program of ``pipeline`` (:attr:`~sqlstream.lowering.lowered.Lowered.program`):
+    apply settings, define relations and start every query.
 
     Before the first query starts, every query's state signature is compared with the one
     recorded in its checkpoint (:func:`sqlstream.runtime.restarts.prepare`); each query's record
@@ -256,10 +239,8 @@ def start(
 
     Args:
         spark: the session to run in.
-        plan: the compiled pipeline (run options applied:
-            :meth:`~sqlstream.ir.plan.Plan.available_now`).
-        program: ``plan`` lowered (:func:`sqlstream.lowering.lower.lower`), when the caller
-            lowered it already; lowered here when ``None``. Lowered once per start.
+        pipeline: the compiled pipeline, its plan and program (run options applied:
+            :meth:`~sqlstream.lowering.lowered.Lowered.available_now`).
         report: receives one-line notes (e.g. an inferred schema, an allowed change).
         allow_incompatible_restart: start despite changes Spark does not allow between
             restarts (each reported), and record the new signatures.
@@ -283,14 +264,14 @@ def start(
         SqlStreamError: (``SS405``) through Spark Connect, a call it cannot run
             (:func:`sqlstream.runtime.spark_session.refuse_on_connect`).
     """
-    program = program or lower(plan)
+    plan = pipeline.plan
     if is_connect(spark):
-        refuse_on_connect(plan, report, program)
-    env = _env(spark, sql_functions)
+        refuse_on_connect(pipeline, report)
+    env = environment(spark, sql_functions)
     started: list[StreamingQuery] = []
     checked: dict[str, restarts.Restart] | None = None
     try:
-        for block in program.blocks:
+        for block in pipeline.program.blocks:
             if block.kind == "query" and checked is None:
                 if before_queries is not None:
                     before_queries()

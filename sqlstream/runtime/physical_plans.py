@@ -7,27 +7,29 @@ import contextlib
 import io
 from collections.abc import Callable
 
-from sqlstream.ir import plan as p
+from sqlstream.lowering.lowered import Lowered
 from sqlstream.runtime.binder import define_relations
 from sqlstream.runtime.spark_session import create_session
 
 
-def physical_plans(plan: p.Plan, report: Callable[[str], None]) -> list[str]:
-    """Spark's ``explain(mode="formatted")`` of every query of ``plan`` (secrets redacted):
-    a local SparkSession (an active one is reused), the plan's views defined, each query's
+def physical_plans(pipeline: Lowered, report: Callable[[str], None]) -> list[str]:
+    """Spark's ``explain(mode="formatted")`` of every query of ``pipeline`` (secrets
+    redacted): a local SparkSession (an active one is reused), the functions and views of
+    its program defined (:func:`~sqlstream.runtime.binder.define_relations`), each query's
     SQL planned — nothing is started (``explain --physical``). Spark's notices, redacted,
     go to ``report``.
 
     Returns:
-        One text per query of ``plan``, in file order, as ``DataFrame.explain`` prints it.
+        One text per query of the plan, in file order, as ``DataFrame.explain`` prints it.
     """
+    plan = pipeline.plan
 
     def say(line: str) -> None:
         report(plan.source.redact(line))
 
     spark, created = create_session(plan, None, {}, say)
     try:
-        define_relations(spark, plan, say)
+        define_relations(spark, pipeline, say)
         plans = []
         for query in plan.queries:
             captured = io.StringIO()

@@ -1,7 +1,7 @@
 """Running a plan's queries on Spark and reporting what happens as typed events.
 
-:func:`start` and :func:`run` bind a :class:`~sqlstream.ir.plan.Plan` (``binder.start``) and
-follow its queries. Progress and termination come from a PySpark
+:func:`start` and :func:`run` run a compiled pipeline's program
+(:class:`~sqlstream.lowering.lowered.Lowered`, with ``binder.start``) and follow its queries. Progress and termination come from a PySpark
 ``StreamingQueryListener`` registered with ``spark.streams.addListener`` for the duration
 of a run. Spark calls it on its py4j callback thread; the listener only puts Spark's event
 on a queue. The thread that called :func:`run` (or, for :func:`start`, a sqlstream thread)
@@ -29,6 +29,7 @@ from sqlstream.analysis.checks import reads_nothing_once
 from sqlstream.connectors import CONNECTORS
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
 from sqlstream.ir import plan as p
+from sqlstream.lowering.lowered import Lowered
 from sqlstream.runtime.checkpoint_lock import Lease, acquire
 from sqlstream.runtime.events import (
     Event,
@@ -167,12 +168,13 @@ class _Run:
     def __init__(
         self,
         spark,
-        plan: p.Plan,
+        pipeline: Lowered,
         notices: list[str],
         emit: Callable[[Event], None],
         allow_incompatible_restart: bool = False,
     ) -> None:
-        self.spark, self.plan, self.notices = spark, plan, notices
+        plan = pipeline.plan
+        self.spark, self.pipeline, self.plan, self.notices = spark, pipeline, plan, notices
         self.emit = (
             emit
             if not plan.source.secrets
@@ -198,7 +200,7 @@ class _Run:
         try:
             self.handles = start(
                 self.spark,
-                self.plan,
+                self.pipeline,
                 report=lambda line: self.emit(Notice(line)),
                 allow_incompatible_restart=self.allow_incompatible_restart,
                 before_queries=registered,
@@ -395,15 +397,15 @@ class _Run:
 
 def start(
     spark: SparkSession,
-    plan: p.Plan,
+    pipeline: Lowered,
     available_now: bool = False,
     listeners: Iterable[ListenerLike] = (),
     allow_incompatible_restart: bool = False,
     lease: Lease | None = None,
 ) -> list[StreamingQuery]:
-    """Start every query of ``plan`` in ``spark`` and return without waiting.
+    """Start every query of ``pipeline`` in ``spark`` and return without waiting.
 
-    Settings, views and queries are bound by ``binder.start``. With listeners, a
+    Settings, views and queries are bound by ``binder.start``, from the pipeline's program. With listeners, a
     daemon thread of sqlstream delivers the events of these queries (from
     :class:`~sqlstream.runtime.events.QueryStarted` to :class:`~sqlstream.runtime.events.QueryTerminated`
     and, for a failure, :class:`~sqlstream.runtime.events.QueryFailed`) and removes the Spark
@@ -411,8 +413,9 @@ def start(
 
     Args:
         spark: the SparkSession to run in.
-        plan: the compiled pipeline's plan.
-        available_now: run every query with ``trigger(availableNow=True)``.
+        pipeline: the compiled pipeline (its plan and program).
+        available_now: run every query with ``trigger(availableNow=True)`` (the program
+            of :meth:`~sqlstream.lowering.lowered.Lowered.available_now`).
         listeners: callables or objects with ``on_event(event)``; none: no Spark
             listener is registered.
         allow_incompatible_restart: start queries despite changes Spark does not allow on
@@ -432,7 +435,8 @@ def start(
     """
     listeners = tuple(listeners)
     emit = emitter(listeners)
-    plan, notices = _settle(plan, available_now)
+    pipeline, notices = _settle(pipeline, available_now)
+    plan = pipeline.plan
     lease = lease or acquire(
         plan,
         lambda line: (
@@ -447,12 +451,12 @@ def start(
 
             handles = bind(
                 spark,
-                plan,
+                pipeline,
                 report=lambda _: None,
                 allow_incompatible_restart=allow_incompatible_restart,
             )
         else:
-            run = _Run(spark, plan, notices, emit, allow_incompatible_restart)
+            run = _Run(spark, pipeline, notices, emit, allow_incompatible_restart)
             handles = run.start()
             threading.Thread(
                 target=run.follow, name=f"sqlstream-events-{plan.name}", daemon=True
@@ -467,14 +471,14 @@ def start(
 
 def run(
     spark: SparkSession,
-    plan: p.Plan,
+    pipeline: Lowered,
     available_now: bool = False,
     timeout: float | None = None,
     listeners: Iterable[ListenerLike] = (),
     allow_incompatible_restart: bool = False,
     lease: Lease | None = None,
 ) -> list[QueryTerminated]:
-    """Start every query of ``plan``, wait until all have terminated, and return.
+    """Start every query of ``pipeline``, wait until all have terminated, and return.
 
     Events are delivered to the listeners on the calling thread. The run ends when
     Spark reports the termination of every query (e.g. ``EMIT … ONCE`` or
@@ -486,7 +490,8 @@ def run(
     and returns normally; no query is left running when this function returns or raises.
 
     Args:
-        spark: the SparkSession to run in; ``plan`` the compiled pipeline's plan.
+        spark: the SparkSession to run in; ``pipeline`` the compiled pipeline (its plan
+            and program).
         available_now: run every query with ``trigger(availableNow=True)``.
         timeout: stop the queries after this many seconds (wall time from the start);
             ``None``: wait for as long as they run.
@@ -510,11 +515,18 @@ def run(
     if signals is None:
         with StopSignals():
             return run(
-                spark, plan, available_now, timeout, listeners, allow_incompatible_restart, lease
+                spark,
+                pipeline,
+                available_now,
+                timeout,
+                listeners,
+                allow_incompatible_restart,
+                lease,
             )
     deadline = None if timeout is None else time.monotonic() + timeout
-    plan, notices = _settle(plan, available_now)
-    run_ = _Run(spark, plan, notices, emitter(tuple(listeners)), allow_incompatible_restart)
+    pipeline, notices = _settle(pipeline, available_now)
+    plan = pipeline.plan
+    run_ = _Run(spark, pipeline, notices, emitter(tuple(listeners)), allow_incompatible_restart)
     signals._inboxes.append(run_.inbox)  # noqa: SLF001 - the run wakes on a signal
     try:
         lease = lease or acquire(plan, lambda line: run_.emit(Notice(line)))
@@ -556,10 +568,12 @@ def _run_started(run: _Run, deadline: float | None, timeout: float | None) -> li
     return run.results()
 
 
-def _settle(plan: p.Plan, available_now: bool) -> tuple[p.Plan, list[str]]:
-    """The run options applied to ``plan`` once, where a run starts: with ``available_now``
-    every trigger becomes ``availableNow`` (:meth:`~sqlstream.ir.plan.Plan.available_now`)
-    and the ``SS360`` warnings of :func:`empty_available_now` are the notices to emit."""
+def _settle(pipeline: Lowered, available_now: bool) -> tuple[Lowered, list[str]]:
+    """The run options applied to ``pipeline`` once, where a run starts: with
+    ``available_now`` every trigger becomes ``availableNow``
+    (:meth:`~sqlstream.lowering.lowered.Lowered.available_now`: a new plan, whose program the
+    lowering stage lowers) and the ``SS360`` warnings of :func:`empty_available_now` are the
+    notices to emit."""
     if not available_now:
-        return plan, []
-    return plan.available_now(), [w.render() for w in empty_available_now(plan)]
+        return pipeline, []
+    return pipeline.available_now(), [w.render() for w in empty_available_now(pipeline.plan)]

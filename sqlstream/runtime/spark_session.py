@@ -38,8 +38,7 @@ from collections.abc import Callable
 from sqlstream.connectors import connector
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Program
-from sqlstream.lowering.lower import lower
+from sqlstream.lowering.lowered import Lowered
 from sqlstream.lowering.session_config import session_defaults, session_settings
 from sqlstream.planning.settings import is_static
 from sqlstream.runtime.class_archive import finish_at_exit, with_archive
@@ -256,10 +255,9 @@ def check_reachable(url: str | None, timeout: float = PROBE_SECONDS) -> None:
         )
 
 
-def refuse_on_connect(plan: p.Plan, report: Report, program: Program | None = None) -> None:
-    """Check that every binding call of ``plan`` means the same through Spark Connect;
-    report (through ``report``) that a console sink prints on the server. ``program``:
-    ``plan`` lowered by the caller (lowered here when ``None``).
+def refuse_on_connect(pipeline: Lowered, report: Report) -> None:
+    """Check that every binding call of ``pipeline``'s program means the same through Spark
+    Connect; report (through ``report``) that a console sink prints on the server.
 
     Source: Spark guide *Spark Connect Overview* (what is supported) and PySpark
     ``DataStreamWriter.foreachBatch`` (on Connect, the function is serialized and run on
@@ -268,7 +266,8 @@ def refuse_on_connect(plan: p.Plan, report: Report, program: Program | None = No
     Raises:
         SqlStreamError: (``SS405``) a call of :data:`CONNECT_UNSUPPORTED`, at its statement.
     """
-    for block in (program or lower(plan)).blocks:
+    plan = pipeline.plan
+    for block in pipeline.program.blocks:
         for chain in block.chains:
             for step in chain.steps:
                 if step.name in CONNECT_UNSUPPORTED:

@@ -21,6 +21,10 @@ types of its columns (:func:`file_exact`):
   ``committed`` file naming the last step released. Its offset is ``{"step": n}``. It costs
   a Python process per query start and a Python worker round trip per micro-batch.
 
+A table's rows are read the same way, as a batch: one JSON file (:func:`write_rows`), or
+for columns the JSON reader cannot read exactly one pickle file that the same data source
+reads (:func:`write_table`, :class:`TableReader`).
+
 Source: Spark guide, *Structured Streaming Programming Guide* (file source: "files will be
 processed in the order of file modification time"; ``maxFilesPerTrigger`` unset reads all
 new files); Spark SQL guide, *JSON Files* (``timestampFormat``, ``timestampNTZFormat``,
@@ -40,14 +44,17 @@ import os
 import pickle
 from pathlib import Path
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+
+from sqlstream.testing.pipeline import TAG
 
 FORMAT = "sqlstream_test_feed"
 """The name the feed is registered under (``spark.readStream.format(FORMAT)``)."""
-
-TAG = "__sqlstream_stream"
-"""The column that names the stream a row belongs to."""
-
 
 JSON_OPTIONS = {
     "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
@@ -144,18 +151,38 @@ def write_step(
         columns: ``(name, type)`` of the feed's columns after :data:`TAG`.
         rows: ``(stream tag, row tuple over columns)`` pairs, in arrival order.
     """
-    lines = []
-    for tag, row in rows:
-        fields = [json.dumps(TAG) + ":" + json.dumps(tag, ensure_ascii=False)]
-        fields += [
-            json.dumps(name) + ":" + json_value(value, kind)
-            for (name, kind), value in zip(columns, row)
-            if value is not None
-        ]
-        lines.append("{" + ",".join(fields) + "}\n")
+    lines = [_json_line(columns, row, tag) for tag, row in rows]
     hidden = folder / f".step-{step:06d}.json"
     hidden.write_text("".join(lines), encoding="utf-8")
     os.replace(hidden, folder / f"step-{step:06d}.json")
+
+
+def _json_line(columns: list[tuple[str, tuple]], row: tuple, tag: str | None = None) -> str:
+    """One JSON line: ``row`` over ``columns`` (nulls left out), after :data:`TAG` when
+    ``tag`` is given."""
+    fields = [] if tag is None else [json.dumps(TAG) + ":" + json.dumps(tag, ensure_ascii=False)]
+    fields += [
+        json.dumps(name) + ":" + json_value(value, kind)
+        for (name, kind), value in zip(columns, row)
+        if value is not None
+    ]
+    return "{" + ",".join(fields) + "}\n"
+
+
+def write_rows(folder: Path, columns: list[tuple[str, tuple]], rows: list[tuple]) -> None:
+    """Write a table's rows (tuples over ``columns``, ``(name, type)``) as the one JSON-lines
+    file ``rows.json`` of ``folder``, which Spark's JSON reader reads with
+    :data:`JSON_OPTIONS` (no rows: an empty file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(_json_line(columns, row) for row in rows)
+    (folder / "rows.json").write_text(text, encoding="utf-8")
+
+
+def write_table(folder: Path, rows: list[tuple]) -> None:
+    """Write a table's rows (tuples in its schema) as the pickle file ``rows.pickle`` of
+    ``folder``, which :class:`TableReader` reads."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rows.pickle").write_bytes(pickle.dumps(list(rows)))
 
 
 def step_file(folder: Path, step: int) -> Path:
@@ -187,7 +214,9 @@ def released(folder: Path) -> int:
 
 
 class FeedSource(DataSource):
-    """The data source: options ``path`` (the feed's folder) and ``schema`` (DDL)."""
+    """The data source: ``load(path)`` (the feed's folder) with the rows' schema
+    (``schema(ddl)``, else the option ``schema``); a stream (:class:`FeedReader`) or, for a
+    table, a batch (:class:`TableReader`)."""
 
     @classmethod
     def name(cls) -> str:
@@ -198,6 +227,19 @@ class FeedSource(DataSource):
 
     def streamReader(self, schema):  # noqa: N802 - PySpark's name
         return FeedReader(Path(self.options["path"]))
+
+    def reader(self, schema):
+        return TableReader(Path(self.options["path"]))
+
+
+class TableReader(DataSourceReader):
+    """A table's rows (:func:`write_table`), in one partition."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def read(self, partition):
+        yield from pickle.loads((self.folder / "rows.pickle").read_bytes())
 
 
 class FeedReader(DataSourceStreamReader):

@@ -1,16 +1,19 @@
 """The harness: runs one test of a pipeline on a SparkSession, step by step.
 
-What runs is the pipeline's plan as ``exec`` runs it — its settings, views,
-deduplications and queries with their output modes, in the same binding calls
-(:mod:`sqlstream.runtime.binder`) — with the ends swapped:
+What runs is the pipeline's plan as ``exec`` runs it — its settings, functions, views,
+deduplications and queries with their output modes — with the ends swapped on the plan
+(:meth:`~sqlstream.testing.pipeline.PipelineUnderTest.under_test`), then lowered as any plan
+(:class:`~sqlstream.lowering.lowered.Lowered`) and its program run by the binder
+(:mod:`sqlstream.runtime.binder`):
 
-* every stream reads the test feed (:mod:`sqlstream.testing.feed`): one feed DataFrame
-  per test, each stream a filter of it on the stream's tag with the stream's given
+* every stream reads the test feed (:mod:`sqlstream.testing.feed`): one feed source per
+  test, each stream a view of it filtered on the stream's tag with the stream's given
   columns, then its computed columns and its watermark (``withWatermark``) as declared;
-* every ``CREATE TABLE`` is a DataFrame of the test's ``tables`` rows (empty if none);
-* every query writes with ``foreachBatch`` to a capture that collects each micro-batch's
-  rows by batch id, with a checkpoint of its own under the test's folder, and Spark's
-  default trigger (micro-batches as soon as there is data), whatever ``EMIT … EVERY`` says.
+* every ``CREATE TABLE`` reads the test's ``tables`` rows (empty if none) as a batch;
+* every query writes with ``foreachBatch`` to a capture (:mod:`sqlstream.testing.capture`)
+  that collects each micro-batch's rows by batch id, with a checkpoint of its own under
+  the test's folder, and Spark's default trigger (micro-batches as soon as there is data),
+  whatever ``EMIT … EVERY`` says.
 
 A test runs the queries it checks (:func:`checked_queries`); ``--record`` runs them all.
 An ``input`` step releases its rows to the feed, then waits with
@@ -38,42 +41,23 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from sqlstream.diagnostics.errors import QueryFailedError, SqlStreamError
-from sqlstream.frontend.literals import quote_identifier as quote
-from sqlstream.frontend.literals import string_literal
+from sqlstream.diagnostics.source_text import Source
 from sqlstream.ir import plan as p
-from sqlstream.lowering.lower import function_block, relation_block, settings_block
-from sqlstream.runtime.binder import run_block, spark_message
-from sqlstream.testing import feed, values
+from sqlstream.ir.calls import Chain, Program
+from sqlstream.lowering.lowered import Lowered
+from sqlstream.runtime.binder import environment, evaluate, run_block, spark_message
+from sqlstream.testing import capture, feed, values
+from sqlstream.testing.capture import Capture
 from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
-from sqlstream.testing.pipeline import Pipeline, time_zone
+from sqlstream.testing.pipeline import Capturing, PipelineUnderTest, Read, time_zone
 from sqlstream.testing.spec import Case, Step, TestFile
 
 QUIET = {"spark.sql.streaming.noDataProgressEventInterval": "86400000"}
 """Set during a test: no idle progress events (only a micro-batch's own progress)."""
 
 
-class Capture:
-    """A ``foreachBatch`` function: the rows of each micro-batch, by batch id, as
-    :func:`values.normal` tuples, and the columns with their types."""
-
-    def __init__(self, zone: str):
-        self.zone = zone
-        self.batches: dict[int, list[tuple]] = {}
-        self.order: list[int] = []
-        self.columns: list[tuple[str, values.Type]] = []
-
-    def __call__(self, frame, batch_id: int) -> None:
-        columns = [
-            (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
-        ]
-        rows = [
-            tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns))
-            for row in frame.collect()
-        ]
-        self.columns = columns
-        if batch_id not in self.batches:
-            self.order.append(batch_id)
-        self.batches[batch_id] = rows
+def _quiet(_: str) -> None:
+    """The binder's ``report`` of a test: notes are not shown."""
 
 
 def _progress(query) -> list[dict]:
@@ -84,29 +68,40 @@ def _progress(query) -> list[dict]:
 
 
 class _Query:
-    """One query of the test: its plan, capture, running ``StreamingQuery`` and progress."""
+    """One query of the test: its plan, capture, running ``StreamingQuery`` and progress.
+
+    Attributes:
+        plan: the query as the pipeline plans it (its sink is the one a test names).
+        capture: the ``foreachBatch`` function its swapped sink names, and ``function``
+            that name (:func:`sqlstream.testing.capture.register`).
+        chain: the chain that starts it, from the program of the plan under test (set by
+            :meth:`Harness.run` once that plan is lowered); ``env``: the binder's root
+            names it is evaluated with; ``source``: the pipeline's (secrets).
+    """
 
     def __init__(self, query: p.Query, checkpoint: Path, zone: str):
         self.plan = query
         self.checkpoint = checkpoint
         self.capture = Capture(zone)
+        self.function = capture.register(self.capture)
+        self.chain: Chain | None = None
+        self.env: dict = {}
+        self.source: Source | None = None
         self.running = None
         self.failed: SqlStreamError | None = None
         self.progress: dict[int, dict] = {}  # batch id -> its progress
         self.last: dict | None = None
 
     def start(self, spark) -> None:
-        frame = spark.sql(self.plan.sql)
+        """Start the query: its chain of the program (``spark.sql(sql).writeStream
+        .foreachBatch(capture)….start()``), the capture's columns read first from the
+        chain's ``spark.sql(sql)``."""
+        assert self.chain is not None, "Harness.run sets the chain before any start"
+        frame = evaluate(self.chain, self.env, _quiet, steps=1, source=self.source)
         self.capture.columns = [
             (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
         ]
-        self.running = (
-            frame.writeStream.outputMode(self.plan.output_mode)
-            .queryName(self.plan.name)
-            .option("checkpointLocation", str(self.checkpoint))
-            .foreachBatch(self.capture)
-            .start()
-        )
+        self.running = evaluate(self.chain, self.env, _quiet, source=self.source)
 
     def collect_progress(self) -> None:
         if self.running is None:
@@ -120,7 +115,7 @@ class _Query:
                     self.last = progress
 
 
-def checked_queries(case: Case, pipeline: Pipeline) -> list[p.Query]:
+def checked_queries(case: Case, pipeline: PipelineUnderTest) -> list[p.Query]:
     """The queries of ``pipeline`` that ``case`` checks, in the pipeline's order: those
     writing to a sink a step's ``expect`` names and those a ``watermark``, ``state_rows`` or
     ``dropped_by_watermark`` check names. Every query when a step expects an ``error`` (it
@@ -159,10 +154,15 @@ class Harness:
         self.spark = spark
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sqlstream-test-"))
         self.spark.dataSource.register(feed.FeedSource)
+        self.env = environment(spark)
         self.count = 0
 
     def run(
-        self, test_file: TestFile, case: Case, pipeline: Pipeline, every_query: bool = False
+        self,
+        test_file: TestFile,
+        case: Case,
+        pipeline: PipelineUnderTest,
+        every_query: bool = False,
     ) -> CaseResult:
         """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
         (:func:`checked_queries`), or every query of the pipeline when ``every_query``
@@ -182,27 +182,69 @@ class Harness:
         zone = time_zone(pipeline, case.settings)
         run = pipeline.plan.queries if every_query else checked_queries(case, pipeline)
         queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in run]
-        restore = self._settings(pipeline, case)
         try:
-            self._define(pipeline, case, folder / "feed")
-            self._steps(test_file, case, pipeline, queries, folder / "feed", zone, result)
+            program = self._program(pipeline, case, queries, folder)
+            restore = self._settings(pipeline, program, case)
+            try:
+                self._define(pipeline, program)
+                self._steps(test_file, case, pipeline, queries, folder / "feed", zone, result)
+            finally:
+                for query in queries:
+                    if query.running is not None:
+                        query.running.stop()
+                restore()
         except SqlStreamError as error:
             result.status, result.error = "error", error
         finally:
             for query in queries:
-                if query.running is not None:
-                    query.running.stop()
-            restore()
+                capture.unregister(query.function)
             shutil.rmtree(folder, ignore_errors=True)
         if result.status == "passed" and result.failures:
             result.status = "failed"
         result.seconds = time.monotonic() - started
         return result
 
-    def _settings(self, pipeline: Pipeline, case: Case):
-        """Apply the pipeline's ``SET``s, the test's settings and :data:`QUIET`; return the
-        function that puts the session's values back."""
-        block = settings_block(pipeline.plan)
+    def _program(
+        self, pipeline: PipelineUnderTest, case: Case, queries: list[_Query], folder: Path
+    ) -> Program:
+        """The program of the pipeline under test: the feed's kind chosen, the tables' rows
+        written, the ends swapped on the plan and that plan lowered; each query's starting
+        chain and root names given to it."""
+        streams = list(pipeline.streams.values())
+        self._columns = [(n, values.parse_type(t)) for n, t in pipeline.feed_columns()[1:]]
+        self._file_feed = all(feed.file_exact(kind) for _, kind in self._columns)
+        path = str(folder / "feed")
+        stream_feed = (
+            Read("json", path, tuple(feed.JSON_OPTIONS.items()))
+            if self._file_feed
+            else Read(feed.FORMAT, path)
+        )
+        self.tags = {s.name.lower(): (i, len(s.given)) for i, s in enumerate(streams)}
+        given = {name.lower(): rows for name, rows in case.tables.items()}
+        tables = {}
+        for i, (key, table) in enumerate(pipeline.tables.items()):
+            rows = given[key].values if key in given else []
+            columns = [(n, values.parse_type(t)) for n, t in table.given]
+            where = folder / "tables" / str(i)
+            if all(feed.file_exact(kind) for _, kind in columns):
+                feed.write_rows(where, columns, rows)
+                tables[key] = Read("json", str(where), tuple(feed.JSON_OPTIONS.items()))
+            else:
+                feed.write_table(where, rows)
+                tables[key] = Read(feed.FORMAT, str(where))
+        sinks = {q.plan.name.lower(): Capturing(q.function, str(q.checkpoint)) for q in queries}
+        plan = pipeline.under_test(stream_feed, tables, sinks)
+        program = Lowered(plan).program
+        starts = {b.name: b.chains[-1] for b in program.blocks if b.kind == "query"}
+        for query in queries:
+            query.chain, query.env, query.source = starts[query.plan.name], self.env, plan.source
+        return program
+
+    def _settings(self, pipeline: PipelineUnderTest, program: Program, case: Case):
+        """Apply the pipeline's ``SET``s (the program's settings block), the test's
+        settings and :data:`QUIET`; return the function that puts the session's values
+        back."""
+        block = next(b for b in program.blocks if b.kind == "settings")
         keys = {chain.steps[-1].args[0] for chain in block.chains} if block else set()
         keys |= set(case.settings) | set(QUIET)
         conf = self.spark.conf
@@ -226,62 +268,13 @@ class Harness:
 
         return restore
 
-    def _define(self, pipeline: Pipeline, case: Case, folder: Path) -> None:
-        """The temporary views of the pipeline, the streams and tables swapped."""
-        spark, plan = self.spark, pipeline.plan
-        for function in plan.functions:  # CREATE FUNCTION: registered before any view
-            run_block(spark, plan, function_block(function), report=lambda _: None)
-        streams = list(pipeline.streams.values())
-        self._columns = [
-            (f"s{i}_{j}", values.parse_type(t))
-            for i, stream in enumerate(streams)
-            for j, (_, t) in enumerate(stream.given)
-        ]
-        schema = ", ".join(
-            [f"{quote(feed.TAG)} STRING"]
-            + [
-                f"`s{i}_{j}` {t}"
-                for i, stream in enumerate(streams)
-                for j, (_, t) in enumerate(stream.given)
-            ]
-        )
-        self._file_feed = all(feed.file_exact(kind) for _, kind in self._columns)
-        if self._file_feed:
-            source = (
-                spark.readStream.format("json")
-                .schema(schema)
-                .options(**feed.JSON_OPTIONS)
-                .load(str(folder))
-            )
-        else:
-            source = (
-                spark.readStream.format(feed.FORMAT)
-                .option("path", str(folder))
-                .option("schema", schema)
-                .load()
-            )
-        self.tags = {}
-        for i, stream in enumerate(streams):
-            self.tags[stream.name.lower()] = (i, len(stream.given))
-            frame = (
-                source.where(f"{quote(feed.TAG)} = {string_literal(stream.name)}")
-                .selectExpr(*(f"`s{i}_{j}` AS {quote(n)}" for j, (n, _) in enumerate(stream.given)))
-                .selectExpr(*stream.projection)
-            )
-            mark = stream.relation.watermark
-            if mark is not None:
-                frame = frame.withWatermark(mark.column, mark.delay)
-            frame.createOrReplaceTempView(stream.name)
-        given = {name.lower(): rows for name, rows in case.tables.items()}
-        for key, table in pipeline.tables.items():
-            ddl = ", ".join(f"{quote(n)} {t}" for n, t in table.given)
-            rows = given[key].values if key in given else []
-            spark.createDataFrame(rows, ddl).selectExpr(*table.projection).createOrReplaceTempView(
-                table.name
-            )
-        for relation in plan.relations:
-            if not isinstance(relation, p.SourceRelation):
-                run_block(spark, plan, relation_block(relation), report=lambda _: None)
+    def _define(self, pipeline: PipelineUnderTest, program: Program) -> None:
+        """The functions and temporary views of the pipeline under test: the program's
+        ``function`` and ``relation`` blocks (the feed, its views by stream, the streams
+        and tables reading them, then the pipeline's views and deduplications)."""
+        for block in program.blocks:
+            if block.kind in ("function", "relation"):
+                run_block(self.spark, pipeline.plan, block, lambda _: None, self.env)
 
     def _release(self, step: Step, folder: Path, released: int) -> None:
         rows = []
@@ -305,7 +298,7 @@ class Harness:
         self,
         test_file: TestFile,
         case: Case,
-        pipeline: Pipeline,
+        pipeline: PipelineUnderTest,
         queries: list[_Query],
         folder: Path,
         zone: str,
@@ -360,7 +353,9 @@ class Harness:
             result.actual.append(actual)
             self._check(test_file, case, step, pipeline, queries, new, actual, errors, zone, result)
 
-    def _start(self, query: _Query, pipeline: Pipeline, errors: list[SqlStreamError]) -> None:
+    def _start(
+        self, query: _Query, pipeline: PipelineUnderTest, errors: list[SqlStreamError]
+    ) -> None:
         """Start ``query`` unless it runs or has failed; a refusal is added to ``errors``."""
         if query.running is not None or query.failed is not None:
             return
@@ -381,7 +376,7 @@ class Harness:
         return self._names[name.lower()]
 
     def _actual(
-        self, pipeline: Pipeline, queries: list[_Query], new: dict, zone: str
+        self, pipeline: PipelineUnderTest, queries: list[_Query], new: dict, zone: str
     ) -> StepActual:
         actual = StepActual()
         for query in queries:

@@ -19,7 +19,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.testing import values
-from sqlstream.testing.pipeline import Pipeline, compile_pipeline, time_zone
+from sqlstream.testing.pipeline import PipelineUnderTest, compile_pipeline, time_zone
 from sqlstream.testing.spec import Case, Cell, Check, Row, Rows, Step, TestFile
 
 FILE_KEYS = ("pipeline", "variables", "settings", "tests")
@@ -126,7 +126,7 @@ def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile,
 
     Returns:
         ``(test_file, pipelines)``: the :class:`TestFile` and, per test name, the
-        compiled :class:`~sqlstream.testing.pipeline.Pipeline` it runs.
+        compiled :class:`~sqlstream.testing.pipeline.PipelineUnderTest` it runs.
 
     Raises:
         SqlStreamError: the first problem in the test file (at its line and column) or in
@@ -323,7 +323,7 @@ def _named(read: _Reader, names: dict, name: str, span: Span, what: str):
     return found
 
 
-def _check(read: _Reader, case: Case, pipeline: Pipeline) -> None:
+def _check(read: _Reader, case: Case, pipeline: PipelineUnderTest) -> None:
     """Check the names and input values of ``case`` against ``pipeline``; fill in the
     values of its input and table rows."""
     zone = time_zone(pipeline, case.settings)
@@ -389,7 +389,9 @@ def _expected_columns(read: _Reader, rows: Rows, queries, sink: str) -> None:
                     )
 
 
-def _query_check(read: _Reader, pipeline: Pipeline, key: str, check: Check, zone: str) -> None:
+def _query_check(
+    read: _Reader, pipeline: PipelineUnderTest, key: str, check: Check, zone: str
+) -> None:
     if check.query is None:
         if len(pipeline.queries) != 1:
             raise read.error(

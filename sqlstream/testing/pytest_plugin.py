@@ -68,7 +68,7 @@ class PipelineTest(pytest.Item):
     def runtest(self) -> None:
         if not _HARNESS:
             from sqlstream.testing.harness import Harness
-            from sqlstream.testing.runner import test_session
+            from sqlstream.testing.suite import test_session
 
             _HARNESS.append(Harness(test_session()))
         result = _HARNESS[0].run(self.test_file, self.case, self.pipeline)

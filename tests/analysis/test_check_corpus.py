@@ -248,14 +248,18 @@ def _run(spark, pipeline, seconds: float = 6.0, at_least: float = 1.5) -> Outcom
 
 
 def _batch(spark, pipeline):
-    """The program's (only) query as a batch query over the same files: what the SQL means."""
+    """The program's (only) query as a batch query over the same files: what the SQL means
+    (its streams read as batches on the plan, then lowered and bound as any plan)."""
     from sqlstream.ir import plan as p
-    from sqlstream.runtime.binder import bind_relation
+    from sqlstream.lowering.lowered import Lowered
+    from sqlstream.runtime.binder import define_relations
 
-    for relation in pipeline.plan.relations:
-        if isinstance(relation, p.SourceRelation) and not relation.bounded:
-            relation = dataclasses.replace(relation, bounded=True)
-        bind_relation(spark, relation, lambda _: None).createOrReplaceTempView(relation.name)
+    relations = tuple(
+        dataclasses.replace(r, bounded=True) if isinstance(r, p.SourceRelation) else r
+        for r in pipeline.plan.relations
+    )
+    batch = Lowered(dataclasses.replace(pipeline.plan, relations=relations))
+    define_relations(spark, batch, lambda _: None)
     (query,) = pipeline.plan.queries
     return spark.sql(query.sql)
 

@@ -21,7 +21,7 @@ EXAMPLES = ROOT / "examples"
 
 def test_every_example_test_file_passes(spark, monkeypatch):
     from sqlstream.testing.loading import load
-    from sqlstream.testing.runner import discover
+    from sqlstream.testing.suite import discover
 
     files = discover([EXAMPLES])
     cases = sum(len(load(f)[0].cases) for f in files)

@@ -80,7 +80,7 @@ def test_printed_calls_are_the_calls_that_run(spark, tmp_path, monkeypatch, case
     with settings_kept(spark, pipeline):  # a golden's SET (a watermark policy) must not leak
         started = binder.start(
             Recorded(spark, log, log.new()),
-            pipeline.plan,
+            pipeline,
             report=lambda _: None,
             check_restarts=False,  # reads settings and files: no binding call
             sql_functions=Recorded(functions, log, log.new()),
@@ -113,7 +113,7 @@ def test_binder_makes_the_printed_calls_without_spark(monkeypatch, case):
     log = Log()
     started = binder.start(
         Symbol(log, log.new()),
-        pipeline.plan,
+        pipeline,
         report=lambda _: None,
         check_restarts=False,  # reads settings and files: no binding call
         sql_functions=Symbol(log, log.new()),

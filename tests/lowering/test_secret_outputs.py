@@ -14,9 +14,9 @@ def test_translate_to_pyspark_names_each_secret_from_its_record(monkeypatch):
     for a name found by scanning the text against the current environment (which may have
     changed, or be unset, by the time the plan is printed)."""
     monkeypatch.setenv("SS_TOKEN", "s3cr3t-value")
-    plan = sqlstream.compile("SET 'spark.hadoop.fs.s3a.secret.key' = '${env:SS_TOKEN}';\n").plan
+    pipeline = sqlstream.compile("SET 'spark.hadoop.fs.s3a.secret.key' = '${env:SS_TOKEN}';\n")
     monkeypatch.delenv("SS_TOKEN")
-    script = to_pyspark(plan)
+    script = to_pyspark(pipeline)
     assert "'spark.hadoop.fs.s3a.secret.key', os.environ['SS_TOKEN']" in script, script
     assert "s3cr3t" not in script
 
@@ -56,8 +56,8 @@ def test_the_compiler_never_holds_a_secret_value(monkeypatch, caplog):
         repr(plan),
         repr(lower(plan)),
         pickle.dumps(lower(plan)).decode("latin-1"),
-        render(plan),
-        to_pyspark(plan),
+        render(pipeline),
+        to_pyspark(pipeline),
         explain.render(explain.describe(plan)),
         caplog.text,
     ]
@@ -136,12 +136,13 @@ def test_every_string_position_compiles_to_a_token_and_runs_the_value(position, 
     from sqlstream.lowering.lower import lower
     from sqlstream.lowering.printer import render
 
-    plan = sqlstream.compile(_STREAM + "INSERT INTO o " + POSITIONS[position] + ";\n").plan
+    pipeline = sqlstream.compile(_STREAM + "INSERT INTO o " + POSITIONS[position] + ";\n")
+    plan = pipeline.plan
     for text in (
         repr(plan),
         repr(lower(plan)),
-        render(plan),
-        to_pyspark(plan),
+        render(pipeline),
+        to_pyspark(pipeline),
         explain.render(explain.describe(plan)),
     ):
         assert "Xyzzy42" not in text

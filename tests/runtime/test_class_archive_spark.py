@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 RUN = """
 import sys
-from sqlstream.testing.runner import test_session
+from sqlstream.testing.suite import test_session
 conf = {"spark.driver.extraJavaOptions": sys.argv[1]} if sys.argv[1:] else None
 spark = test_session("local[1]", conf)
 assert spark.range(3).count() == 3

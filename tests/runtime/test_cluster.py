@@ -189,16 +189,16 @@ def test_spark_connect_refuses_foreach_batch_and_notes_console(tmp_path, monkeyp
     (tmp_path / "batches.py").write_text(BATCHES, encoding="utf-8")
     monkeypatch.setattr(connectors, "__path__", [*connectors.__path__, str(tmp_path)])
     monkeypatch.setattr(connectors, "CONNECTORS", connectors._discover())
-    plan = sqlstream.compile(
+    pipeline = sqlstream.compile(
         "CREATE STREAM ticks WITH (connector = 'rate');\n"
         "CREATE SINK out WITH (connector = 'batches');\n"
         "SELECT value FROM ticks;\n"
         "INSERT INTO out SELECT value FROM ticks;\n",
         path="p.ssql",
-    ).plan
+    )
     notes: list[str] = []
     with pytest.raises(SqlStreamError) as caught:
-        refuse_on_connect(plan, notes.append)
+        refuse_on_connect(pipeline, notes.append)
     rendered = caught.value.render()
     assert rendered.startswith(
         "p.ssql:4:1: SS405 query 'out' uses foreachBatch, which Spark Connect cannot run here"
@@ -207,7 +207,7 @@ def test_spark_connect_refuses_foreach_batch_and_notes_console(tmp_path, monkeyp
     refuse_on_connect(
         sqlstream.compile(
             "CREATE STREAM ticks WITH (connector = 'rate');\nSELECT value FROM ticks;\n"
-        ).plan,
+        ),
         notes.append,
     )
     assert notes == [

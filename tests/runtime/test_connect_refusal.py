@@ -43,10 +43,10 @@ EMIT CHANGES;
     ("text", "sink", "line"), [(FOREACH_BATCH, "batches", 6), (POSTGRES, "per_minute", 7)]
 )
 def test_foreach_batch_sinks_are_refused_at_their_insert(text, sink, line):
-    plan = sqlstream.compile(text, path="p.ssql").plan
+    pipeline = sqlstream.compile(text, path="p.ssql")
     notes: list[str] = []
     with pytest.raises(SqlStreamError) as caught:
-        refuse_on_connect(plan, notes.append)
+        refuse_on_connect(pipeline, notes.append)
     error = caught.value
     assert error.code == "SS405" and error.span.line == line
     rendered = error.render()
@@ -59,11 +59,11 @@ def test_foreach_batch_sinks_are_refused_at_their_insert(text, sink, line):
 
 
 def test_a_files_sink_runs_through_connect():
-    plan = sqlstream.compile(
+    pipeline = sqlstream.compile(
         STREAM + "CREATE SINK out WITH (connector = 'files', "
         "path = 'out', format = 'parquet');\n"
         "INSERT INTO out SELECT id, kind FROM events;\n"
-    ).plan
+    )
     notes: list[str] = []
-    refuse_on_connect(plan, notes.append)  # no SS405
+    refuse_on_connect(pipeline, notes.append)  # no SS405
     assert notes == []

@@ -10,7 +10,7 @@ import pytest
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.testing.compare import CaseResult
 from sqlstream.testing.loading import load
-from sqlstream.testing.runner import discover, exit_code
+from sqlstream.testing.suite import discover, exit_code
 from tests.conftest import FIXTURES
 
 SUITE = (FIXTURES / "spark_suites" / "watermark.test.yaml").read_text(encoding="utf-8")

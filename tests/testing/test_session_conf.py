@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlstream.testing.runner import CHECKPOINT_FILE_MANAGER, checkpoint_file_manager
+from sqlstream.testing.suite import CHECKPOINT_FILE_MANAGER, checkpoint_file_manager
 
 OLD = "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
 NEW = "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"

@@ -139,7 +139,7 @@ def test_a_pipelines_set_does_not_reach_the_next_pipelines_tests(spark, tmp_path
     under ``multipleWatermarkPolicy = max`` (Spark guide, "Policy for handling multiple
     watermarks"): after a first batch at 20 s, 20 s - 10 s or 20 s - 1 s. The first file's pipeline sets max; the
     second's, run after it in the same session, must get Spark's default again."""
-    from sqlstream.testing.runner import run
+    from sqlstream.testing.suite import run
 
     for name, setting, second in (
         ("a_max", "SET 'spark.sql.streaming.multipleWatermarkPolicy' = 'max';\n", 19),

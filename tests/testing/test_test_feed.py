@@ -152,7 +152,7 @@ tests:
 
 
 def test_a_map_with_an_integer_key_runs_on_the_python_feed(spark, tmp_path):
-    from sqlstream.testing.runner import run
+    from sqlstream.testing.suite import run
 
     (tmp_path / "codes.ssql").write_text(MAP_PIPELINE, encoding="utf-8")
     (tmp_path / "codes.test.yaml").write_text(MAP_TEST, encoding="utf-8")
