@@ -180,7 +180,9 @@ def test_top_level_tests_mirror_the_top_level_modules():
     """``tests/test_<module>.py`` for a top-level module (``cli``, ``session``, …) or one of
     :data:`TOP_LEVEL_TESTS`; the other modules there are the conftest and the modules the
     fixture programs import (:data:`PIPELINE_FIXTURES`)."""
-    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    modules = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.name for p in PACKAGE.iterdir() if p.name in STAGES and (p / "__init__.py").exists()
+    }
     for path in TESTS.glob("*.py"):
         if path.stem.startswith("test_"):
             name = path.stem.removeprefix("test_")
