@@ -294,7 +294,9 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
         plans = physical_plans(plan, lambda line: click.echo(line, err=True)) if physical else None
     if fmt == "json":
         if plans is not None:
-            described = [{**d, "physical_plan": text} for d, text in zip(described, plans)]
+            described = [
+                {**d, "physical_plan": text} for d, text in zip(described, plans, strict=True)
+            ]
         click.echo(json.dumps(described, indent=2))
     else:
         click.echo(render(described, plans), nl=False)

@@ -61,12 +61,12 @@ class Deduplication:
     input: exp.Select
     keys: tuple[str, ...]
     order: str | None
-    node: exp.Expression
-    replace: exp.Expression
-    condition: exp.Expression | None = None
+    node: exp.Expr
+    replace: exp.Expr
+    condition: exp.Expr | None = None
     star_except: bool = False
 
-    def split(self, tree: exp.Expression, name: str) -> exp.Expression:
+    def split(self, tree: exp.Expr, name: str) -> exp.Expr:
         """Make the query read the deduplicated relation ``name`` instead of the input rows.
 
         Args:
@@ -135,7 +135,7 @@ def _distinct(select: exp.Select, scope: StreamingScope) -> Deduplication | None
     return Deduplication("SELECT DISTINCT", rows, (), None, distinct, select)
 
 
-def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str | None]:
+def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expr | None, str | None]:
     """The conjunct of ``outer``'s WHERE that keeps the first row (``rn = 1``) and, when
     ``rn`` is filtered otherwise, why that is no deduplication."""
     where = outer.args.get("where")
@@ -158,7 +158,7 @@ def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str |
     return (None, why) if why else (found, None)
 
 
-def _refuse(window: exp.Expression, why: str) -> None:
+def _refuse(window: exp.Expr, why: str) -> None:
     window.meta[REFUSED] = why
 
 
@@ -251,7 +251,7 @@ def _star_except(outer: exp.Select, rn: str) -> bool:
     return [e.name.lower() for e in excepted] == [rn]
 
 
-def _without(select: exp.Select, alias: exp.Expression) -> exp.Select:
+def _without(select: exp.Select, alias: exp.Expr) -> exp.Select:
     """``select`` without the projection ``alias`` (a copy)."""
     index = select.expressions.index(alias)
     rows = select.copy()
@@ -259,9 +259,7 @@ def _without(select: exp.Select, alias: exp.Expression) -> exp.Select:
     return rows
 
 
-def find_deduplication(
-    tree: exp.Expression, infos: Mapping[str, RelationInfo]
-) -> Deduplication | None:
+def find_deduplication(tree: exp.Expr, infos: Mapping[str, RelationInfo]) -> Deduplication | None:
     """The innermost deduplication of a rewritten query over a stream, or ``None``.
 
     Args:

@@ -304,21 +304,22 @@ def check_columns(
                         column,
                     )
                 )
-            elif not owners and not any(lowered in cols for cols in sources.outer.values()):
-                if id(column) in from_where or lowered not in {a.lower() for a in aliases}:
-                    place = f" in {single}" if single and single != ROW else ""
-                    why = where if id(column) in from_where else ""
-                    candidates = columns_named if why else columns_named + aliases
-                    suggestion = (
-                        _suggestion(name, candidates)
-                        if place and not why
-                        else did_you_mean(name, candidates)
-                    )
-                    findings.append(
-                        finding(
-                            "SS205", f"unknown column '{name}'{place}{why}" + suggestion, column
-                        )
-                    )
+            elif (
+                not owners
+                and not any(lowered in cols for cols in sources.outer.values())
+                and (id(column) in from_where or lowered not in {a.lower() for a in aliases})
+            ):
+                place = f" in {single}" if single and single != ROW else ""
+                why = where if id(column) in from_where else ""
+                candidates = columns_named if why else columns_named + aliases
+                suggestion = (
+                    _suggestion(name, candidates)
+                    if place and not why
+                    else did_you_mean(name, candidates)
+                )
+                findings.append(
+                    finding("SS205", f"unknown column '{name}'{place}{why}" + suggestion, column)
+                )
 
 
 def window_columns(scopes: list[Scope]) -> None:
@@ -381,7 +382,7 @@ def _same(a: exp.Expr, b: exp.Expr) -> bool:
             x, y = x or [], y or []
             if len(x) != len(y) or not all(
                 _same(i, j) if isinstance(i, exp.Expr) and isinstance(j, exp.Expr) else i == j
-                for i, j in zip(x, y)
+                for i, j in zip(x, y, strict=True)
             ):
                 return False
         elif isinstance(x, exp.Expr) and isinstance(y, exp.Expr):

@@ -167,7 +167,7 @@ class Files(Connector):
             key = option.key.lower()
             canonical = key.replace("_", "")
             match = next(
-                (k for k in list(others) + sorted(streaming_only) if k == key or k == canonical),
+                (k for k in list(others) + sorted(streaming_only) if k in (key, canonical)),
                 None,
             )
             if match is None or match in own:

@@ -443,7 +443,10 @@ class PostgresWriter:
             with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(target, columns)) as copy:
                 for row in rows:
                     copy.write_row(
-                        [v if c is None or v is None else c(v) for v, (_, c) in zip(row, reads)]
+                        [
+                            v if c is None or v is None else c(v)
+                            for v, (_, c) in zip(row, reads, strict=True)
+                        ]
                     )
             if self.mode == "upsert":
                 self._merge(cur, fields, columns, keys)

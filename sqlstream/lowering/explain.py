@@ -217,4 +217,4 @@ def render(described: list[dict], physical: list[str] | None = None) -> str:
     """The text of :func:`describe`'s list, a blank line between queries; ``physical``:
     one formatted Spark plan per query, in the same order."""
     physical = physical or [None] * len(described)
-    return "\n".join(render_query(d, plan) for d, plan in zip(described, physical))
+    return "\n".join(render_query(d, plan) for d, plan in zip(described, physical, strict=True))

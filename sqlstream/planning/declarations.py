@@ -38,7 +38,7 @@ TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
 Record = Callable[[SqlStreamError, "ast.SqlText | None"], None]
 
 
-def parse_text(text: ast.SqlText) -> exp.Expression:
+def parse_text(text: ast.SqlText) -> exp.Expr:
     """Parse an expression written in the file (a computed column, a watermark).
 
     Raises:

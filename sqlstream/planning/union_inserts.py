@@ -124,7 +124,7 @@ def union_problem(parts: list[InsertPart]) -> SemanticError | None:
                 hint = "select the same columns in the same order"
             else:
                 for position, ((name, kind), (first_name, first_kind)) in enumerate(
-                    zip(mine, theirs), start=1
+                    zip(mine, theirs, strict=True), start=1
                 ):
                     if name.lower() != first_name.lower() or (
                         kind and first_kind and kind != first_kind

@@ -31,6 +31,7 @@ Source: JDK 17, JEP 350 "Dynamic CDS Archives" and the ``java`` command's
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -243,7 +244,5 @@ def finish_at_exit(archive: Archive, jvm) -> None:
 
 def _discard(archive: Archive) -> None:
     for path in (archive.pending, archive.lock):
-        try:
+        with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-        except OSError:
-            pass

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, Union, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.diagnostics.source_text import Span
@@ -325,7 +325,7 @@ class Listener(Protocol):
         """Handle one event; should return quickly (the run waits for it)."""
 
 
-ListenerLike = Union[Listener, Callable[[Event], None]]
+ListenerLike = Listener | Callable[[Event], None]
 
 
 def deliver(listener: ListenerLike, event: Event) -> None:

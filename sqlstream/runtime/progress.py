@@ -361,7 +361,7 @@ def batch_cells(event: BatchProgress, run_late: int | None = None) -> tuple[str,
 
 def batch_line(event: BatchProgress) -> str:
     """One plain line for a micro-batch."""
-    cells = dict(zip(COLUMNS, batch_cells(event)))
+    cells = dict(zip(COLUMNS, batch_cells(event), strict=True))
     state = (
         f", state {cells['state rows']} rows / {cells['state memory']}"
         if event.state_operators

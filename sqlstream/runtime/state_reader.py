@@ -506,7 +506,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str) -
     except ImportError:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
         return [
-            indent + "  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+            indent + "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
             for line in [headers, *rows]
         ]
     table = Table(*headers, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)

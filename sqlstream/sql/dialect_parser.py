@@ -7,6 +7,7 @@ beside its dialect).
 from __future__ import annotations
 
 import functools
+import itertools
 import typing as t
 
 from sqlglot import exp
@@ -39,7 +40,8 @@ def _build_named_struct(args: list) -> exp.Struct:
     ``k := v`` (what the type rules read), marked to be printed as ``named_struct`` again
     with each name literal as written."""
     fields = []
-    for key, value in zip(args[::2], args[1::2]):
+    # strict=False: an odd last argument (a name without a value) has no pair: left out
+    for key, value in zip(args[::2], args[1::2], strict=False):
         field = exp.PropertyEQ(this=exp.to_identifier(key.name), expression=value)
         field.meta["name_literal"] = key
         fields.append(field)
@@ -107,7 +109,7 @@ class SqlStreamParser(SparkParser):
         literal.update_positions(
             line=tokens[0].line, col=tokens[0].col, start=tokens[0].start, end=tokens[-1].end
         )
-        gaps = (self.sql[a.end + 1 : b.start] for a, b in zip(tokens, tokens[1:]))
+        gaps = (self.sql[a.end + 1 : b.start] for a, b in itertools.pairwise(tokens))
         text = (
             self.sql[tokens[0].start : tokens[-1].end + 1]
             if all(not g.strip() for g in gaps)
@@ -510,7 +512,8 @@ class SqlStreamParser(SparkParser):
         missing_named = [s for s in slots if s not in args]
         if len(positional) > len(missing_named):
             self.raise_error(f"Too many arguments; expected {TVF_SIGNATURES[kind]}", name_token)
-        for slot, value in zip(missing_named, positional):
+        # strict=False: fewer positional arguments than free slots fill the first slots
+        for slot, value in zip(missing_named, positional, strict=False):
             args[slot] = value
         needed = ["this", "time_column", *names[:required]]
         if any(args.get(slot) is None for slot in needed):
@@ -532,7 +535,7 @@ def _record_offsets(error: ParseError | dict, token: Token | None) -> None:
         records[0]["end"] = token.end + 1
 
 
-def _with_positions(node: exp.Expression, first: Token, last: Token) -> exp.Expression:
+def _with_positions(node: exp.Expr, first: Token, last: Token) -> exp.Expr:
     return node.update_positions(line=first.line, col=first.col, start=first.start, end=last.end)
 
 

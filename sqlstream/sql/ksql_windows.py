@@ -46,7 +46,7 @@ _BOUNDS = {"windowstart": "window_start", "windowend": "window_end"}
 _KSQL_KIND = {"TUMBLE": "TUMBLING", "HOP": "HOPPING", "SESSION": "SESSION"}
 
 
-def ksql_windows(tree: exp.Expression, event_time: EventTime) -> exp.Expression:
+def ksql_windows(tree: exp.Expr, event_time: EventTime) -> exp.Expr:
     """Complete every ksqlDB window of ``tree`` (in place) as the module docstring says.
 
     Args:

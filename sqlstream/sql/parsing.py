@@ -214,7 +214,7 @@ def check_sqlglot_build() -> None:
         )
 
 
-def parse_query(sql: str) -> exp.Expression:
+def parse_query(sql: str) -> exp.Expr:
     """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
 
     Args:
@@ -232,7 +232,7 @@ def parse_query(sql: str) -> exp.Expression:
     return _recall("query", sql, _parse_query)
 
 
-def _parse_query(sql: str) -> exp.Expression:
+def _parse_query(sql: str) -> exp.Expr:
     check_sqlglot_build()
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
@@ -262,7 +262,7 @@ def _parse_query(sql: str) -> exp.Expression:
     return trees[0]
 
 
-def parse_expression(sql: str) -> exp.Expression:
+def parse_expression(sql: str) -> exp.Expr:
     """Parse one scalar Spark SQL expression (e.g. a computed column or a watermark bound).
 
     Args:
@@ -277,7 +277,7 @@ def parse_expression(sql: str) -> exp.Expression:
     return _recall("expression", sql, _parse_expression)
 
 
-def _parse_expression(sql: str) -> exp.Expression:
+def _parse_expression(sql: str) -> exp.Expr:
     check_sqlglot_build()
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]

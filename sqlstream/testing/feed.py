@@ -122,7 +122,7 @@ def json_value(value, kind: tuple) -> str:
             "{"
             + ",".join(
                 json.dumps(n, ensure_ascii=False) + ":" + json_value(v, t)
-                for v, (n, t) in zip(value, kind[1])
+                for v, (n, t) in zip(value, kind[1], strict=True)
             )
             + "}"
         )
@@ -149,7 +149,7 @@ def write_step(
         fields = [json.dumps(TAG) + ":" + json.dumps(tag, ensure_ascii=False)]
         fields += [
             json.dumps(name) + ":" + json_value(value, kind)
-            for (name, kind), value in zip(columns, row)
+            for (name, kind), value in zip(columns, row, strict=True)
             if value is not None
         ]
         lines.append("{" + ",".join(fields) + "}\n")

@@ -28,6 +28,7 @@ Source: Spark guide, *Structured Streaming Programming Guide* (foreachBatch, wat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -67,7 +68,7 @@ class Capture:
             (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
         ]
         rows = [
-            tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns))
+            tuple(values.normal(v, t, self.zone) for v, (_, t) in zip(row, columns, strict=True))
             for row in frame.collect()
         ]
         self.columns = columns
@@ -219,10 +220,8 @@ class Harness:
 
         def restore():
             for key, value in before.items():
-                try:
+                with contextlib.suppress(PySparkException, Py4JJavaError):
                     conf.unset(key) if value is None else conf.set(key, value)
-                except (PySparkException, Py4JJavaError):
-                    pass
 
         return restore
 
@@ -388,7 +387,10 @@ class Harness:
             sink = query.plan.sink.name
             rows = _received(query, new[id(query)])
             shown = [
-                {n: values.shown(v, t, zone) for v, (n, t) in zip(row, query.capture.columns)}
+                {
+                    n: values.shown(v, t, zone)
+                    for v, (n, t) in zip(row, query.capture.columns, strict=True)
+                }
                 for row in rows
             ]
             actual.sinks.setdefault(sink, []).extend(shown)

@@ -42,7 +42,7 @@ def record(test_file: TestFile, results: list[CaseResult]) -> None:
         if result is None:
             continue
         single_query = None
-        for step, actual in zip(case.steps, result.actual):
+        for step, actual in zip(case.steps, result.actual, strict=True):
             if step.input is None:
                 continue
             node = step.node

@@ -140,7 +140,7 @@ def junit(results: list[CaseResult], seconds: float) -> str:
             ET.SubElement(
                 case, "error", message=result.error.message, type=result.error.code
             ).text = result.error.render()
-    for name, suite in suites.items():
+    for suite in suites.values():
         cases = suite.findall("testcase")
         suite.set("tests", str(len(cases)))
         suite.set("failures", str(sum(c.find("failure") is not None for c in cases)))

@@ -102,10 +102,7 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
 def _files(path: str, options: dict[str, str]) -> list[str]:
     """The data files under ``path`` in the order Spark's file source reads them: by
     modification time, then name."""
-    if glob.has_magic(path):
-        roots = sorted(glob.glob(path))
-    else:
-        roots = [path]
+    roots = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
     recursive = options.get("recursivefilelookup", "false").lower() == "true"
     pattern = options.get("pathglobfilter")
     found: list[str] = []
@@ -214,7 +211,7 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
         types[hits[0]] = kind
         read_as.append(read_names[hits[0]])
     return Binding(
-        tuple(zip(read_names, types)),
+        tuple(zip(read_names, types, strict=True)),
         tuple(read_as),
         tuple(problems),
         exact=read_names == list(names),
@@ -279,7 +276,7 @@ def declared_columns(
         )
     if binding.problems:
         return declared, {}, options
-    read_as = {name: read for (name, _), read in zip(declared, binding.read_as)}
+    read_as = {name: read for (name, _), read in zip(declared, binding.read_as, strict=True)}
     if [n for n, _ in binding.schema] == list(read_as) and read_as == {n: n for n in read_as}:
         read_as = {}  # every column declared, in file order: no projection needed
     return binding.schema, read_as, options + check
