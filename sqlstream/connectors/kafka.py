@@ -42,6 +42,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import replace
+from typing import Any
 
 from sqlstream.connectors.base import (
     DECODED,
@@ -58,7 +59,7 @@ from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier as _quote
 from sqlstream.frontend.literals import string_literal as sql_string
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, Step
+from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
 KAFKA_COLUMNS = (
     ("key", "BINARY"),
@@ -116,6 +117,8 @@ class KafkaError(SqlStreamError):
 class Kafka(Connector):
     """Kafka topics: ``bootstrap_servers`` and ``topic`` (or ``topic_pattern``) required."""
 
+    value_format: str  # set on the copy a declared stream reads (see declared)
+    avro_schema: dict | None
     name = "kafka"
     source_format = "kafka"
     sink_format = "kafka"
@@ -251,7 +254,9 @@ class Kafka(Connector):
             fixed = dict((n.lower(), t) for n, t in KAFKA_COLUMNS)
             for column in physical:
                 name = column.name.value.lower()
-                allowed = ("STRING", "BINARY") if name in ("key", "value") else (fixed.get(name),)
+                allowed = (
+                    ("STRING", "BINARY") if name in ("key", "value") else (fixed.get(name, ""),)
+                )
                 if name in fixed and column.type not in allowed:
                     raise KafkaError(
                         f"Kafka's column '{column.name}' is {' or '.join(allowed)}, not {column.type}",
@@ -339,7 +344,7 @@ class Kafka(Connector):
         """
         chains = list(super().read_chains(relation))
         decode = self.decode_steps(relation)
-        what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+        what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
         chains[1:1] = [Chain("df", (step,), assign="df", **what) for step in decode]
         return tuple(chains)
 
@@ -394,7 +399,7 @@ class Kafka(Connector):
         latest = spark.get("startingoffsets", "latest").strip().lower() == "latest" and not (
             {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys()
         )
-        common = dict(
+        common: dict[str, Any] = dict(
             kept=("`value`", _kafka_struct(relation)),
             kept_names=("`value`", "`__kafka`"),
             position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),

@@ -42,6 +42,10 @@ class SqlStreamError(Exception):
     """
 
     code = "SS000"
+    offset_start: int | None
+    offset_end: int | None
+    """Set on an error found in a query's SQL only: its offsets within that text (end
+    exclusive), which the compiler turns into a span in the file; absent otherwise."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -26,8 +26,10 @@ from sqlstream.sql.expressions import (
     WindowTVF,
 )
 
+E = t.TypeVar("E", bound=exp.Expr)
 
-def _is_var_text(token: Token | None, *texts: str) -> bool:
+
+def _is_var_text(token: Token | None, *texts: str) -> t.TypeGuard[Token]:
     return (
         token is not None
         and token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)
@@ -285,13 +287,13 @@ class SqlStreamParser(SparkParser):
         ``meta["ksql"]`` (its ``GRACE PERIOD`` interval or ``None``) and with a placeholder
         time column that :mod:`sqlstream.sql.ksql_windows` replaces by the relation's
         event-time column. ``relation`` unchanged if no such clause follows."""
-        kind_token = self._peek(1)
+        kind_token, paren = self._peek(1), self._peek(2)
         if (
             relation is None
             or self._curr is None
             or self._curr.token_type != TokenType.WINDOW
             or not _is_var_text(kind_token, *KSQL_WINDOWS)
-            or (self._peek(2) is None or self._peek(2).token_type != TokenType.L_PAREN)
+            or (paren is None or paren.token_type != TokenType.L_PAREN)
         ):
             return relation
         start = self._curr
@@ -376,7 +378,8 @@ class SqlStreamParser(SparkParser):
         self._advance()
         column = self._try_parse(self._parse_assignment)
         if column is not None and self._match(TokenType.ALIAS):
-            column = exp.alias_(column, self._parse_id_var(any_token=True), copy=False)
+            alias = t.cast("exp.Identifier | None", self._parse_id_var(any_token=True))
+            column = exp.alias_(column, alias, copy=False)
         if column is None or not _is_var_text(self._curr, "DELAY"):
             self._retreat(index)  # not the clause: WATERMARK is an alias
             return None
@@ -388,7 +391,7 @@ class SqlStreamParser(SparkParser):
             self.raise_error("Expected an INTERVAL after WATERMARK … DELAY OF")
         return _with_positions(Watermark(this=column, expression=delay), start, self._prev)
 
-    def _parse_stream_read(self, alias_tokens) -> exp.Table | None:
+    def _parse_stream_read(self, alias_tokens) -> exp.Expr | None:
         """``STREAM t`` or ``STREAM(t)`` → Table ``t`` with ``stream=True``."""
         if not _is_var_text(self._curr, "STREAM") or self._next is None:
             return None
@@ -402,6 +405,7 @@ class SqlStreamParser(SparkParser):
         if wrapped:
             self._advance()
         table = self._parse_table_parts()
+        assert table is not None  # a name follows STREAM (checked above)
         if wrapped:
             self._match_r_paren()
         table.set("stream", True)
@@ -488,7 +492,9 @@ class SqlStreamParser(SparkParser):
         else:
             args[key] = value
 
-    def _parse_tvf_relation(self, kind) -> tuple[exp.Expr, list[exp.Expr] | None]:
+    def _parse_tvf_relation(
+        self, kind
+    ) -> tuple[exp.Expr | None, list[exp.Expr] | list[exp.Expr | None] | None]:
         self._match(TokenType.TABLE)
         if self._match(TokenType.L_PAREN, advance=False):
             relation = self._parse_select(table=True, parse_subquery_alias=False)
@@ -535,14 +541,18 @@ def _record_offsets(error: ParseError | dict, token: Token | None) -> None:
         records[0]["end"] = token.end + 1
 
 
-def _with_positions(node: exp.Expr, first: Token, last: Token) -> exp.Expr:
+def _with_positions(node: E, first: Token, last: Token) -> E:
     return node.update_positions(line=first.line, col=first.col, start=first.start, end=last.end)
 
 
-def _hoist_watermark(relation: exp.Expr | None) -> exp.Expr | None:
+def _hoist_watermark(relation: E | None) -> E | None:
     """Move a watermark parsed with the alias onto the relation itself."""
     alias = relation.args.get("alias") if relation is not None else None
-    if isinstance(alias, exp.TableAlias) and alias.args.get("watermark") is not None:
+    if (
+        relation is not None
+        and isinstance(alias, exp.TableAlias)
+        and alias.args.get("watermark") is not None
+    ):
         relation.set("watermark", alias.args.pop("watermark"))
         if not alias.this and not alias.args.get("columns"):
             relation.set("alias", None)

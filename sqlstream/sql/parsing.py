@@ -236,8 +236,8 @@ def _parse_query(sql: str) -> exp.Expr:
     check_sqlglot_build()
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
-    except _PARSE_ERRORS as error:
-        syntax = _syntax_error(sql, error)
+    except _PARSE_ERRORS as exc:
+        syntax = _syntax_error(sql, exc)
         if _KSQL_WINDOW.search(sql):  # a ksqlDB WINDOW clause where it cannot be taken
             try:
                 problem = ksql_window_problem(sql, _DIALECT.tokenize(sql))
@@ -281,8 +281,8 @@ def _parse_expression(sql: str) -> exp.Expr:
     check_sqlglot_build()
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]
-    except _PARSE_ERRORS as error:
-        raise _syntax_error(sql, error) from None
+    except _PARSE_ERRORS as exc:
+        raise _syntax_error(sql, exc) from None
     if tree is None:
         error = SqlSyntaxError(
             "invalid SQL: expected an expression",
