@@ -43,6 +43,7 @@ def dead_letter_query(
         (f"{quote(RAW)} AS `raw`", *(f"{e} AS {quote(n)}" for n, _, e in fields)),
         (("raw", "STRING"), *((n, t) for n, t, _ in fields)),
     )
+    assert relation.decoding is not None and relation.decoding.decoded_view is not None
     sql = (
         f"SELECT {', '.join(items)} FROM {quote(relation.decoding.decoded_view)} "
         f"WHERE {quote(ERROR)} IS NOT NULL"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import PurePath
+from typing import overload
 
 from sqlstream.analysis.facts import RelationInfo
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
@@ -286,9 +287,11 @@ class Planner:
     def _derived_stream(self, statement: ast.CreateStream) -> None:
         """``CREATE STREAM name WITH (sink options) AS SELECT``: a view plus a query into the sink."""
         if statement.columns or statement.watermark:
+            given = statement.columns[0] if statement.columns else statement.watermark
+            assert given is not None
             raise SemanticError(
                 "CREATE STREAM … AS SELECT takes no column list: its columns are the query's",
-                statement.columns[0].span if statement.columns else statement.watermark.span,
+                given.span,
                 hint="remove the column list; put a WATERMARK clause in the query (FROM t WATERMARK …)",
             )
         if not statement.options:
@@ -302,6 +305,7 @@ class Planner:
         resolved = self._options(statement.options, "sink", statement.name, statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
         self.catalog.add_sink(statement.name, CatalogSink(sink, resolved))
+        assert statement.query is not None  # (the caller's test: AS SELECT)
         compiled = self._view(statement.name, statement.query, statement.span)
         name = self._query_name(statement.name.value, resolved, statement.name.span)
         self._add_query(name, sink, resolved, compiled, statement.emit, statement.span)
@@ -316,6 +320,10 @@ class Planner:
             self.findings.append(warning.with_source(self.source))
         return resolved
 
+    @overload
+    def _resolve_path(self, value: str) -> str: ...
+    @overload
+    def _resolve_path(self, value: str | None) -> str | None: ...
     def _resolve_path(self, value: str | None) -> str | None:
         if value is None or not self.base_dir:
             return value
@@ -404,6 +412,7 @@ class Planner:
         if entry.sink is None:  # its declaration failed: still check the query
             self._compile(query, sink_name.value)
             return
+        assert entry.options is not None  # (given with the sink)
         if self.insert_counts[entry.sink.name.lower()] > 1:
             self._insert_part(sink_name, entry, query, emit, span)
             return
@@ -428,6 +437,7 @@ class Planner:
         Raises:
             SemanticError: ``SS265`` the bodies cannot be one query.
         """
+        assert entry.sink is not None and entry.options is not None  # (the caller's test)
         compiled = self._compile(query, entry.sink.name)
         reads = self.catalog.closure(compiled.info.relations)
         poisoned = any(r.poisoned for r in reads)  # its mode cannot be known
@@ -466,6 +476,7 @@ class Planner:
             if self.enforce:
                 return
             mode, reason = "append", "not checked"
+        assert reason is not None  # (inferred with the mode)
         for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
             self._record(finding)
         trigger = None
@@ -518,6 +529,7 @@ class Planner:
                     hint="declare it with CREATE SINK … WITH (connector = …)",
                 )
             sink = entry.sink
+            assert entry.options is not None  # (given with the sink)
             if "append" not in connector(sink.connector).sink_modes:
                 raise OptionError(
                     f"sink '{sink.name}' cannot take dead letters: it has no append mode",

@@ -120,6 +120,7 @@ def lookup_joins(expression: exp.Expr) -> exp.Expr:
                 "use JOIN or LEFT JOIN",
             )
         select = join.parent
+        assert select is not None  # a join is in a SELECT
         source = select.args.get("from_") or select.args.get("from")
         if source is None:  # `SELECT 1 JOIN t FOR SYSTEM_TIME …`: no left side to look up from
             raise _lookup_error(
@@ -224,6 +225,7 @@ def _every_select(
                 if parent is None:
                     expression = replacement
                 else:
+                    assert arg_key is not None  # a node with a parent has its key there
                     parent.set(arg_key, replacement, index)
         return expression
 
@@ -412,6 +414,7 @@ def _cte_in_scope(
 
     ``index`` caches, per WITH node, each CTE's position and each name's first position, so
     that a chain of n CTEs is checked in time linear in n."""
+    child: exp.Expr
     child, node = table, table.parent
     while node is not None:
         with_ = (

@@ -53,7 +53,7 @@ Window TVFs (docs/dialect.md#window-tvfs), as verified on Spark 4.1 (local, file
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 
@@ -387,7 +387,7 @@ def _group_by_window(
     select: exp.Select,
     tvf: WindowTVF,
     qualifiers: set[str],
-    calls: list[exp.Expr],
+    calls: Sequence[exp.Expr],
     relation: exp.Expr,
     fields: Callable[[str], exp.Expr],
     struct: str,
@@ -457,9 +457,9 @@ def _group_by_window(
             )
             outer_items.append(exp.alias_(window_time, name))
         else:
-            outer_items.append(
-                exp.column(exp.to_identifier(names[i], quoted=not names[i].isidentifier()))
-            )
+            name = names[i]
+            assert name is not None  # (None only for a bare window column)
+            outer_items.append(exp.column(name, quoted=not name.isidentifier()))
     outer = exp.Select(expressions=outer_items)
     with_ = select.args.get("with_")
     select.set("with_", None)
@@ -503,7 +503,7 @@ def _rewrite_per_row(tvf: WindowTVF) -> None:
 # --- CUMULATE ------------------------------------------------------------------------------
 
 
-def _micros_of(literal: exp.Literal) -> int:
+def _micros_of(literal: exp.Expr) -> int:
     value = duration(literal.name)
     return value.days * 86_400_000_000 + value.microseconds
 
