@@ -232,7 +232,7 @@ def choose_mode(
             "from EMIT",
             mode_problems(info, ops, requested, sink_connector, sink_modes),
         )
-    reasons = {}
+    reasons: dict[str, str] = {}
     for mode in MODES:
         problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
         if not problems:

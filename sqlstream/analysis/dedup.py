@@ -92,6 +92,7 @@ class Deduplication:
             table.set("alias", alias)
         self.replace.replace(table)
         outer = table.find_ancestor(exp.Select)
+        assert outer is not None  # (the deduplication's SELECT)
         if self.star_except:
             outer.set("expressions", [exp.Star()])
         rest = [c for c in conjuncts(outer.args["where"].this) if c is not self.condition]

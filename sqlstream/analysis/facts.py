@@ -201,7 +201,9 @@ def _grouping_keys(select: exp.Select, watermarks: set[str]) -> tuple[bool, bool
     return watermarked_key, session
 
 
-def grouping_key(select: exp.Select, key: exp.Expr, columns: set[str] = frozenset()) -> exp.Expr:
+def grouping_key(
+    select: exp.Select, key: exp.Expr, columns: set[str] | frozenset[str] = frozenset()
+) -> exp.Expr:
     """The expression a grouping key stands for: ``GROUP BY 2`` is the second SELECT item,
     ``GROUP BY w`` the item aliased ``w`` — unless ``w`` is one of ``columns`` (an input
     column wins over an alias, as in Spark); any other key is itself."""
@@ -405,7 +407,7 @@ def names_under(node: exp.Expr, ctes: Mapping[str, exp.Expr]) -> set[str]:
     relations they read."""
     if not isinstance(ctes, CteMap):
         ctes = CteMap(bodies=ctes)
-    names = set()
+    names: set[str] = set()
     for table in find_all(node, exp.Table):
         name = table.name.lower()
         if name in ctes:

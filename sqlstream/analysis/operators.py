@@ -225,7 +225,7 @@ def collect_operators(
     streaming = scope.streaming
 
     def watermarked(node: exp.Expr) -> set[str]:
-        marks = set()
+        marks: set[str] = set()
         for name in scope.names_under(node):
             marks |= info(name).watermarks
         marks |= {c.this.alias_or_name.lower() for c in find_all(node, WatermarkClause)}

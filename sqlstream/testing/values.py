@@ -60,6 +60,7 @@ def parse_type(text: str) -> Type:
         name = take().lower()
         if name in ("array", "map", "struct"):
             take()  # <
+            inner: Type
             if name == "array":
                 inner = ("array", one())
             elif name == "map":
