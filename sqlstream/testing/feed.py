@@ -209,7 +209,9 @@ class FeedReader(DataSourceStreamReader):
     def initialOffset(self) -> dict:  # noqa: N802
         return {"step": 0}
 
-    def latestOffset(self) -> dict:  # noqa: N802
+    # the form without arguments that PySpark 4.0 and 4.1 call (and 4.2 on still does);
+    # 4.2's stubs type the one with start and limit
+    def latestOffset(self) -> dict:  # type: ignore[override]  # noqa: N802
         return {"step": released(self.folder)}
 
     def partitions(self, start: dict, end: dict):

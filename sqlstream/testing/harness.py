@@ -475,15 +475,15 @@ class Harness:
                 or wanted.lower() in getattr(e, "detail", "").lower()
                 for e in errors
             ):
-                got = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
+                raised = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
                 result.failures.append(
                     Failure(
                         step.number,
                         step.span.line,
                         "error",
-                        f"expected error '{wanted}', got {got}",
+                        f"expected error '{wanted}', got {raised}",
                         expected=wanted,
-                        actual=got,
+                        actual=raised,
                     )
                 )
         else:

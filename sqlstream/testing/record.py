@@ -46,6 +46,7 @@ def record(test_file: TestFile, results: list[CaseResult]) -> None:
             if step.input is None:
                 continue
             node = step.node
+            assert isinstance(node, CommentedMap)  # (the step's YAML mapping, as loaded)
             expect = CommentedMap()
             for sink, rows in actual.sinks.items():
                 expect[sink] = CommentedSeq([_row(r) for r in rows])
