@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import PurePath
-from typing import overload
 
 from sqlstream.analysis.facts import RelationInfo
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
@@ -287,11 +286,9 @@ class Planner:
     def _derived_stream(self, statement: ast.CreateStream) -> None:
         """``CREATE STREAM name WITH (sink options) AS SELECT``: a view plus a query into the sink."""
         if statement.columns or statement.watermark:
-            given = statement.columns[0] if statement.columns else statement.watermark
-            assert given is not None
             raise SemanticError(
                 "CREATE STREAM … AS SELECT takes no column list: its columns are the query's",
-                given.span,
+                (statement.columns or [statement.watermark or statement])[0].span,
                 hint="remove the column list; put a WATERMARK clause in the query (FROM t WATERMARK …)",
             )
         if not statement.options:
@@ -320,10 +317,6 @@ class Planner:
             self.findings.append(warning.with_source(self.source))
         return resolved
 
-    @overload
-    def _resolve_path(self, value: str) -> str: ...
-    @overload
-    def _resolve_path(self, value: str | None) -> str | None: ...
     def _resolve_path(self, value: str | None) -> str | None:
         if value is None or not self.base_dir:
             return value
@@ -409,10 +402,9 @@ class Planner:
                 sink_name.span,
                 hint="declare it first with CREATE SINK … WITH (connector = …)",
             )
-        if entry.sink is None:  # its declaration failed: still check the query
+        if entry.sink is None or entry.options is None:  # its declaration failed: still check
             self._compile(query, sink_name.value)
             return
-        assert entry.options is not None  # (given with the sink)
         if self.insert_counts[entry.sink.name.lower()] > 1:
             self._insert_part(sink_name, entry, query, emit, span)
             return
@@ -520,7 +512,7 @@ class Planner:
             checkpoint = None
         else:
             entry = self.catalog.sink(target.text)
-            if entry is None or entry.sink is None:
+            if entry is None or entry.sink is None or entry.options is None:
                 raise UnknownNameError(
                     f"dead_letter = '{target.text}' names no sink"
                     f"{did_you_mean(target.text, self.catalog.sink_names())}",
@@ -529,7 +521,6 @@ class Planner:
                     hint="declare it with CREATE SINK … WITH (connector = …)",
                 )
             sink = entry.sink
-            assert entry.options is not None  # (given with the sink)
             if "append" not in connector(sink.connector).sink_modes:
                 raise OptionError(
                     f"sink '{sink.name}' cannot take dead letters: it has no append mode",
@@ -555,7 +546,7 @@ class Planner:
             return self.state_dir_override
         for key, value in reversed(self.settings):
             if key.lower() == "sqlstream.state_dir":
-                return self._resolve_path(value)
+                return self._resolve_path(value) or value
         return self._resolve_path(DEFAULT_STATE_DIR) or DEFAULT_STATE_DIR
 
     @staticmethod
