@@ -26,9 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compile_scaling import statements_file  # noqa: E402
+from compile_scaling import statements_file
 
-from sqlstream.lsp.analysis import analyze  # noqa: E402
+from sqlstream.lsp.analysis import analyze
 
 
 def _marker(text: str, where: str) -> int:

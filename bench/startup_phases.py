@@ -55,10 +55,10 @@ def _sqlstream(work: Path) -> dict[str, float]:
     local[2]``, through the same calls the command makes."""
     marks = {"begin": time.perf_counter()}
     import sqlstream
-    import sqlstream.cli  # noqa: F401 - what the command imports
+    import sqlstream.cli  # what the command imports
 
     conf = {"spark.sql.shuffle.partitions": "2"}
-    import sqlstream.api  # noqa: F401 - the compiler (sqlglot), imported by the compile
+    import sqlstream.api  # the compiler (sqlglot), imported by the compile
     from sqlstream.runtime import runner  # noqa: F401 - imported by Session.run
 
     marks["import"] = time.perf_counter()

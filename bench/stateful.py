@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import handwritten_stateful  # noqa: E402
+import handwritten_stateful
 from run import (
     RATIO_GOAL,
     REPO,
@@ -41,7 +41,7 @@ from run import (
     load,
     load1,
     make_session,
-    ratio_table,  # noqa: E402
+    ratio_table,
     round_order,
     say,
     session_cpu_seconds,

@@ -37,10 +37,7 @@ STARTED = time.perf_counter()
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from sqlstream.testing import (
-    harness,  # noqa: E402
-    suite,  # noqa: E402
-)
+from sqlstream.testing import harness, suite  # noqa: E402
 
 
 def main(paths: list[str], conf: dict[str, str]) -> None:

@@ -18,7 +18,7 @@ runs do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlstream.diagnostics.errors import (
     CheckpointInUseError,
@@ -93,7 +93,7 @@ _LAZY = (
 )
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """``sqlstream.Session``, ``sqlstream.TextRenderer``, … imported on first access.
 
     Raises:

@@ -133,7 +133,14 @@ def compile(  # noqa: A001 - the API's name in the spec
     return run_deep(_compile, text, variables, path, state_dir, checks, spark_version)
 
 
-def _compile(text, variables, path, state_dir, checks, spark_version=None) -> Pipeline:
+def _compile(
+    text: str,
+    variables: Mapping[str, object] | None,
+    path: str | None,
+    state_dir: str | None,
+    checks: bool,
+    spark_version: str | None = None,
+) -> Pipeline:
     from sqlstream.frontend.parser import parse
     from sqlstream.planning.planner import build_plan
     from sqlstream.sql.parsing import check_sqlglot_build

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from sqlstream import api
@@ -238,7 +239,12 @@ class Session:
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(self, exc_type, exc, traceback) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         try:
             self.close()
         except Exception:  # noqa: BLE001 - do not hide the error that ended the block

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -250,7 +251,9 @@ def test_exec_ends_with_an_error_when_the_jvm_dies(tmp_path):
         if line.startswith("started query t"):
             break
     (jvm,) = [
-        child for child in _children(proc.pid) if "java" in open(f"/proc/{child}/cmdline").read()
+        child
+        for child in _children(proc.pid)
+        if "java" in Path(f"/proc/{child}/cmdline").read_text()
     ]
     os.kill(jvm, signal.SIGKILL)
     err = proc.stderr.read()

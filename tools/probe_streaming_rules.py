@@ -32,6 +32,7 @@ to stdout (or --md). Spark 4.x only. Takes a few minutes on 2 cores.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -1560,7 +1561,7 @@ def main() -> int:
             "expect": c.expect,
         }
         saved = {}
-        for k, v in c.conf.items():
+        for k in c.conf:
             saved[k] = spark.conf.get(k, None)
         q = None
         fb_rows: list = []
@@ -1575,7 +1576,7 @@ def main() -> int:
                 rec["is_streaming"] = df.isStreaming
             except Exception as e:
                 rec.update(verdict="define", **exc_info(e))
-                raise _Done()
+                raise _Done() from e
             try:
                 w = df.writeStream.outputMode(c.mode).queryName(qname)
                 if c.sink == "memory":
@@ -1605,7 +1606,7 @@ def main() -> int:
                 q = w.start()
             except Exception as e:
                 rec.update(verdict="start", **exc_info(e))
-                raise _Done()
+                raise _Done() from e
             try:
                 uses_rate = c.id.startswith("C") or (
                     c.sql is not None and re.search(r"\b(rt|rt2|rt_wm|rmb|rt_sqlview)\b", c.sql)
@@ -1623,7 +1624,7 @@ def main() -> int:
                 rec["verdict"] = "ok"
             except Exception as e:
                 rec.update(verdict="runtime", **exc_info(e))
-                raise _Done()
+                raise _Done() from e
         except _Done:
             pass
         except Exception as e:  # probe bug
@@ -1702,10 +1703,8 @@ def main() -> int:
             except Exception as e:
                 rec["semantics"] = f"could not read result: {exc_info(e)['message']}"
         if c.sink == "memory":
-            try:
+            with contextlib.suppress(Exception):
                 spark.catalog.dropTempView(qname)
-            except Exception:
-                pass
         rec["seconds"] = round(time.time() - t0, 1)
         results.append(rec)
         flag = (

@@ -60,12 +60,12 @@ class Deduplication:
     input: exp.Select
     keys: tuple[str, ...]
     order: str | None
-    node: exp.Expression
-    replace: exp.Expression
-    condition: exp.Expression | None = None
+    node: exp.Expr
+    replace: exp.Expr
+    condition: exp.Expr | None = None
     star_except: bool = False
 
-    def split(self, tree: exp.Expression, name: str) -> exp.Expression:
+    def split(self, tree: exp.Expr, name: str) -> exp.Expr:
         """Make the query read the deduplicated relation ``name`` instead of the input rows.
 
         Args:
@@ -91,6 +91,7 @@ class Deduplication:
             table.set("alias", alias)
         self.replace.replace(table)
         outer = table.find_ancestor(exp.Select)
+        assert outer is not None  # (the deduplication's SELECT)
         if self.star_except:
             outer.set("expressions", [exp.Star()])
         rest = [c for c in conjuncts(outer.args["where"].this) if c is not self.condition]
@@ -134,7 +135,7 @@ def _distinct(select: exp.Select, scope: StreamingScope) -> Deduplication | None
     return Deduplication("SELECT DISTINCT", rows, (), None, distinct, select)
 
 
-def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expression | None, str | None]:
+def _rn_filter(outer: exp.Select, rn: str) -> tuple[exp.Expr | None, str | None]:
     """The conjunct of ``outer``'s WHERE that keeps the first row (``rn = 1``) and, when
     ``rn`` is filtered otherwise, why that is no deduplication."""
     where = outer.args.get("where")
@@ -250,7 +251,7 @@ def _star_except(outer: exp.Select, rn: str) -> bool:
     return [e.name.lower() for e in excepted] == [rn]
 
 
-def _without(select: exp.Select, alias: exp.Expression) -> exp.Select:
+def _without(select: exp.Select, alias: exp.Expr) -> exp.Select:
     """``select`` without the projection ``alias`` (a copy)."""
     index = select.expressions.index(alias)
     rows = select.copy()
@@ -258,9 +259,7 @@ def _without(select: exp.Select, alias: exp.Expression) -> exp.Select:
     return rows
 
 
-def find_deduplication(
-    tree: exp.Expression, infos: Mapping[str, RelationInfo]
-) -> Deduplication | None:
+def find_deduplication(tree: exp.Expr, infos: Mapping[str, RelationInfo]) -> Deduplication | None:
     """The innermost deduplication of a rewritten query over a stream, or ``None``.
 
     Args:

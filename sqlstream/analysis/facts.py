@@ -71,7 +71,7 @@ class QueryInfo:
     relations: frozenset[str]
 
 
-def function_name(node: exp.Expression) -> str | None:
+def function_name(node: exp.Expr) -> str | None:
     """The lower-case name of a function call (``window``, ``count``), or ``None`` for a node
     that is not a call."""
     if isinstance(node, exp.Anonymous):
@@ -81,7 +81,7 @@ def function_name(node: exp.Expression) -> str | None:
     return None
 
 
-def outer_select(expression: exp.Expression) -> exp.Select | None:
+def outer_select(expression: exp.Expr) -> exp.Select | None:
     """The SELECT that produces a query's rows: through parentheses, the left branch of a
     set operation; ``None`` when there is none (e.g. ``VALUES``)."""
     node = expression
@@ -118,7 +118,7 @@ def is_aggregate(select: exp.Select) -> bool:
 
 
 def analyze(
-    expression: exp.Expression,
+    expression: exp.Expr,
     catalog: Mapping[str, RelationInfo],
     scope: StreamingScope | None = None,
 ) -> QueryInfo:
@@ -203,8 +203,8 @@ def _grouping_keys(select: exp.Select, watermarks: set[str]) -> tuple[bool, bool
 
 
 def grouping_key(
-    select: exp.Select, key: exp.Expression, columns: set[str] = frozenset()
-) -> exp.Expression:
+    select: exp.Select, key: exp.Expr, columns: set[str] | frozenset[str] = frozenset()
+) -> exp.Expr:
     """The expression a grouping key stands for: ``GROUP BY 2`` is the second SELECT item,
     ``GROUP BY w`` the item aliased ``w`` — unless ``w`` is one of ``columns`` (an input
     column wins over an alias, as in Spark); any other key is itself."""
@@ -221,7 +221,7 @@ def grouping_key(
     return key
 
 
-def _on_watermark(call: exp.Expression, watermarks: set[str]) -> bool:
+def _on_watermark(call: exp.Expr, watermarks: set[str]) -> bool:
     """``window(ts, …)``, ``session_window(ts, …)`` or ``window_time(w)`` whose first
     argument is a watermarked column, or such a call itself (``window(window_time(w), …)``,
     a chained window): Spark marks the result as event time too."""
@@ -236,7 +236,7 @@ def _on_watermark(call: exp.Expression, watermarks: set[str]) -> bool:
 
 
 def _inner_aggregations_watermarked(
-    expression: exp.Expression,
+    expression: exp.Expr,
     outer: exp.Select,
     catalog: Mapping[str, RelationInfo],
     relations,
@@ -330,7 +330,7 @@ def _visible_watermarks(
     return marks
 
 
-def from_relations(select: exp.Select) -> list[exp.Expression]:
+def from_relations(select: exp.Select) -> list[exp.Expr]:
     """The relations of ``select``'s FROM clause and joins, in order (tables, subqueries,
     table functions)."""
     source = select.args.get("from_") or select.args.get("from")
@@ -348,7 +348,7 @@ class CteMap(Mapping):
     """
 
     def __init__(
-        self, tree: exp.Expression | None = None, bodies: Mapping[str, exp.Expression] | None = None
+        self, tree: exp.Expr | None = None, bodies: Mapping[str, exp.Expr] | None = None
     ) -> None:
         found = find_all(tree, exp.CTE) if tree is not None else ()
         self._bodies = dict(bodies or {cte.alias_or_name.lower(): cte.this for cte in found})
@@ -356,7 +356,7 @@ class CteMap(Mapping):
         self._direct: dict[str, list[str]] | None = None
         self.watermarks: dict[int, frozenset[str]] = {}  # id(SELECT) → its visible watermarks
 
-    def __getitem__(self, name: str) -> exp.Expression:
+    def __getitem__(self, name: str) -> exp.Expr:
         return self._bodies[name]
 
     def __iter__(self):
@@ -402,13 +402,13 @@ class CteMap(Mapping):
         return self._reads[name]
 
 
-def names_under(node: exp.Expression, ctes: Mapping[str, exp.Expression]) -> set[str]:
+def names_under(node: exp.Expr, ctes: Mapping[str, exp.Expr]) -> set[str]:
     """Lower-case names of the relations ``node`` reads, following the CTEs in ``ctes``
     (name → body; a :class:`CteMap` keeps what it followed for the next call) to the
     relations they read."""
     if not isinstance(ctes, CteMap):
         ctes = CteMap(bodies=ctes)
-    names = set()
+    names: set[str] = set()
     for table in find_all(node, exp.Table):
         name = table.name.lower()
         if name in ctes:
@@ -434,7 +434,7 @@ class StreamingScope:
             bounded relations without watermarks.
     """
 
-    def __init__(self, tree: exp.Expression, infos: Mapping[str, RelationInfo]) -> None:
+    def __init__(self, tree: exp.Expr, infos: Mapping[str, RelationInfo]) -> None:
         self.tree = tree
         self.infos = infos
         self.ctes = CteMap(tree)
@@ -444,11 +444,11 @@ class StreamingScope:
         """What is known of relation ``name`` (lower case); bounded when unknown."""
         return self.infos.get(name, RelationInfo(False))
 
-    def names_under(self, node: exp.Expression) -> set[str]:
+    def names_under(self, node: exp.Expr) -> set[str]:
         """Lower-case names of the relations ``node`` reads, through the tree's CTEs."""
         return names_under(node, self.ctes)
 
-    def streaming(self, node: exp.Expression) -> bool:
+    def streaming(self, node: exp.Expr) -> bool:
         """Whether ``node`` (a part of the tree) reads a streaming relation."""
         key = id(node)
         if key not in self._streaming:

@@ -20,7 +20,7 @@ from sqlstream.sql.expressions import copy_tree
 
 __all__ = ["output_name", "pretty"]
 
-_OPERATORS = {
+_OPERATORS: dict[type[exp.Expr], str] = {
     exp.Add: "+",
     exp.Sub: "-",
     exp.Mul: "*",

@@ -76,7 +76,7 @@ class JoinInfo:
     watermark_in_keys: bool
     bounds_left: bool
     bounds_right: bool
-    node: exp.Expression
+    node: exp.Expr
 
     @property
     def stream_stream(self) -> bool:
@@ -111,7 +111,7 @@ class DedupInfo:
     keys: tuple[str, ...]
     within_watermark: bool
     bounded: bool
-    node: exp.Expression
+    node: exp.Expr
 
 
 @dataclass(frozen=True)
@@ -147,19 +147,19 @@ class Operators:
             through the views it reads.
     """
 
-    limit: exp.Expression | None
-    order: exp.Expression | None
+    limit: exp.Expr | None
+    order: exp.Expr | None
     order_after_aggregation: bool
-    distinct: exp.Expression | None
-    window_function: exp.Expression | None
+    distinct: exp.Expr | None
+    window_function: exp.Expr | None
     aggregations: int
-    global_session: exp.Expression | None
+    global_session: exp.Expr | None
     joins: tuple[JoinInfo, ...]
-    offset: exp.Expression | None = None
-    distinct_aggregate: exp.Expression | None = None
-    set_operations: tuple[tuple[str, exp.Expression], ...] = ()
-    not_map_like: tuple[tuple[str, exp.Expression | None], ...] = ()
-    watermark_redefined: exp.Expression | None = None
+    offset: exp.Expr | None = None
+    distinct_aggregate: exp.Expr | None = None
+    set_operations: tuple[tuple[str, exp.Expr], ...] = ()
+    not_map_like: tuple[tuple[str, exp.Expr | None], ...] = ()
+    watermark_redefined: exp.Expr | None = None
     deduplications: tuple[DedupInfo, ...] = ()
 
     @property
@@ -202,12 +202,12 @@ class Operators:
         )
 
 
-def _sorts(node: exp.Expression) -> list[exp.Expression]:
+def _sorts(node: exp.Expr) -> list[exp.Expr]:
     return [node.args[k] for k in ("order", "sort", "cluster") if node.args.get(k) is not None]
 
 
 def collect_operators(
-    expression: exp.Expression,
+    expression: exp.Expr,
     catalog: Mapping[str, RelationInfo],
     scope: StreamingScope | None = None,
 ) -> Operators:
@@ -224,14 +224,14 @@ def collect_operators(
     info = scope.info
     streaming = scope.streaming
 
-    def watermarked(node: exp.Expression) -> set[str]:
-        marks = set()
+    def watermarked(node: exp.Expr) -> set[str]:
+        marks: set[str] = set()
         for name in scope.names_under(node):
             marks |= info(name).watermarks
         marks |= {c.this.alias_or_name.lower() for c in find_all(node, WatermarkClause)}
         return marks
 
-    def depth(node: exp.Expression | None) -> int:
+    def depth(node: exp.Expr | None) -> int:
         """Chained streaming aggregations in ``node`` (a query) and what it reads."""
         while isinstance(node, exp.Subquery):
             node = node.this
@@ -255,10 +255,10 @@ def collect_operators(
 
     limit = distinct = window_function = global_session = offset = None
     distinct_aggregate = watermark_redefined = None
-    sorts: list[tuple[exp.Expression, bool]] = []
+    sorts: list[tuple[exp.Expr, bool]] = []
     joins: list[JoinInfo] = []
-    set_operations: list[tuple[str, exp.Expression]] = []
-    not_map_like: list[tuple[str, exp.Expression | None]] = []
+    set_operations: list[tuple[str, exp.Expr]] = []
+    not_map_like: list[tuple[str, exp.Expr | None]] = []
 
     for select in find_all(expression, exp.Select):
         if offset is None and select.args.get("offset") is not None:
@@ -368,7 +368,7 @@ def join_kind(join: exp.Join) -> str:
     return side or "inner"
 
 
-def _aliases(relation: exp.Expression) -> set[str]:
+def _aliases(relation: exp.Expr) -> set[str]:
     names = {relation.alias_or_name.lower()} if relation.alias_or_name else set()
     if isinstance(relation, exp.Table) and relation.name:
         names.add(relation.name.lower())
@@ -379,7 +379,7 @@ def _joins(select: exp.Select, streaming, watermarked) -> list[JoinInfo]:
     source = select.args.get("from_") or select.args.get("from")
     if source is None:
         return []
-    left: list[exp.Expression] = [source.this]
+    left: list[exp.Expr] = [source.this]
     found = []
     for join in select.args.get("joins") or ():
         left_marks = set().union(*(watermarked(r) for r in left))
@@ -433,7 +433,7 @@ class _Sides:
         return column.name.lower() in (self.left_marks if side == "left" else self.right_marks)
 
 
-def conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+def conjuncts(condition: exp.Expr | None) -> list[exp.Expr]:
     """The terms of ``condition``'s top-level ``AND`` (through parentheses); ``[]`` for none."""
     if condition is None:
         return []
@@ -447,7 +447,7 @@ def conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
 _MONTHS = ("YEAR", "MONTH", "QUARTER")
 
 
-def _linear(node: exp.Expression, sides: _Sides):
+def _linear(node: exp.Expr, sides: _Sides):
     """``node`` as a sum of columns (coefficient ±1) plus constants, the form Spark can
     solve for a state watermark: ``{(side, column node): coefficient}``, or ``None`` when
     it has another form (functions, products, month or year intervals, unknown columns)."""
@@ -485,7 +485,7 @@ class _JoinCondition:
             self.equality = True
             names = {u.name.lower() for u in using}
             self.watermark_in_keys = bool(names & (sides.left_marks | sides.right_marks))
-        self.ranges: list[tuple[exp.Expression, exp.Expression]] = []  # lower < upper
+        self.ranges: list[tuple[exp.Expr, exp.Expr]] = []  # lower < upper
         for conjunct in conjuncts(join.args.get("on")):
             if isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
                 self._equality(conjunct.this, conjunct.expression)
@@ -497,7 +497,7 @@ class _JoinCondition:
                 self.ranges.append((conjunct.args["low"], conjunct.this))
                 self.ranges.append((conjunct.this, conjunct.args["high"]))
 
-    def _equality(self, a: exp.Expression, b: exp.Expression) -> None:
+    def _equality(self, a: exp.Expr, b: exp.Expr) -> None:
         a_sides = {self.sides.of(c) for c in find_all(a, exp.Column)}
         b_sides = {self.sides.of(c) for c in find_all(b, exp.Column)}
         if not a_sides or not b_sides:

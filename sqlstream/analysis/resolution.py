@@ -76,13 +76,13 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
     4.0, whose SQL parser lacks it (``PARSE_SYNTAX_ERROR``; 4.1 added ``watermarkClause``,
     measured on 4.0.5 and 4.1.4)."""
     if not spark_versions.at_least(spark_versions.target(), "4.1"):
-        for node in find_all(tree, WatermarkClause):
+        for clause in find_all(tree, WatermarkClause):
             findings.append(
                 finding(
                     "SS338",
                     f"Spark {spark_versions.target()} has no WATERMARK … DELAY OF clause in "
                     "SQL (Spark 4.1 added it)",
-                    node,
+                    clause,
                     kind=SemanticError,
                     hint="declare the watermark on the stream: WATERMARK FOR ts AS ts - INTERVAL …",
                 )
@@ -159,11 +159,13 @@ class _Sources:
         cache = {} if cache is None else cache
         self.local = _local_sources(scope, schemas, cache)
         self.outer: dict[str, list[str] | None] = {}
+        parent: Scope | None
         parent, child = scope.parent, scope
         while parent is not None and (child.is_subquery or child.can_be_correlated):
             for name, columns in _local_sources(parent, schemas, cache).items():
                 self.outer.setdefault(name, columns)
-            parent, child = parent.parent, parent
+            child = parent
+            parent = parent.parent
         self.incomplete = any(c is None for c in (*self.local.values(), *self.outer.values()))
 
 
@@ -281,7 +283,7 @@ def check_columns(
                             column,
                         )
                     )
-                elif columns and lowered not in columns:
+                elif columns and isinstance(columns, list) and lowered not in columns:
                     findings.append(
                         finding(
                             "SS205",
@@ -293,7 +295,7 @@ def check_columns(
                 continue
             if lowered in pseudo or sources.incomplete:
                 continue
-            owners = [n for n, cols in sources.local.items() if lowered in cols]
+            owners = [n for n, cols in sources.local.items() if lowered in (cols or ())]
             if len(owners) > 1:
                 findings.append(
                     finding(
@@ -304,21 +306,22 @@ def check_columns(
                         column,
                     )
                 )
-            elif not owners and not any(lowered in cols for cols in sources.outer.values()):
-                if id(column) in from_where or lowered not in {a.lower() for a in aliases}:
-                    place = f" in {single}" if single and single != ROW else ""
-                    why = where if id(column) in from_where else ""
-                    candidates = columns_named if why else columns_named + aliases
-                    suggestion = (
-                        _suggestion(name, candidates)
-                        if place and not why
-                        else did_you_mean(name, candidates)
-                    )
-                    findings.append(
-                        finding(
-                            "SS205", f"unknown column '{name}'{place}{why}" + suggestion, column
-                        )
-                    )
+            elif (
+                not owners
+                and not any(lowered in (cols or ()) for cols in sources.outer.values())
+                and (id(column) in from_where or lowered not in {a.lower() for a in aliases})
+            ):
+                place = f" in {single}" if single and single != ROW else ""
+                why = where if id(column) in from_where else ""
+                candidates = columns_named if why else columns_named + aliases
+                suggestion = (
+                    _suggestion(name, candidates)
+                    if place and not why
+                    else did_you_mean(name, candidates)
+                )
+                findings.append(
+                    finding("SS205", f"unknown column '{name}'{place}{why}" + suggestion, column)
+                )
 
 
 def window_columns(scopes: list[Scope]) -> None:
@@ -381,7 +384,7 @@ def _same(a: exp.Expr, b: exp.Expr) -> bool:
             x, y = x or [], y or []
             if len(x) != len(y) or not all(
                 _same(i, j) if isinstance(i, exp.Expr) and isinstance(j, exp.Expr) else i == j
-                for i, j in zip(x, y)
+                for i, j in zip(x, y, strict=True)
             ):
                 return False
         elif isinstance(x, exp.Expr) and isinstance(y, exp.Expr):

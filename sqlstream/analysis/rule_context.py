@@ -34,7 +34,7 @@ class Finding:
     code: str
     message: str
     hint: str
-    node: exp.Expression | None = None
+    node: exp.Expr | None = None
     at: str = "query"
 
     @property

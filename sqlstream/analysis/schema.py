@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
+import typing
 from collections.abc import Mapping
 
 from sqlglot import exp
@@ -100,6 +101,7 @@ def _replace_watermark(relation: exp.Expr) -> None:
     relation.set("alias", None)
     if alias is None and isinstance(relation, exp.Table):
         alias = exp.TableAlias(this=exp.to_identifier(relation.name))
+    assert watermark is not None  # (called on a relation with one)
     column = watermark.this
     inner = exp.Select(
         expressions=[column.copy(), exp.Star()] if isinstance(column, exp.Alias) else [exp.Star()]
@@ -305,9 +307,12 @@ def _qualify_plain(tree: exp.Expr, known: Mapping[str, Schema], sql: str | None)
     ):
         return False  # ROLLUP, ALL, an ordinal, a select alias: qualify resolves them
     names: dict[str, int] = {}
-    for column, _ in known.get(table.name.lower()) or ():
-        names[column.lower()] = names.get(column.lower(), 0) + 1
-    qualifier, columns, fields, calls = table.alias_or_name, [], [], {}
+    for declared, _ in known.get(table.name.lower()) or ():
+        names[declared.lower()] = names.get(declared.lower(), 0) + 1
+    qualifier = table.alias_or_name
+    columns: list[exp.Column] = []
+    fields: list[exp.Column] = []
+    calls: dict[str, exp.Anonymous] = {}
     if qualifier.lower() in WINDOW_FUNCTIONS or names.keys() & WINDOW_FUNCTIONS:
         return False
     for node in find_all(tree, exp.Expr):
@@ -387,7 +392,7 @@ def _output(tree: exp.Expr, case: dict[str, str]) -> Schema | None:
             for b in branches
             for p in ((b.left, b.right) if isinstance(b, exp.SetOperation) else (b,))
         ]
-    selects = [b.unnest().selects for b in branches]
+    selects = [typing.cast(exp.Query, b.unnest()).selects for b in branches]
     if any(
         isinstance(s, exp.Star) or (isinstance(s, exp.Column) and s.is_star) for s in selects[0]
     ):

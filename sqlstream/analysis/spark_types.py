@@ -160,7 +160,7 @@ def type_string(dtype: exp.DataType | None) -> str:
                 return UNKNOWN
             fields.append(f"{quote_identifier(field.name)}: {field_type}")
         return f"STRUCT<{', '.join(fields)}>"
-    return _SIMPLE.get(kind, UNKNOWN) if not args or kind in ("VARCHAR", "CHAR") else UNKNOWN
+    return _SIMPLE.get(kind or "", UNKNOWN) if not args or kind in ("VARCHAR", "CHAR") else UNKNOWN
 
 
 @lru_cache(maxsize=1024)

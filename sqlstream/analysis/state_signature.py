@@ -46,7 +46,7 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
 
 
 def operators_of(
-    tree: exp.Expression,
+    tree: exp.Expr,
     infos: Mapping[str, RelationInfo],
     scope: StreamingScope | None = None,
 ) -> tuple[plan.StatefulOperator, ...]:
@@ -95,7 +95,7 @@ def operators_of(
     return tuple(found)
 
 
-def watermarks_of(tree: exp.Expression) -> tuple[plan.WatermarkDef, ...]:
+def watermarks_of(tree: exp.Expr) -> tuple[plan.WatermarkDef, ...]:
     """The ``WATERMARK`` clauses of one query tree (``relation`` empty: :func:`state_signature`
     names the view they are in)."""
     return tuple(

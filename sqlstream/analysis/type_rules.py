@@ -13,6 +13,7 @@ default).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.helper import subclasses
@@ -105,7 +106,9 @@ def _arithmetic(node: exp.Binary) -> str:
     decimals = decimal_parts(left), decimal_parts(right)
     if result != UNKNOWN or None in decimals or not ({left, right} - set(INTEGRAL)):
         return result
-    (p1, s1), (p2, s2) = decimals
+    left_parts, right_parts = decimals
+    assert left_parts is not None and right_parts is not None  # (returned above)
+    (p1, s1), (p2, s2) = left_parts, right_parts
     p1, p2 = (left_digits or p1), (right_digits or p2)
     if op in (exp.Add, exp.Sub):
         scale = max(s1, s2)
@@ -129,7 +132,7 @@ def common_type(types: list[str]) -> str:
     if len(set(known)) == 1:
         return known[0]
     if all(t in INTEGRAL for t in known):
-        return max(known, key=INTEGRAL.get)
+        return max(known, key=INTEGRAL.__getitem__)
     if all(t in INTEGRAL or t == "DOUBLE" for t in known):
         return "DOUBLE"
     return UNKNOWN
@@ -579,7 +582,7 @@ FUNCTIONS = {
             _array_of(_element(t[0])) if t[0].startswith("MAP<") else UNKNOWN
         ),
         "mapkeys": lambda n, t: (
-            _array_of(_parts(t[0], "MAP")[0]) if _parts(t[0], "MAP") else UNKNOWN
+            _array_of((_parts(t[0], "MAP") or [UNKNOWN])[0]) if _parts(t[0], "MAP") else UNKNOWN
         ),
         "varmap": lambda n, t: _map(n),
         **dict.fromkeys(("coalesce", "greatest", "least"), lambda n, t: common_type(t)),
@@ -727,7 +730,7 @@ _STRUCTURE = (
     exp.DataType,
     exp.Distinct,
 )
-EXPRESSION_METADATA = {
+EXPRESSION_METADATA: dict[type[exp.Expr], dict[str, Any]] = {
     **{
         cls: SqlStream.EXPRESSION_METADATA[cls]
         for cls in _STRUCTURE

@@ -179,20 +179,24 @@ def _check_text(text: str, variables: dict[str, str], path: str, spark_version: 
     """``(findings, queries)``: every finding, and each query's output mode, why, columns
     and state signature (secrets redacted), judged for Spark ``spark_version``."""
     findings, plan = sqlstream.check_plan(text, variables, path, spark_version=spark_version)
-    queries = [
-        {
-            "name": q.name,
-            "output_mode": q.output_mode,
-            "output_mode_reason": q.output_mode_reason,
-            "columns": None
-            if q.columns is None
-            else [{"name": n, "type": t} for n, t in q.columns],
-            "state": None
-            if q.state is None
-            else plan.source.redact_value(dataclasses.asdict(q.state)),
-        }
-        for q in (plan.queries if plan else ())
-    ]
+    queries = (
+        [
+            {
+                "name": q.name,
+                "output_mode": q.output_mode,
+                "output_mode_reason": q.output_mode_reason,
+                "columns": None
+                if q.columns is None
+                else [{"name": n, "type": t} for n, t in q.columns],
+                "state": None
+                if q.state is None
+                else plan.source.redact_value(dataclasses.asdict(q.state)),
+            }
+            for q in plan.queries
+        ]
+        if plan is not None
+        else []
+    )
     return findings, queries
 
 
@@ -303,7 +307,9 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
         )
     if fmt == "json":
         if plans is not None:
-            described = [{**d, "physical_plan": text} for d, text in zip(described, plans)]
+            described = [
+                {**d, "physical_plan": text} for d, text in zip(described, plans, strict=True)
+            ]
         click.echo(json.dumps(described, indent=2))
     else:
         click.echo(render(described, plans), nl=False)

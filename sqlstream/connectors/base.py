@@ -39,7 +39,7 @@ from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_me
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, Step
+from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
 # Options read by the compiler, never passed to Spark as they are.
 COMPILER_OPTIONS = {
@@ -195,7 +195,7 @@ class Connector:
         columns: tuple[tuple[str, str], ...] | None,
         output_mode: str,
         source: Source,
-    ) -> tuple[OptionError, ...]:
+    ) -> tuple[SqlStreamError, ...]:
         """Findings about a query written into this sink, once its columns (``(name,
         type)`` pairs, ``None`` when known only at run time) and output mode are known
         (``kafka``: a ``value`` column Spark can write, key columns that exist;
@@ -321,7 +321,7 @@ class Connector:
 
         Spark guide: *Input Sources*, *Handling Late Data and Watermarking*.
         """
-        what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+        what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
         reader = Step("read" if relation.bounded else "readStream", call=False)
         chains = [Chain("spark", (reader, *self.read_steps(relation)), assign="df", **what)]
         steps = []
@@ -449,6 +449,15 @@ class ResolvedOptions:
         """The text of compiler option ``key``, or ``default``."""
         option = self.compiler.get(key)
         return option.text if option is not None else default
+
+    def required(self, key: str) -> str:
+        """The text of compiler option ``key``, one the connector requires (the options
+        were validated: it is there).
+
+        Raises:
+            KeyError: ``key`` was not given.
+        """
+        return self.compiler[key].text
 
     def source_target(self, resolve_path: ResolvePath) -> tuple[str | None, str | None]:
         """:meth:`Connector.source_target` of these options."""

@@ -167,7 +167,7 @@ class Files(Connector):
             key = option.key.lower()
             canonical = key.replace("_", "")
             match = next(
-                (k for k in list(others) + sorted(streaming_only) if k == key or k == canonical),
+                (k for k in list(others) + sorted(streaming_only) if k in (key, canonical)),
                 None,
             )
             if match is None or match in own:
@@ -253,7 +253,7 @@ class Files(Connector):
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(format in lower case, path resolved against the file's folder)``."""
-        return resolved.get("format").lower(), resolve_path(resolved.get("path"))
+        return resolved.required("format").lower(), resolve_path(resolved.get("path"))
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(format in lower case, path resolved against the file's folder)``."""
@@ -269,7 +269,7 @@ class Files(Connector):
         """CSV: the declared columns bound to the files' header by name
         (:func:`sqlstream.connectors.formats.csv_header.declared_columns`, ``SS242`` / ``SS243``); other
         formats read the declared columns as declared."""
-        if resolved.get("format").lower() == "csv":
+        if resolved.required("format").lower() == "csv":
             return declared_columns(columns, path, resolved.spark, report)
         return super().bind_columns(resolved, columns, path, report)
 

@@ -199,11 +199,13 @@ class ForeachBatch(Connector):
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, 'module:callable')``: no ``format`` call; the function's name."""
-        return None, resolved.get("function").strip()
+        return None, resolved.required("function").strip()
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
         """``foreachBatch(importlib.import_module(module).callable)``."""
-        module, attrs = split_function(sink.path)
+        function = split_function(sink.path or "")
+        assert function is not None  # checked when the sink was declared
+        module, attrs = function
         return (Step("foreachBatch", (function_chain(module, attrs),)),)
 
     def start_step(self, sink: p.Sink) -> Step:

@@ -61,7 +61,7 @@ from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier as _quote
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, Step
+from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
 VALUE_FORMATS = ("json", "csv", "avro", "raw")
 SOURCE_OPTIONS = (
@@ -98,6 +98,8 @@ class KafkaError(SqlStreamError):
 class Kafka(Connector):
     """Kafka topics: ``bootstrap_servers`` and ``topic`` (or ``topic_pattern``) required."""
 
+    value_format: str  # set on the copy a declared stream reads (see declared)
+    avro_schema: dict | None
     name = "kafka"
     source_format = "kafka"
     sink_format = "kafka"
@@ -233,7 +235,9 @@ class Kafka(Connector):
             fixed = dict((n.lower(), t) for n, t in KAFKA_COLUMNS)
             for column in physical:
                 name = column.name.value.lower()
-                allowed = ("STRING", "BINARY") if name in ("key", "value") else (fixed.get(name),)
+                allowed = (
+                    ("STRING", "BINARY") if name in ("key", "value") else (fixed.get(name, ""),)
+                )
                 if name in fixed and column.type not in allowed:
                     raise KafkaError(
                         f"Kafka's column '{column.name}' is {' or '.join(allowed)}, not {column.type}",
@@ -321,7 +325,7 @@ class Kafka(Connector):
         """
         chains = list(super().read_chains(relation))
         decode = self.decode_steps(relation)
-        what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+        what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
         chains[1:1] = [Chain("df", (step,), assign="df", **what) for step in decode]
         return tuple(chains)
 

@@ -38,6 +38,8 @@ PostgreSQL docs *INSERT … ON CONFLICT*, *COPY*, *CREATE TABLE*; psycopg 3 *COP
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from typing import Any
 
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.foreach_batch import function_chain
@@ -70,7 +72,7 @@ class Postgres(Connector):
     name = "postgres"
     sink_format = "foreachBatch"
     required = ("table",)
-    own_options = (
+    own_options: tuple[str, ...] = (
         "url",
         "host",
         "port",
@@ -129,7 +131,7 @@ class Postgres(Connector):
                 hint="add database = '…'",
             )
         port = compiler.get("port")
-        port_text = port and source.unseal(port.text)
+        port_text = source.unseal(port.text) if port is not None else ""
         if port is not None and (not port_text.isdigit() or not 1 <= int(port_text) <= 65535):
             raise OptionError(
                 f"port '{port.text}' is not a number from 1 to 65535",
@@ -153,9 +155,11 @@ class Postgres(Connector):
             )
         upsert = keys is not None if mode is None else mode.text.lower() == "upsert"
         if upsert and (keys is None or not key_names(keys.text)):
+            given = mode or keys
+            assert given is not None  # upsert: by mode or by key_columns
             raise OptionError(
                 "mode 'upsert' needs key_columns",
-                (mode or keys).value_span,
+                given.value_span,
                 source,
                 code="SS223",
                 hint="key_columns = 'a, b': the columns that identify a row",
@@ -227,11 +231,12 @@ class Postgres(Connector):
         .PostgresWriter(url=…, …, key_columns=[…], …))``: the sink's options as keyword
         arguments (``port`` a number, ``key_columns`` a list)."""
         kwargs = []
-        for key, value in sink.options:
-            if key == "port" and not SECRET_TOKEN.search(value):  # a secret: libpq reads text
-                value = int(value)
+        for key, text in sink.options:
+            value: str | int | tuple[str, ...] = text
+            if key == "port" and not SECRET_TOKEN.search(text):  # a secret: libpq reads text
+                value = int(text)
             elif key == "key_columns":
-                value = tuple(value.split(","))
+                value = tuple(text.split(","))
             kwargs.append((key, value))
         return (
             Step(
@@ -326,7 +331,7 @@ def pg_type(data_type) -> str:
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def _read_expression(name: str, data_type) -> tuple[str, object]:
+def _read_expression(name: str, data_type) -> tuple[str, Callable[[Any], object] | None]:
     """``(Spark SQL expression, Python conversion or None)`` that reads column ``name`` for
     COPY: timestamps as microseconds since the epoch (exact, whatever the driver's time
     zone), nested values as JSON text, year-month intervals as months."""
@@ -374,7 +379,7 @@ class PostgresWriter:
         self.table, self.mode, self.key_columns = table, mode, tuple(key_columns)
         self.progress_table = progress_table
         self._url = libpq_url(url) if url else ""  # a secret URL arrives as written
-        self._params = {
+        self._params: dict[str, Any] = {
             k: v
             for k, v in (
                 ("host", host),
@@ -443,7 +448,10 @@ class PostgresWriter:
             with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(target, columns)) as copy:
                 for row in rows:
                     copy.write_row(
-                        [v if c is None or v is None else c(v) for v, (_, c) in zip(row, reads)]
+                        [
+                            v if c is None or v is None else c(v)
+                            for v, (_, c) in zip(row, reads, strict=True)
+                        ]
                     )
             if self.mode == "upsert":
                 self._merge(cur, fields, columns, keys)

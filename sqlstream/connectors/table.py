@@ -57,10 +57,12 @@ class Table(Connector):
         path = resolved.get("path")
         if path is None:
             warehouse = settings.get("spark.sql.warehouse.dir") or DEFAULT_WAREHOUSE
-            *database, table = resolved.get("table").replace("`", "").split(".")
+            *database, table = resolved.required("table").replace("`", "").split(".")
             parts = [f"{d}.db" for d in database] + [table]
             path = os.path.join(warehouse.removeprefix("file:"), *parts)
-        return (("path", resolve_path(path)),)
+        location = resolve_path(path)
+        assert location is not None  # (None only for no path)
+        return (("path", location),)
 
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
         """``table(name)`` (``DataStreamReader.table`` / ``DataFrameReader.table``)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 from sqlstream.diagnostics.codes import code as registered
 from sqlstream.diagnostics.source_text import Source, Span
@@ -42,8 +43,12 @@ class SqlStreamError(Exception):
     """
 
     code = "SS000"
+    offset_start: int | None
+    offset_end: int | None
+    """Set on an error found in a query's SQL only: its offsets within that text (end
+    exclusive), which the compiler turns into a span in the file; absent otherwise."""
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         registered(cls.code)
 
@@ -111,7 +116,7 @@ class SqlStreamError(Exception):
             lines.append(f"  hint: {self._redact(self.hint)}")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready record: code, message, hint, path, line, column, start, end."""
         record = {
             "code": self.code,
@@ -155,7 +160,7 @@ class CompileError(SqlStreamError):
             shown.append(f"… and {len(self.findings) - self.limit} more")
         return "\n".join(shown)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Return ``{"findings": [finding.to_dict(), …]}``, every finding in file order."""
         return {"findings": [finding.to_dict() for finding in self.findings]}
 

@@ -18,7 +18,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend import ast
-from sqlstream.frontend.grammar import first_token, kept_children, last_token
+from sqlstream.frontend.grammar import as_token, as_tree, first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
 from sqlstream.frontend.variables import SourceMap
@@ -111,25 +111,29 @@ class TreeBuilder:
     def offsets(node: Tree | Token) -> tuple[int, int]:
         """``(start, end)`` of ``node`` in the substituted text: its first token's start and
         its last token's end (every rule of the grammar matches at least one token)."""
-        return first_token(node).start_pos, last_token(node).end_pos
+        start, end = first_token(node).start_pos, last_token(node).end_pos
+        assert start is not None and end is not None  # the parser's tokens have positions
+        return start, end
 
     def at(self, node: Tree | Token) -> tuple[int, int]:
         """:meth:`offsets` moved by :attr:`delta`: ``(start, end)`` in the substituted text."""
-        delta = self.delta
-        return first_token(node).start_pos + delta, last_token(node).end_pos + delta
+        start, end = self.offsets(node)
+        return start + self.delta, end + self.delta
 
     def span(self, node: Tree | Token) -> Span:
         return self.source_map.span(*self.at(node))
 
-    def sql(self, node: Tree) -> ast.SqlText:
+    def sql(self, node: Tree | Token | None) -> ast.SqlText:
+        if node is None:
+            raise TypeError("a query or expression expected (the grammar puts one here)")
         start, end = self.at(node)
         return ast.SqlText(self.source_map.text[start:end], start, self.span(node), self.source_map)
 
     def error(self, cls, message: str, node, hint: str | None = None):
         return cls(message, self.span(node), self.source, hint=hint)
 
-    def name(self, node: Tree) -> ast.Name:
-        token = node.children[0]
+    def name(self, node: Tree | Token | None) -> ast.Name:
+        token = as_tree(node).children[0]
         return ast.Name(_unquote_ident(str(token)), self.span(token))
 
     @staticmethod
@@ -158,7 +162,7 @@ class TreeBuilder:
             has_schema=self.find(node, "column_list") is not None,
         )
 
-    def _create_table(self, node: Tree) -> ast.CreateTable:
+    def _create_table(self, node: Tree) -> ast.CreateTable | ast.CreateSink | ast.Insert:
         column_list = self.find(node, "column_list")
         if self.find(node, "as_query") is not None:
             return self._ksql_table_as(node, column_list)
@@ -207,6 +211,7 @@ class TreeBuilder:
                 hint="drop the column list, or name the columns in the SELECT list (… AS name)",
             )
         query, emit = self.as_query(self.find(node, "as_query"))
+        assert query is not None  # found above: the statement has AS SELECT …
         span = self.span(node)
         if emit is None:
             emit = ast.Emit("update", None, name.span)
@@ -350,10 +355,11 @@ class TreeBuilder:
                 )
         return tuple(columns), watermark
 
-    def type(self, node: Tree, depth: int = 1) -> str:
+    def type(self, node: Tree | Token | None, depth: int = 1) -> str:
+        node = as_tree(node)
         if depth > MAX_NESTING and node.data == "nested_type":
             raise nesting_error("types", self.span(node)).with_source(self.source)
-        type_name = node.children[0].children[0]
+        type_name = as_tree(node.children[0]).children[0]
         upper = str(type_name).upper()
         args = kept_children(node)[1:]
         if node.data == "nested_type":
@@ -367,7 +373,7 @@ class TreeBuilder:
             if upper == "STRUCT":
                 fields = []
                 for arg in args:
-                    if arg.data != "field":
+                    if not isinstance(arg, Tree) or arg.data != "field":
                         raise self.error(
                             SemanticError,
                             "STRUCT fields are written 'name: TYPE'",
@@ -380,7 +386,9 @@ class TreeBuilder:
                         f"{self.type(field_type, depth + 1)}"
                     )
                 return f"STRUCT<{', '.join(fields)}>"
-            if len(args) != _NESTED_TYPES[upper] or any(a.data == "field" for a in args):
+            if len(args) != _NESTED_TYPES[upper] or any(
+                isinstance(a, Tree) and a.data == "field" for a in args
+            ):
                 raise self.error(
                     SemanticError,
                     f"{upper} takes {_NESTED_TYPES[upper]} type argument(s)",
@@ -426,11 +434,11 @@ class TreeBuilder:
     def option(self, node: Tree) -> ast.Option:
         key_node, value_node = kept_children(node)
         key_tokens = kept_children(key_node)
-        if key_tokens[0].type == "STRING":
+        if as_token(key_tokens[0]).type == "STRING":
             key = _unquote_string(str(key_tokens[0]))
         else:
             key = ".".join(str(t) for t in key_tokens)
-        token = value_node.children[0]
+        token = as_token(as_tree(value_node).children[0])
         raw = str(token)
         value: str | bool | int | float
         if token.type == "STRING":
@@ -487,11 +495,13 @@ class TreeBuilder:
                 trigger = ast.Trigger("real_time", interval, self.span(child))
         return ast.Emit(mode, trigger, self.span(node))
 
-    def interval(self, node: Tree) -> str:
+    def interval(self, node: Tree | Token) -> str:
         """``INTERVAL '10' SECONDS`` / ``INTERVAL 10 SECOND`` / ``INTERVAL '10 seconds'`` → ``10 seconds``."""
         value_token, *rest = kept_children(node)
         raw = (
-            _unquote_string(str(value_token)) if value_token.type == "STRING" else str(value_token)
+            _unquote_string(str(value_token))
+            if as_token(value_token).type == "STRING"
+            else str(value_token)
         )
         unit = str(rest[0]) if rest else None
         match = _DURATION.match(raw)

@@ -52,22 +52,50 @@ def punctuation() -> frozenset[str]:
     return frozenset(t.name for t in lark_parser().terminals if isinstance(t.pattern, PatternStr))
 
 
-def kept_children(node: Tree) -> list[Tree | Token]:
+def as_tree(node: Tree | Token | None) -> Tree:
+    """``node`` as the rule's tree the grammar puts there (Lark types a child as a tree or a
+    token; the grammar decides which).
+
+    Raises:
+        TypeError: ``node`` is a token or missing (the builder does not match the grammar).
+    """
+    if not isinstance(node, Tree):
+        raise TypeError(f"a rule's tree expected, got {node!r}")
+    return node
+
+
+def as_token(node: Tree | Token | None) -> Token:
+    """``node`` as the token the grammar puts there.
+
+    Raises:
+        TypeError: ``node`` is a tree or missing (the builder does not match the grammar).
+    """
+    if not isinstance(node, Token):
+        raise TypeError(f"a token expected, got {node!r}")
+    return node
+
+
+def kept_children(node: Tree | Token | None) -> list[Tree | Token]:
     """``node``'s children without keyword and punctuation tokens (:func:`punctuation`):
-    the children Lark gives without ``keep_all_tokens``."""
+    the children Lark gives without ``keep_all_tokens``.
+
+    Raises:
+        TypeError: ``node`` is no tree (see :func:`as_tree`).
+    """
+    node = as_tree(node)
     dropped = punctuation()
-    return [c for c in node.children if type(c) is Tree or c.type not in dropped]
+    return [c for c in node.children if isinstance(c, Tree) or c.type not in dropped]
 
 
 def first_token(node: Tree | Token) -> Token:
     """The first token under ``node`` (``node`` itself when it is a token)."""
-    while type(node) is Tree:
+    while isinstance(node, Tree):
         node = node.children[0]
     return node
 
 
 def last_token(node: Tree | Token) -> Token:
     """The last token under ``node`` (``node`` itself when it is a token)."""
-    while type(node) is Tree:
+    while isinstance(node, Tree):
         node = node.children[-1]
     return node

@@ -276,7 +276,8 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
         BaseException: whatever ``function`` raised, re-raised in the caller's thread.
     """
     global _active, _saved_limit, _saved_thresholds
-    outcome: dict[str, object] = {}
+    outcome: dict[str, T] = {}
+    failure: dict[str, BaseException] = {}
     go = threading.Event()
 
     def target() -> None:
@@ -284,7 +285,7 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
         try:
             outcome["value"] = function(*args, **kwargs)
         except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
-            outcome["error"] = error
+            failure["error"] = error
 
     worker = _start(target)
     if worker is None:  # no thread can be started: here, with the usual stack and limit
@@ -304,7 +305,7 @@ def run_deep(function: Callable[..., T], *args, **kwargs) -> T:
             if _active == 0:
                 sys.setrecursionlimit(_saved_limit)
                 gc.set_threshold(*_saved_thresholds)
-    if "error" in outcome:
-        error = outcome["error"]
-        raise error.with_traceback(error.__traceback__)  # type: ignore[union-attr]
-    return outcome["value"]  # type: ignore[return-value]
+    if "error" in failure:
+        error = failure["error"]
+        raise error.with_traceback(error.__traceback__)
+    return outcome["value"]

@@ -19,7 +19,7 @@ from sqlstream.diagnostics.errors import CompileError, ParseError, SqlStreamErro
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.frontend.builder import TreeBuilder
-from sqlstream.frontend.grammar import lark_parser
+from sqlstream.frontend.grammar import as_token, as_tree, lark_parser
 from sqlstream.frontend.limits import NestingError, check_nesting
 from sqlstream.frontend.variables import SourceMap, substitute
 
@@ -144,10 +144,10 @@ def _parse_alone(piece: str) -> tuple[tuple[Tree, ...], int] | None:
         not children
         or [c for c in children if type(c) is not Tree] != [children[-1]]
         or children[-1] != ";"
-        or children[-1].end_pos != len(piece)
+        or as_token(children[-1]).end_pos != len(piece)
     ):
         return None
-    return tuple(children[:-1]), 0
+    return tuple(as_tree(c) for c in children[:-1]), 0
 
 
 def _substitute(text: str, variables, path, environ) -> SourceMap:
@@ -172,19 +172,22 @@ def _parse(
     tree = _parse_reporting_all(source_map, cut)
     builder = TreeBuilder(source_map)
     statements = list(kept)
-    ends = list(ends)
-    trees, start = [], cut
+    ends_at = list(ends)
+    trees: list[Tree] = []
+    start = cut
     for child in tree.children:
-        if type(child) is Tree:
+        if isinstance(child, Tree):
             built = builder.statement(child)
             statements.extend(built if isinstance(built, tuple) else (built,))
             trees.append(child)
         elif child == ";":
-            ends.append(child.end_pos)
+            end = child.end_pos
+            assert end is not None  # the parser's tokens have positions
+            ends_at.append(end)
             if chunks is not None:
-                chunks.setdefault(source_map.text[start : child.end_pos], (tuple(trees), start))
-            trees, start = [], child.end_pos
-    return ast.Script(tuple(statements), source_map, tuple(ends), chunks or {})
+                chunks.setdefault(source_map.text[start:end], (tuple(trees), start))
+            trees, start = [], end
+    return ast.Script(tuple(statements), source_map, tuple(ends_at), chunks or {})
 
 
 def _cut(previous: ast.Script, source_map: SourceMap) -> int:
@@ -293,9 +296,12 @@ def _syntax_error(exc: UnexpectedInput, source_map: SourceMap) -> ParseError:
     text = source_map.text
     if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
         start, end = exc.token.start_pos, exc.token.end_pos
+        assert start is not None and end is not None  # the parser's tokens have positions
         found = f"unexpected {str(exc.token)!r}"
     elif isinstance(exc, UnexpectedCharacters):
-        start, end = exc.pos_in_stream, exc.pos_in_stream + 1
+        start = exc.pos_in_stream
+        assert start is not None  # the lexer's position where no token matched
+        end = start + 1
         found = f"unexpected character {text[start]!r}"
         if text[start] in "'\"`":
             found = f"unterminated {'identifier' if text[start] == '`' else 'string literal'}"

@@ -171,8 +171,8 @@ def build(plan: p.Plan) -> Graph:
 
     for key, node_id in ids.items():
         edge = "join" if key in joined else "reads"
-        for read in sorted(visible(inputs[key])):
-            graph.edges.append(Edge(ids[read], node_id, edge))
+        for input_name in sorted(visible(inputs[key])):
+            graph.edges.append(Edge(ids[input_name], node_id, edge))
     sinks: dict[str, str] = {}
     for query in plan.queries:
         read = _reads(query)
@@ -182,12 +182,12 @@ def build(plan: p.Plan) -> Graph:
             o.kind == "stream_stream_join" and o.relation is None
             for o in (query.state.operators if query.state else ())
         )
-        marks = {"stateful"} if stateful else set()
-        marks |= {"join"} if join else set()
-        marks |= {"dead_letter"} if dead else set()
+        query_marks = {"stateful"} if stateful else set()
+        query_marks |= {"join"} if join else set()
+        query_marks |= {"dead_letter"} if dead else set()
         query_id = f"query:{query.name.lower()}"
         graph.nodes.append(
-            Node(query_id, "query", query.name, _query_details(query), frozenset(marks))
+            Node(query_id, "query", query.name, _query_details(query), frozenset(query_marks))
         )
         for source in sorted(dead):
             graph.edges.append(Edge(ids[source], query_id, "dead_letter"))

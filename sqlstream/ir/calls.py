@@ -23,6 +23,7 @@ read from the files with ``spark.read…load(path).schema``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from sqlstream.diagnostics.source_text import Span
 
@@ -79,6 +80,14 @@ class Chain:
     span: Span | None = None
     hint: str | None = None
     note: str | None = None
+
+
+class ChainOrigin(TypedDict):
+    """Where the chains of one statement come from, given to each :class:`Chain` as
+    ``**origin``: its ``label`` and ``span``."""
+
+    label: str
+    span: Span | None
 
 
 @dataclass(frozen=True)

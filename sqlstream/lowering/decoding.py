@@ -15,7 +15,7 @@ from sqlstream.connectors.base import Payload
 from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.frontend.literals import string_literal as literal
 from sqlstream.ir import plan
-from sqlstream.ir.calls import Chain, Step
+from sqlstream.ir.calls import Chain, ChainOrigin, Step
 from sqlstream.planning.malformed import (
     BOM,
     CORRUPT,
@@ -106,10 +106,12 @@ def decoding_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         df.createOrReplaceTempView(name)
     """
     d = relation.decoding
-    what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+    assert d is not None  # a source with on_error = 'drop' / 'dead_letter'
+    what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
     spec = connector(relation.connector)
     payload = spec.payload(relation)
     reader = Step("read" if relation.bounded else "readStream", call=False)
+    kept: tuple[str, ...]
     if payload is None:
         chains, kept = _line_chains(relation, reader, what), ("_metadata",)
     else:
@@ -165,10 +167,11 @@ def _parses(d: plan.Decoding, text: str, permissive: tuple[tuple[str, str], ...]
     ]
 
 
-def _line_chains(relation: plan.SourceRelation, reader: Step, what: dict) -> list[Chain]:
+def _line_chains(relation: plan.SourceRelation, reader: Step, what: ChainOrigin) -> list[Chain]:
     """A files source's lines read as text and parsed twice; with a header, through
     :func:`_header_steps`."""
     d = relation.decoding
+    assert d is not None  # a source with on_error = 'drop' / 'dead_letter'
     blank = "trim({0}) != ''"
     comment = dict((k.lower(), v) for k, v in d.parser_options).get("comment")
     if comment:

@@ -11,6 +11,7 @@ the CLI. (Not :mod:`sqlstream.lowering.printer`, which prints the binding calls 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from sqlstream.ir import plan as p
 from sqlstream.lowering.lower import trigger_step
@@ -200,8 +201,8 @@ def render_query(described: dict, physical: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(described: list[dict], physical: list[str] | None = None) -> str:
+def render(described: list[dict], physical: Sequence[str | None] | None = None) -> str:
     """The text of :func:`describe`'s list, a blank line between queries; ``physical``:
     one formatted Spark plan per query, in the same order."""
     physical = physical or [None] * len(described)
-    return "\n".join(render_query(d, plan) for d, plan in zip(described, physical))
+    return "\n".join(render_query(d, plan) for d, plan in zip(described, physical, strict=True))

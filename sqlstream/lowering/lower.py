@@ -13,7 +13,7 @@ from sqlstream.analysis.spark_types import UNKNOWN
 from sqlstream.connectors import connector
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Block, Chain, Program, Step
+from sqlstream.ir.calls import Block, Chain, ChainOrigin, Program, Step
 from sqlstream.ir.functions import UserFunction
 from sqlstream.lowering.decoding import decoding_chains
 from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
@@ -106,7 +106,7 @@ def function_block(function: UserFunction) -> Block:
 
     PySpark ``UDFRegistration.register``, ``pandas_udf``; Spark SQL reference *CREATE
     FUNCTION (SQL)*."""
-    what = dict(label=f"Spark refused function '{function.name}'", span=function.span)
+    what: ChainOrigin = dict(label=f"Spark refused function '{function.name}'", span=function.span)
     head = (
         f"FUNCTION {function.name} ({function.kind}, line {function.span.line}): "
         f"({', '.join(t for _, t in function.parameters)}) -> {function.returns}",
@@ -129,7 +129,9 @@ def function_block(function: UserFunction) -> Block:
         ),
         **what,
     )
+    assert function.module is not None  # a Python function's module
     callable_ = function_chain(function.module, function.attrs)
+    args: tuple[str | Chain, ...]
     if function.wrapped:
         args = (function.name, callable_)
     elif function.kind == "pandas":
@@ -168,7 +170,7 @@ def relation_block(relation: p.Relation) -> Block:
     """
     where = f"(line {relation.span.line})"
     view = Step("createOrReplaceTempView", (relation.name,))
-    what = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+    what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
     if isinstance(relation, p.SourceRelation):
         kind = "TABLE" if relation.bounded else "STREAM"
         head = (f"{kind} {relation.name} {where}", *columns_comment(relation.columns))

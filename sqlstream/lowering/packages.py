@@ -42,6 +42,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -186,11 +187,8 @@ def package_version(
 def _newest_served(artifact: str, release: str) -> str | None:
     """The newest of ``release``'s patch releases down to ``.0`` that Maven resolves."""
     minor = ".".join(release.split(".")[:2])
-    patch = (
-        int(re.match(r"\d+\.\d+\.(\d+)", release).group(1))
-        if re.match(r"\d+\.\d+\.\d+", release)
-        else 0
-    )
+    patch_match = re.match(r"\d+\.\d+\.(\d+)", release)
+    patch = int(patch_match.group(1)) if patch_match else 0
     for candidate in (f"{minor}.{n}" for n in range(patch, -1, -1)):
         if _mvn_resolves(artifact, candidate):
             return candidate
@@ -241,7 +239,7 @@ def packages_with_note(
 
 
 def resolution_error(
-    packages: str, error: BaseException, unresolved: list[str] = ()
+    packages: str, error: BaseException, unresolved: Sequence[str] = ()
 ) -> PackageError:
     """The :class:`PackageError` for a session that failed to start while Spark resolved
     ``packages`` (Ivy's "unresolved dependency" lines in ``unresolved``, or the JVM gone

@@ -265,7 +265,7 @@ def _descriptions(plan: p.Plan, previous: Analysis | None) -> dict[int, dict]:
         old_plan = None
     old_queries: dict[int, p.Query] = {}
     described: dict[int, dict] = {}
-    if old_plan is not None:
+    if old_plan is not None and previous is not None:
         for query in old_plan.queries:
             old_queries.setdefault(query.span.start, query)
         described = {s.start: s.query for s in previous.statements if s.query is not None}
@@ -343,18 +343,20 @@ class _Indexer:
             ast.CreateFunction: "function",
         }[type(node)]
         name = getattr(node, "name", None) or getattr(node, "sink", None)
-        if kind in ("stream", "table", "view"):
+        if isinstance(node, (ast.CreateStream, ast.CreateTable, ast.CreateView)):
             self._declare("relation", node.name, kind, span, self._relation_detail(node))
-        if kind == "sink" or (kind == "stream" and node.query is not None):
+        if isinstance(node, ast.CreateSink) or (
+            isinstance(node, ast.CreateStream) and node.query is not None
+        ):
             self._declare("sink", node.name, "sink", span, _options_detail(node.options))
-        if kind == "insert":
+        if isinstance(node, ast.Insert):
             self.references.append(
                 Reference(node.sink.value.lower(), "sink", node.sink.span.start, node.sink.span.end)
             )
         calls: list[Reference] = []  # (a function is known after its own statement)
         for expression in _expressions(node):
             calls += self._calls(expression, expression_calls(expression.text))
-        if kind == "function":
+        if isinstance(node, ast.CreateFunction):
             self._declare("function", node.name, "function", span, self._function_detail(node))
         self.references += calls
         aliases: dict[str, str] = {}
@@ -478,7 +480,9 @@ def _lexical(
     (outside strings and comments), declarations and references found by their keywords.
     The script and planner of ``previous`` are carried on, for the next version."""
     blank = blank_strings(text)
-    statements, declarations, references = [], {}, []
+    statements: list[Statement] = []
+    declarations: dict[tuple[str, str], Declaration] = {}
+    references: list[Reference] = []
     for chunk in _STATEMENT.finditer(blank):
         body = chunk.group(0)
         if not body.strip():
@@ -532,7 +536,8 @@ def _lexical_columns(rest: str) -> Columns | None:
     without a list."""
     if not rest.lstrip().startswith("("):
         return None
-    depth, items, current = 0, [], ""
+    depth, current = 0, ""
+    items: list[str] = []
     for char in rest[rest.index("(") :]:
         depth += char == "("
         depth -= char == ")"

@@ -206,11 +206,10 @@ def _item(label: str, kind: str, detail: str = "", insert: str | None = None) ->
 
 def _with_context(before: str) -> str | None:
     """The text of an unclosed ``WITH (`` list before the cursor, or ``None``."""
-    match = None
-    for match in re.finditer(r"\bWITH\s*\(", before, re.IGNORECASE):
-        pass
-    if match is None:
+    matches = list(re.finditer(r"\bWITH\s*\(", before, re.IGNORECASE))
+    if not matches:
         return None
+    match = matches[-1]
     inside = before[match.end() :]
     return None if inside.count(")") >= inside.count("(") + 1 else inside
 

@@ -204,7 +204,9 @@ def scope_columns(
     found = []
     for name in names:
         declared = analysis.relation(name)
-        for column, type_ in (declared.columns or ()) if declared else ():
+        if declared is None:
+            continue
+        for column, type_ in declared.columns or ():
             found.append((column, type_, declared.name))
     return found
 

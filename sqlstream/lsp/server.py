@@ -13,6 +13,7 @@ by ``.``), go to definition, find references, document symbols, rename.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -193,10 +194,9 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
 
     @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: SqlStreamServer, params: t.DidOpenTextDocumentParams) -> None:
-        try:  # the first check with the workspace's variables, when the client sends them
+        # the first check with the workspace's variables, when the client sends them
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(ls.configured.wait(), CONFIGURATION_WAIT_SECONDS)
-        except asyncio.TimeoutError:
-            pass
         ls.check(params.text_document.uri)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)

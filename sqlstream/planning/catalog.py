@@ -108,7 +108,9 @@ class Catalog:
         names are only ever added (a name declared twice is refused, a poisoned one is
         kept), so that is the first entries of each table, in order."""
         copied = Catalog()
-        for table, size in zip(("_relations", "_position", "_sinks", "_queries"), sizes):
+        for table, size in zip(
+            ("_relations", "_position", "_sinks", "_queries"), sizes, strict=True
+        ):
             setattr(copied, table, dict(itertools.islice(getattr(self, table).items(), size)))
         return copied
 

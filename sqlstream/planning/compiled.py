@@ -57,7 +57,7 @@ class CompiledQuery:
     operators: Operators = field(compare=False)
     findings: tuple[SqlStreamError, ...] = field(default=(), compare=False)
     steps: tuple[plan.Relation, ...] = ()
-    tree: exp.Expression | None = field(default=None, compare=False, repr=False)
+    tree: exp.Expr | None = field(default=None, compare=False, repr=False)
     node_texts: Mapping[int, ast.SqlText] = field(default_factory=dict, compare=False, repr=False)
     stateful: tuple[plan.StatefulOperator, ...] = ()
     watermark_defs: tuple[plan.WatermarkDef, ...] = ()

@@ -21,6 +21,7 @@ what ``translate`` prints and ``exec`` runs.
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import replace
 
 from sqlglot import exp
@@ -226,15 +227,17 @@ def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery
         The :class:`CompiledQuery` (``text`` is the first body's).
     """
     texts: dict[int, ast.SqlText] = {}
-    trees = []
+    trees: list[exp.Expr] = []
     for index, part in enumerate(parts, start=1):
         tree = part.tree
+        assert tree is not None  # (a compiled part keeps its tree)
         texts.update({id(node): part.text for node in tree.walk()})
         texts.update(part.node_texts)
         plain = isinstance(tree, exp.Select) and not any(
             tree.args.get(k) for k in ("with_", "order", "limit", "offset")
         )
-        trees.append(tree if plain else exp.select("*").from_(tree.subquery(f"__part_{index}")))
+        query = typing.cast(exp.Query, tree)  # a query body
+        trees.append(tree if plain else exp.select("*").from_(query.subquery(f"__part_{index}")))
     union = trees[0]
     for tree in trees[1:]:
         union = exp.union(union, tree, distinct=False, copy=False)

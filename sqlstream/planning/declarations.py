@@ -11,6 +11,7 @@ statements see.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -35,10 +36,14 @@ from sqlstream.sql.rewrite import duration_text
 
 TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
 
-Record = Callable[[SqlStreamError, "ast.SqlText | None"], None]
+
+class Record(Protocol):
+    """Keeps a finding, with the query text it is positioned in (``None``: it has a span)."""
+
+    def __call__(self, finding: SqlStreamError, text: ast.SqlText | None = None, /) -> None: ...
 
 
-def parse_text(text: ast.SqlText) -> exp.Expression:
+def parse_text(text: ast.SqlText) -> exp.Expr:
     """Parse an expression written in the file (a computed column, a watermark).
 
     Raises:
@@ -156,14 +161,14 @@ class SourceDeclaration:
                         hint=f"'{spec.name}' fixes its schema: declare only its columns, or leave "
                         "the column list out",
                     )
-        for column in metadata:
-            key = (column.key or column.name.value).lower()
+        for meta in metadata:
+            key = (meta.key or meta.name.value).lower()
             if key not in spec.metadata:
                 raise UnknownNameError(
                     f"connector '{spec.name}' has no metadata '{key}'"
                     + did_you_mean(key, spec.metadata)
                     + (f" (available: {', '.join(spec.metadata)})" if spec.metadata else ""),
-                    column.span,
+                    meta.span,
                     hint="write METADATA FROM '<key>' with one of the connector's keys"
                     if spec.metadata
                     else f"connector '{spec.name}' has no metadata columns: remove it",
@@ -178,6 +183,7 @@ class SourceDeclaration:
         )
         watermark = self._watermark(statement, types, computed_types)
         fmt, path = resolved.source_target(self._resolve_path)
+        read_as: dict[str, str]
         schema, options, read_as = None, resolved.spark, {}
         if spec.fixed_schema is None and physical:
             read, read_as, options = spec.bind_columns(
@@ -193,8 +199,10 @@ class SourceDeclaration:
             for column in statement.columns:
                 if isinstance(column, ast.ColumnDef):
                     name = column.name.value
-                    read = read_as.get(name, name)
-                    items.append(quote(name) if read == name else f"{quote(read)} AS {quote(name)}")
+                    read_name = read_as.get(name, name)
+                    items.append(
+                        quote(name) if read_name == name else f"{quote(read_name)} AS {quote(name)}"
+                    )
                 elif isinstance(column, ast.MetadataColumn):
                     expr, _ = spec.metadata[(column.key or column.name.value).lower()]
                     items.append(f"CAST({expr} AS {column.type}) AS {quote(column.name.value)}")
@@ -202,7 +210,7 @@ class SourceDeclaration:
                     items.append(f"{_computed_sql(column)} AS {quote(column.name.value)}")
             if not physical and spec.fixed_schema is None:
                 items.insert(0, "*")
-            elif not physical:
+            elif not physical and spec.fixed_schema is not None:
                 items[:0] = [quote(n) for n, _ in spec.fixed_schema]
             projection = tuple(items)
         return spec.planned(

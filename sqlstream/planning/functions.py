@@ -91,6 +91,7 @@ def resolve_function(
         )
     language = statement.language.value if statement.language else None
     if language not in (None, "PYTHON", "SQL"):
+        assert statement.language is not None
         raise _error(
             f"LANGUAGE {language}: sqlstream runs Python and SQL functions",
             statement.language.span,
@@ -171,10 +172,12 @@ def _at(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
 
 def _python_function(statement: ast.CreateFunction, source: Source) -> UserFunction:
     name, span = statement.name, statement.reference_span
+    assert statement.reference is not None and span is not None  # AS 'module:function'
     spec = split_reference(statement.reference)
     function = import_callable(
         statement.reference, span, source, "SS271", _EXAMPLE, "a function", spec=spec
     )
+    assert spec is not None  # (import_callable refuses a malformed reference)
     module, attrs = spec
     if hasattr(function, "evalType") and hasattr(function, "returnType"):
         return _wrapped(statement, function, module, attrs, source)

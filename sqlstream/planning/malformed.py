@@ -149,6 +149,7 @@ def plan_source(
         )
     destinations = [compiler[k] for k in ("dead_letter", "dead_letter_path") if k in compiler]
     if value == "dead_letter" and len(destinations) != 1:
+        assert option is not None  # (on_error = 'dead_letter' given)
         where = destinations[1].key_span if destinations else option.span
         raise OptionError(
             "on_error = 'dead_letter' needs one destination: dead_letter = "
@@ -174,6 +175,7 @@ def plan_source(
     if option is None and not decodes:
         return relation
     if not decodes:
+        assert option is not None  # (returned above without it)
         what = f"{relation.connector} {dict(relation.settings).get('format', fmt)}".rstrip()
         raise OptionError(
             f"on_error applies to csv and json files and to json, csv and avro "
@@ -184,6 +186,7 @@ def plan_source(
             hint="remove on_error: these records carry their own types",
         )
     if relation.bounded and value == "dead_letter":
+        assert option is not None  # (on_error = 'dead_letter' given)
         raise OptionError(
             f"table '{relation.name}' is read once: it cannot have dead letters",
             option.value_span,
@@ -201,10 +204,12 @@ def plan_source(
                 (o for k, o in resolved.options.items() if k.replace("_", "") == "startingoffsets"),
                 None,
             )
+            caveat_at = given or option
+            assert caveat_at is not None  # (on_error = 'dead_letter' given)
             record(
                 OptionError(
                     payload.start_caveat,
-                    (given or option).value_span,
+                    caveat_at.value_span,
                     source,
                     code="SS256",
                     hint="read the topic from a known point: "

@@ -290,7 +290,7 @@ class Planner:
         if statement.columns or statement.watermark:
             raise SemanticError(
                 "CREATE STREAM … AS SELECT takes no column list: its columns are the query's",
-                statement.columns[0].span if statement.columns else statement.watermark.span,
+                (statement.columns or [statement.watermark or statement])[0].span,
                 hint="remove the column list; put a WATERMARK clause in the query (FROM t WATERMARK …)",
             )
         if not statement.options:
@@ -304,6 +304,7 @@ class Planner:
         resolved = self._options(statement.options, "sink", statement.name, statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
         self.catalog.add_sink(statement.name, CatalogSink(sink, resolved))
+        assert statement.query is not None  # (the caller's test: AS SELECT)
         compiled = self._view(statement.name, statement.query, statement.span)
         name = self._query_name(statement.name.value, resolved, statement.name.span)
         self._add_query(name, sink, resolved, compiled, statement.emit, statement.span)
@@ -403,7 +404,7 @@ class Planner:
                 sink_name.span,
                 hint="declare it first with CREATE SINK … WITH (connector = …)",
             )
-        if entry.sink is None:  # its declaration failed: still check the query
+        if entry.sink is None or entry.options is None:  # its declaration failed: still check
             self._compile(query, sink_name.value)
             return
         if self.insert_counts[entry.sink.name.lower()] > 1:
@@ -430,6 +431,7 @@ class Planner:
         Raises:
             SemanticError: ``SS265`` the bodies cannot be one query.
         """
+        assert entry.sink is not None and entry.options is not None  # (the caller's test)
         compiled = self._compile(query, entry.sink.name)
         reads = self.catalog.closure(compiled.info.relations)
         poisoned = any(r.poisoned for r in reads)  # its mode cannot be known
@@ -468,6 +470,7 @@ class Planner:
             if self.enforce:
                 return
             mode, reason = "append", "not checked"
+        assert reason is not None  # (inferred with the mode)
         for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
             self._record(finding)
         trigger = None
@@ -512,7 +515,7 @@ class Planner:
             checkpoint = None
         else:
             entry = self.catalog.sink(target.text)
-            if entry is None or entry.sink is None:
+            if entry is None or entry.sink is None or entry.options is None:
                 raise UnknownNameError(
                     f"dead_letter = '{target.text}' names no sink"
                     f"{did_you_mean(target.text, self.catalog.sink_names())}",
@@ -546,7 +549,7 @@ class Planner:
             return self.state_dir_override
         for key, value in reversed(self.settings):
             if key.lower() == "sqlstream.state_dir":
-                return self._resolve_path(value)
+                return self._resolve_path(value) or value
         return self._resolve_path(DEFAULT_STATE_DIR) or DEFAULT_STATE_DIR
 
     @staticmethod

@@ -64,8 +64,9 @@ def resume(planner, previous) -> int:
     ):
         return 0  # (an INSERT's plan depends on how many INSERTs its sink has in all)
     count = 0
+    # strict=False: the edited script may have more or fewer statements (the common prefix)
     for old, new in zip(
-        previous.script.statements[: len(previous.marks)], planner.script.statements
+        previous.script.statements[: len(previous.marks)], planner.script.statements, strict=False
     ):
         if old is not new and old != new:
             break

@@ -27,7 +27,7 @@ from sqlstream.planning.compiled import CompiledQuery
 
 __all__ = ["InsertPart", "insert_counts", "union_problem"]
 
-_MODE_WORDS = {
+_MODE_WORDS: dict[str | None, str] = {
     "append": "append (EMIT FINAL)",
     "update": "update (EMIT CHANGES)",
     "complete": "complete (EMIT COMPLETE)",
@@ -124,7 +124,7 @@ def union_problem(parts: list[InsertPart]) -> SemanticError | None:
                 hint = "select the same columns in the same order"
             else:
                 for position, ((name, kind), (first_name, first_kind)) in enumerate(
-                    zip(mine, theirs), start=1
+                    zip(mine, theirs, strict=True), start=1
                 ):
                     if name.lower() != first_name.lower() or (
                         kind and first_kind and kind != first_kind
@@ -153,6 +153,6 @@ def union_problem(parts: list[InsertPart]) -> SemanticError | None:
             hint = "give both the same EMIT … EVERY / ONCE / CONTINUOUS"
         if why is not None:
             return SemanticError(
-                f"{where}: {why}", part.sink.span, code="SS265", hint=hint + hint_tail
+                f"{where}: {why}", part.sink.span, code="SS265", hint=(hint or "") + hint_tail
             )
     return None

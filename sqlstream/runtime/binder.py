@@ -54,8 +54,8 @@ def _root_cause(exc: BaseException) -> str | None:
     ``_origin`` (``java_exception`` for Py4J errors); both chains are followed.
     """
     node, found = exc, None
-    while getattr(node, "_cause", None) is not None:
-        node = node._cause
+    while (cause := getattr(node, "_cause", None)) is not None:
+        node = cause
         found = getattr(node, "_desc", None) or str(node)
     java = getattr(node, "_origin", None) or getattr(node, "java_exception", None)
     try:
@@ -285,7 +285,7 @@ def start(
             values = run_block(spark, plan, block, report, env)
             if block.kind == "query":
                 started += values
-                if block.name in checked:
+                if checked is not None and block.name is not None and block.name in checked:
                     checked[block.name].commit()
     except BaseException:
         for running in started:

@@ -31,6 +31,7 @@ Source: JDK 17, JEP 350 "Dynamic CDS Archives" and the ``java`` command's
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -208,6 +209,8 @@ def finish_at_exit(archive: Archive, jvm) -> None:
     if jvm is None:
         _discard(archive)
         return
+    pending, final = archive.pending, archive.final
+    assert final is not None  # (set with pending)
 
     def finish() -> None:
         try:
@@ -232,8 +235,8 @@ def finish_at_exit(archive: Archive, jvm) -> None:
         except BaseException:  # noqa: BLE001 - still writing (or Ctrl-C): never used
             return
         try:
-            if jvm.returncode == 0 and archive.pending.is_file():
-                os.replace(archive.pending, archive.final)
+            if jvm.returncode == 0 and pending.is_file():
+                os.replace(pending, final)
         except OSError:
             pass
         _discard(archive)
@@ -243,7 +246,6 @@ def finish_at_exit(archive: Archive, jvm) -> None:
 
 def _discard(archive: Archive) -> None:
     for path in (archive.pending, archive.lock):
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:
-            pass
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)

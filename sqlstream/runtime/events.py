@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, Union, runtime_checkable
+from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.diagnostics.source_text import Span
@@ -325,13 +325,15 @@ class Listener(Protocol):
         """Handle one event; should return quickly (the run waits for it)."""
 
 
-ListenerLike = Union[Listener, Callable[[Event], None]]
+ListenerLike = Listener | Callable[[Event], None]
 
 
 def deliver(listener: ListenerLike, event: Event) -> None:
     """Give ``event`` to ``listener`` (its ``on_event`` if it has one, else call it)."""
     handler = getattr(listener, "on_event", None)
-    (handler or listener)(event)
+    if handler is None:  # no on_event: the listener is a callable
+        handler = cast(Callable[[Event], None], listener)
+    handler(event)
 
 
 def emitter(listeners: tuple[ListenerLike, ...]) -> Callable[[Event], None]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlstream.runtime.events import (
     BatchProgress,
@@ -59,6 +59,9 @@ IDLE_REPORTS = 3
 """Consecutive idle reports of Spark (10 s apart by default) before ``source_idle``."""
 
 _EPOCH = "1970-01-01T00:00:00.000Z"  # Spark's watermark before the first rows
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 
 @dataclass(frozen=True)
@@ -303,7 +306,7 @@ def _duration(ms: int) -> str:
     return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
@@ -361,7 +364,7 @@ def batch_cells(event: BatchProgress, run_late: int | None = None) -> tuple[str,
 
 def batch_line(event: BatchProgress) -> str:
     """One plain line for a micro-batch."""
-    cells = dict(zip(COLUMNS, batch_cells(event)))
+    cells = dict(zip(COLUMNS, batch_cells(event), strict=True))
     state = (
         f", state {cells['state rows']} rows / {cells['state memory']}"
         if event.state_operators
@@ -440,7 +443,7 @@ class ProgressRenderer:
         self.tracker = Tracker(stall_batches, idle_reports)
         self.rows: dict[str, tuple[str, ...]] = {}  # query name -> latest cells
         self.summaries: list[QuerySummary] = []
-        self._live = None
+        self._live: Live | None = None
 
     def on_event(self, event: Event) -> None:
         """Show ``event`` and the warnings and summary it gives rise to."""

@@ -199,7 +199,7 @@ def _operators(old: list[dict], new: list[dict]) -> list[Change]:
             )
         ]
     changes = []
-    for before, after in zip(old, new):
+    for before, after in zip(old, new, strict=True):
         name, keys = _LABELS.get(after["kind"], (after["kind"], "keys"))
         where = f" in view {after['relation']}" if after["relation"] else ""
         if before["keys"] != after["keys"]:

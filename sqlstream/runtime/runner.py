@@ -342,7 +342,7 @@ class _Run:
             f"query '{handle.name}' failed: {message}",
             query.span,
             self.plan.source,
-            hint=hint or (known and known.hint),
+            hint=hint or (known.hint if known else None),
             code=known.code if known else None,
         )
         failed = QueryFailed(handle.name, str(event.id), run_id, message, error)

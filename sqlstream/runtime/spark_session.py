@@ -246,7 +246,9 @@ def check_reachable(url: str | None, timeout: float = PROBE_SECONDS) -> None:
         except OSError as error:
             errors.append(f"{host}:{port}: {error.strerror or error}")
     if endpoints:
-        what = "Spark Connect server" if url.startswith("sc://") else "Spark standalone master"
+        what = (
+            "Spark Connect server" if (url or "").startswith("sc://") else "Spark standalone master"
+        )
         raise SqlStreamError(
             f"cannot reach the {what} at {url} ({'; '.join(errors)})",
             code="SS530",
@@ -374,7 +376,8 @@ def create_session(
             java, archive = with_archive(  # class-data archive (runtime/class_archive.py)
                 settings, spark_conf.get("spark.driver.extraJavaOptions")
             )
-            spark_conf.set("spark.driver.extraJavaOptions", java)
+            if java is not None:  # (given above: never None here)
+                spark_conf.set("spark.driver.extraJavaOptions", java)
         main = threading.current_thread() is threading.main_thread()
         handler = signal.getsignal(signal.SIGINT) if main else None
         gateway = launch_jvm(spark_conf, jvm_output)

@@ -82,7 +82,11 @@ class ReadOptions:
                 "--batch-id and --changes-from cannot be used together "
                 "(Spark's batchId and readChangeFeed)"
             )
-        if self.changes_to is not None and self.changes_to < self.changes_from:
+        if (
+            self.changes_to is not None
+            and self.changes_from is not None
+            and self.changes_to < self.changes_from
+        ):
             return "--changes-to must not be before --changes-from"
         snapshot = self.snapshot_batch_id is not None or self.partition is not None
         if snapshot and self.changes_from is not None:

@@ -302,6 +302,7 @@ def read_query(
             that partition; ``SS532`` Spark's state data source failed (Spark's message).
     """
     location = query.checkpoint_location
+    assert location is not None and query.state is not None  # (select: stateful queries)
     problem = options.problem()
     if problem:
         raise SqlStreamError(
@@ -408,6 +409,7 @@ def _check_snapshot(
     snapshot's batch is not after the batch read, and (a local checkpoint) each store read
     keeps a snapshot of that batch for the partition (:func:`snapshot_batches`)."""
     location, part, start = query.checkpoint_location, options.partition, options.snapshot_batch_id
+    assert location is not None and part is not None and start is not None  # (given together)
     for meta in metadata:
         if meta.numPartitions is not None and part >= meta.numPartitions:
             raise SqlStreamError(

@@ -56,6 +56,8 @@ the offsets of their whole text. :func:`sqlstream.sql.parsing.node_offsets` turn
 
 from __future__ import annotations
 
+import itertools
+
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
@@ -94,7 +96,7 @@ class SqlStream(Spark):
 
         def tokenize(self, sql: str) -> list[Token]:
             tokens = super().tokenize(sql)
-            for token, following in zip(tokens, tokens[1:]):
+            for token, following in itertools.pairwise(tokens):
                 if (
                     token.token_type == TokenType.WINDOW
                     and following.token_type == TokenType.L_PAREN

@@ -35,7 +35,7 @@ _FORMAT_CALLS = {
 _UNIT_CALLS = {exp.TimestampTrunc: ("DATE_TRUNC", True), exp.DateTrunc: ("TRUNC", False)}
 
 
-def _format_call(kind: type[exp.Expr]):
+def _format_call(kind: type[exp.Func]):
     name, fallback = _FORMAT_CALLS[kind], SparkGenerator.TRANSFORMS.get(kind)
 
     def sql(self, node: exp.Expr) -> str:
@@ -47,7 +47,7 @@ def _format_call(kind: type[exp.Expr]):
     return sql
 
 
-def _unit_call(kind: type[exp.Expr]):
+def _unit_call(kind: type[exp.Func]):
     (name, unit_first), fallback = _UNIT_CALLS[kind], SparkGenerator.TRANSFORMS[kind]
 
     def sql(self, node: exp.Expr) -> str:

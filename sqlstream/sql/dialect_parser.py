@@ -7,6 +7,7 @@ beside its dialect).
 from __future__ import annotations
 
 import functools
+import itertools
 import typing as t
 
 from sqlglot import exp
@@ -25,8 +26,10 @@ from sqlstream.sql.expressions import (
     WindowTVF,
 )
 
+E = t.TypeVar("E", bound=exp.Expr)
 
-def _is_var_text(token: Token | None, *texts: str) -> bool:
+
+def _is_var_text(token: Token | None, *texts: str) -> t.TypeGuard[Token]:
     return (
         token is not None
         and token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)
@@ -39,7 +42,8 @@ def _build_named_struct(args: list) -> exp.Struct:
     ``k := v`` (what the type rules read), marked to be printed as ``named_struct`` again
     with each name literal as written."""
     fields = []
-    for key, value in zip(args[::2], args[1::2]):
+    # strict=False: an odd last argument (a name without a value) has no pair: left out
+    for key, value in zip(args[::2], args[1::2], strict=False):
         field = exp.PropertyEQ(this=exp.to_identifier(key.name), expression=value)
         field.meta["name_literal"] = key
         fields.append(field)
@@ -107,7 +111,7 @@ class SqlStreamParser(SparkParser):
         literal.update_positions(
             line=tokens[0].line, col=tokens[0].col, start=tokens[0].start, end=tokens[-1].end
         )
-        gaps = (self.sql[a.end + 1 : b.start] for a, b in zip(tokens, tokens[1:]))
+        gaps = (self.sql[a.end + 1 : b.start] for a, b in itertools.pairwise(tokens))
         text = (
             self.sql[tokens[0].start : tokens[-1].end + 1]
             if all(not g.strip() for g in gaps)
@@ -283,13 +287,13 @@ class SqlStreamParser(SparkParser):
         ``meta["ksql"]`` (its ``GRACE PERIOD`` interval or ``None``) and with a placeholder
         time column that :mod:`sqlstream.sql.ksql_windows` replaces by the relation's
         event-time column. ``relation`` unchanged if no such clause follows."""
-        kind_token = self._peek(1)
+        kind_token, paren = self._peek(1), self._peek(2)
         if (
             relation is None
             or self._curr is None
             or self._curr.token_type != TokenType.WINDOW
             or not _is_var_text(kind_token, *KSQL_WINDOWS)
-            or (self._peek(2) is None or self._peek(2).token_type != TokenType.L_PAREN)
+            or (paren is None or paren.token_type != TokenType.L_PAREN)
         ):
             return relation
         start = self._curr
@@ -374,7 +378,8 @@ class SqlStreamParser(SparkParser):
         self._advance()
         column = self._try_parse(self._parse_assignment)
         if column is not None and self._match(TokenType.ALIAS):
-            column = exp.alias_(column, self._parse_id_var(any_token=True), copy=False)
+            alias = t.cast("exp.Identifier | None", self._parse_id_var(any_token=True))
+            column = exp.alias_(column, alias, copy=False)
         if column is None or not _is_var_text(self._curr, "DELAY"):
             self._retreat(index)  # not the clause: WATERMARK is an alias
             return None
@@ -386,7 +391,7 @@ class SqlStreamParser(SparkParser):
             self.raise_error("Expected an INTERVAL after WATERMARK … DELAY OF")
         return _with_positions(Watermark(this=column, expression=delay), start, self._prev)
 
-    def _parse_stream_read(self, alias_tokens) -> exp.Table | None:
+    def _parse_stream_read(self, alias_tokens) -> exp.Expr | None:
         """``STREAM t`` or ``STREAM(t)`` → Table ``t`` with ``stream=True``."""
         if not _is_var_text(self._curr, "STREAM") or self._next is None:
             return None
@@ -400,6 +405,7 @@ class SqlStreamParser(SparkParser):
         if wrapped:
             self._advance()
         table = self._parse_table_parts()
+        assert table is not None  # a name follows STREAM (checked above)
         if wrapped:
             self._match_r_paren()
         table.set("stream", True)
@@ -486,7 +492,9 @@ class SqlStreamParser(SparkParser):
         else:
             args[key] = value
 
-    def _parse_tvf_relation(self, kind) -> tuple[exp.Expr, list[exp.Expr] | None]:
+    def _parse_tvf_relation(
+        self, kind
+    ) -> tuple[exp.Expr | None, list[exp.Expr] | list[exp.Expr | None] | None]:
         self._match(TokenType.TABLE)
         if self._match(TokenType.L_PAREN, advance=False):
             relation = self._parse_select(table=True, parse_subquery_alias=False)
@@ -510,7 +518,8 @@ class SqlStreamParser(SparkParser):
         missing_named = [s for s in slots if s not in args]
         if len(positional) > len(missing_named):
             self.raise_error(f"Too many arguments; expected {TVF_SIGNATURES[kind]}", name_token)
-        for slot, value in zip(missing_named, positional):
+        # strict=False: fewer positional arguments than free slots fill the first slots
+        for slot, value in zip(missing_named, positional, strict=False):
             args[slot] = value
         needed = ["this", "time_column", *names[:required]]
         if any(args.get(slot) is None for slot in needed):
@@ -532,14 +541,18 @@ def _record_offsets(error: ParseError | dict, token: Token | None) -> None:
         records[0]["end"] = token.end + 1
 
 
-def _with_positions(node: exp.Expression, first: Token, last: Token) -> exp.Expression:
+def _with_positions(node: E, first: Token, last: Token) -> E:
     return node.update_positions(line=first.line, col=first.col, start=first.start, end=last.end)
 
 
-def _hoist_watermark(relation: exp.Expr | None) -> exp.Expr | None:
+def _hoist_watermark(relation: E | None) -> E | None:
     """Move a watermark parsed with the alias onto the relation itself."""
     alias = relation.args.get("alias") if relation is not None else None
-    if isinstance(alias, exp.TableAlias) and alias.args.get("watermark") is not None:
+    if (
+        relation is not None
+        and isinstance(alias, exp.TableAlias)
+        and alias.args.get("watermark") is not None
+    ):
         relation.set("watermark", alias.args.pop("watermark"))
         if not alias.this and not alias.args.get("columns"):
             relation.set("alias", None)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from copy import deepcopy
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from sqlglot import exp
 from sqlglot.expressions.core import Expr
@@ -41,6 +41,10 @@ def _skipped(types: tuple[type, ...]) -> frozenset[type]:
     return frozenset(leaf for leaf in _LEAVES if not issubclass(leaf, types))
 
 
+@overload
+def find_all(node: exp.Expr, kind: type[E], /) -> Iterator[E]: ...
+@overload
+def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]: ...
 def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
     """The nodes of ``node``'s tree (``node`` included) that are instances of ``types``, in
     sqlglot's ``Expression.find_all`` order (breadth first, arguments in order), without
@@ -51,6 +55,10 @@ def find_all(node: exp.Expr, *types: type) -> Iterator[exp.Expr]:
     return _walk(node, types, own=False)
 
 
+@overload
+def find_own(select: exp.Expr, kind: type[E], /) -> Iterator[E]: ...
+@overload
+def find_own(select: exp.Expr, *types: type) -> Iterator[exp.Expr]: ...
 def find_own(select: exp.Expr, *types: type) -> Iterator[exp.Expr]:
     """The nodes of ``select``'s tree that are instances of ``types`` and whose nearest
     enclosing SELECT is ``select`` (``n.find_ancestor(exp.Select) is select``), in
@@ -119,7 +127,7 @@ def copy_tree(root: E) -> E:
         The new tree's root (its ``parent`` is ``None``, as ``copy()`` gives).
     """
     new = _blank(root)
-    stack = [(root, new)]
+    stack: list[tuple[Expr, Expr]] = [(root, new)]
     pop, push, atomic = stack.pop, stack.append, _ATOMIC
     while stack:
         node, copy = pop()
@@ -166,7 +174,7 @@ def copy_tree(root: E) -> E:
     return new
 
 
-def _blank(node: Expr) -> Expr:
+def _blank(node: E) -> E:
     """``type(node)()``: an empty node of the same class."""
     cls = node.__class__
     plain = _PLAIN_INIT.get(cls)

@@ -46,7 +46,7 @@ _BOUNDS = {"windowstart": "window_start", "windowend": "window_end"}
 _KSQL_KIND = {"TUMBLE": "TUMBLING", "HOP": "HOPPING", "SESSION": "SESSION"}
 
 
-def ksql_windows(tree: exp.Expression, event_time: EventTime) -> exp.Expression:
+def ksql_windows(tree: exp.Expr, event_time: EventTime) -> exp.Expr:
     """Complete every ksqlDB window of ``tree`` (in place) as the module docstring says.
 
     Args:
@@ -78,6 +78,7 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
     relation = tvf.this
     name = relation.name if isinstance(relation, exp.Table) else ""
     clause = relation.args.get("watermark")  # FROM s WATERMARK ts DELAY OF … WINDOW …
+    found: tuple[str | None, str | None] | None
     if clause is not None:
         found = (clause.this.alias_or_name, duration_text(clause.expression))
     else:
@@ -96,8 +97,10 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
             f"FROM {_tvf_text(tvf, name or 's', 'ts')} … GROUP BY window_start, window_end, …",
         )
     column, delay = found
+    assert column is not None  # (refused above)
     if grace is not None:
         given = duration_text(grace)
+        assert given is not None  # the parser takes a constant duration only
         number, unit = given.split()
         shown = _plural(given)
         if delay is None or duration(delay) != duration(given):
@@ -116,6 +119,7 @@ def _complete(tvf: WindowTVF, event_time: EventTime) -> None:
             )
     tvf.set("time_column", exp.column(column))
     select = tvf.parent_select
+    assert select is not None  # a TVF is in a FROM
     _bounds(select, tvf)
     group = select.args.get("group")
     if group is None and not any(select.find_all(exp.AggFunc)):
@@ -152,7 +156,7 @@ def _bounds(select: exp.Select, tvf: WindowTVF) -> None:
         qualifier = column.table.lower()
         if qualifier and qualifier not in (alias, tvf.this.name.lower()):
             continue
-        replacement = exp.column(bound, table=column.table or None)
+        replacement: exp.Expr = exp.column(bound, table=column.table or None)
         if column.parent is select and column.arg_key == "expressions":
             replacement = exp.alias_(replacement, column.this.copy())
         column.replace(replacement)

@@ -214,7 +214,7 @@ def check_sqlglot_build() -> None:
         )
 
 
-def parse_query(sql: str) -> exp.Expression:
+def parse_query(sql: str) -> exp.Expr:
     """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
 
     Args:
@@ -232,12 +232,12 @@ def parse_query(sql: str) -> exp.Expression:
     return _recall("query", sql, _parse_query)
 
 
-def _parse_query(sql: str) -> exp.Expression:
+def _parse_query(sql: str) -> exp.Expr:
     check_sqlglot_build()
     try:
         trees = [tree for tree in _DIALECT.parse(sql) if tree is not None]
-    except _PARSE_ERRORS as error:
-        syntax = _syntax_error(sql, error)
+    except _PARSE_ERRORS as exc:
+        syntax = _syntax_error(sql, exc)
         if _KSQL_WINDOW.search(sql):  # a ksqlDB WINDOW clause where it cannot be taken
             try:
                 problem = ksql_window_problem(sql, _DIALECT.tokenize(sql))
@@ -262,7 +262,7 @@ def _parse_query(sql: str) -> exp.Expression:
     return trees[0]
 
 
-def parse_expression(sql: str) -> exp.Expression:
+def parse_expression(sql: str) -> exp.Expr:
     """Parse one scalar Spark SQL expression (e.g. a computed column or a watermark bound).
 
     Args:
@@ -277,12 +277,12 @@ def parse_expression(sql: str) -> exp.Expression:
     return _recall("expression", sql, _parse_expression)
 
 
-def _parse_expression(sql: str) -> exp.Expression:
+def _parse_expression(sql: str) -> exp.Expr:
     check_sqlglot_build()
     try:
         tree = _DIALECT.parse_into(exp.Expr, sql)[0]
-    except _PARSE_ERRORS as error:
-        raise _syntax_error(sql, error) from None
+    except _PARSE_ERRORS as exc:
+        raise _syntax_error(sql, exc) from None
     if tree is None:
         error = SqlSyntaxError(
             "invalid SQL: expected an expression",

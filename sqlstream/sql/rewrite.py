@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
+def drop_stream_markers(expression: exp.Expr) -> exp.Expr:
     """Drop the ``stream`` marker of ``FROM STREAM t``: every relation already streams.
 
     Args:
@@ -60,13 +60,13 @@ def drop_stream_markers(expression: exp.Expression) -> exp.Expression:
 _LOOKUP_KINDS = ("", "left")  # Flink's lookup joins: INNER and LEFT (OUTER) only
 
 
-def _lookup_error(message: str, node: exp.Expression, hint: str) -> SemanticError:
+def _lookup_error(message: str, node: exp.Expr, hint: str) -> SemanticError:
     error = SemanticError(message, hint=hint, code="SS335")
     error.offset_start, error.offset_end = node_offsets(node) or (None, None)
     return error
 
 
-def lookup_joins(expression: exp.Expression) -> exp.Expression:
+def lookup_joins(expression: exp.Expr) -> exp.Expr:
     """Rewrite Flink's lookup join ``s JOIN t FOR SYSTEM_TIME AS OF s.ts ON …`` (also ``LEFT
     JOIN``) to the join it means here, ``s JOIN t ON …``: a relation declared with ``CREATE
     TABLE`` is static, one version valid at every time, so the row of ``t`` "as of" ``s.ts``
@@ -118,6 +118,7 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
                 "use JOIN or LEFT JOIN",
             )
         select = join.parent
+        assert select is not None  # a join is in a SELECT
         source = select.args.get("from_") or select.args.get("from")
         if source is None:  # `SELECT 1 JOIN t FOR SYSTEM_TIME …`: no left side to look up from
             raise _lookup_error(
@@ -152,7 +153,7 @@ def lookup_joins(expression: exp.Expression) -> exp.Expression:
 BALANCE_FROM = 64  # operands of one AND/OR chain from which it is balanced
 
 
-def balance_connectors(expression: exp.Expression) -> exp.Expression:
+def balance_connectors(expression: exp.Expr) -> exp.Expr:
     """Rebuild each chain of more than :data:`BALANCE_FROM` ``AND`` (or ``OR``) operands as a
     balanced tree, as Spark's parser does (SPARK-13657): ``a AND b AND c AND …`` parses as a
     left-deep tree as deep as it is long, and walking up such a tree from each operand
@@ -176,7 +177,7 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
             continue
         if any(
             node.comments
-            for node in root.dfs(prune=lambda n: type(n) is not type(root))
+            for node in root.dfs(prune=lambda n: type(n) is not type(root))  # noqa: B023 (called now)
             if type(node) is type(root)
         ):
             continue  # a comment on an operator would be lost
@@ -194,9 +195,9 @@ def balance_connectors(expression: exp.Expression) -> exp.Expression:
 
 
 def _every_select(
-    transform: Callable[[exp.Expression], exp.Expression],
+    transform: Callable[[exp.Expr], exp.Expr],
     label: str | None = None,
-    wanted: Callable[[exp.Expression], bool] | None = None,
+    wanted: Callable[[exp.Expr], bool] | None = None,
 ):
     """Apply one of sqlglot's per-SELECT ``transforms`` to every SELECT of a tree (innermost
     first), as sqlglot's Spark generator would while printing; ``label`` marks the window
@@ -204,7 +205,7 @@ def _every_select(
     syntax the user wrote; ``wanted(tree)`` says whether the tree has anything the
     transform changes (``None``: always run it)."""
 
-    def step(expression: exp.Expression) -> exp.Expression:
+    def step(expression: exp.Expr) -> exp.Expr:
         if wanted is not None and not wanted(expression):
             return expression  # nothing for the transform to do: no walk over every SELECT
         for select in reversed(list(find_all(expression, exp.Select))):
@@ -219,6 +220,7 @@ def _every_select(
                 if parent is None:
                     expression = replacement
                 else:
+                    assert arg_key is not None  # a node with a parent has its key there
                     parent.set(arg_key, replacement, index)
         return expression
 
@@ -236,7 +238,7 @@ def _every_select(
 # rewrites of sqlglot's Spark generator (``transforms.preprocess`` on ``exp.Select``), run
 # here explicitly, before the checks: the generator itself no longer rewrites
 # (:data:`sqlstream.sql.dialect_generator.GENERATOR_REWRITES`).
-def _distinct_on(select: exp.Expression) -> exp.Expression:
+def _distinct_on(select: exp.Expr) -> exp.Expr:
     """sqlglot's ``eliminate_distinct_on``, without leaking its ``_row_number`` column
     through ``SELECT DISTINCT ON (k) *`` (the outer query becomes ``* EXCEPT (…)``)."""
     star = (
@@ -268,12 +270,12 @@ def _distinct_on(select: exp.Expression) -> exp.Expression:
 _distinct_on.__name__ = "eliminate_distinct_on"
 
 
-def _has(*kinds: type[exp.Expression]) -> Callable[[exp.Expression], bool]:
+def _has(*kinds: type[exp.Expr]) -> Callable[[exp.Expr], bool]:
     return lambda tree: next(find_all(tree, *kinds), None) is not None
 
 
-def _selects_with(arg: str, sub: str | None = None) -> Callable[[exp.Expression], bool]:
-    def wanted(tree: exp.Expression) -> bool:
+def _selects_with(arg: str, sub: str | None = None) -> Callable[[exp.Expr], bool]:
+    def wanted(tree: exp.Expr) -> bool:
         for select in find_all(tree, exp.Select):
             value = select.args.get(arg)
             if value is not None and (sub is None or value.args.get(sub)):
@@ -289,7 +291,7 @@ unnest_to_explode = _every_select(transforms.unnest_to_explode, wanted=_has(exp.
 any_to_exists = _every_select(transforms.any_to_exists, wanted=_has(exp.Any))
 
 
-REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
+REWRITES: tuple[Callable[[exp.Expr], exp.Expr], ...] = (
     balance_connectors,
     drop_stream_markers,
     lookup_joins,
@@ -302,7 +304,7 @@ REWRITES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (
 )
 
 
-def rewrite(expression: exp.Expression, copy: bool = True) -> exp.Expression:
+def rewrite(expression: exp.Expr, copy: bool = True) -> exp.Expr:
     """Rewrite a parsed sqlstream query into Spark SQL by running :data:`REWRITES` in order.
 
     Args:
@@ -342,7 +344,7 @@ def remember_rewrites(limit: int = 8192) -> None:
     _texts.enable(limit)
 
 
-def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expression] | None:
+def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expr] | None:
     """What :func:`keep_query` kept for the query text ``sql`` (inside
     :func:`~sqlstream.sql.expressions.remembering`, with :func:`remember_rewrites` on):
     its :func:`relation_names` and a copy of its rewritten tree; ``None`` otherwise."""
@@ -351,7 +353,7 @@ def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expression] | 
     return None if kept is None else (kept[0], copy_tree(kept[1]))
 
 
-def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expression) -> None:
+def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expr) -> None:
     """Keep, for the query text ``sql``, the :func:`relation_names` of its parse and its
     :func:`rewrite_parsed` tree, for a caller that obtained both from nothing but the text:
     a parse that succeeded and was a query, with no step between parse and rewrite that
@@ -364,7 +366,7 @@ def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expre
     texts.keep(sql, (list(names), copy_tree(rewritten)))
 
 
-def _copyable(result: exp.Expression) -> bool:
+def _copyable(result: exp.Expr) -> bool:
     """Whether a copy of ``result`` equals it in every attribute and link: a root, no node
     in ``meta`` (:func:`~sqlstream.sql.expressions.tree_key` keys it), no node at two places."""
     if (
@@ -378,7 +380,7 @@ def _copyable(result: exp.Expression) -> bool:
     return len({id(n) for n in nodes}) == len(nodes)
 
 
-def rewrite_parsed(expression: exp.Expression) -> exp.Expression:
+def rewrite_parsed(expression: exp.Expr) -> exp.Expr:
     """``rewrite(expression, copy=False)`` for a tree the caller does not use again (nor
     any node of it): answered with a copy (:func:`~sqlstream.sql.expressions.copy_tree`)
     of the result kept for an equal tree when :func:`remember_rewrites` is on.
@@ -407,6 +409,7 @@ def _cte_in_scope(
 
     ``index`` caches, per WITH node, each CTE's position and each name's first position, so
     that a chain of n CTEs is checked in time linear in n."""
+    child: exp.Expr
     child, node = table, table.parent
     while node is not None:
         with_ = (
@@ -429,7 +432,7 @@ def _cte_in_scope(
     return False
 
 
-def relation_tables(expression: exp.Expression) -> list[exp.Table]:
+def relation_tables(expression: exp.Expr) -> list[exp.Table]:
     """The table references of a query that name a relation it reads: those inside window
     TVFs, subqueries and CTE bodies; not references to CTEs (a CTE is visible in the main
     query and in the CTEs defined after it) nor table functions such as ``range(10)``.
@@ -461,7 +464,7 @@ def table_reference(table: exp.Table) -> tuple[str, int, int]:
     return ".".join(part.name for part in table.parts), start, end
 
 
-def relation_names(expression: exp.Expression) -> list[tuple[str, int, int]]:
+def relation_names(expression: exp.Expr) -> list[tuple[str, int, int]]:
     """List the relations a query reads (:func:`relation_tables`), for checking against
     declared streams and views; the compiler keeps them, placed in the file, as the
     ``reads`` of the plan's views and queries.

@@ -53,7 +53,7 @@ Window TVFs (docs/dialect.md#window-tvfs), as verified on Spark 4.1 (local, file
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 
@@ -95,7 +95,7 @@ def _depth(node: exp.Expr) -> int:
     return depth
 
 
-def rewrite_window_tvfs(expression: exp.Expression) -> exp.Expression:
+def rewrite_window_tvfs(expression: exp.Expr) -> exp.Expr:
     """Replace ``TUMBLE``/``HOP``/``SESSION`` by Spark's ``window()``/``session_window()``.
 
     Each SELECT scope is rewritten on its own, innermost first (see the module docstring for
@@ -144,7 +144,7 @@ def _window_ref(node: exp.Expr, qualifiers: set[str]) -> str | None:
     return node.name.lower()
 
 
-def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expression:
+def _rewrite_scope(select: exp.Select, tvf: WindowTVF) -> exp.Expr:
     qualifiers = _qualifiers(tvf)
     group = select.args.get("group")
     keys = group.expressions if group else []
@@ -228,7 +228,7 @@ def _duration(node: exp.Expr, what: str, kind: str) -> exp.Expr:
 _WINDOW_ARGS = {"window": ("window", "window", "window offset"), "session_window": ("session gap",)}
 
 
-def check_window_durations(expression: exp.Expression) -> exp.Expression:
+def check_window_durations(expression: exp.Expr) -> exp.Expr:
     """Refuse the constant durations of ``window()`` / ``session_window()`` calls that Spark
     refuses when the query starts (``TimeWindow``): one it cannot read, months or years,
     a size or slide not greater than zero, a slide longer than the size, an offset not
@@ -245,7 +245,8 @@ def check_window_durations(expression: exp.Expression) -> exp.Expression:
         if uses is None:
             continue
         micros = []
-        for use, arg in zip(uses, call.expressions[1:]):
+        # strict=False: a call may pass fewer durations than it can take (offset, slide)
+        for use, arg in zip(uses, call.expressions[1:], strict=False):
             if not (isinstance(arg, exp.Literal) and arg.is_string):
                 break
             problem = duration_problem(arg.name, use)
@@ -355,7 +356,7 @@ def _expression_name(item: exp.Expr) -> str:
     return item.sql(dialect=SqlStream, normalize_functions="lower", comments=False)
 
 
-def _rewrite_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]) -> exp.Expression:
+def _rewrite_aggregated(select: exp.Select, tvf: WindowTVF, qualifiers: set[str]) -> exp.Expr:
     struct = "session_window" if tvf.kind == "SESSION" else "window"
     relation_name = tvf.alias or (tvf.this.name if isinstance(tvf.this, exp.Table) else None)
     qualifier = relation_name if select.args.get("joins") else None
@@ -386,11 +387,11 @@ def _group_by_window(
     select: exp.Select,
     tvf: WindowTVF,
     qualifiers: set[str],
-    calls: list[exp.Expr],
+    calls: Sequence[exp.Expr],
     relation: exp.Expr,
     fields: Callable[[str], exp.Expr],
     struct: str,
-) -> exp.Expression:
+) -> exp.Expr:
     """Group ``select`` by ``calls`` in place of its window keys, read the window columns
     through ``fields``, and put ``relation`` in place of the TVF (see the module docstring)."""
     group = select.args["group"]
@@ -456,9 +457,9 @@ def _group_by_window(
             )
             outer_items.append(exp.alias_(window_time, name))
         else:
-            outer_items.append(
-                exp.column(exp.to_identifier(names[i], quoted=not names[i].isidentifier()))
-            )
+            name = names[i]
+            assert name is not None  # (None only for a bare window column)
+            outer_items.append(exp.column(name, quoted=not name.isidentifier()))
     outer = exp.Select(expressions=outer_items)
     with_ = select.args.get("with_")
     select.set("with_", None)
@@ -502,7 +503,7 @@ def _rewrite_per_row(tvf: WindowTVF) -> None:
 # --- CUMULATE ------------------------------------------------------------------------------
 
 
-def _micros_of(literal: exp.Literal) -> int:
+def _micros_of(literal: exp.Expr) -> int:
     value = duration(literal.name)
     return value.days * 86_400_000_000 + value.microseconds
 
@@ -542,7 +543,7 @@ def _cumulate(tvf: WindowTVF) -> exp.Subquery:
 
 def _rewrite_cumulate_aggregated(
     select: exp.Select, tvf: WindowTVF, qualifiers: set[str]
-) -> exp.Expression:
+) -> exp.Expr:
     """CUMULATE under ``GROUP BY window_start, window_end``: group by the hopping window and
     the cumulating start (see :mod:`sqlstream.sql.cumulate`)."""
     relation = _cumulate(tvf)

@@ -147,7 +147,7 @@ def compare_rows(
     want = []
     for row in rows.rows:
         converted = []
-        for (i, name, kind), column in zip(picked, named):
+        for (_, name, kind), column in zip(picked, named, strict=True):
             cell = row.cells[column]
             try:
                 converted.append(values.expected(cell.value, kind, zone))
@@ -165,7 +165,10 @@ def compare_rows(
         return None
 
     def show(row):
-        return {name: values.shown(v, kind, zone) for v, (_, name, kind) in zip(row, picked)}
+        return {
+            name: values.shown(v, kind, zone)
+            for v, (_, name, kind) in zip(row, picked, strict=True)
+        }
 
     message = (
         f"{len(missing)} row(s) missing, {len(unexpected)} unexpected "
@@ -187,7 +190,9 @@ def _match(want: list[tuple], got: list[tuple], ordered: bool, tolerance: float)
     """``(missing, unexpected)``: expected rows with no equal received row, and received
     rows left over (as a multiset; in order when ``ordered``)."""
     if ordered:
-        if len(want) == len(got) and all(values.equal(a, b, tolerance) for a, b in zip(want, got)):
+        if len(want) == len(got) and all(
+            values.equal(a, b, tolerance) for a, b in zip(want, got, strict=True)
+        ):
             return [], []
         return list(want), list(got)
     left = list(got)

@@ -129,7 +129,7 @@ def json_value(value, kind: tuple) -> str:
             "{"
             + ",".join(
                 json.dumps(n, ensure_ascii=False) + ":" + json_value(v, t)
-                for v, (n, t) in zip(value, kind[1])
+                for v, (n, t) in zip(value, kind[1], strict=True)
             )
             + "}"
         )
@@ -163,7 +163,7 @@ def _json_line(columns: list[tuple[str, tuple]], row: tuple, tag: str | None = N
     fields = [] if tag is None else [json.dumps(TAG) + ":" + json.dumps(tag, ensure_ascii=False)]
     fields += [
         json.dumps(name) + ":" + json_value(value, kind)
-        for (name, kind), value in zip(columns, row)
+        for (name, kind), value in zip(columns, row, strict=True)
         if value is not None
     ]
     return "{" + ",".join(fields) + "}\n"
@@ -251,7 +251,9 @@ class FeedReader(DataSourceStreamReader):
     def initialOffset(self) -> dict:  # noqa: N802
         return {"step": 0}
 
-    def latestOffset(self) -> dict:  # noqa: N802
+    # the form without arguments that PySpark 4.0 and 4.1 call (and 4.2 on still does);
+    # 4.2's stubs type the one with start and limit
+    def latestOffset(self) -> dict:  # type: ignore[override]  # noqa: N802
         return {"step": released(self.folder)}
 
     def partitions(self, start: dict, end: dict):

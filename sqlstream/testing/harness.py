@@ -31,6 +31,7 @@ Source: Spark guide, *Structured Streaming Programming Guide* (foreachBatch, wat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -261,10 +262,8 @@ class Harness:
 
         def restore():
             for key, value in before.items():
-                try:
+                with contextlib.suppress(PySparkException, Py4JJavaError):
                     conf.unset(key) if value is None else conf.set(key, value)
-                except (PySparkException, Py4JJavaError):
-                    pass
 
         return restore
 
@@ -383,7 +382,10 @@ class Harness:
             sink = query.plan.sink.name
             rows = _received(query, new[id(query)])
             shown = [
-                {n: values.shown(v, t, zone) for v, (n, t) in zip(row, query.capture.columns)}
+                {
+                    n: values.shown(v, t, zone)
+                    for v, (n, t) in zip(row, query.capture.columns, strict=True)
+                }
                 for row in rows
             ]
             actual.sinks.setdefault(sink, []).extend(shown)
@@ -468,15 +470,15 @@ class Harness:
                 or wanted.lower() in getattr(e, "detail", "").lower()
                 for e in errors
             ):
-                got = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
+                raised = "; ".join(f"{e.code} {e.message}" for e in errors) or "no error"
                 result.failures.append(
                     Failure(
                         step.number,
                         step.span.line,
                         "error",
-                        f"expected error '{wanted}', got {got}",
+                        f"expected error '{wanted}', got {raised}",
                         expected=wanted,
-                        actual=got,
+                        actual=raised,
                     )
                 )
         else:

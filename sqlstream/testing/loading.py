@@ -152,7 +152,9 @@ def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile,
     tests = document["tests"]
     if not isinstance(tests, list) or not tests:
         raise read.error("'tests' is a list of tests", read.value(document, "tests"))
-    cases, pipelines, compiled = [], {}, {}
+    cases: list[Case] = []
+    pipelines: dict[str, PipelineUnderTest] = {}
+    compiled: dict[tuple, PipelineUnderTest] = {}
     for index, node in enumerate(tests):
         span = read.item(tests, index)
         if not isinstance(node, dict):

@@ -261,7 +261,8 @@ def compile_pipeline(path: Path, variables: dict[str, str]) -> PipelineUnderTest
                 for c in statement.columns
                 if isinstance(c, ast.ComputedColumn)
             }
-    streams, tables = {}, {}
+    streams: dict[str, Relation] = {}
+    tables: dict[str, Relation] = {}
     for relation in plan.relations:
         if not isinstance(relation, p.SourceRelation):
             continue

@@ -11,11 +11,16 @@ Importing the plugin imports no pyspark.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from sqlstream.diagnostics.errors import SqlStreamError
 
-_HARNESS = []
+if TYPE_CHECKING:
+    from sqlstream.testing.harness import Harness
+
+_HARNESS: list[Harness] = []
 
 
 def pytest_configure(config) -> None:

@@ -42,10 +42,11 @@ def record(test_file: TestFile, results: list[CaseResult]) -> None:
         if result is None:
             continue
         single_query = None
-        for step, actual in zip(case.steps, result.actual):
+        for step, actual in zip(case.steps, result.actual, strict=True):
             if step.input is None:
                 continue
             node = step.node
+            assert isinstance(node, CommentedMap)  # (the step's YAML mapping, as loaded)
             expect = CommentedMap()
             for sink, rows in actual.sinks.items():
                 expect[sink] = CommentedSeq([_row(r) for r in rows])

@@ -136,15 +136,15 @@ def junit(results: list[CaseResult], seconds: float) -> str:
             ET.SubElement(
                 case, "failure", message=f"step {first.step}: {first.check}: {first.message}"
             ).text = "\n".join(body)
-        elif result.status == "error":
+        elif result.status == "error" and result.error is not None:
             ET.SubElement(
                 case, "error", message=result.error.message, type=result.error.code
             ).text = result.error.render()
-    for name, suite in suites.items():
+    for suite in suites.values():
         cases = suite.findall("testcase")
         suite.set("tests", str(len(cases)))
         suite.set("failures", str(sum(c.find("failure") is not None for c in cases)))
         suite.set("errors", str(sum(c.find("error") is not None for c in cases)))
-        suite.set("time", f"{sum(float(c.get('time')) for c in cases):.3f}")
+        suite.set("time", f"{sum(float(c.get('time', '0')) for c in cases):.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -60,6 +60,7 @@ def parse_type(text: str) -> Type:
         name = take().lower()
         if name in ("array", "map", "struct"):
             take()  # <
+            inner: Type
             if name == "array":
                 inner = ("array", one())
             elif name == "map":
@@ -234,7 +235,7 @@ def to_python(value, kind: Type, zone: str):
     if name == "struct":
         names = [n for n, _ in kind[1]]
         if isinstance(value, (list, tuple)) and len(value) == len(names):
-            value = dict(zip(names, value))
+            value = dict(zip(names, value, strict=True))
         if not isinstance(value, dict):
             raise ValueProblem(
                 f"{value!r} is not a mapping of {', '.join(names)} ({type_name(kind)})"
@@ -282,7 +283,7 @@ def normal(value, kind: Type, zone: str):
         )
     if name == "struct":
         fields = tuple(value[n] for n, _ in kind[1]) if isinstance(value, dict) else tuple(value)
-        return tuple(normal(v, t, zone) for v, (_, t) in zip(fields, kind[1]))
+        return tuple(normal(v, t, zone) for v, (_, t) in zip(fields, kind[1], strict=True))
     if name in FLOATS:
         return float(value)
     if name == "decimal":
@@ -310,7 +311,9 @@ def equal(left, right, tolerance: float) -> bool:
             return math.isnan(left) and math.isnan(right)
         return left == right or abs(left - right) <= tolerance * max(abs(left), abs(right))
     if isinstance(left, tuple) and isinstance(right, tuple):
-        return len(left) == len(right) and all(equal(a, b, tolerance) for a, b in zip(left, right))
+        return len(left) == len(right) and all(
+            equal(a, b, tolerance) for a, b in zip(left, right, strict=True)
+        )
     return left == right
 
 
@@ -343,5 +346,5 @@ def shown(value, kind: Type, zone: str):
     if name == "map":
         return {shown(k, kind[1], zone): shown(v, kind[2], zone) for k, v in value}
     if name == "struct":
-        return {n: shown(v, t, zone) for v, (n, t) in zip(value, kind[1])}
+        return {n: shown(v, t, zone) for v, (n, t) in zip(value, kind[1], strict=True)}
     return value

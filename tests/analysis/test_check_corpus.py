@@ -41,6 +41,7 @@ The agreement is counted and printed at the end of the module (and stated in doc
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -229,10 +230,8 @@ def _run(spark, pipeline, seconds: float = 6.0, at_least: float = 1.5) -> Outcom
                 time.sleep(0.2)
         else:
             for query in queries:
-                try:
+                with contextlib.suppress(StreamingQueryException):  # query.exception() below
                     query.awaitTermination(120)
-                except StreamingQueryException:
-                    pass  # reported by query.exception() below
         for query in queries:
             failure = query.exception()
             if failure is not None:
@@ -440,7 +439,7 @@ def _static_columns_agree(spark, pipeline) -> None:
             continue
         actual = [(f.name, spark_type(f.dataType.simpleString())) for f in frame().schema.fields]
         assert [n for n, _ in columns] == [n for n, _ in actual], f"{name}: column names"
-        for (column, static), (_, real) in zip(columns, actual):
+        for (column, static), (_, real) in zip(columns, actual, strict=True):
             assert static in (UNKNOWN, real), f"{name}.{column}: check says {static}, Spark {real}"
 
 

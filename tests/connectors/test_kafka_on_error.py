@@ -410,7 +410,7 @@ def test_drop_and_dead_letters_of_real_kafka_values(spark, kafka_broker, tmp_pat
     ) == sorted(
         (
             (None if v is None else v.decode(), reason, "flights", topics["json"], *json_where[i])
-            for i, (v, reason) in zip(json_bad, BAD_JSON)
+            for i, (v, reason) in zip(json_bad, BAD_JSON, strict=True)
         ),
         key=repr,
     )

@@ -34,6 +34,7 @@ import os
 import shutil
 from collections import Counter
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +75,9 @@ def _copy_days(stream: str, target, days: int) -> list:
 def _latest(files) -> datetime:
     """The latest ``time_hour`` of CSV files (read with the csv module, not Spark)."""
     latest = max(
-        row["time_hour"] for f in files for row in csv.DictReader(open(f, encoding="utf-8"))
+        row["time_hour"]
+        for f in files
+        for row in csv.DictReader(Path(f).read_text(encoding="utf-8").splitlines())
     )
     return datetime.strptime(latest, "%Y-%m-%dT%H:%M:%SZ")
 

@@ -205,7 +205,7 @@ def test_dynamic_gap_sessions_equal_the_gap_logic(spark, work, flights, sessions
     assert len({s[:4] for s in expected} - static) > 50  # the gap changes sessions
     written = _written(spark, work / "out" / "service")
     assert [s[:5] for s in written] == [s[:5] for s in sorted(expected)]
-    for row, want in zip(written, sorted(expected)):  # averages, to rounding
+    for row, want in zip(written, sorted(expected), strict=True):  # averages, to rounding
         assert (row[5] is None and want[5] is None) or abs(row[5] - want[5]) < 1e-9
 
 

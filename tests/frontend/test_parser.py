@@ -280,5 +280,5 @@ def test_spans_equal_lark_positions_over_every_program():
                 compared += 1
             kept = grammar.kept_children(new)
             assert len(old.children) == len(kept), (path, old)
-            pairs += zip(old.children, kept)
+            pairs += zip(old.children, kept, strict=True)
     assert len(PROGRAMS) > 300 and compared > 5000

@@ -117,7 +117,8 @@ def test_reparse_reuses_the_statements_before_the_edit_and_equals_a_parse():
     whole = parse(edited, VARIABLES)
     assert script == whole and script.ends == whole.ends
     before = [s for s in previous.statements if s.span.end < at]
-    assert all(new is old for new, old in zip(script.statements, before))
+    # strict=False: ``before`` is the statements before the edit, a prefix of the script's
+    assert all(new is old for new, old in zip(script.statements, before, strict=False))
 
 
 def test_other_variables_reuse_nothing_they_change():
@@ -223,7 +224,7 @@ def _without_remembered_parses(text: str) -> Analysis:
     try:
         return analyze(text, VARIABLES)
     finally:
-        for (module, name), value in zip(stores, kept):
+        for (module, name), value in zip(stores, kept, strict=True):
             setattr(module, name, value)
 
 

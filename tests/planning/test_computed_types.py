@@ -43,7 +43,7 @@ def test_kept_types_give_what_an_empty_store_gives_for_every_program():
     for text, _ in texts:  # every type of every program kept now
         _outcome(text, program_variables(text))
     assert kept > 20 and len(declarations._COMPUTED_TYPES) > 20
-    for (text, path), expected in zip(texts, cold):
+    for (text, path), expected in zip(texts, cold, strict=True):
         assert _outcome(text, program_variables(text)) == expected, path
 
 

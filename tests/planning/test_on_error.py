@@ -131,7 +131,7 @@ def _decode(line: str) -> tuple:
     """A good CSV line as the declared columns (plain Python, not Spark): NA is null."""
     values = next(csv.reader([line]))
     kinds = [int] * 5 + [float, float, str, int, str, str, str, float, str]
-    row = tuple(None if v == "NA" else k(v) for k, v in zip(kinds, values))
+    row = tuple(None if v == "NA" else k(v) for k, v in zip(kinds, values, strict=True))
     return row[:-1] + (row[-1].replace("T", " ").rstrip("Z"),)
 
 

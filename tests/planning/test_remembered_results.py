@@ -37,7 +37,7 @@ def stores():
     for module, name in STORES:
         setattr(module, name, BoundedCache())
     yield
-    for (module, name), value in zip(STORES, kept):
+    for (module, name), value in zip(STORES, kept, strict=True):
         setattr(module, name, value)
 
 
@@ -63,7 +63,7 @@ def test_answers_from_the_stores_are_what_every_program_compiles_to(stores):
     fresh = [_outcome(text, program_variables(text)) for text, _ in texts]
     _on()
     for _ in range(2):  # filling the stores, then answered from them
-        for (text, path), expected in zip(texts, fresh):
+        for (text, path), expected in zip(texts, fresh, strict=True):
             assert _outcome(text, program_variables(text)) == expected, path
     assert len(schema._remembered) > 100 and len(rewrite._remembered) > 100
     assert len(parsing._printed) > 300 and len(rewrite._texts) > 300

@@ -429,7 +429,7 @@ def test_join_sides_rebuilt_from_a_snapshot(spark, tmp_path):
     for partition in range(plain.stores[0].partitions):
         options = state_reader.ReadOptions(snapshot_batch_id=start, partition=partition)
         (state,) = state_reader.read(spark, plan, [query], rows=1000, options=options)
-        for side, whole in zip(state.stores, plain.stores):
+        for side, whole in zip(state.stores, plain.stores, strict=True):
             assert side.store == whole.store
             assert list(side.first_rows) == [
                 r for r in whole.first_rows if r["partition"] == partition

@@ -38,7 +38,7 @@ def _assert_same_copy(original: exp.Expr) -> None:
     position = {id(n): i for i, n in enumerate(have)}
     expected_position = {id(n): i for i, n in enumerate(want)}
     originals = {id(n) for n in source}
-    for w, h, o in zip(want, have, source):
+    for w, h, o in zip(want, have, source, strict=True):
         assert type(h) is type(w)
         assert id(h) not in originals
         assert list(h.args) == list(w.args)
@@ -118,6 +118,5 @@ def test_copy_tree_makes_time_units_as_their_constructor_does():
     tree = parse_expression("date_trunc('HOUR', ts) + INTERVAL '1' DAY")
     _assert_same_copy(tree)
     assert any(
-        isinstance(n, exp.TimeUnit) or isinstance(n, exp.DateTrunc) or isinstance(n, exp.Interval)
-        for n in copy_tree(tree).walk()
+        isinstance(n, (exp.TimeUnit, exp.DateTrunc, exp.Interval)) for n in copy_tree(tree).walk()
     )

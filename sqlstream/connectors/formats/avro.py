@@ -122,7 +122,7 @@ def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, st
             raise OptionError(
                 f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
                 f": type not understood ({error})",
-                option and option.value_span,
+                option.value_span if option else None,
                 code="SS211",
                 hint="use Avro's primitive, record, array, map, enum, fixed types and "
                 "unions with null",

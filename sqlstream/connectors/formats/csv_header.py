@@ -33,6 +33,7 @@ import gzip
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 
 from sqlstream.diagnostics.errors import (
     SemanticError,
@@ -42,7 +43,7 @@ from sqlstream.diagnostics.errors import (
 )
 
 # Compressions Python reads without an extra library (Spark picks the codec by extension).
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open}
+_OPENERS: dict[str, Callable[..., IO[str]]] = {".gz": gzip.open, ".bz2": bz2.open}
 _UNREADABLE = (".zst", ".lz4", ".snappy", ".deflate", ".xz", ".zip")
 _MAX_FILES = 100_000
 _MAX_LINE = (
@@ -84,7 +85,7 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
     try:
         files = _files(path, options)
     except (OSError, ValueError) as error:
-        return f"its files cannot be listed ({error.strerror or error})"
+        return f"its files cannot be listed ({getattr(error, 'strerror', None) or error})"
     if not files:
         return "there are no files at the path yet"
     for file in files:
@@ -102,10 +103,7 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
 def _files(path: str, options: dict[str, str]) -> list[str]:
     """The data files under ``path`` in the order Spark's file source reads them: by
     modification time, then name."""
-    if glob.has_magic(path):
-        roots = sorted(glob.glob(path))
-    else:
-        roots = [path]
+    roots = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
     recursive = options.get("recursivefilelookup", "false").lower() == "true"
     pattern = options.get("pathglobfilter")
     found: list[str] = []
@@ -132,7 +130,7 @@ def _read_first(file: str, options: dict[str, str]) -> list[str] | None:
     encoding = options.get("encoding") or options.get("charset") or "utf-8"
     if encoding.lower().replace("-", "") == "utf8":
         encoding = "utf-8-sig"  # a byte-order mark is not part of the first name
-    opener = _OPENERS.get(os.path.splitext(file)[1].lower(), open)
+    opener: Callable[..., IO[str]] = _OPENERS.get(os.path.splitext(file)[1].lower(), open)
     sep = options.get("sep") or options.get("delimiter") or ","
     quote = options.get("quote", '"') or "\0"
     escape = options.get("escape", "\\") or None
@@ -214,7 +212,7 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
         types[hits[0]] = kind
         read_as.append(read_names[hits[0]])
     return Binding(
-        tuple(zip(read_names, types)),
+        tuple(zip(read_names, types, strict=True)),
         tuple(read_as),
         tuple(problems),
         exact=read_names == list(names),
@@ -279,7 +277,11 @@ def declared_columns(
         )
     if binding.problems:
         return declared, {}, options
-    read_as = {name: read for (name, _), read in zip(declared, binding.read_as)}
+    read_as = {
+        name: read
+        for (name, _), read in zip(declared, binding.read_as, strict=True)
+        if read is not None  # (None only beside a problem)
+    }
     if [n for n, _ in binding.schema] == list(read_as) and read_as == {n: n for n in read_as}:
         read_as = {}  # every column declared, in file order: no projection needed
     return binding.schema, read_as, options + check

@@ -10,6 +10,7 @@ sink's); "Apache Avro Data Source Guide" (``from_avro``, ``to_avro``); Spark SQL
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from sqlstream.connectors.base import DECODED, Payload
 from sqlstream.connectors.formats.avro import avro_columns, null_record
@@ -94,7 +95,7 @@ def payload(relation: p.SourceRelation) -> Payload | None:
     latest = spark.get("startingoffsets", "latest").strip().lower() == "latest" and not (
         {"startingoffsetsbytimestamp", "startingtimestamp"} & spark.keys()
     )
-    common = dict(
+    common: dict[str, Any] = dict(
         kept=("`value`", _kafka_struct(relation)),
         kept_names=("`value`", "`__kafka`"),
         position=tuple((n, t, f"`__kafka`.{_quote(n)}") for n, t in KAFKA_COLUMNS[2:5]),
