@@ -25,7 +25,7 @@ from sqlstream.analysis.dedup import REFUSED
 from sqlstream.analysis.facts import MODES, QueryInfo
 from sqlstream.analysis.operators import JoinInfo, Operators
 from sqlstream.diagnostics.codes import code
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from sqlstream.sql.rewrite import LOOKUP, REWRITTEN_FROM
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlstream.analysis.checks import Context, Finding
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 
 FIRST_VERSION = "4.2"
 """The first supported Spark minor whose PySpark has ``trigger(realTime=…)``."""

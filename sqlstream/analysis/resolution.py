@@ -34,8 +34,8 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
-from sqlstream.frontend import spark_versions
-from sqlstream.ir.functions import defined
+from sqlstream.ir import spark_versions
+from sqlstream.ir.user_functions import defined
 from sqlstream.sql.dialect import Watermark as WatermarkClause
 from sqlstream.sql.expressions import find_all
 from sqlstream.sql.foreign import FOREIGN_FUNCTIONS

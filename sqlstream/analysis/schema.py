@@ -65,8 +65,8 @@ from sqlstream.analysis.spark_types import (
 )
 from sqlstream.analysis.type_rules import EXPRESSION_METADATA, Annotator, common_type
 from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.frontend import spark_versions
-from sqlstream.ir.functions import defined
+from sqlstream.ir import spark_versions
+from sqlstream.ir.user_functions import defined
 from sqlstream.sql.dialect import WindowTVF
 from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.parsing import parse_expression, parse_query

@@ -8,7 +8,7 @@ that give an expression its type are in :mod:`sqlstream.analysis.type_rules`.
 :func:`known_functions` lists Spark's built-in function names of a Spark minor
 (``spark_functions_<X.Y>.txt``, one per supported minor, written by
 ``tools/gen_spark_functions.py`` from ``SHOW FUNCTIONS`` on that Spark): by default the
-minor the file is judged for (:func:`sqlstream.frontend.spark_versions.target`).
+minor the file is judged for (:func:`sqlstream.ir.spark_versions.target`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from importlib import resources
 
 from sqlglot import exp
 
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from sqlstream.frontend.literals import quote_identifier
 
 __all__ = [
@@ -68,7 +68,7 @@ def _names(resource: str) -> set[str]:
 
 def aggregate_functions(version: str | None = None) -> frozenset[str]:
     """Lower-case names of Spark's aggregate and window functions in Spark ``version``
-    (default: the target, :func:`sqlstream.frontend.spark_versions.target`):
+    (default: the target, :func:`sqlstream.ir.spark_versions.target`):
     ``spark_aggregate_functions_<version>.txt``, an ``AggregateFunction`` class or group
     ``agg_funcs``."""
     return _aggregates(version or spark_versions.target())
@@ -96,7 +96,7 @@ def aggregate_call(node, sql: str | None = None) -> bool:
 
 def known_functions(version: str | None = None) -> frozenset[str]:
     """Lower-case names of Spark's built-in functions in Spark ``version`` (default: the
-    target, :func:`sqlstream.frontend.spark_versions.target`): ``spark_functions_<version>.txt``,
+    target, :func:`sqlstream.ir.spark_versions.target`): ``spark_functions_<version>.txt``,
     one file per supported minor (``tools/gen_spark_functions.py``)."""
     return _functions(version or spark_versions.target())
 

@@ -30,7 +30,7 @@ from sqlstream.analysis.spark_types import (
     type_of,
     type_string,
 )
-from sqlstream.ir.functions import defined
+from sqlstream.ir.user_functions import defined
 from sqlstream.sql.dialect import SqlStream
 
 __all__ = ["EXPRESSION_METADATA", "FUNCTIONS", "Annotator", "common_type", "is_numeric"]

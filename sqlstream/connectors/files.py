@@ -17,7 +17,8 @@ from sqlstream.connectors.base import Connector, Report, ResolvedOptions, Resolv
 from sqlstream.connectors.formats.csv_header import declared_columns
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
+from sqlstream.ir import spark_versions
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
 
@@ -194,7 +195,7 @@ class Files(Connector):
         self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
     ) -> tuple[OptionError, ...]:
         """``SS337`` at ``partition_by``, judging for Spark 4.3 or later
-        (:func:`sqlstream.frontend.spark_versions.target`): a partition column of a complex
+        (:func:`sqlstream.ir.spark_versions.target`): a partition column of a complex
         type (``ARRAY``, ``MAP``, ``STRUCT``, ``VARIANT``), a column named twice, or every
         column of the query. Spark 4.3 checks a file sink's partition columns when the query
         starts, as batch writes do (``INVALID_PARTITION_COLUMN_DATA_TYPE``,

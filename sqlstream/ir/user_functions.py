@@ -1,7 +1,7 @@
 """User-defined functions (``CREATE FUNCTION``): what the planner learnt of each, and the
 functions defined so far while a file is planned.
 
-A :class:`UserFunction` is data: the planner (:mod:`sqlstream.planning.functions`) makes
+A :class:`UserFunction` is data: the planner (:mod:`sqlstream.planning.function_definitions`) makes
 one per ``CREATE FUNCTION``; the analysis reads :func:`defined` to know the name (no
 ``SS206``), type its calls (:attr:`UserFunction.returns`) and check their argument
 count; lowering registers it in the session before any relation is defined.

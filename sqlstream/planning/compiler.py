@@ -1,7 +1,7 @@
 """One compile path per query body: parse → names → rewrite → schema → facts → checks.
 
 :func:`compile_query` turns the text of a query body (a view, an ``INSERT``, a ``SELECT``)
-into a frozen :class:`~sqlstream.planning.compiled.CompiledQuery`. Every step works on the same tree, in this order:
+into a frozen :class:`~sqlstream.planning.compiled_query.CompiledQuery`. Every step works on the same tree, in this order:
 
 1. parse (:func:`sqlstream.sql.parsing.parse_query`) and check that every relation it reads is
    declared (:class:`~sqlstream.planning.catalog.Catalog`);
@@ -43,7 +43,7 @@ from sqlstream.diagnostics.errors import (
 from sqlstream.frontend import ast
 from sqlstream.ir import plan
 from sqlstream.planning.catalog import Catalog
-from sqlstream.planning.compiled import CompiledQuery
+from sqlstream.planning.compiled_query import CompiledQuery
 from sqlstream.sql.expressions import WindowTVF, find_all
 from sqlstream.sql.ksql_windows import ksql_windows
 from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql

@@ -23,11 +23,12 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
+from sqlstream.ir import spark_versions
 from sqlstream.frontend.literals import duration_problem
 from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.ir import plan
-from sqlstream.ir.functions import defined
+from sqlstream.ir.user_functions import defined
 from sqlstream.sql.expressions import BoundedCache
 from sqlstream.sql.foreign import is_proctime
 from sqlstream.sql.parsing import node_offsets, parse_expression

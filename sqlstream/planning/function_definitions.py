@@ -1,4 +1,4 @@
-"""``CREATE FUNCTION`` → :class:`~sqlstream.ir.functions.UserFunction` (docs/dialect.md#create-function).
+"""``CREATE FUNCTION`` → :class:`~sqlstream.ir.user_functions.UserFunction` (docs/dialect.md#create-function).
 
 A Python function is imported when the file is compiled (``check`` and ``translate``
 too), as ``foreach_batch`` functions are (:func:`sqlstream.connectors.foreach_batch.import_callable`):
@@ -28,7 +28,7 @@ from sqlstream.connectors.foreach_batch import import_callable, split_function
 from sqlstream.diagnostics.errors import SemanticError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
-from sqlstream.ir.functions import UserFunction
+from sqlstream.ir.user_functions import UserFunction
 from sqlstream.sql.parsing import parse_expression
 
 ANNOTATION_TYPES = {  # Python annotation → Spark SQL type (PySpark: _type_mappings)

@@ -25,10 +25,11 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
+from sqlstream.ir import spark_versions
 from sqlstream.frontend.limits import NestingError
 from sqlstream.ir import plan
-from sqlstream.ir.functions import UserFunction, defining
+from sqlstream.ir.user_functions import UserFunction, defining
 from sqlstream.planning import malformed
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
 from sqlstream.planning.compiler import (
@@ -40,7 +41,7 @@ from sqlstream.planning.compiler import (
 )
 from sqlstream.planning.dead_letters import dead_letter_query
 from sqlstream.planning.declarations import SourceDeclaration
-from sqlstream.planning.functions import resolve_function
+from sqlstream.planning.function_definitions import resolve_function
 from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem
 from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_problem
@@ -58,7 +59,7 @@ class Planner:
         state_dir: ``--state-dir`` from the CLI or API; overrides ``SET 'sqlstream.state_dir'``.
         spark_version: the Spark major.minor to judge the file for (``check --spark-version``);
             overrides ``SET 'sqlstream.spark_version'``; default
-            :func:`sqlstream.frontend.spark_versions.default`.
+            :func:`sqlstream.ir.spark_versions.default`.
         enforce: ``False`` records violations of streaming rules (SS3xx), schema findings
             and watermarks on non-timestamps as warnings and plans the query anyway (used
             to test the rules against Spark itself).
@@ -107,7 +108,7 @@ class Planner:
     # ---- entry point
     def build(self) -> plan.Plan:
         """Return the plan, with its warnings in ``Plan.warnings``, judged for
-        :attr:`spark_version` (:func:`sqlstream.frontend.spark_versions.judging_for`).
+        :attr:`spark_version` (:func:`sqlstream.ir.spark_versions.judging_for`).
 
         Every statement is planned even after an error in an earlier one (a name whose
         declaration failed is still known, so one mistake is reported once).
@@ -199,7 +200,7 @@ class Planner:
 
     def _CreateFunction(self, statement: ast.CreateFunction) -> None:
         """A user-defined function, known to the statements after it
-        (:func:`sqlstream.planning.functions.resolve_function`)."""
+        (:func:`sqlstream.planning.function_definitions.resolve_function`)."""
         function = resolve_function(statement, self.source, self.functions)
         self.functions[function.name.lower()] = function
 
@@ -557,7 +558,7 @@ class Planner:
 def target_version(script: ast.Script, given: str | None = None) -> str:
     """The Spark major.minor a file is judged for: ``given`` (``--spark-version``), else the
     last valid ``SET 'sqlstream.spark_version'`` of ``script`` (an invalid one is ``SS202``
-    at its statement), else :func:`sqlstream.frontend.spark_versions.default`.
+    at its statement), else :func:`sqlstream.ir.spark_versions.default`.
 
     Raises:
         SqlStreamError: ``SS202``: ``given`` is not a supported version.

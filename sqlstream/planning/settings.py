@@ -20,8 +20,8 @@ except the static ones (:data:`STATIC_SETTINGS`), which only a session being cre
   keeps it on every restart (Spark guide, *State Store*; *RocksDB state store
   implementation*). Any other value is ``SS326``.
 * ``sqlstream.spark_version``: the Spark major.minor ``check`` judges the file for
-  (:mod:`sqlstream.frontend.spark_versions`; ``check --spark-version`` overrides it); one
-  of :data:`~sqlstream.frontend.spark_versions.SUPPORTED`, else ``SS202``. It applies to
+  (:mod:`sqlstream.ir.spark_versions`; ``check --spark-version`` overrides it); one
+  of :data:`~sqlstream.ir.spark_versions.SUPPORTED`, else ``SS202``. It applies to
   the whole file, wherever it stands.
 * ``spark.sql.streaming.multipleWatermarkPolicy``: how a query over several watermarked
   streams computes its global watermark, ``min`` (Spark's default: the slowest stream
@@ -38,7 +38,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
+from sqlstream.ir import spark_versions
 
 __all__ = [
     "CHANGELOG_CHECKPOINTING",
