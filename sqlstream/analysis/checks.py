@@ -74,6 +74,7 @@ class Context:
         not_real_time_sources, real_time_sink: the same for Spark's real-time mode
             (:mod:`sqlstream.analysis.realtime`): the sources it cannot read, whether it
             may write the sink.
+        spark_version: the Spark major.minor judged for (the compile context's).
     """
 
     info: QueryInfo
@@ -86,6 +87,7 @@ class Context:
     not_continuous_sources: frozenset[str]
     continuous_sources: tuple[str, ...]
     continuous_sink: bool
+    spark_version: str
     empty_available_now_sources: frozenset[str] = frozenset()
     not_real_time_sources: frozenset[str] = frozenset()
     real_time_sink: bool = False
@@ -111,10 +113,15 @@ def _watermarked(info: QueryInfo, ops: Operators) -> bool:
 
 
 def mode_problems(
-    info: QueryInfo, ops: Operators, mode: str, sink_connector: str, sink_modes: frozenset[str]
+    info: QueryInfo,
+    ops: Operators,
+    mode: str,
+    sink_connector: str,
+    sink_modes: frozenset[str],
+    spark_version: str,
 ) -> list[Finding]:
-    """Why Spark refuses ``mode`` for this query and sink, or would give another result
-    (empty: it runs as the SQL says)."""
+    """Why Spark ``spark_version`` (a major.minor) refuses ``mode`` for this query and sink,
+    or would give another result (empty: it runs as the SQL says)."""
     found = []
     if info.aggregate:
         if mode == "append" and not info.watermarked_key:
@@ -186,7 +193,7 @@ def mode_problems(
             if (
                 mode == "update"
                 and join.kind == "inner"
-                and spark_versions.at_least(spark_versions.target(), "4.2")
+                and spark_versions.at_least(spark_version, "4.2")
             ):
                 continue  # Spark 4.2+ runs an inner join of two streams in update mode (measured)
             found.append(
@@ -218,9 +225,10 @@ def choose_mode(
     requested: str | None,
     sink_connector: str,
     sink_modes: frozenset[str],
+    spark_version: str,
 ) -> tuple[str | None, str, list[Finding]]:
     """Pick the output mode (docs/dialect.md#output-mode-inference): the requested one, or the first of append,
-    update, complete that Spark allows for this query and sink.
+    update, complete that Spark ``spark_version`` (a major.minor) allows for this query and sink.
 
     Returns:
         ``(mode, reason, findings)``; ``mode`` is ``None`` when none fits (then ``findings``
@@ -230,11 +238,11 @@ def choose_mode(
         return (
             requested,
             "from EMIT",
-            mode_problems(info, ops, requested, sink_connector, sink_modes),
+            mode_problems(info, ops, requested, sink_connector, sink_modes, spark_version),
         )
     reasons = {}
     for mode in MODES:
-        problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
+        problems = mode_problems(info, ops, mode, sink_connector, sink_modes, spark_version)
         if not problems:
             if not _stateful(info, ops):
                 why = "deduplication, no aggregation" if ops.deduplications else "no aggregation"

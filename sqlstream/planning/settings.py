@@ -231,3 +231,30 @@ def watermark_policy(settings: Iterable[tuple[str, str]]) -> tuple[str, str]:
     ``("min", "Spark's default")``."""
     value = _last(settings, WATERMARK_POLICY)
     return (value.strip().lower(), "SET") if value is not None else ("min", "Spark's default")
+
+
+def target_version(script: ast.Script, given: str | None = None) -> str:
+    """The Spark major.minor a file is judged for: ``given`` (``--spark-version``), else the
+    last valid ``SET 'sqlstream.spark_version'`` of ``script`` (an invalid one is ``SS202``
+    at its statement), else :func:`sqlstream.ir.spark_versions.default`.
+
+    Raises:
+        SqlStreamError: ``SS202``: ``given`` is not a supported version.
+    """
+    if given is not None:
+        found = spark_versions.supported(given)
+        if found is None:
+            raise SqlStreamError(
+                f"Spark version '{given}' is not supported",
+                code="SS202",
+                hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}",
+            )
+        return found
+    found = None
+    for statement in script.statements:
+        if (
+            isinstance(statement, ast.SetStatement)
+            and statement.option.key.lower() == spark_versions.SETTING
+        ):
+            found = spark_versions.supported(statement.option.text) or found
+    return found or spark_versions.default()
