@@ -56,7 +56,7 @@ class CompileCaches:
             tree (:func:`sqlstream.sql.parsing.to_spark_sql`).
         rewrites: ``tree_key`` → the rewritten tree (:func:`sqlstream.sql.rewrite.rewrite_parsed`).
         query_texts: query text → its relation names and rewritten tree
-            (:func:`sqlstream.sql.rewrite.kept_query` / ``keep_query``).
+            (:func:`sqlstream.sql.query_text.rewritten_query`).
         schemas: ``(tree shape, relations' schemas, text, Spark minor)`` → the columns of a
             query without findings (:func:`sqlstream.analysis.schema.query_schema`).
         computed_types: ``(expression text, visible columns, Spark minor)`` → the type of

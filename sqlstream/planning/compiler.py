@@ -46,11 +46,8 @@ from sqlstream.ir import plan
 from sqlstream.ir.context import CompileContext
 from sqlstream.planning.catalog import Catalog
 from sqlstream.planning.compiled_query import CompiledQuery
-from sqlstream.sql.expressions import WindowTVF
-from sqlstream.sql.ksql_windows import ksql_windows
-from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
-from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
-from sqlstream.sql.tree_walks import find_all
+from sqlstream.sql.parsing import node_offsets, to_spark_sql
+from sqlstream.sql.query_text import rewritten_query
 
 # Sources Spark's continuous processing reads (Spark guide, *Continuous Processing*).
 CONTINUOUS_SOURCES = tuple(sorted(n for n, c in CONNECTORS.items() if c.continuous_source))
@@ -97,16 +94,10 @@ def compile_query(
             invalid window TVF (``SS203``), a query that reads no stream (``SS309``) —
             positioned in the file.
     """
-    try:
-        caches = context.caches
-        kept = kept_query(text.text, caches)  # this text parsed and rewritten before
-        if kept is None:
-            tree = parse_query(text.text, caches)
-            if not isinstance(tree, (exp.Query, exp.Values)):
-                raise _not_a_query(tree, text)
-            names = relation_names(tree)
-        else:
-            names, tree = kept
+
+    def read(tree: exp.Expression | None, names: list[tuple[str, int, int]]) -> None:
+        if tree is not None and not isinstance(tree, (exp.Query, exp.Values)):
+            raise _not_a_query(tree, text)
         for relation, start, end in names:
             if relation not in catalog:
                 raise UnknownNameError(
@@ -116,14 +107,11 @@ def compile_query(
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
-        if kept is None:
-            ksql = any(
-                "ksql" in (n._meta or ()) for n in find_all(tree, WindowTVF)
-            )  # reads the catalog
-            tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
-            tree = rewrite_parsed(tree, caches)  # the parsed tree is not used again
-            if not ksql:
-                keep_query(text.text, names, tree, caches)
+
+    try:
+        tree = rewritten_query(
+            text.text, context.caches, read, lambda relation: event_time(catalog, relation)
+        )
         tree, steps, findings = deduplicate(tree, text, catalog, name, context)
     except SqlStreamError as error:
         raise locate(error, text) from None
