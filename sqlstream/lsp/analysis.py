@@ -211,7 +211,7 @@ def _analyze(
     )
     plan, findings = planner.result()  # with errors, the queries planned: described all the same
     queries = _descriptions(plan, previous)
-    index = _Indexer(planner)
+    index = _Indexer(planner, plan)
     for statement in script.statements:
         index.statement(statement, queries.get(statement.span.start))
     findings = sorted(refused + findings, key=lambda f: f.span.start if f.span else -1)
@@ -309,15 +309,16 @@ def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
 
 
 class _Indexer:
-    """Declarations, references and statements of a parsed script."""
+    """Declarations, references and statements of a parsed script, from its plan (partial
+    when there were errors) and the catalog of the planner that made it."""
 
-    def __init__(self, planner: Planner) -> None:
-        self.catalog = planner.catalog
-        self.sink_columns = {q.sink.name.lower(): q.columns for q in planner.queries}
+    def __init__(self, planner: Planner, plan: p.Plan) -> None:
+        self.catalog = planner.catalog  # every declared name, a failed declaration's too
+        self.sink_columns = {q.sink.name.lower(): q.columns for q in plan.queries}
         self.sources = {
-            r.name.lower(): r for r in planner.relations if isinstance(r, p.SourceRelation)
+            r.name.lower(): r for r in plan.relations if isinstance(r, p.SourceRelation)
         }
-        self.functions = planner.functions
+        self.functions = {f.name.lower(): f for f in plan.functions}
         self.caches = planner.context.caches
         self.statements: list[Statement] = []
         self.declarations: dict[tuple[str, str], Declaration] = {}

@@ -371,7 +371,7 @@ def check_query(
     if real_time and requested is None:
         reason = "real-time mode (EMIT … REAL TIME) writes in update mode only"
     if mode is not None:
-        context = Context(
+        rules_context = Context(
             compiled.info,
             compiled.operators,
             mode,
@@ -387,7 +387,7 @@ def check_query(
             frozenset(c.name for c in streams if not c.real_time_source),
             sink_connector.real_time_sink,
         )
-        findings += run_rules(context) + list(real_time_rules(context))
+        findings += run_rules(rules_context) + list(real_time_rules(rules_context))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
     state = (
         None
