@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compile_scaling import statements_file
 
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.lsp.analysis import analyze
 
 
@@ -41,9 +42,11 @@ def in_process(
 ) -> tuple[list[float], list[float]]:
     """Wall and CPU seconds of each :func:`analyze` after a one-character edit (``a > i`` →
     ``a >= i`` toggled in the first or last view, ``where``: ``"top"`` or ``"end"``), given
-    the previous analysis or not."""
+    the previous analysis or not; every analysis answers from one set of compile stores,
+    as the server's workspace does (:meth:`CompileCaches.for_language_server`)."""
     marker = _marker(text, where)
-    previous = analyze(text)  # warm: imports, the dialect, per-statement caches
+    caches = CompileCaches.for_language_server()
+    previous = analyze(text, caches=caches)  # warm: imports, the dialect, the stores
     wall, cpu = [], []
     for i in range(repeat):
         edited = (
@@ -52,7 +55,7 @@ def in_process(
             + text[marker + len("WHERE a > ") :]
         )
         start, start_cpu = time.perf_counter(), time.process_time()
-        analysis = analyze(edited, previous=previous if incremental else None)
+        analysis = analyze(edited, previous=previous if incremental else None, caches=caches)
         wall.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
         previous = analysis

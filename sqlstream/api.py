@@ -115,7 +115,7 @@ def compile(  # noqa: A001 - the API's name in the spec
             rules, not for running pipelines.
         spark_version: the Spark major.minor to judge the text for (``"4.2"``; overrides
             ``SET 'sqlstream.spark_version'``; default: the installed PySpark's, see
-            :mod:`sqlstream.frontend.spark_versions`).
+            :mod:`sqlstream.ir.spark_versions`).
 
     Returns:
         A :class:`Pipeline`: the plan and its program (lowered on first use, once).

@@ -34,8 +34,8 @@ from sqlglot import exp
 
 from sqlstream.analysis.facts import RelationInfo, StreamingScope, from_relations, is_aggregate
 from sqlstream.analysis.operators import conjuncts
-from sqlstream.sql.expressions import find_all
 from sqlstream.sql.meta import DEDUP_REFUSED, REWRITTEN_FROM
+from sqlstream.sql.tree_walks import find_all
 
 TIME_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ", "DATE"}
 
@@ -99,11 +99,12 @@ class Deduplication:
         return tree
 
 
-def _reads_aggregate(select: exp.Select, infos: Mapping[str, RelationInfo]) -> bool:
+def _reads_aggregate(select: exp.Select, scope: StreamingScope) -> bool:
     """An aggregation below ``select`` (Spark refuses ``dropDuplicates`` after one)."""
+    infos = scope.infos
     for relation in from_relations(select):
         for node in find_all(relation, exp.Expr):
-            if isinstance(node, exp.Select) and is_aggregate(node):
+            if isinstance(node, exp.Select) and is_aggregate(node, scope.version):
                 return True
             if (
                 isinstance(node, exp.Table)
@@ -123,9 +124,13 @@ def _plain_input(select: exp.Select, ctes) -> bool:
 
 def _distinct(select: exp.Select, scope: StreamingScope) -> Deduplication | None:
     distinct = select.args.get("distinct")
-    if distinct is None or distinct.args.get("on") is not None or is_aggregate(select):
+    if (
+        distinct is None
+        or distinct.args.get("on") is not None
+        or is_aggregate(select, scope.version)
+    ):
         return None
-    if not scope.streaming(select) or _reads_aggregate(select, scope.infos):
+    if not scope.streaming(select) or _reads_aggregate(select, scope):
         return None
     if not _plain_input(select, scope.ctes):
         return None
@@ -206,10 +211,10 @@ def _row_number(outer: exp.Select, scope: StreamingScope) -> Deduplication | Non
     if why is None and order and not isinstance(order[0].this, exp.Column):
         why = "it orders by an expression, not a time column"
     if why is None and (
-        is_aggregate(inner)
+        is_aggregate(inner, scope.version)
         or inner.args.get("distinct") is not None
         or not _plain_input(_without(inner, alias), scope.ctes)
-        or _reads_aggregate(inner, scope.infos)
+        or _reads_aggregate(inner, scope)
     ):
         why = "its subquery aggregates or has another window function"
     if why is not None:
@@ -259,19 +264,22 @@ def _without(select: exp.Select, alias: exp.Expr) -> exp.Select:
     return rows
 
 
-def find_deduplication(tree: exp.Expr, infos: Mapping[str, RelationInfo]) -> Deduplication | None:
+def find_deduplication(
+    tree: exp.Expr, infos: Mapping[str, RelationInfo], version: str
+) -> Deduplication | None:
     """The innermost deduplication of a rewritten query over a stream, or ``None``.
 
     Args:
         tree: a query after :func:`sqlstream.sql.rewrite.rewrite`.
         infos: lower-case relation name → what is known of it (streaming, aggregated).
+        version: the Spark major.minor judged for (which functions aggregate).
 
     Returns:
         The :class:`Deduplication` to split, innermost first (its input holds none). A
         ``ROW_NUMBER`` pattern that cannot be one is marked ``meta[DEDUP_REFUSED]`` on its window
         and skipped (the checks report it, SS325); a tree over tables only has none.
     """
-    scope = StreamingScope(tree, infos)
+    scope = StreamingScope(tree, infos, version)
     for select in reversed(list(find_all(tree, exp.Select))):
         found = _distinct(select, scope) or _row_number(select, scope)
         if found is not None:

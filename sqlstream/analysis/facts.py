@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlstream.analysis.spark_types import aggregate_call
 from sqlstream.sql.dialect import Watermark as WatermarkClause
-from sqlstream.sql.expressions import find_all
+from sqlstream.sql.tree_walks import find_all
 
 MODES = ("append", "update", "complete")
 WINDOW_FUNCTIONS = {"window", "session_window"}
@@ -103,16 +103,17 @@ def _inner_select(select: exp.Select) -> exp.Select | None:
     return None
 
 
-def is_aggregate(select: exp.Select) -> bool:
+def is_aggregate(select: exp.Select, version: str) -> bool:
     """Whether ``select`` aggregates: it has a GROUP BY, or an aggregate function in its
     projection outside window functions and subqueries (Spark plans an ``Aggregate``).
-    Aggregate functions are Spark's (:func:`sqlstream.analysis.spark_types.aggregate_call`: ``try_sum``
-    and ``histogram_numeric`` count, as for SS209)."""
+    Aggregate functions are those of Spark ``version`` (a major.minor;
+    :func:`sqlstream.analysis.spark_types.aggregate_call`: ``try_sum`` and
+    ``histogram_numeric`` count, as for SS209)."""
     if select.args.get("group"):
         return True
     for projection in select.expressions:
         for node in find_all(projection, exp.Expr):
-            if aggregate_call(node) and not node.find_ancestor(exp.Window, exp.Subquery):
+            if aggregate_call(node, version) and not node.find_ancestor(exp.Window, exp.Subquery):
                 return True
     return False
 
@@ -120,7 +121,7 @@ def is_aggregate(select: exp.Select) -> bool:
 def analyze(
     expression: exp.Expr,
     catalog: Mapping[str, RelationInfo],
-    scope: StreamingScope | None = None,
+    scope: StreamingScope,
 ) -> QueryInfo:
     """Return the :class:`QueryInfo` of a rewritten query.
 
@@ -129,9 +130,9 @@ def analyze(
         catalog: relation name (lower case) → :class:`RelationInfo`; unknown names count as
             bounded relations without watermarks.
         scope: the :class:`StreamingScope` of ``expression`` shared with the other passes
-            (built here when ``None``).
+            (its Spark minor decides which functions aggregate).
     """
-    scope = scope or StreamingScope(expression, catalog)
+    version = scope.version
     ctes = scope.ctes
     relations = frozenset(
         table.name.lower()
@@ -151,9 +152,9 @@ def analyze(
     # A projection over a subquery is as stateful as the subquery (e.g. window_time over a
     # windowed aggregation): analyse the innermost aggregating SELECT.
     inner = select
-    while not is_aggregate(inner) and (deeper := _inner_select(inner)) is not None:
+    while not is_aggregate(inner, version) and (deeper := _inner_select(inner)) is not None:
         inner = deeper
-    if is_aggregate(inner):
+    if is_aggregate(inner, version):
         select_for_keys = inner
     else:
         select_for_keys = select
@@ -167,12 +168,12 @@ def analyze(
                 _output_watermarks(select, watermarks, False),
                 relations,
             )
-    aggregate = is_aggregate(select_for_keys)
-    watermarks |= _visible_watermarks(select_for_keys, catalog, cte_bodies)
+    aggregate = is_aggregate(select_for_keys, version)
+    watermarks |= _visible_watermarks(select_for_keys, catalog, cte_bodies, version)
     watermarked_key, session = _grouping_keys(select_for_keys, watermarks)
     if aggregate:  # append mode needs every streaming aggregation watermarked, not only this one
         watermarked_key = watermarked_key and _inner_aggregations_watermarked(
-            expression, select_for_keys, catalog, relations, cte_bodies
+            expression, select_for_keys, catalog, relations, cte_bodies, version
         )
     return QueryInfo(
         streaming,
@@ -241,6 +242,7 @@ def _inner_aggregations_watermarked(
     catalog: Mapping[str, RelationInfo],
     relations,
     ctes: CteMap,
+    version: str,
 ) -> bool:
     """Every streaming aggregation below ``outer`` (subqueries, CTEs, aggregated views) has
     a watermarked grouping key. Spark checks only the outermost one when the query starts
@@ -253,7 +255,7 @@ def _inner_aggregations_watermarked(
     ):
         return False
     for select in find_all(expression, exp.Select):
-        if select is outer or not is_aggregate(select):
+        if select is outer or not is_aggregate(select, version):
             continue
         names = names_under(select, ctes)
         if not any(catalog.get(n, RelationInfo(False)).streaming for n in names):
@@ -261,7 +263,7 @@ def _inner_aggregations_watermarked(
         marks = {c.this.alias_or_name.lower() for c in find_all(select, WatermarkClause)}
         for name in names:
             marks |= catalog.get(name, RelationInfo(False)).watermarks
-        marks |= _visible_watermarks(select, catalog, ctes)
+        marks |= _visible_watermarks(select, catalog, ctes, version)
         if not _grouping_keys(select, marks)[0]:
             return False
     return True
@@ -298,7 +300,7 @@ def _output_watermarks(select: exp.Select, watermarks: set[str], aggregate: bool
 
 
 def _visible_watermarks(
-    select: exp.Select, catalog: Mapping[str, RelationInfo], ctes: CteMap
+    select: exp.Select, catalog: Mapping[str, RelationInfo], ctes: CteMap, version: str
 ) -> set[str]:
     """Event-time columns that the relations in ``select``'s FROM (and joins) output:
     a stream's or view's watermarks, a subquery's or CTE's output watermarks, a WATERMARK
@@ -324,8 +326,8 @@ def _visible_watermarks(
                 marks |= catalog.get(name, RelationInfo(False)).watermarks
         inner = outer_select(body) if body is not None else None
         if inner is not None:
-            visible = _visible_watermarks(inner, catalog, ctes)
-            marks |= _output_watermarks(inner, visible, is_aggregate(inner))
+            visible = _visible_watermarks(inner, catalog, ctes, version)
+            marks |= _output_watermarks(inner, visible, is_aggregate(inner, version))
     memo[id(select)] = frozenset(marks)
     return marks
 
@@ -432,11 +434,14 @@ class StreamingScope:
             while the scope is used (answers are kept by node identity).
         infos: lower-case relation name → :class:`RelationInfo`; unknown names count as
             bounded relations without watermarks.
+        version: the Spark major.minor judged for (the compile context's): which
+            functions aggregate (:func:`is_aggregate`).
     """
 
-    def __init__(self, tree: exp.Expr, infos: Mapping[str, RelationInfo]) -> None:
+    def __init__(self, tree: exp.Expr, infos: Mapping[str, RelationInfo], version: str) -> None:
         self.tree = tree
         self.infos = infos
+        self.version = version
         self.ctes = CteMap(tree)
         self._streaming: dict[int, bool] = {}
 

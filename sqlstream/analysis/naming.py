@@ -16,7 +16,7 @@ from sqlglot.errors import ErrorLevel
 
 from sqlstream.analysis.spark_types import WINDOW_FUNCTIONS, type_string
 from sqlstream.sql.dialect import SqlStream
-from sqlstream.sql.expressions import copy_tree
+from sqlstream.sql.tree_walks import copy_tree
 
 __all__ = ["output_name", "pretty"]
 

@@ -25,7 +25,7 @@ from sqlstream.analysis.facts import (
     outer_select,
 )
 from sqlstream.sql.dialect import Watermark as WatermarkClause
-from sqlstream.sql.expressions import find_all, find_own
+from sqlstream.sql.tree_walks import find_all, find_own
 
 GENERATORS = {
     "explode",
@@ -209,7 +209,7 @@ def _sorts(node: exp.Expr) -> list[exp.Expr]:
 def collect_operators(
     expression: exp.Expr,
     catalog: Mapping[str, RelationInfo],
-    scope: StreamingScope | None = None,
+    scope: StreamingScope,
 ) -> Operators:
     """Find the operators of a rewritten query that Spark's streaming checks restrict.
 
@@ -217,9 +217,8 @@ def collect_operators(
         expression: the query after :func:`sqlstream.sql.rewrite.rewrite`.
         catalog: as for :func:`~sqlstream.analysis.facts.analyze`.
         scope: the :class:`~sqlstream.analysis.facts.StreamingScope` of ``expression``
-            shared with the other passes (built here when ``None``).
+            shared with the other passes (its Spark minor decides which functions aggregate).
     """
-    scope = scope or StreamingScope(expression, catalog)
     ctes = scope.ctes
     info = scope.info
     streaming = scope.streaming
@@ -250,7 +249,7 @@ def collect_operators(
                     below = max(below, depth(ctes[name]))
                 else:
                     below = max(below, 1 if info(name).aggregate else 0)
-        stateful = is_aggregate(node) or node.args.get("distinct") is not None
+        stateful = is_aggregate(node, scope.version) or node.args.get("distinct") is not None
         return below + (1 if stateful and streaming(node) else 0)
 
     limit = distinct = window_function = global_session = offset = None

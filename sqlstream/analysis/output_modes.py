@@ -13,14 +13,19 @@ from sqlglot import exp
 from sqlstream.analysis.facts import MODES, QueryInfo
 from sqlstream.analysis.operators import Operators
 from sqlstream.analysis.rule_context import WATERMARK_HINT, Finding, stateful
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 
 
 def mode_problems(
-    info: QueryInfo, ops: Operators, mode: str, sink_connector: str, sink_modes: frozenset[str]
+    info: QueryInfo,
+    ops: Operators,
+    mode: str,
+    sink_connector: str,
+    sink_modes: frozenset[str],
+    spark_version: str,
 ) -> list[Finding]:
-    """Why Spark refuses ``mode`` for this query and sink, or would give another result
-    (empty: it runs as the SQL says)."""
+    """Why Spark ``spark_version`` (a major.minor) refuses ``mode`` for this query and sink,
+    or would give another result (empty: it runs as the SQL says)."""
     found = []
     if info.aggregate:
         if mode == "append" and not info.watermarked_key:
@@ -92,7 +97,7 @@ def mode_problems(
             if (
                 mode == "update"
                 and join.kind == "inner"
-                and spark_versions.at_least(spark_versions.target(), "4.2")
+                and spark_versions.at_least(spark_version, "4.2")
             ):
                 continue  # Spark 4.2+ runs an inner join of two streams in update mode (measured)
             found.append(
@@ -124,9 +129,11 @@ def choose_mode(
     requested: str | None,
     sink_connector: str,
     sink_modes: frozenset[str],
+    spark_version: str,
 ) -> tuple[str | None, str, list[Finding]]:
     """Pick the output mode (docs/dialect.md#output-mode-inference): the requested one, or
-    the first of append, update, complete that Spark allows for this query and sink.
+    the first of append, update, complete that Spark ``spark_version`` (a major.minor) allows
+    for this query and sink.
 
     Returns:
         ``(mode, reason, findings)``; ``mode`` is ``None`` when none fits (then ``findings``
@@ -136,11 +143,11 @@ def choose_mode(
         return (
             requested,
             "from EMIT",
-            mode_problems(info, ops, requested, sink_connector, sink_modes),
+            mode_problems(info, ops, requested, sink_connector, sink_modes, spark_version),
         )
     reasons: dict[str, str] = {}
     for mode in MODES:
-        problems = mode_problems(info, ops, mode, sink_connector, sink_modes)
+        problems = mode_problems(info, ops, mode, sink_connector, sink_modes, spark_version)
         if not problems:
             if not stateful(info, ops):
                 why = "deduplication, no aggregation" if ops.deduplications else "no aggregation"

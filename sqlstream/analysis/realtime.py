@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlstream.analysis.rule_context import Context, Finding
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 
 FIRST_VERSION = "4.2"
 """The first supported Spark minor whose PySpark has ``trigger(realTime=…)``."""
@@ -42,7 +42,7 @@ def real_time_rules(c: Context) -> Iterator[Finding]:
     """SS340–SS343 for a query with ``EMIT … REAL TIME`` (nothing for other triggers).
 
     Args:
-        c: the query's context; the version judged is :func:`spark_versions.target`.
+        c: the query's context; the version judged is ``c.spark_version``.
 
     Yields:
         :class:`Finding` records (errors), the version's first: on a version without
@@ -50,7 +50,7 @@ def real_time_rules(c: Context) -> Iterator[Finding]:
     """
     if c.trigger_kind != "real_time":
         return
-    version = spark_versions.target()
+    version = c.spark_version
     if not spark_versions.at_least(version, FIRST_VERSION):
         yield Finding(
             "SS340",

@@ -34,12 +34,11 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
-from sqlstream.frontend import spark_versions
-from sqlstream.ir.functions import defined
+from sqlstream.ir.context import CompileContext
 from sqlstream.sql.dialect import Watermark as WatermarkClause
-from sqlstream.sql.expressions import find_all
 from sqlstream.sql.foreign import FOREIGN_FUNCTIONS
 from sqlstream.sql.parsing import node_offsets
+from sqlstream.sql.tree_walks import find_all
 
 ROW = "__sqlstream_row"  # internal: the relation of expression_type()
 TABLE_FUNCTIONS = {"range", "sql_keywords", "variant_explode", "variant_explode_outer"}  # FROM only
@@ -70,24 +69,28 @@ def finding(
     return error
 
 
-def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
-    """Unknown functions: every call sqlglot does not know; with ``sql``, every call by name.
-    And ``SS338``: a ``WATERMARK <column> DELAY OF <interval>`` clause when judging for Spark
-    4.0, whose SQL parser lacks it (``PARSE_SYNTAX_ERROR``; 4.1 added ``watermarkClause``,
-    measured on 4.0.5 and 4.1.4)."""
-    if not spark_versions.at_least(spark_versions.target(), "4.1"):
+def check_functions(
+    tree: exp.Expr, sql: str | None, findings: list, context: CompileContext
+) -> None:
+    """Unknown functions: every call sqlglot does not know; with ``sql``, every call by name
+    (against the functions of ``context``'s Spark minor and its user functions, whose
+    argument counts are checked, ``SS273``). And ``SS338``: a ``WATERMARK <column> DELAY OF
+    <interval>`` clause when judging for Spark 4.0, whose SQL parser lacks it
+    (``PARSE_SYNTAX_ERROR``; 4.1 added ``watermarkClause``, measured on 4.0.5 and 4.1.4)."""
+    defined = context.functions
+    if not context.at_least("4.1"):
         for clause in find_all(tree, WatermarkClause):
             findings.append(
                 finding(
                     "SS338",
-                    f"Spark {spark_versions.target()} has no WATERMARK … DELAY OF clause in "
+                    f"Spark {context.spark_version} has no WATERMARK … DELAY OF clause in "
                     "SQL (Spark 4.1 added it)",
                     clause,
                     kind=SemanticError,
                     hint="declare the watermark on the stream: WATERMARK FOR ts AS ts - INTERVAL …",
                 )
             )
-    known = known_functions()
+    known = known_functions(context.spark_version)
     for node in find_all(tree, exp.Func):
         meta = node._meta or {}
         if isinstance(node, exp.Anonymous):
@@ -100,7 +103,7 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
                 continue
         else:
             continue
-        user = defined().get(name.lower())
+        user = defined.get(name.lower())
         if user is not None:
             _check_arity(node, user, meta, findings)
         elif name.lower() in FOREIGN_FUNCTIONS:
@@ -113,7 +116,7 @@ def check_functions(tree: exp.Expr, sql: str | None, findings: list) -> None:
             error = finding(
                 "SS206",
                 f"unknown function '{name}'"
-                f"{did_you_mean(name, (known - TABLE_FUNCTIONS) | set(defined()))}",
+                f"{did_you_mean(name, (known - TABLE_FUNCTIONS) | set(defined))}",
                 node,
             )
             if meta.get("start") is not None and meta.get("end") is not None:
@@ -396,14 +399,14 @@ def _same(a: exp.Expr, b: exp.Expr) -> bool:
 
 
 def _ungrouped(
-    node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None
+    node: exp.Expr, keys: list[exp.Expr], scope: Scope, sql: str | None, version: str
 ) -> list[exp.Column]:
     """Columns of ``node`` outside aggregate functions and grouping expressions (Spark's
     ``CheckAnalysis.checkValidAggregateExpression``)."""
     if (
         any(_same(node, key) for key in keys)
-        or aggregate_call(node, sql)
-        or (isinstance(node, exp.Filter) and aggregate_call(node.this, sql))
+        or aggregate_call(node, version, sql)
+        or (isinstance(node, exp.Filter) and aggregate_call(node.this, version, sql))
     ):
         return []  # an aggregate's FILTER (WHERE …) reads each input row, as its arguments do
     if isinstance(node, (exp.Window, exp.Subquery, exp.Select, exp.Lambda)):
@@ -413,12 +416,15 @@ def _ungrouped(
         return (
             [node] if local and not node.is_star and node.name.lower() not in _TVF_COLUMNS else []
         )
-    return [c for child in node.iter_expressions() for c in _ungrouped(child, keys, scope, sql)]
+    return [
+        c for child in node.iter_expressions() for c in _ungrouped(child, keys, scope, sql, version)
+    ]
 
 
-def check_grouping(scopes: list[Scope], sql: str | None, findings: list) -> None:
+def check_grouping(scopes: list[Scope], sql: str | None, findings: list, version: str) -> None:
     """SS209: a SELECT-list column of an aggregation that is neither grouped nor aggregated
-    (Spark: ``MISSING_AGGREGATION``, or ``MISSING_GROUP_BY`` without GROUP BY)."""
+    (Spark: ``MISSING_AGGREGATION``, or ``MISSING_GROUP_BY`` without GROUP BY); aggregate
+    functions are those of Spark ``version`` (a major.minor)."""
     for scope in scopes:
         select = scope.expression
         if not isinstance(select, exp.Select):
@@ -430,12 +436,12 @@ def check_grouping(scopes: list[Scope], sql: str | None, findings: list) -> None
             n
             for item in select.expressions
             for n in find_all(item, exp.Expr)
-            if aggregate_call(n, sql) and n.find_ancestor(exp.Window, exp.Select) is select
+            if aggregate_call(n, version, sql) and n.find_ancestor(exp.Window, exp.Select) is select
         ]
         if not keys and not aggregates:
             continue
         for item in select.expressions:
-            for column in _ungrouped(item.unalias(), keys, scope, sql):
+            for column in _ungrouped(item.unalias(), keys, scope, sql, version):
                 name = _display(column)
                 if keys:
                     message = (

@@ -64,6 +64,7 @@ class Context:
         not_real_time_sources, real_time_sink: the same for Spark's real-time mode
             (:mod:`sqlstream.analysis.realtime`): the sources it cannot read, whether it
             may write the sink.
+        spark_version: the Spark major.minor judged for (the compile context's).
     """
 
     info: QueryInfo
@@ -76,6 +77,7 @@ class Context:
     not_continuous_sources: frozenset[str]
     continuous_sources: tuple[str, ...]
     continuous_sink: bool
+    spark_version: str
     empty_available_now_sources: frozenset[str] = frozenset()
     not_real_time_sources: frozenset[str] = frozenset()
     real_time_sink: bool = False

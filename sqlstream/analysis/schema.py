@@ -64,15 +64,15 @@ from sqlstream.analysis.spark_types import (
     spark_type,
     type_of,
 )
-from sqlstream.analysis.type_rules import EXPRESSION_METADATA, Annotator, common_type
+from sqlstream.analysis.type_annotation import Annotator
+from sqlstream.analysis.type_rules import common_type
 from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.frontend import spark_versions
-from sqlstream.ir.functions import defined
+from sqlstream.ir.context import CompileContext
 from sqlstream.sql.dialect import WindowTVF
-from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.meta import LOOKUP_TIME
 from sqlstream.sql.parsing import parse_expression, parse_query
 from sqlstream.sql.rewrite import rewrite
+from sqlstream.sql.tree_walks import copy_tree, find_all, tree_key
 
 __all__ = [
     "UNKNOWN",
@@ -80,7 +80,6 @@ __all__ = [
     "expression_type",
     "known_functions",
     "query_schema",
-    "remember_schemas",
     "spark_type",
 ]
 
@@ -199,11 +198,15 @@ def _dedupe(findings: list) -> list:
 
 
 def _analyze(
-    expression: exp.Expr, catalog: Mapping[str, Schema], sql: str | None, copy: bool = True
+    expression: exp.Expr,
+    catalog: Mapping[str, Schema],
+    sql: str | None,
+    context: CompileContext,
+    copy: bool = True,
 ):
     tree = copy_tree(expression) if copy else expression  # the checks below change the tree
     findings: list[SqlStreamError] = []
-    check_functions(tree, sql, findings)
+    check_functions(tree, sql, findings, context)
     names = {t.name.lower() for t in find_all(tree, exp.Table)}
     known = {name: catalog[name] for name in names if catalog.get(name)}
     case = {c.lower(): c for s in known.values() for c, _ in s}
@@ -245,8 +248,8 @@ def _analyze(
         check_columns(scopes, schemas, case, where_refs, findings)
         window_columns(scopes)
     if not group_all and not any(f.code in ("SS205", "SS206", "SS207") for f in findings):
-        check_grouping(scopes, sql, findings)
-    Annotator(mapping, expression_metadata=EXPRESSION_METADATA).annotate(tree)
+        check_grouping(scopes, sql, findings, context.spark_version)
+    Annotator(mapping, context.functions).annotate(tree)
     check_types(tree, findings)
     return _output(tree, case), _dedupe(findings)
 
@@ -407,7 +410,10 @@ def _output(tree: exp.Expr, case: dict[str, str]) -> Schema | None:
 
 
 def query_schema(
-    expression: exp.Expr | str, catalog: Mapping[str, Schema], sql: str | None = None
+    expression: exp.Expr | str,
+    catalog: Mapping[str, Schema],
+    sql: str | None = None,
+    context: CompileContext | None = None,
 ) -> tuple[Schema | None, list[SqlStreamError]]:
     """Return the output schema of a query and the problems found in it.
 
@@ -418,6 +424,10 @@ def query_schema(
             their schema unknown) have unknown columns: never a finding.
         sql: the text ``expression`` was parsed from; with it, every function call is checked
             by the name written (without it, only calls sqlglot does not know).
+        context: the Spark minor judged for (its functions), the user functions defined
+            so far, and the stores: with ``caches.schemas`` on, the columns of a query
+            without findings are kept and an equal query is answered from them (below);
+            ``None``: a default :class:`~sqlstream.ir.context.CompileContext`.
 
     Returns:
         ``(schema, findings)``: ``schema`` is ``None`` when its columns cannot be known (a
@@ -433,54 +443,46 @@ def query_schema(
         Exception: anything else sqlglot raises is a bug (in sqlstream, or sqlglot failing
             on valid SQL) and propagates: it must not read as "no findings".
     """
+    context = context if context is not None else CompileContext()
     if isinstance(expression, str):
-        sql, expression = expression, rewrite(parse_query(expression), copy=False)
-    if not _remembered.enabled or not remembering_on() or defined():
-        return _analyze(expression, catalog, sql)
+        sql = expression
+        expression = rewrite(parse_query(expression, context.caches), copy=False)
+    # The answer depends only on the tree's content (tree_key: classes, arguments,
+    # positions, comments), the schemas of the relations it names, the text, the Spark
+    # minor judged for, and the functions defined: the key holds the first four and nothing
+    # is kept or answered while a function is defined; a tree tree_key cannot key is
+    # analysed each time. Findings are not kept (callers position them, which changes them).
+    remembered = context.caches.schemas
+    if remembered is None or context.functions:
+        return _analyze(expression, catalog, sql, context)
     tables: list[exp.Table] = []
     shape = tree_key(expression, tables)
     if shape is None:
-        return _analyze(expression, catalog, sql)
+        return _analyze(expression, catalog, sql, context)
     names = {t.name.lower() for t in tables}  # as _analyze reads them
     key = (
         shape,
         tuple(sorted((n, catalog[n]) for n in names if catalog.get(n))),
         sql,
-        spark_versions.target(),
+        context.spark_version,
     )
-    columns = _remembered.get(key, _MISSING)
+    columns = remembered.get(key, _MISSING)
     if columns is not _MISSING:
         return columns, []
-    columns, findings = _analyze(expression, catalog, sql)
+    columns, findings = _analyze(expression, catalog, sql, context)
     if not findings:
-        _remembered.keep(key, columns)
+        remembered.keep(key, columns)
     return columns, findings
 
 
-_remembered = BoundedCache()  # (tree shape, relations' schemas, text, Spark minor) -> columns
 _MISSING = object()
 
 
-def remember_schemas(limit: int = 8192) -> None:
-    """Keep what :func:`query_schema` finds for a query with no findings, and answer the
-    same query again from the store. Its answer depends only on the tree's content
-    (:func:`~sqlstream.sql.expressions.tree_key`: classes, arguments, positions, comments),
-    the schemas of the relations it names, the text, the Spark minor judged for, and the
-    functions defined, so the key holds the first four and nothing is kept or answered
-    while a function is defined; a tree ``tree_key`` cannot key is analysed each time.
-    Findings are not kept (callers position them, which changes them). The language
-    server turns this on: after a keystroke most queries and the relations they read are
-    what they were (inside :func:`~sqlstream.sql.expressions.remembering`); ``check``
-    analyses each query once and does not.
-
-    Args:
-        limit: how many answers to keep; all are dropped when it is reached.
-    """
-    _remembered.enable(limit)
-
-
 def expression_type(
-    sql_expression: exp.Expr | str, schema: Schema, sql: str | None = None
+    sql_expression: exp.Expr | str,
+    schema: Schema,
+    sql: str | None = None,
+    context: CompileContext | None = None,
 ) -> tuple[str, list[SqlStreamError]]:
     """Return the type of a scalar expression over one row of ``schema`` (a computed column).
 
@@ -488,6 +490,7 @@ def expression_type(
         sql_expression: the expression's text (e.g. ``dep_delay > 15``) or its parsed tree.
         schema: the columns it may use.
         sql: the text a parsed ``sql_expression`` came from (see :func:`query_schema`).
+        context: as for :func:`query_schema` (no store is consulted).
 
     Returns:
         ``(type, findings)`` as in :func:`query_schema`; a syntax error is returned as a
@@ -499,11 +502,12 @@ def expression_type(
     if isinstance(sql_expression, str):
         sql = sql_expression
         try:
-            sql_expression = parse_expression(sql)
+            sql_expression = parse_expression(sql, context.caches if context else None)
         except SqlStreamError as error:
             return UNKNOWN, [error]
     query = exp.Select(expressions=[copy_tree(sql_expression)]).from_(
         copy_tree(ROW_TABLE), copy=False
     )
-    result, findings = _analyze(query, {ROW: schema}, sql, copy=False)  # built here: ours to change
+    context = context if context is not None else CompileContext()
+    result, findings = _analyze(query, {ROW: schema}, sql, context, copy=False)  # ours to change
     return (result[0][1] if result else UNKNOWN), findings

@@ -7,8 +7,8 @@ that give an expression its type are in :mod:`sqlstream.analysis.type_rules`.
 
 :func:`known_functions` lists Spark's built-in function names of a Spark minor
 (``spark_functions_<X.Y>.txt``, one per supported minor, written by
-``tools/gen_spark_functions.py`` from ``SHOW FUNCTIONS`` on that Spark): by default the
-minor the file is judged for (:func:`sqlstream.frontend.spark_versions.target`).
+``tools/gen_spark_functions.py`` from ``SHOW FUNCTIONS`` on that Spark): callers pass the
+minor the file is judged for (:attr:`sqlstream.ir.context.CompileContext.spark_version`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from importlib import resources
 
 from sqlglot import exp
 
-from sqlstream.frontend import spark_versions
 from sqlstream.frontend.literals import quote_identifier
 
 __all__ = [
@@ -66,23 +65,20 @@ def _names(resource: str) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
 
 
-def aggregate_functions(version: str | None = None) -> frozenset[str]:
-    """Lower-case names of Spark's aggregate and window functions in Spark ``version``
-    (default: the target, :func:`sqlstream.frontend.spark_versions.target`):
+@cache
+def aggregate_functions(version: str) -> frozenset[str]:
+    """Lower-case names of Spark's aggregate and window functions in Spark ``version`` (a
+    supported major.minor, :data:`sqlstream.ir.spark_versions.SUPPORTED`):
     ``spark_aggregate_functions_<version>.txt``, an ``AggregateFunction`` class or group
     ``agg_funcs``."""
-    return _aggregates(version or spark_versions.target())
-
-
-@cache
-def _aggregates(version: str) -> frozenset[str]:
     return frozenset(_names(f"spark_aggregate_functions_{version}.txt"))
 
 
-def aggregate_call(node, sql: str | None = None) -> bool:
+def aggregate_call(node, version: str, sql: str | None = None) -> bool:
     """Whether ``node`` calls a Spark aggregate function: a sqlglot ``AggFunc``, or a call
     whose name — as sqlglot knows it or, given the SQL text ``sql``, as written there
-    (``try_sum``, ``histogram_numeric``, ``every``) — is in :func:`aggregate_functions`."""
+    (``try_sum``, ``histogram_numeric``, ``every``) — is in :func:`aggregate_functions`
+    of Spark ``version``."""
     if isinstance(node, exp.AggFunc):
         return True
     if not isinstance(node, exp.Func):
@@ -91,18 +87,14 @@ def aggregate_call(node, sql: str | None = None) -> bool:
     meta = node._meta or {}
     if sql is not None and meta.get("start") is not None and meta.get("end") is not None:
         names.add(sql[meta["start"] : meta["end"] + 1].lower())
-    return bool(names & aggregate_functions())
-
-
-def known_functions(version: str | None = None) -> frozenset[str]:
-    """Lower-case names of Spark's built-in functions in Spark ``version`` (default: the
-    target, :func:`sqlstream.frontend.spark_versions.target`): ``spark_functions_<version>.txt``,
-    one file per supported minor (``tools/gen_spark_functions.py``)."""
-    return _functions(version or spark_versions.target())
+    return bool(names & aggregate_functions(version))
 
 
 @cache
-def _functions(version: str) -> frozenset[str]:
+def known_functions(version: str) -> frozenset[str]:
+    """Lower-case names of Spark's built-in functions in Spark ``version`` (a supported
+    major.minor): ``spark_functions_<version>.txt``, one file per supported minor
+    (``tools/gen_spark_functions.py``)."""
     return frozenset(_names(f"spark_functions_{version}.txt") | _SYNTAX_FUNCTIONS)
 
 

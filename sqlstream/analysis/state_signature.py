@@ -23,13 +23,14 @@ from sqlstream.analysis.facts import RelationInfo, StreamingScope, grouping_key,
 from sqlstream.analysis.operators import conjuncts, join_kind
 from sqlstream.analysis.spark_types import aggregate_call
 from sqlstream.ir import plan
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.sql.dialect import Watermark as WatermarkClause
-from sqlstream.sql.expressions import find_all
 from sqlstream.sql.parsing import to_spark_sql
+from sqlstream.sql.tree_walks import find_all
 
 
-def _sql(nodes) -> tuple[str, ...]:
-    return tuple(to_spark_sql(node) for node in nodes)
+def _sql(nodes, caches: CompileCaches | None = None) -> tuple[str, ...]:
+    return tuple(to_spark_sql(node, caches) for node in nodes)
 
 
 def _join_keys(join: exp.Join) -> tuple[str, ...]:
@@ -48,7 +49,8 @@ def _join_keys(join: exp.Join) -> tuple[str, ...]:
 def operators_of(
     tree: exp.Expr,
     infos: Mapping[str, RelationInfo],
-    scope: StreamingScope | None = None,
+    scope: StreamingScope,
+    caches: CompileCaches | None = None,
 ) -> tuple[plan.StatefulOperator, ...]:
     """The stateful operators in one rewritten query tree.
 
@@ -56,33 +58,37 @@ def operators_of(
         tree: a query after :func:`sqlstream.sql.rewrite.rewrite`.
         infos: lower-case relation name → what is known of it (streaming or not).
         scope: the :class:`~sqlstream.analysis.facts.StreamingScope` of ``tree`` shared with
-            the other passes (built here when ``None``).
+            the other passes (its Spark minor decides which functions aggregate).
+        caches: the compile context's stores (printed SQL,
+            :func:`~sqlstream.sql.parsing.to_spark_sql`), or ``None``.
 
     Returns:
         Aggregations and ``SELECT DISTINCT`` on streaming data, and joins of two streams,
         in the order of the tree (outermost first), with ``relation`` ``None``:
         :func:`state_signature` names the view they are in.
     """
-    streaming = (scope or StreamingScope(tree, infos)).streaming
+    streaming, version = scope.streaming, scope.version
 
     found = []
     for select in find_all(tree, exp.Select):
         if not streaming(select):
             continue
-        if is_aggregate(select):
+        if is_aggregate(select, version):
             group = select.args.get("group")
             aggregates = dict.fromkeys(
-                to_spark_sql(node)
+                to_spark_sql(node, caches)
                 for item in select.expressions
                 for node in find_all(item, exp.Expr)
-                if aggregate_call(node) and not node.find_ancestor(exp.Window)
+                if aggregate_call(node, version) and not node.find_ancestor(exp.Window)
             )
             keys = [grouping_key(select, key) for key in group.expressions] if group else ()
             found.append(
-                plan.StatefulOperator("aggregation", _sql(keys) if group else (), tuple(aggregates))
+                plan.StatefulOperator(
+                    "aggregation", _sql(keys, caches) if group else (), tuple(aggregates)
+                )
             )
         elif select.args.get("distinct") is not None:
-            found.append(plan.StatefulOperator("distinct", _sql(select.expressions)))
+            found.append(plan.StatefulOperator("distinct", _sql(select.expressions, caches)))
         source = select.args.get("from_")
         left_streaming = source is not None and streaming(source)
         for join in select.args.get("joins") or ():

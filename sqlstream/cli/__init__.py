@@ -163,7 +163,7 @@ def _write(path: str, text: str | bytes) -> None:
 
 def _spark_version(ctx, param, value):
     """``--spark-version``: a supported major.minor (``4.2``; ``4.2.1`` is read as ``4.2``)."""
-    from sqlstream.frontend import spark_versions
+    from sqlstream.ir import spark_versions
 
     if value is None:
         return None

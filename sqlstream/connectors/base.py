@@ -195,11 +195,13 @@ class Connector:
         columns: tuple[tuple[str, str], ...] | None,
         output_mode: str,
         source: Source,
+        spark_version: str,
     ) -> tuple[SqlStreamError, ...]:
         """Findings about a query written into this sink, once its columns (``(name,
         type)`` pairs, ``None`` when known only at run time) and output mode are known
         (``kafka``: a ``value`` column Spark can write, key columns that exist;
-        ``postgres``: every key column is written). Base: none."""
+        ``postgres``: every key column is written), judged for Spark ``spark_version`` (a
+        major.minor, the compile context's). Base: none."""
         return ()
 
     # ---- the planner's decisions

@@ -17,8 +17,9 @@ from sqlstream.connectors.base import Connector, Report, ResolvedOptions, Resolv
 from sqlstream.connectors.formats.csv_header import declared_columns
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
+from sqlstream.ir import spark_versions
 from sqlstream.ir.calls import Chain, Step
 
 FILE_SOURCE_OPTIONS = (
@@ -191,10 +192,15 @@ class Files(Connector):
         return tuple(found)
 
     def check_sink(
-        self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
+        self,
+        resolved: ResolvedOptions,
+        columns,
+        output_mode: str,
+        source: Source,
+        spark_version: str,
     ) -> tuple[OptionError, ...]:
         """``SS337`` at ``partition_by``, judging for Spark 4.3 or later
-        (:func:`sqlstream.frontend.spark_versions.target`): a partition column of a complex
+        (``spark_version``, the compile context's): a partition column of a complex
         type (``ARRAY``, ``MAP``, ``STRUCT``, ``VARIANT``), a column named twice, or every
         column of the query. Spark 4.3 checks a file sink's partition columns when the query
         starts, as batch writes do (``INVALID_PARTITION_COLUMN_DATA_TYPE``,
@@ -203,7 +209,7 @@ class Files(Connector):
         too, in JSON; parquet fails its first batch; measured on 4.2.1 and 4.3.0).
         ``columns`` ``None`` (known only at run time): only the repeated column."""
         option = resolved.compiler.get("partition_by")
-        version = spark_versions.target()
+        version = spark_version
         if option is None or not spark_versions.at_least(version, "4.3"):
             return ()
         names = _split(option.text)

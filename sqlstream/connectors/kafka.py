@@ -346,7 +346,7 @@ class Kafka(Connector):
 
     # ---- sinks
     def check_sink(
-        self, resolved: ResolvedOptions, columns, output_mode: str, source
+        self, resolved: ResolvedOptions, columns, output_mode: str, source, spark_version: str
     ) -> tuple[SqlStreamError, ...]:
         """Findings (``SS212``) about the columns a query writes to this sink: a ``value``,
         ``key`` or ``headers`` column Spark cannot write, ``key_columns`` that are not

@@ -174,7 +174,12 @@ class Postgres(Connector):
             )
 
     def check_sink(
-        self, resolved: ResolvedOptions, columns, output_mode: str, source: Source
+        self,
+        resolved: ResolvedOptions,
+        columns,
+        output_mode: str,
+        source: Source,
+        spark_version: str,
     ) -> tuple[OptionError, ...]:
         """``SS224``: a key column the query does not write (when its columns are known)."""
         keys = resolved.compiler.get("key_columns")

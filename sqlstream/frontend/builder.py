@@ -255,7 +255,8 @@ class TreeBuilder:
 
     def _create_function(self, node: Tree) -> ast.CreateFunction:
         """``CREATE FUNCTION``: its clauses, each at most once; whether they make a Python
-        or a SQL function is the planner's to judge (:mod:`sqlstream.planning.functions`)."""
+        or a SQL function is the planner's to judge
+        (:mod:`sqlstream.planning.function_definitions`)."""
         clauses: dict[str, Tree] = {}
         for child in node.children:
             if isinstance(child, Tree) and child.data.startswith("function_"):

@@ -399,10 +399,10 @@ class Plan:
         queries: the streaming queries, in file order.
         state_dir: the root of default checkpoint locations.
         spark_version: the Spark major.minor the plan was judged for
-            (:mod:`sqlstream.frontend.spark_versions`).
+            (:mod:`sqlstream.ir.spark_versions`).
         warnings: :class:`~sqlstream.diagnostics.errors.SqlStreamError` findings of severity
             ``warning`` (the pipeline runs, but perhaps not as meant).
-        functions: the user-defined functions (:class:`~sqlstream.ir.functions.UserFunction`),
+        functions: the user-defined functions (:class:`~sqlstream.ir.user_functions.UserFunction`),
             in file order, registered in the session before any relation is defined.
     """
 

@@ -14,7 +14,7 @@ from sqlstream.connectors import connector
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Block, Chain, ChainOrigin, Program, Step
-from sqlstream.ir.functions import UserFunction
+from sqlstream.ir.user_functions import UserFunction
 from sqlstream.lowering.decoding import decoding_chains
 from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
 

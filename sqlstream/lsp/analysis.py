@@ -13,10 +13,13 @@ statements are found by a lexical scan instead, so the outline and completion st
 Given the analysis of the document's previous version, :func:`analyze` is incremental:
 the statements before the last statement end ahead of the first edited character are
 kept and the unchanged ones after the edit are built from their grammar trees
-(:func:`sqlstream.frontend.parser.reparse`); sqlglot's trees of query texts parsed before
-are copied (:func:`sqlstream.sql.parsing.remember_parses`); and the planner takes the earlier
-planner's state after the statements the two versions share and plans only the rest
-(``Planner(previous=…)``). The result is the same as from scratch.
+(:func:`sqlstream.frontend.parser.reparse`); the planner takes the earlier planner's state
+after the statements the two versions share and plans only the rest
+(``Planner(previous=…)``); and every compile answers from the language server's stores
+(:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`: sqlglot's trees of query
+texts parsed before, rewrites, schemas, printed SQL, computed-column types), which the
+server keeps for its workspace and passes to each analysis. The result is the same as from
+scratch.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sqlstream.analysis.schema import remember_schemas
 from sqlstream.diagnostics.errors import CompileError, SqlStreamError
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import run_deep
 from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir import plan as p
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.lowering.explain import describe_query
 from sqlstream.lsp.names import (
     WORD,
@@ -40,9 +43,7 @@ from sqlstream.lsp.names import (
     sql_references,
 )
 from sqlstream.planning.planner import Planner
-from sqlstream.sql.expressions import remembering
-from sqlstream.sql.parsing import check_sqlglot_build, remember_parses, remember_printing
-from sqlstream.sql.rewrite import remember_rewrites
+from sqlstream.sql.parsing import check_sqlglot_build
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -115,6 +116,8 @@ class Analysis:
     """The :class:`~sqlstream.planning.planner.Planner` that planned it, or ``None``."""
     plan: p.Plan | None = field(default=None, repr=False, compare=False)
     """The plan its queries were described from, or ``None``."""
+    caches: CompileCaches | None = field(default=None, repr=False, compare=False)
+    """The stores its compile answered from (handed on to the next version's analysis)."""
 
     def statement_at(self, offset: int) -> Statement | None:
         """The statement around ``offset`` (its ``;`` included), or ``None``."""
@@ -140,6 +143,7 @@ def analyze(
     variables: Mapping[str, object] | None = None,
     path: str | None = None,
     previous: Analysis | None = None,
+    caches: CompileCaches | None = None,
 ) -> Analysis:
     """Check and index ``text`` (see the module docstring); never raises for problems in
     the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does.
@@ -151,34 +155,31 @@ def analyze(
         previous: the analysis of an earlier version of the same document (any variables
             and path: what differs is not reused), to re-check only what the edit may
             change; ``None`` checks everything.
+        caches: the stores to answer from and keep in (the server's, one per workspace);
+            ``None``: those of ``previous``, else new ones
+            (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`).
 
     Returns:
         The :class:`Analysis`; equal, finding for finding, to that without ``previous``.
     """
-    return run_deep(_remembering, text, dict(variables or {}), path, previous)
+    if caches is None:
+        caches = previous.caches if previous is not None else None
+    if caches is None:
+        caches = CompileCaches.for_language_server()
+    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches)
 
-
-remember_parses()  # after a keystroke, most statements' SQL text is what it was
-remember_schemas()  # … and most queries and the relations they read
-remember_printing()
-remember_rewrites()
 
 MAX_RETRIES = 3
 """Times a text the statement grammar refuses is parsed again with the refused statements
 blanked out, so that the others are still planned and indexed."""
 
 
-def _remembering(
-    text: str, variables: dict, path: str | None, previous: Analysis | None = None
-) -> Analysis:
-    """:func:`_analyze` with the stores turned on below answering
-    (:func:`~sqlstream.sql.expressions.remembering`)."""
-    with remembering():
-        return _analyze(text, variables, path, previous)
-
-
 def _analyze(
-    text: str, variables: dict, path: str | None, previous: Analysis | None = None
+    text: str,
+    variables: dict,
+    path: str | None,
+    previous: Analysis | None,
+    caches: CompileCaches,
 ) -> Analysis:
     check_sqlglot_build()
     refused: list[SqlStreamError] = []
@@ -199,28 +200,18 @@ def _analyze(
             work, more = _blank_statements(work, [f.span for f in found if f.span is not None])
             blanked += more
             if not more:
-                return _lexical(text, refused, previous)
+                return _lexical(text, refused, previous, caches)
     else:
-        return _lexical(text, refused, previous)
-    planner = Planner(script, path, previous=previous.planner if previous is not None else None)
-    try:
-        plan = planner.build()
-        findings = list(plan.warnings)
-    except CompileError as error:
-        plan, findings = None, error.findings
-    except SqlStreamError as error:
-        plan, findings = None, [error]
-    if plan is None:  # the queries planned before the errors, described all the same
-        plan = p.Plan(
-            "pipeline",
-            script.source_map.source,
-            tuple(planner.settings),
-            tuple(planner.relations),
-            tuple(planner.queries),
-            "",
-        )
+        return _lexical(text, refused, previous, caches)
+    planner = Planner(
+        script,
+        path,
+        previous=previous.planner if previous is not None else None,
+        caches=caches,
+    )
+    plan, findings = planner.result()  # with errors, the queries planned: described all the same
     queries = _descriptions(plan, previous)
-    index = _Indexer(planner)
+    index = _Indexer(planner, plan)
     for statement in script.statements:
         index.statement(statement, queries.get(statement.span.start))
     findings = sorted(refused + findings, key=lambda f: f.span.start if f.span else -1)
@@ -234,6 +225,7 @@ def _analyze(
         script,
         planner,
         plan,
+        caches,
     )
     if blanked:  # the refused statements, as a lexical scan sees them
         lexical = _lexical(text, [])
@@ -317,15 +309,17 @@ def _blank_statements(text: str, spans) -> tuple[str, list[tuple[int, int]]]:
 
 
 class _Indexer:
-    """Declarations, references and statements of a parsed script."""
+    """Declarations, references and statements of a parsed script, from its plan (partial
+    when there were errors) and the catalog of the planner that made it."""
 
-    def __init__(self, planner: Planner) -> None:
-        self.catalog = planner.catalog
-        self.sink_columns = {q.sink.name.lower(): q.columns for q in planner.queries}
+    def __init__(self, planner: Planner, plan: p.Plan) -> None:
+        self.catalog = planner.catalog  # every declared name, a failed declaration's too
+        self.sink_columns = {q.sink.name.lower(): q.columns for q in plan.queries}
         self.sources = {
-            r.name.lower(): r for r in planner.relations if isinstance(r, p.SourceRelation)
+            r.name.lower(): r for r in plan.relations if isinstance(r, p.SourceRelation)
         }
-        self.functions = planner.functions
+        self.functions = {f.name.lower(): f for f in plan.functions}
+        self.caches = planner.context.caches
         self.statements: list[Statement] = []
         self.declarations: dict[tuple[str, str], Declaration] = {}
         self.references: list[Reference] = []
@@ -355,7 +349,7 @@ class _Indexer:
             )
         calls: list[Reference] = []  # (a function is known after its own statement)
         for expression in _expressions(node):
-            calls += self._calls(expression, expression_calls(expression.text))
+            calls += self._calls(expression, expression_calls(expression.text, self.caches))
         if isinstance(node, ast.CreateFunction):
             self._declare("function", node.name, "function", span, self._function_detail(node))
         self.references += calls
@@ -424,7 +418,7 @@ class _Indexer:
     def _query_references(self, text: ast.SqlText) -> dict[str, str]:
         """Record the relation references and function calls of a query; return its
         aliases."""
-        found, aliases, calls = sql_references(text.text)
+        found, aliases, calls = sql_references(text.text, self.caches)
         for name, start, end in found:
             span = text.locate(start, end)
             self.references.append(Reference(name, "relation", span.start, span.end))
@@ -474,11 +468,15 @@ _INSERT = re.compile(rf"^\s*INSERT\s+INTO\s+({WORD})", re.IGNORECASE)
 
 
 def _lexical(
-    text: str, findings: list[SqlStreamError], previous: Analysis | None = None
+    text: str,
+    findings: list[SqlStreamError],
+    previous: Analysis | None = None,
+    caches: CompileCaches | None = None,
 ) -> Analysis:
     """The index of a text the statement grammar refused: statements split at ``;``
     (outside strings and comments), declarations and references found by their keywords.
-    The script and planner of ``previous`` are carried on, for the next version."""
+    The script and planner of ``previous`` and the stores ``caches`` are carried on, for
+    the next version."""
     blank = blank_strings(text)
     statements: list[Statement] = []
     declarations: dict[tuple[str, str], Declaration] = {}
@@ -516,8 +514,6 @@ def _lexical(
             if kind not in ("stream", "table", "sink", "function")
         ]
         statements.append(Statement(start, end, kind, name, aliases))
-    if previous is None:
-        return Analysis(text, findings, statements, declarations, references, False)
     return Analysis(
         text,
         findings,
@@ -525,8 +521,9 @@ def _lexical(
         declarations,
         references,
         False,
-        previous.script,
-        previous.planner,
+        previous.script if previous is not None else None,
+        previous.planner if previous is not None else None,
+        caches=caches,
     )
 
 

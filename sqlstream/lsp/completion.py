@@ -23,6 +23,7 @@ import re
 
 from sqlstream.analysis.spark_types import known_functions
 from sqlstream.connectors import COMPILER_OPTIONS, CONNECTORS, snake_case
+from sqlstream.ir import spark_versions
 from sqlstream.lsp.analysis import Analysis
 from sqlstream.lsp.features import scope_columns
 
@@ -182,9 +183,9 @@ SIGNATURES = {  # Spark SQL built-in functions: the most used ones (Spark SQL re
 
 
 def spark_functions() -> tuple[str, ...]:
-    """Spark's built-in function names of the Spark version ``check`` judges for
+    """Spark's built-in function names of the default Spark version ``check`` judges for
     (:func:`sqlstream.analysis.spark_types.known_functions`), sorted."""
-    return tuple(sorted(known_functions()))
+    return tuple(sorted(known_functions(spark_versions.default())))
 
 
 def connector_options(name: str) -> list[tuple[str, str]]:

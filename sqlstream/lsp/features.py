@@ -15,6 +15,7 @@ import re
 
 from sqlstream.analysis.spark_types import known_functions
 from sqlstream.diagnostics.codes import CODES
+from sqlstream.ir import spark_versions
 from sqlstream.lsp.analysis import Analysis, Declaration, Reference
 
 _WORD = re.compile(r"[A-Za-z_][\w$]*")
@@ -74,7 +75,9 @@ def rename(analysis: Analysis, offset: int, new_name: str) -> list[tuple[int, in
         return "rename works on the name of a declared stream, table, view, sink or function"
     if not _IDENTIFIER.match(new_name):
         return f"'{new_name}' is not a name (letters, digits and _, not starting with a digit)"
-    if reference.namespace == "function" and new_name.lower() in known_functions():
+    if reference.namespace == "function" and new_name.lower() in known_functions(
+        spark_versions.default()
+    ):
         return f"'{new_name}' is a Spark function"
     if (
         reference.namespace,

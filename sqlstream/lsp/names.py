@@ -12,6 +12,7 @@ import re
 from sqlglot import exp
 
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.sql.parsing import parse_expression, parse_query
 from sqlstream.sql.rewrite import relation_tables, table_reference
 
@@ -35,13 +36,16 @@ def call_offsets(tree: exp.Expr) -> list[tuple[str, int, int]]:
 _CALL_CACHE: dict[str, tuple[tuple[str, int, int], ...]] = {}
 
 
-def expression_calls(sql: str) -> tuple[tuple[str, int, int], ...]:
+def expression_calls(
+    sql: str, caches: CompileCaches | None = None
+) -> tuple[tuple[str, int, int], ...]:
     """The function calls (:func:`call_offsets`) of a scalar expression's text; none when
-    it does not parse. Cached by text, as :func:`sql_references`."""
+    it does not parse (through the compile stores ``caches``). Cached by text, as
+    :func:`sql_references`."""
     cached = _CALL_CACHE.get(sql)
     if cached is None:
         try:
-            cached = tuple(call_offsets(parse_expression(sql)))
+            cached = tuple(call_offsets(parse_expression(sql, caches)))
         except SqlStreamError:
             cached = ()
         if len(_CALL_CACHE) > 20_000:
@@ -54,17 +58,20 @@ Found = tuple[tuple[str, int, int], ...]
 _SQL_CACHE: dict[str, tuple[Found, dict[str, str], Found]] = {}
 
 
-def sql_references(sql: str) -> tuple[Found, dict[str, str], Found]:
+def sql_references(
+    sql: str, caches: CompileCaches | None = None
+) -> tuple[Found, dict[str, str], Found]:
     """``(references, aliases, calls)`` of a query's text: ``(name, start, end)`` of each
     relation name (table references and ``relation.column`` qualifiers; offsets in
     ``sql``), alias → relation (both lower case), and the function calls
     (:func:`call_offsets`; none when sqlglot cannot parse the text). Cached by text:
-    between two keystrokes most statements are unchanged."""
+    between two keystrokes most statements are unchanged. ``caches``: the compile stores the
+    parse goes through."""
     cached = _SQL_CACHE.get(sql)
     if cached is not None:
         return cached
     try:
-        tree = parse_query(sql)
+        tree = parse_query(sql, caches)
     except SqlStreamError:
         result = (*lexical_references(sql), ())
     else:

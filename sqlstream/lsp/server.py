@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.lsp import completion, features
 from sqlstream.lsp.analysis import Analysis, analyze
 from sqlstream.lsp.positions import Lines
@@ -67,7 +68,9 @@ def read_var_file(path: str | None) -> dict[str, str]:
 
 
 class SqlStreamServer(LanguageServer):
-    """The server: the documents' last analyses, the variables, pending checks."""
+    """The server: the documents' last analyses, the variables, pending checks, and the
+    workspace's compile stores (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`:
+    one for every document, bounded; each check answers from them)."""
 
     def __init__(self, variables: dict[str, str]) -> None:
         super().__init__(
@@ -78,6 +81,7 @@ class SqlStreamServer(LanguageServer):
         self.docs_url = DOCS_URL
         self.analyses: dict[str, tuple[int | None, Analysis, Lines]] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.caches = CompileCaches.for_language_server()
         self.configured = asyncio.Event()
 
     @property
@@ -107,7 +111,11 @@ class SqlStreamServer(LanguageServer):
         variables = {**self.file_variables, **self.setting_variables}
         known = self.analyses.get(uri)
         analysis = analyze(
-            document.source, variables, path, previous=known[1] if known is not None else None
+            document.source,
+            variables,
+            path,
+            previous=known[1] if known is not None else None,
+            caches=self.caches,
         )
         lines = Lines(document.source, self.encoding)
         self.analyses[uri] = (document.version, analysis, lines)

@@ -18,7 +18,7 @@ from sqlstream.analysis.facts import RelationInfo
 from sqlstream.diagnostics.errors import UnknownNameError
 from sqlstream.frontend import ast
 from sqlstream.ir import plan
-from sqlstream.planning.compiled import CompiledQuery
+from sqlstream.planning.compiled_query import CompiledQuery
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.connectors import ResolvedOptions

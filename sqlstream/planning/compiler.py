@@ -1,7 +1,8 @@
 """One compile path per query body: parse → names → rewrite → schema → facts → checks.
 
 :func:`compile_query` turns the text of a query body (a view, an ``INSERT``, a ``SELECT``)
-into a frozen :class:`~sqlstream.planning.compiled.CompiledQuery`. Every step works on the same tree, in this order:
+into a frozen :class:`~sqlstream.planning.compiled_query.CompiledQuery`. Every step works on
+the same tree, in this order:
 
 1. parse (:func:`sqlstream.sql.parsing.parse_query`) and check that every relation it reads is
    declared (:class:`~sqlstream.planning.catalog.Catalog`);
@@ -45,13 +46,13 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.frontend import ast
 from sqlstream.ir import plan
+from sqlstream.ir.context import CompileContext
 from sqlstream.planning.catalog import Catalog
-from sqlstream.planning.compiled import CompiledQuery
-from sqlstream.sql.expressions import WindowTVF, find_all
-from sqlstream.sql.ksql_windows import ksql_windows
+from sqlstream.planning.compiled_query import CompiledQuery
 from sqlstream.sql.meta import DEDUP_REFUSED
-from sqlstream.sql.parsing import node_offsets, parse_query, to_spark_sql
-from sqlstream.sql.rewrite import keep_query, kept_query, relation_names, rewrite_parsed
+from sqlstream.sql.parsing import node_offsets, to_spark_sql
+from sqlstream.sql.query_text import rewritten_query
+from sqlstream.sql.rewrite import relation_names
 
 # Sources Spark's continuous processing reads (Spark guide, *Continuous Processing*).
 CONTINUOUS_SOURCES = tuple(sorted(n for n, c in CONNECTORS.items() if c.continuous_source))
@@ -71,7 +72,9 @@ def locate(error: SqlStreamError, text: ast.SqlText) -> SqlStreamError:
     return error
 
 
-def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> CompiledQuery:
+def compile_query(
+    text: ast.SqlText, catalog: Catalog, context: CompileContext, name: str = "query"
+) -> CompiledQuery:
     """Compile one query body against the relations declared before it.
 
     A deduplication over a stream (:mod:`sqlstream.analysis.dedup`) is split off: its input rows
@@ -82,6 +85,9 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
     Args:
         text: the body as written (its span maps positions back to the file).
         catalog: what is declared so far.
+        context: the Spark minor judged for, the user functions defined so far, and the
+            stores each step may answer from (the parse, the rewrite, the schema, the
+            printed SQL: each consults its own).
         name: the view or query the body defines (names the deduplication steps).
 
     Returns:
@@ -93,15 +99,13 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
             invalid window TVF (``SS203``), a query that reads no stream (``SS309``) —
             positioned in the file.
     """
-    try:
-        kept = kept_query(text.text)  # the language server: this text parsed and rewritten before
-        if kept is None:
-            tree = parse_query(text.text)
-            if not isinstance(tree, (exp.Query, exp.Values)):
-                raise _not_a_query(tree, text)
-            names = relation_names(tree)
-        else:
-            names, tree = kept
+
+    names_read: list[tuple[str, int, int]] = []
+
+    def read(tree: exp.Expr | None, names: list[tuple[str, int, int]]) -> None:
+        names_read[:] = names
+        if tree is not None and not isinstance(tree, (exp.Query, exp.Values)):
+            raise _not_a_query(tree, text)
         for relation, start, end in names:
             if relation not in catalog:
                 raise UnknownNameError(
@@ -111,18 +115,15 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
                     hint="declare it with CREATE STREAM, CREATE TABLE or CREATE VIEW before "
                     "this statement",
                 )
-        if kept is None:
-            ksql = any(
-                "ksql" in (n._meta or ()) for n in find_all(tree, WindowTVF)
-            )  # reads the catalog
-            tree = ksql_windows(tree, lambda relation: event_time(catalog, relation))
-            tree = rewrite_parsed(tree)  # the parsed tree is not used again
-            if not ksql:
-                keep_query(text.text, names, tree)
-        tree, steps, findings = deduplicate(tree, text, catalog, name)
+
+    try:
+        tree = rewritten_query(
+            text.text, context.caches, read, lambda relation: event_time(catalog, relation)
+        )
+        tree, steps, findings = deduplicate(tree, text, catalog, name, context)
     except SqlStreamError as error:
         raise locate(error, text) from None
-    compiled = _compile_tree(tree, text, catalog)
+    compiled = _compile_tree(tree, text, catalog, context)
     if not compiled.info.streaming:
         raise StreamingError(
             "this query reads no stream: it reads only tables",
@@ -134,7 +135,7 @@ def compile_query(text: ast.SqlText, catalog: Catalog, name: str = "query") -> C
         compiled,
         steps=steps,
         findings=findings + compiled.findings,
-        reads=relation_refs(names, text),
+        reads=relation_refs(names_read, text),
     )
 
 
@@ -191,18 +192,21 @@ def _not_a_query(tree: exp.Expr, text: ast.SqlText) -> SqlSyntaxError:
     )
 
 
-def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
+def _compile_tree(
+    tree, text: ast.SqlText, catalog: Catalog, context: CompileContext
+) -> CompiledQuery:
     """Schema and facts of a rewritten tree (no dedup split, no SS309)."""
     try:
-        columns, findings = query_schema(tree, catalog.schemas(), sql=text.text)
+        columns, findings = query_schema(tree, catalog.schemas(), text.text, context)
     except SqlStreamError as error:
         raise locate(error, text) from None
     infos = catalog.infos()
-    scope = StreamingScope(tree, infos)  # one CTE map and streaming test for every pass
+    # one CTE map and streaming test for every pass
+    scope = StreamingScope(tree, infos, context.spark_version)
     info = analyze(tree, infos, scope)
     operators, node_texts = _operators(tree, info, text, catalog, scope)
     return CompiledQuery(
-        sql=to_spark_sql(tree),
+        sql=to_spark_sql(tree, context.caches),
         text=text,
         columns=columns,
         info=info,
@@ -210,12 +214,14 @@ def _compile_tree(tree, text: ast.SqlText, catalog: Catalog) -> CompiledQuery:
         findings=tuple(locate(f, text) for f in findings),
         tree=tree,
         node_texts=node_texts,
-        stateful=operators_of(tree, infos, scope=scope),
+        stateful=operators_of(tree, infos, scope, context.caches),
         watermark_defs=watermarks_of(tree),
     )
 
 
-def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery:
+def compile_union(
+    parts: list[CompiledQuery], catalog: Catalog, context: CompileContext
+) -> CompiledQuery:
     """One query over ``UNION ALL`` of compiled bodies (:mod:`sqlstream.planning.union_inserts`),
     in their order; a body that is not a plain ``SELECT`` (``WITH``, ``ORDER BY``, ``LIMIT``, a
     set operation) is read as a subquery. Its facts and operators are those of the whole
@@ -241,7 +247,7 @@ def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery
     union = trees[0]
     for tree in trees[1:]:
         union = exp.union(union, tree, distinct=False, copy=False)
-    compiled = _compile_tree(union, parts[0].text, catalog)
+    compiled = _compile_tree(union, parts[0].text, catalog, context)
     node_texts = {**compiled.node_texts, **{k: texts[k] for k in compiled.node_texts if k in texts}}
     return replace(
         compiled,
@@ -252,7 +258,7 @@ def compile_union(parts: list[CompiledQuery], catalog: Catalog) -> CompiledQuery
     )
 
 
-def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
+def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str, context: CompileContext):
     """Split every deduplication of ``tree`` off into an input view and a
     :class:`~sqlstream.ir.plan.Deduplicate` step, innermost first (see :func:`compile_query`).
 
@@ -268,8 +274,8 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
     """
     steps: list[plan.Relation] = []
     findings: tuple[SqlStreamError, ...] = ()
-    while (found := find_deduplication(tree, catalog.infos())) is not None:
-        rows = _compile_tree(found.input, text, catalog)
+    while (found := find_deduplication(tree, catalog.infos(), context.spark_version)) is not None:
+        rows = _compile_tree(found.input, text, catalog, context)
         types = dict((c.lower(), t) for c, t in rows.columns or ())
         if (
             found.order is not None
@@ -294,7 +300,9 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str):
         dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
         input_name = base + "_input"
         catalog.add_view(ast.Name(input_name, text.span), rows)
-        reading = _compile_tree(exp.select("*").from_(exp.to_table(input_name)), text, catalog)
+        reading = _compile_tree(
+            exp.select("*").from_(exp.to_table(input_name)), text, catalog, context
+        )
         reading = replace(
             reading,
             operators=replace(
@@ -354,6 +362,7 @@ def check_query(
     emit: ast.Emit | None,
     sink: plan.Sink,
     reads,
+    context: CompileContext,
 ) -> tuple[CompiledQuery, tuple[SqlStreamError, ...]]:
     """Choose the output mode of a query writing to ``sink``, run the streaming rules and
     compute its state signature.
@@ -366,6 +375,7 @@ def check_query(
             (:meth:`~sqlstream.planning.catalog.Catalog.closure` of ``compiled.info.relations``,
             taken once by the caller): their connectors, for trigger rules, and the state of
             the views.
+        context: the compile context (the Spark minor the rules judge for).
 
     Returns:
         ``(checked, findings)``: ``compiled`` with ``output_mode`` (``None`` when no mode
@@ -388,11 +398,12 @@ def check_query(
         "update" if real_time and requested is None else requested,
         sink.connector,
         sink_modes,
+        context.spark_version,
     )
     if real_time and requested is None:
         reason = "real-time mode (EMIT … REAL TIME) writes in update mode only"
     if mode is not None:
-        context = Context(
+        rules_context = Context(
             compiled.info,
             compiled.operators,
             mode,
@@ -403,11 +414,12 @@ def check_query(
             frozenset(c.name for c in streams if not c.continuous_source),
             CONTINUOUS_SOURCES,
             sink_connector.continuous_sink,
+            context.spark_version,
             frozenset(c.name for c in streams if c.empty_available_now),
             frozenset(c.name for c in streams if not c.real_time_source),
             sink_connector.real_time_sink,
         )
-        findings += run_rules(context) + list(real_time_rules(context))
+        findings += run_rules(rules_context) + list(real_time_rules(rules_context))
     positioned = tuple(_position(f, compiled, emit) for f in findings)
     state = (
         None

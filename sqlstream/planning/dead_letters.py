@@ -72,3 +72,18 @@ def dead_letter_query(
         state,
         (plan.RelationRef(decoded, relation.span),),
     )
+
+
+def reading_trigger(queries, relation: plan.SourceRelation) -> plan.Trigger | None:
+    """The trigger of the first of ``queries`` (:class:`~sqlstream.ir.plan.Query`) that reads
+    the source ``relation`` (by its state signature's sources), or ``None``: a dead-letter
+    query runs with it."""
+    key = relation.name.lower()
+    return next(
+        (
+            q.trigger
+            for q in queries
+            if q.state is not None and any(s.relation == key for s in q.state.sources)
+        ),
+        None,
+    )

@@ -24,12 +24,12 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
 from sqlstream.frontend.literals import duration_problem
 from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.ir import plan
-from sqlstream.ir.functions import defined
-from sqlstream.sql.expressions import BoundedCache
+from sqlstream.ir.caches import CompileCaches
+from sqlstream.ir.context import CompileContext
 from sqlstream.sql.foreign import is_proctime
 from sqlstream.sql.parsing import node_offsets, parse_expression
 from sqlstream.sql.rewrite import duration_text
@@ -43,8 +43,9 @@ class Record(Protocol):
     def __call__(self, finding: SqlStreamError, text: ast.SqlText | None = None, /) -> None: ...
 
 
-def parse_text(text: ast.SqlText) -> exp.Expr:
-    """Parse an expression written in the file (a computed column, a watermark).
+def parse_text(text: ast.SqlText, caches: CompileCaches | None = None) -> exp.Expr:
+    """Parse an expression written in the file (a computed column, a watermark), through
+    the compile context's stores ``caches`` (:func:`~sqlstream.sql.parsing.parse_expression`).
 
     Raises:
         SqlStreamError: ``SS102``, positioned in the file.
@@ -52,7 +53,7 @@ def parse_text(text: ast.SqlText) -> exp.Expr:
     from sqlstream.planning.compiler import locate
 
     try:
-        return parse_expression(text.text)
+        return parse_expression(text.text, caches)
     except SqlStreamError as error:
         raise locate(error, text) from None
 
@@ -61,19 +62,16 @@ def parse_text(text: ast.SqlText) -> exp.Expr:
 _PROCESSING_TIME = "current_timestamp()"
 
 
-def _computed_sql(column) -> str:
+def _computed_sql(column, caches: CompileCaches | None) -> str:
     """The Spark SQL of a computed column (``PROCTIME()`` → ``current_timestamp()``)."""
-    return (
-        _PROCESSING_TIME if is_proctime(parse_text(column.expression)) else column.expression.text
-    )
+    if is_proctime(parse_text(column.expression, caches)):
+        return _PROCESSING_TIME
+    return column.expression.text
 
 
-_COMPUTED_TYPES = BoundedCache(limit=4096)
-"""``(expression text, visible columns, judged Spark minor)`` → the type of a computed
-column that had no findings; see :func:`_computed_type`."""
-
-
-def _computed_type(text: ast.SqlText, visible: Schema) -> tuple[str, list[SqlStreamError]]:
+def _computed_type(
+    text: ast.SqlText, visible: Schema, context: CompileContext
+) -> tuple[str, list[SqlStreamError]]:
     """The type of the computed column ``text`` over the columns ``visible`` and its
     findings (offsets within ``text``), as :func:`expression_type` of its parse gives them.
 
@@ -82,22 +80,26 @@ def _computed_type(text: ast.SqlText, visible: Schema) -> tuple[str, list[SqlStr
     findings is kept under the first three while no function is defined, and given again
     without parsing: a file declares many streams with the same computed columns, and the
     language server checks the file again after each keystroke. Findings carry offsets the
-    caller positions (it changes them), so what has findings is computed each time; the
-    store is emptied when it holds its limit of types.
+    caller positions (it changes them), so what has findings is computed each time. The
+    store is the context's ``caches.computed_types`` (``(expression text, visible columns,
+    judged Spark minor)`` → type; one per ``check``, the language server's kept from check
+    to check), emptied when it holds its limit of types.
 
     Raises:
         SqlStreamError: ``SS102`` (the text does not parse), positioned in the file.
     """
-    key = (text.text, visible, spark_versions.target())
-    kept = None if defined() else _COMPUTED_TYPES.get(key)
+    caches = context.caches
+    store = caches.computed_types if not context.functions else None
+    key = (text.text, visible, context.spark_version)
+    kept = store.get(key) if store is not None else None
     if kept is not None:
         return kept, []
-    tree = parse_text(text)
+    tree = parse_text(text, caches)
     if is_proctime(tree):
-        tree = parse_expression(_PROCESSING_TIME)
-    kind, findings = expression_type(tree, visible, sql=text.text)
-    if not findings and not defined():
-        _COMPUTED_TYPES.keep(key, kind)
+        tree = parse_expression(_PROCESSING_TIME, caches)
+    kind, findings = expression_type(tree, visible, text.text, context)
+    if store is not None and not findings:
+        store.keep(key, kind)
     return kind, findings
 
 
@@ -112,14 +114,18 @@ class SourceDeclaration:
         unseal: puts secrets' values in a path for reading the files' header at compile
             time (:meth:`~sqlstream.diagnostics.source_text.Source.unseal`); the plan keeps
             the path with its tokens.
+        context: the compile context (computed columns are typed for its Spark minor and
+            user functions, through its stores).
     """
 
     def __init__(
         self,
         record: Record,
         resolve_path: Callable[[str | None], str | None],
-        unseal: Callable[[str], str] = lambda text: text,
+        unseal: Callable[[str], str],
+        context: CompileContext,
     ):
+        self._context = context
         self._record = record
         self._resolve_path = resolve_path
         self._unseal = unseal
@@ -207,7 +213,10 @@ class SourceDeclaration:
                     expr, _ = spec.metadata[(column.key or column.name.value).lower()]
                     items.append(f"CAST({expr} AS {column.type}) AS {quote(column.name.value)}")
                 else:
-                    items.append(f"{_computed_sql(column)} AS {quote(column.name.value)}")
+                    items.append(
+                        f"{_computed_sql(column, self._context.caches)} AS "
+                        f"{quote(column.name.value)}"
+                    )
             if not physical and spec.fixed_schema is None:
                 items.insert(0, "*")
             elif not physical and spec.fixed_schema is not None:
@@ -249,10 +258,10 @@ class SourceDeclaration:
         for column in statement.columns:
             if isinstance(column, ast.ComputedColumn):
                 if not known:
-                    parse_text(column.expression)  # SS102 all the same
+                    parse_text(column.expression, self._context.caches)  # SS102 all the same
                     continue
                 visible = tuple(declared + [c for c in columns if c not in declared])
-                kind, findings = _computed_type(column.expression, visible)
+                kind, findings = _computed_type(column.expression, visible, self._context)
                 for finding in findings:
                     self._record(finding, column.expression)
                 columns.append((column.name.value, kind))
@@ -272,7 +281,7 @@ class SourceDeclaration:
             if (
                 isinstance(computed_column, ast.ComputedColumn)
                 and computed_column.name.value.lower() == key
-                and is_proctime(parse_text(computed_column.expression))
+                and is_proctime(parse_text(computed_column.expression, self._context.caches))
             ):
                 raise ForeignSpellingError(
                     f"'{column}' is processing time (PROCTIME()); a watermark is on event time",
@@ -306,7 +315,7 @@ class SourceDeclaration:
                     hint=f"compute {column} AS CAST(… AS TIMESTAMP) or with to_timestamp(…)",
                 )
             )
-        expression = parse_text(definition.expression)
+        expression = parse_text(definition.expression, self._context.caches)
         valid = (
             isinstance(expression, exp.Sub)
             and isinstance(expression.this, exp.Column)

@@ -25,10 +25,12 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
 from sqlstream.frontend.limits import NestingError
 from sqlstream.ir import plan
-from sqlstream.ir.functions import UserFunction, defining
+from sqlstream.ir.caches import CompileCaches
+from sqlstream.ir.context import CompileContext
+from sqlstream.ir.user_functions import UserFunction
 from sqlstream.planning import malformed
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
 from sqlstream.planning.compiler import (
@@ -38,11 +40,11 @@ from sqlstream.planning.compiler import (
     compile_union,
     locate,
 )
-from sqlstream.planning.dead_letters import dead_letter_query
+from sqlstream.planning.dead_letters import dead_letter_query, reading_trigger
 from sqlstream.planning.declarations import SourceDeclaration
-from sqlstream.planning.functions import resolve_function
+from sqlstream.planning.function_definitions import resolve_function
 from sqlstream.planning.resume import mark, resume
-from sqlstream.planning.settings import expand, problem
+from sqlstream.planning.settings import expand, problem, target_version
 from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_problem
 
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
@@ -58,7 +60,7 @@ class Planner:
         state_dir: ``--state-dir`` from the CLI or API; overrides ``SET 'sqlstream.state_dir'``.
         spark_version: the Spark major.minor to judge the file for (``check --spark-version``);
             overrides ``SET 'sqlstream.spark_version'``; default
-            :func:`sqlstream.frontend.spark_versions.default`.
+            :func:`sqlstream.ir.spark_versions.default`.
         enforce: ``False`` records violations of streaming rules (SS3xx), schema findings
             and watermarks on non-timestamps as warnings and plans the query anyway (used
             to test the rules against Spark itself).
@@ -66,9 +68,14 @@ class Planner:
             re-checking as the user types): :meth:`build` takes its state after the longest
             run of leading statements the two scripts share (equal, positions included)
             and plans only the statements after it (:meth:`_resume`). ``None``: plan all.
+        caches: the stores the compile may answer from (the language server's, kept from
+            check to check); ``None``: :meth:`~sqlstream.ir.caches.CompileCaches.for_compile`.
 
-    After :meth:`build`, ``reused`` is the number of leading statements taken from
-    ``previous`` (0 without it) and ``marks`` the sizes of the state after each statement.
+    ``context`` is the :class:`~sqlstream.ir.context.CompileContext` every rule is given:
+    :attr:`spark_version`, :attr:`functions` (this planner's dict, added to at each
+    ``CREATE FUNCTION``) and the caches. After :meth:`build` (or :meth:`result`),
+    ``reused`` is the number of leading statements taken from ``previous`` (0 without it)
+    and ``marks`` the sizes of the state after each statement.
     """
 
     def __init__(
@@ -79,6 +86,7 @@ class Planner:
         enforce: bool = True,
         spark_version: str | None = None,
         previous: Planner | None = None,
+        caches: CompileCaches | None = None,
     ):
         self.script = script
         self.spark_version = target_version(script, spark_version)
@@ -87,8 +95,16 @@ class Planner:
         self.base_dir = os.path.dirname(path) if path else ""
         self.state_dir_override = state_dir
         self.enforce = enforce
+        self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
+        self.context = CompileContext(
+            self.spark_version,
+            self.functions,
+            caches if caches is not None else CompileCaches.for_compile(),
+        )
         self.catalog = Catalog()
-        self.declarations = SourceDeclaration(self._record, self._resolve_path, self.source.unseal)
+        self.declarations = SourceDeclaration(
+            self._record, self._resolve_path, self.source.unseal, self.context
+        )
         self.settings: list[tuple[str, str]] = []
         self.setting_spans: list[tuple[str, ast.Span]] = []
         self.relations: list[plan.Relation] = []
@@ -102,23 +118,37 @@ class Planner:
         self.marks: list[tuple] = []  # the sizes of the state above after each statement
         self.reused = 0  # statements whose planning was taken from ``previous``
         self._previous = previous
-        self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
+        self._result: tuple[plan.Plan, list[SqlStreamError]] | None = None
 
     # ---- entry point
     def build(self) -> plan.Plan:
         """Return the plan, with its warnings in ``Plan.warnings``, judged for
-        :attr:`spark_version` (:func:`sqlstream.frontend.spark_versions.judging_for`).
-
-        Every statement is planned even after an error in an earlier one (a name whose
-        declaration failed is still known, so one mistake is reported once).
+        :attr:`spark_version` (:meth:`result` without errors).
 
         Raises:
             SqlStreamError: the only error found, or :class:`CompileError` holding all.
         """
-        with spark_versions.judging_for(self.spark_version), defining(self.functions):
-            return self._build()
+        built, findings = self.result()
+        errors = [f for f in findings if f.severity == "error"]
+        if errors:
+            raise errors[0] if len(findings) == 1 else CompileError(findings)
+        return built
 
-    def _build(self) -> plan.Plan:
+    def result(self) -> tuple[plan.Plan, list[SqlStreamError]]:
+        """Plan every statement (once: a second call returns the first answer) and return
+        the plan and the findings, errors included, in file order.
+
+        Every statement is planned even after an error in an earlier one (a name whose
+        declaration failed is still known, so one mistake is reported once). With errors
+        the plan is partial: it holds what the statements without an error planned (the
+        language server describes those queries all the same); ``Plan.warnings`` holds the
+        warnings either way.
+        """
+        if self._result is None:
+            self._result = self._fold()
+        return self._result
+
+    def _fold(self) -> tuple[plan.Plan, list[SqlStreamError]]:
         self.reused = resume(self, self._previous)
         self._previous = None  # no chain of earlier versions kept alive
         for statement in self.script.statements[self.reused :]:
@@ -144,12 +174,9 @@ class Planner:
             except SqlStreamError as error:
                 self.findings.append(error.with_source(self.source))
         findings = sorted(self.findings, key=lambda f: f.span.start if f.span is not None else -1)
-        errors = [f for f in findings if f.severity == "error"]
-        if errors:
-            raise errors[0] if len(findings) == 1 else CompileError(findings)
         state_dir = self._state_dir()
         name = PurePath(self.path).stem if self.path else "pipeline"
-        return plan.Plan(
+        built = plan.Plan(
             name=name,
             source=self.source,
             settings=tuple(self.settings),
@@ -161,6 +188,7 @@ class Planner:
             warnings=tuple(f for f in findings if f.severity == "warning"),
             functions=tuple(self.functions.values()),
         )
+        return built, findings
 
     def _poison(self, statement) -> None:
         """After a failed declaration, know its name anyway so later uses are not errors."""
@@ -199,8 +227,8 @@ class Planner:
 
     def _CreateFunction(self, statement: ast.CreateFunction) -> None:
         """A user-defined function, known to the statements after it
-        (:func:`sqlstream.planning.functions.resolve_function`)."""
-        function = resolve_function(statement, self.source, self.functions)
+        (:func:`sqlstream.planning.function_definitions.resolve_function`)."""
+        function = resolve_function(statement, self.source, self.context)
         self.functions[function.name.lower()] = function
 
     def _CreateStream(self, statement: ast.CreateStream) -> None:
@@ -332,7 +360,7 @@ class Planner:
         """:func:`~sqlstream.planning.compiler.compile_query` of the body of view or query ``name``,
         recording its schema findings; its plan steps (deduplications) join the plan's
         relations, before the view or query that reads them."""
-        compiled = compile_query(text, self.catalog, name)
+        compiled = compile_query(text, self.catalog, self.context, name)
         self.relations.extend(compiled.steps)
         for finding in compiled.findings:
             self._record(finding)
@@ -435,7 +463,8 @@ class Planner:
         compiled = self._compile(query, entry.sink.name)
         reads = self.catalog.closure(compiled.info.relations)
         poisoned = any(r.poisoned for r in reads)  # its mode cannot be known
-        mode = None if poisoned else check_query(compiled, emit, entry.sink, reads)[0].output_mode
+        checked = None if poisoned else check_query(compiled, emit, entry.sink, reads, self.context)
+        mode = None if checked is None else checked[0].output_mode
         parts = self.insert_parts.setdefault(entry.sink.name.lower(), [])
         parts.append(InsertPart(compiled, emit, sink_name, mode, span, poisoned))
         if len(parts) < self.insert_counts[entry.sink.name.lower()] or any(
@@ -445,7 +474,7 @@ class Planner:
         problem = union_problem(parts)
         if problem is not None:
             raise problem
-        union = compile_union([p.compiled for p in parts], self.catalog)
+        union = compile_union([p.compiled for p in parts], self.catalog, self.context)
         emit = next((p.emit for p in parts if p.emit is not None), None)
         name = self._query_name(entry.sink.name, entry.options, parts[0].sink.span)
         self._add_query(name, entry.sink, entry.options, union, emit, parts[0].span)
@@ -462,7 +491,7 @@ class Planner:
         reads = self.catalog.closure(compiled.info.relations)
         if any(r.poisoned for r in reads):
             return  # reads a relation whose declaration failed: its mode cannot be known
-        compiled, findings = check_query(compiled, emit, sink, reads)
+        compiled, findings = check_query(compiled, emit, sink, reads, self.context)
         for finding in findings:
             self._record(finding)
         mode, reason = compiled.output_mode, compiled.output_mode_reason
@@ -471,7 +500,9 @@ class Planner:
                 return
             mode, reason = "append", "not checked"
         assert reason is not None  # (inferred with the mode)
-        for finding in resolved.spec.check_sink(resolved, compiled.columns, mode, self.source):
+        for finding in resolved.spec.check_sink(
+            resolved, compiled.columns, mode, self.source, self.spark_version
+        ):
             self._record(finding)
         trigger = None
         if emit is not None and emit.trigger is not None:
@@ -533,15 +564,7 @@ class Planner:
                 )
             name = self._query_name(sink.name, entry.options, target.value_span)
             checkpoint = self._resolve_path(entry.options.get("checkpoint_location"))
-        key = relation.name.lower()
-        trigger = next(
-            (
-                q.trigger
-                for q in self.queries
-                if q.state is not None and any(s.relation == key for s in q.state.sources)
-            ),
-            None,
-        )
+        trigger = reading_trigger(self.queries, relation)
         self.queries.append(dead_letter_query(relation, name, sink, trigger, checkpoint))
 
     def _state_dir(self) -> str:
@@ -558,33 +581,6 @@ class Planner:
         if query.checkpoint_location is None and query.sink.durable:
             return replace(query, checkpoint_location=os.path.join(state_dir, pipeline, query.name))
         return query
-
-
-def target_version(script: ast.Script, given: str | None = None) -> str:
-    """The Spark major.minor a file is judged for: ``given`` (``--spark-version``), else the
-    last valid ``SET 'sqlstream.spark_version'`` of ``script`` (an invalid one is ``SS202``
-    at its statement), else :func:`sqlstream.frontend.spark_versions.default`.
-
-    Raises:
-        SqlStreamError: ``SS202``: ``given`` is not a supported version.
-    """
-    if given is not None:
-        found = spark_versions.supported(given)
-        if found is None:
-            raise SqlStreamError(
-                f"Spark version '{given}' is not supported",
-                code="SS202",
-                hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}",
-            )
-        return found
-    found = None
-    for statement in script.statements:
-        if (
-            isinstance(statement, ast.SetStatement)
-            and statement.option.key.lower() == spark_versions.SETTING
-        ):
-            found = spark_versions.supported(statement.option.text) or found
-    return found or spark_versions.default()
 
 
 def build_plan(

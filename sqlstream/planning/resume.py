@@ -38,7 +38,7 @@ def resume(planner, previous) -> int:
 
     A statement is planned against what the statements before it declared, and
     against nothing after it (a dead letter's sink, which may be declared later, is
-    looked up after the fold, by ``Planner._build``): so the state after ``n`` equal
+    looked up after the fold, by ``Planner._fold``): so the state after ``n`` equal
     statements is the same in both. Equal means equal AST nodes, spans included, so
     every finding kept is where it was. The findings kept are rebound to this file's
     text (the lines a rendering quotes)."""

@@ -20,8 +20,8 @@ except the static ones (:data:`STATIC_SETTINGS`), which only a session being cre
   keeps it on every restart (Spark guide, *State Store*; *RocksDB state store
   implementation*). Any other value is ``SS326``.
 * ``sqlstream.spark_version``: the Spark major.minor ``check`` judges the file for
-  (:mod:`sqlstream.frontend.spark_versions`; ``check --spark-version`` overrides it); one
-  of :data:`~sqlstream.frontend.spark_versions.SUPPORTED`, else ``SS202``. It applies to
+  (:mod:`sqlstream.ir.spark_versions`; ``check --spark-version`` overrides it); one
+  of :data:`~sqlstream.ir.spark_versions.SUPPORTED`, else ``SS202``. It applies to
   the whole file, wherever it stands.
 * ``spark.sql.streaming.multipleWatermarkPolicy``: how a query over several watermarked
   streams computes its global watermark, ``min`` (Spark's default: the slowest stream
@@ -38,7 +38,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
-from sqlstream.frontend import ast, spark_versions
+from sqlstream.frontend import ast
+from sqlstream.ir import spark_versions
 
 __all__ = [
     "CHANGELOG_CHECKPOINTING",
@@ -230,3 +231,30 @@ def watermark_policy(settings: Iterable[tuple[str, str]]) -> tuple[str, str]:
     ``("min", "Spark's default")``."""
     value = _last(settings, WATERMARK_POLICY)
     return (value.strip().lower(), "SET") if value is not None else ("min", "Spark's default")
+
+
+def target_version(script: ast.Script, given: str | None = None) -> str:
+    """The Spark major.minor a file is judged for: ``given`` (``--spark-version``), else the
+    last valid ``SET 'sqlstream.spark_version'`` of ``script`` (an invalid one is ``SS202``
+    at its statement), else :func:`sqlstream.ir.spark_versions.default`.
+
+    Raises:
+        SqlStreamError: ``SS202``: ``given`` is not a supported version.
+    """
+    if given is not None:
+        found = spark_versions.supported(given)
+        if found is None:
+            raise SqlStreamError(
+                f"Spark version '{given}' is not supported",
+                code="SS202",
+                hint=f"the supported Spark versions: {', '.join(spark_versions.SUPPORTED)}",
+            )
+        return found
+    found = None
+    for statement in script.statements:
+        if (
+            isinstance(statement, ast.SetStatement)
+            and statement.option.key.lower() == spark_versions.SETTING
+        ):
+            found = spark_versions.supported(statement.option.text) or found
+    return found or spark_versions.default()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.frontend import ast
-from sqlstream.planning.compiled import CompiledQuery
+from sqlstream.planning.compiled_query import CompiledQuery
 
 __all__ = ["InsertPart", "insert_counts", "union_problem"]
 

@@ -8,11 +8,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.generators.spark import SparkGenerator
 
-from sqlstream.sql.expressions import (
-    TVF_PARAMS,
-    Watermark,
-    WindowTVF,
-)
+from sqlstream.sql.expressions import TVF_PARAMS, Watermark, WindowTVF
 
 # Node types whose printing in sqlglot's Spark generator is a tree rewrite
 # (``transforms.preprocess``); sqlstream prints them as they are (see SqlStreamGenerator).

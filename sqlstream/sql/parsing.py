@@ -16,17 +16,16 @@ from sqlglot.errors import ParseError, TokenError
 
 from sqlstream.diagnostics.errors import SqlStreamError, SqlSyntaxError
 from sqlstream.frontend.literals import literal_problem, split_interval_offsets
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.sql.dialect import SqlStream
-from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
 from sqlstream.sql.foreign import ksql_window_problem
+from sqlstream.sql.tree_walks import copy_tree, find_all, tree_key
 
 __all__ = [
     "check_sqlglot_build",
     "node_offsets",
     "parse_expression",
     "parse_query",
-    "remember_parses",
-    "remember_printing",
     "to_spark_sql",
     "watermark_of",
 ]
@@ -34,28 +33,16 @@ __all__ = [
 _DIALECT = SqlStream()
 _KSQL_WINDOW = re.compile(r"\bWINDOW\s+(TUMBLING|HOPPING|SESSION)\s*\(", re.I)
 
-_remembered = BoundedCache()  # (kind, text) -> tree
 
+def _recall(kind: str, sql: str, parse, caches: CompileCaches | None) -> exp.Expr:
+    """``parse(sql)``, or a copy of the tree kept for ``(kind, sql)`` in ``caches.parses``.
 
-def remember_parses(limit: int = 8192) -> None:
-    """Keep the trees :func:`parse_query` and :func:`parse_expression` return, keyed by
-    the exact text, and answer the same text again with a copy (``Expression.copy``:
-    callers rewrite the trees they get). The trees depend on the text only (one fixed
-    dialect), so the answers are the same; failures are not kept. The language server
-    turns this on: it checks a file again after each keystroke, with most statements'
-    text unchanged; ``check`` parses each text once and does not (a copy costs about a
-    tenth of a parse).
-
-    Args:
-        limit: how many trees to keep; all are dropped when it is reached.
-    """
-    _remembered.enable(limit)
-
-
-def _recall(kind: str, sql: str, parse) -> exp.Expr:
-    """``parse(sql)``, or a copy of the tree kept for ``(kind, sql)``."""
-    remembered = _remembered
-    if not remembered.enabled:
+    The trees depend on the text only (one fixed dialect), so a kept one answers the same
+    text again, copied (callers rewrite the trees they get; a copy costs about a tenth of a
+    parse); failures are not kept. The language server's stores keep them: it checks a
+    file again after each keystroke, with most statements' text unchanged."""
+    remembered = caches.parses if caches is not None else None
+    if remembered is None:
         return parse(sql)
     tree = remembered.get((kind, sql))
     if tree is None:
@@ -214,11 +201,13 @@ def check_sqlglot_build() -> None:
         )
 
 
-def parse_query(sql: str) -> exp.Expr:
+def parse_query(sql: str, caches: CompileCaches | None = None) -> exp.Expr:
     """Parse one Spark SQL statement (normally a query) in the sqlstream dialect.
 
     Args:
         sql: the statement's text; a trailing ``;`` is allowed.
+        caches: the compile context's stores: a tree kept in ``parses`` for the same text
+            answers with a copy (:func:`_recall`); ``None``: parse.
 
     Returns:
         The sqlglot tree; positions in ``meta`` are offsets within ``sql``.
@@ -229,7 +218,7 @@ def parse_query(sql: str) -> exp.Expr:
             also a typed literal Spark's parser refuses (``INTERVAL 'abc' HOUR``,
             ``TIMESTAMP '2024-13-01'``, :mod:`sqlstream.frontend.literals`).
     """
-    return _recall("query", sql, _parse_query)
+    return _recall("query", sql, _parse_query, caches)
 
 
 def _parse_query(sql: str) -> exp.Expr:
@@ -262,11 +251,12 @@ def _parse_query(sql: str) -> exp.Expr:
     return trees[0]
 
 
-def parse_expression(sql: str) -> exp.Expr:
+def parse_expression(sql: str, caches: CompileCaches | None = None) -> exp.Expr:
     """Parse one scalar Spark SQL expression (e.g. a computed column or a watermark bound).
 
     Args:
         sql: the expression's text.
+        caches: as for :func:`parse_query`.
 
     Returns:
         The sqlglot expression; positions in ``meta`` are offsets within ``sql``.
@@ -274,7 +264,7 @@ def parse_expression(sql: str) -> exp.Expr:
     Raises:
         SqlSyntaxError: as :func:`parse_query`, also when text is left after the expression.
     """
-    return _recall("expression", sql, _parse_expression)
+    return _recall("expression", sql, _parse_expression, caches)
 
 
 def _parse_expression(sql: str) -> exp.Expr:
@@ -294,39 +284,30 @@ def _parse_expression(sql: str) -> exp.Expr:
     return tree
 
 
-def to_spark_sql(expression: exp.Expr) -> str:
+def to_spark_sql(expression: exp.Expr, caches: CompileCaches | None = None) -> str:
     """Return Spark SQL text for ``expression`` on one line (not pretty, no comments).
 
     Sqlstream-only nodes are printed too (:class:`Watermark` as Spark's own clause,
     :class:`WindowTVF` in Flink's spelling, for debugging); run :func:`sqlstream.sql.rewrite.rewrite`
     first to get SQL that Spark runs.
+
+    Args:
+        expression: the tree to print.
+        caches: the compile context's stores: with ``printed`` on, the text printed for
+            a tree is kept under everything the tree holds
+            (:func:`~sqlstream.sql.tree_walks.tree_key`; a tree it cannot key is printed
+            each time) and an equal tree is answered from it: the printed text depends on
+            the tree only (one fixed dialect and options). The language server's stores
+            keep them (after a keystroke most queries are what they were); ``None``: print.
     """
-    printed = _printed
-    key = tree_key(expression) if printed.enabled and remembering_on() else None
-    if key is not None and (sql := printed.get(key)) is not None:
+    printed = caches.printed if caches is not None else None
+    key = tree_key(expression) if printed is not None else None
+    if printed is not None and key is not None and (sql := printed.get(key)) is not None:
         return sql
     # generate(copy=True) would copy with Expression.copy: the same copy, made faster
     sql = _DIALECT.generate(
         copy_tree(expression), copy=False, comments=False, normalize_functions=False
     )
-    if key is not None:
+    if printed is not None and key is not None:
         printed.keep(key, sql)
     return sql
-
-
-_printed = BoundedCache()  # tree_key -> Spark SQL text
-
-
-def remember_printing(limit: int = 8192) -> None:
-    """Keep the Spark SQL :func:`to_spark_sql` prints for a tree, keyed by everything the
-    tree holds (:func:`~sqlstream.sql.expressions.tree_key`; a tree it cannot key is
-    printed each time), and answer an equal tree from the store: the printed text depends
-    on the tree only (one fixed dialect and options). The language server turns this on
-    (after a keystroke most queries are what they were; inside
-    :func:`~sqlstream.sql.expressions.remembering`); ``check`` prints each query once and
-    does not.
-
-    Args:
-        limit: how many texts to keep; all are dropped when it is reached.
-    """
-    _printed.enable(limit)

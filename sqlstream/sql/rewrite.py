@@ -19,9 +19,10 @@ from collections.abc import Callable
 from sqlglot import exp, transforms
 
 from sqlstream.diagnostics.errors import SemanticError
-from sqlstream.sql.expressions import BoundedCache, copy_tree, find_all, remembering_on, tree_key
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.sql.meta import LOOKUP, LOOKUP_TIME, REWRITTEN_FROM
 from sqlstream.sql.parsing import node_offsets
+from sqlstream.sql.tree_walks import copy_tree, find_all, tree_key
 from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
 
 __all__ = [
@@ -324,51 +325,39 @@ def rewrite(expression: exp.Expr, copy: bool = True) -> exp.Expr:
     return expression
 
 
-_remembered = BoundedCache()  # tree_key -> rewritten tree
-_texts = BoundedCache()  # query text -> (relation names, rewritten tree)
-
-
-def remember_rewrites(limit: int = 8192) -> None:
-    """Keep what :func:`rewrite_parsed` makes of a tree and answer an equal tree with a copy
-    of it. A rewrite depends on the tree only (no catalog, no Spark version), so it is
-    keyed by everything the tree holds (:func:`~sqlstream.sql.expressions.tree_key`); a
-    rewrite that failed, or whose result a copy would not equal in every attribute and
-    link (a node in ``meta`` or at two places, a root with a parent), is not kept. The
-    language server turns this on (inside :func:`~sqlstream.sql.expressions.remembering`);
-    ``check`` rewrites each query once and does not.
-
-    Args:
-        limit: how many rewritten trees to keep; all are dropped when it is reached.
-    """
-    _remembered.enable(limit)
-    _texts.enable(limit)
-
-
-def kept_query(sql: str) -> tuple[list[tuple[str, int, int]], exp.Expr] | None:
-    """What :func:`keep_query` kept for the query text ``sql`` (inside
-    :func:`~sqlstream.sql.expressions.remembering`, with :func:`remember_rewrites` on):
-    its :func:`relation_names` and a copy of its rewritten tree; ``None`` otherwise."""
-    texts = _texts
-    kept = texts.get(sql) if texts.enabled and remembering_on() else None
+def kept_query(
+    sql: str, caches: CompileCaches | None
+) -> tuple[list[tuple[str, int, int]], exp.Expr] | None:
+    """What :func:`keep_query` kept for the query text ``sql`` in ``caches.query_texts``:
+    its :func:`relation_names` and a copy of its rewritten tree; ``None`` otherwise (or
+    when the store is off)."""
+    texts = caches.query_texts if caches is not None else None
+    kept = texts.get(sql) if texts is not None else None
     return None if kept is None else (kept[0], copy_tree(kept[1]))
 
 
-def keep_query(sql: str, names: list[tuple[str, int, int]], rewritten: exp.Expr) -> None:
-    """Keep, for the query text ``sql``, the :func:`relation_names` of its parse and its
-    :func:`rewrite_parsed` tree, for a caller that obtained both from nothing but the text:
-    a parse that succeeded and was a query, with no step between parse and rewrite that
-    reads anything else (the compiler keeps none when the query has a ksqlDB window, which
-    reads the catalog). Kept only when a copy of the tree equals it in every link, as
-    :func:`rewrite_parsed` keeps; callers still check the names against their catalog."""
-    texts = _texts
-    if not texts.enabled or not remembering_on() or not _copyable(rewritten):
+def keep_query(
+    sql: str,
+    names: list[tuple[str, int, int]],
+    rewritten: exp.Expr,
+    caches: CompileCaches | None,
+) -> None:
+    """Keep in ``caches.query_texts`` (when on), for the query text ``sql``, the
+    :func:`relation_names` of its parse and its :func:`rewrite_parsed` tree, for a caller
+    that obtained both from nothing but the text: a parse that succeeded and was a query,
+    with no step between parse and rewrite that reads anything else (the compiler keeps
+    none when the query has a ksqlDB window, which reads the catalog). Kept only when a
+    copy of the tree equals it in every link, as :func:`rewrite_parsed` keeps; callers
+    still check the names against their catalog."""
+    texts = caches.query_texts if caches is not None else None
+    if texts is None or not _copyable(rewritten):
         return
     texts.keep(sql, (list(names), copy_tree(rewritten)))
 
 
 def _copyable(result: exp.Expr) -> bool:
     """Whether a copy of ``result`` equals it in every attribute and link: a root, no node
-    in ``meta`` (:func:`~sqlstream.sql.expressions.tree_key` keys it), no node at two places."""
+    in ``meta`` (:func:`~sqlstream.sql.tree_walks.tree_key` keys it), no node at two places."""
     if (
         result.parent is not None
         or result.arg_key is not None
@@ -380,17 +369,26 @@ def _copyable(result: exp.Expr) -> bool:
     return len({id(n) for n in nodes}) == len(nodes)
 
 
-def rewrite_parsed(expression: exp.Expr) -> exp.Expr:
+def rewrite_parsed(expression: exp.Expr, caches: CompileCaches | None = None) -> exp.Expr:
     """``rewrite(expression, copy=False)`` for a tree the caller does not use again (nor
-    any node of it): answered with a copy (:func:`~sqlstream.sql.expressions.copy_tree`)
-    of the result kept for an equal tree when :func:`remember_rewrites` is on.
+    any node of it).
+
+    Args:
+        expression: the parsed tree.
+        caches: the compile context's stores: with ``rewrites`` on, the result is kept
+            under everything the tree holds (:func:`~sqlstream.sql.tree_walks.tree_key`;
+            a rewrite depends on the tree only: no catalog, no Spark version) and an
+            equal tree is answered with a copy (:func:`~sqlstream.sql.tree_walks.copy_tree`)
+            of it. A rewrite that failed, or whose result a copy would not equal in every
+            attribute and link (a node in ``meta`` or at two places, a root with a
+            parent), is not kept. ``None``: rewrite.
 
     Raises:
         SemanticError: as :func:`rewrite`.
     """
-    remembered = _remembered
-    key = tree_key(expression) if remembered.enabled and remembering_on() else None
-    if key is None:
+    remembered = caches.rewrites if caches is not None else None
+    key = tree_key(expression) if remembered is not None else None
+    if remembered is None or key is None:
         return rewrite(expression, copy=False)
     kept = remembered.get(key)
     if kept is not None:

@@ -61,8 +61,8 @@ from sqlstream.diagnostics.errors import SemanticError
 from sqlstream.frontend.literals import duration, duration_problem
 from sqlstream.sql.cumulate import CUMULATE_START, CUMULATE_WINDOW, cumulate_relation
 from sqlstream.sql.dialect import SqlStream, WindowTVF
-from sqlstream.sql.expressions import find_all
 from sqlstream.sql.parsing import node_offsets
+from sqlstream.sql.tree_walks import find_all
 
 __all__ = ["WINDOW_COLUMNS", "check_window_durations", "duration_text", "rewrite_window_tvfs"]
 

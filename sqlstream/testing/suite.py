@@ -63,7 +63,7 @@ def checkpoint_file_manager(spark_version: str) -> dict[str, str]:
     ``FileSystem`` manager renames with ``java.io.File.renameTo`` (atomic on a local disk,
     as the ``FileContext`` rename): no ``readlink``. The corpus took 111 s against 150 s.
     The results are Spark's either way: the class only writes and renames the files."""
-    from sqlstream.frontend.spark_versions import SUPPORTED, at_least, major_minor
+    from sqlstream.ir.spark_versions import SUPPORTED, at_least, major_minor
 
     package = "org.apache.spark.sql.execution.streaming"
     if at_least(major_minor(spark_version) or SUPPORTED[-1], "4.1"):

@@ -8,7 +8,7 @@ of :mod:`sqlstream.analysis.schema` against Spark itself.
     -- spark: runs | rejects | differs: <why the result differs from what the SQL means>
 
 and, where a Spark version judges it otherwise (a rule or a function list that changed),
-lines for that version (``X.Y`` one of :data:`sqlstream.frontend.spark_versions.SUPPORTED`)::
+lines for that version (``X.Y`` one of :data:`sqlstream.ir.spark_versions.SUPPORTED`)::
 
     -- expect 4.3: SS353                  what `check --spark-version 4.3` reports
     -- spark 4.3: rejects                 what Spark 4.3 does
@@ -55,7 +55,7 @@ import sqlstream
 from sqlstream.analysis.schema import UNKNOWN, spark_type
 from sqlstream.diagnostics.codes import CODES
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from tests.conftest import settings_kept
 from tests.support.check_corpus import (
     CHECK_VARIABLES,

@@ -12,6 +12,7 @@ import sqlstream
 from sqlstream.analysis.dedup import find_deduplication
 from sqlstream.analysis.facts import RelationInfo
 from sqlstream.ir import plan as p
+from sqlstream.ir import spark_versions
 from sqlstream.sql.meta import DEDUP_REFUSED
 from sqlstream.sql.parsing import parse_query, to_spark_sql
 from sqlstream.sql.rewrite import rewrite
@@ -42,7 +43,7 @@ def _codes(body: str) -> set[str]:
 
 
 def _found(sql: str):
-    return find_deduplication(rewrite(parse_query(sql)), INFOS)
+    return find_deduplication(rewrite(parse_query(sql)), INFOS, spark_versions.default())
 
 
 # ---- recognition -------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ def test_not_a_deduplication(sql):
 )
 def test_refused_patterns_are_marked(sql, why):
     tree = rewrite(parse_query(sql))
-    assert find_deduplication(tree, INFOS) is None
+    assert find_deduplication(tree, INFOS, spark_versions.default()) is None
     (window,) = list(tree.find_all(exp.Window))
     assert why in window.meta[DEDUP_REFUSED]
 

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from sqlstream.analysis.schema import UNKNOWN, expression_type, known_functions, query_schema
 from sqlstream.diagnostics.errors import SemanticError, SqlSyntaxError, UnknownNameError
+from sqlstream.ir import spark_versions
 from sqlstream.sql.parsing import parse_query, to_spark_sql
 from sqlstream.sql.rewrite import rewrite
 
@@ -1060,6 +1061,6 @@ def test_expression_type():
 
 
 def test_known_functions_come_from_spark():
-    names = known_functions()
+    names = known_functions(spark_versions.default())
     assert {"count", "window", "session_window", "window_time", "transform", "from_json"} <= names
     assert "cnt" not in names and len(names) > 400

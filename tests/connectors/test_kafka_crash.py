@@ -32,7 +32,7 @@ import uuid
 
 import pytest
 
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from sqlstream.lowering.packages import FALLBACKS
 from tests.support.crash_harness import (
     DAYS,

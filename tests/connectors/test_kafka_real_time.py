@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 import sqlstream
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from tests.conftest import ROOT, settings_kept
 
 pytestmark = [

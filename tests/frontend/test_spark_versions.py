@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import sqlstream
 from sqlstream.cli import main
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from tests.conftest import ROOT
 
 # jaro_winkler_similarity is a Spark 4.3 function; 4.0-4.2 do not have it
@@ -26,7 +26,7 @@ def test_default_is_the_installed_pyspark_read_without_importing_it():
     assert spark_versions.installed() == spark_versions.major_minor(metadata.version("pyspark"))
     assert spark_versions.default() == spark_versions.installed()
     code = (
-        "import sys; from sqlstream.frontend import spark_versions; spark_versions.default(); "
+        "import sys; from sqlstream.ir import spark_versions; spark_versions.default(); "
         "import sqlstream; sqlstream.check('SELECT 1;'); print('pyspark' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -9,11 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlstream.analysis import schema
 from sqlstream.frontend.parser import parse, reparse
+from sqlstream.ir.caches import CompileCaches
 from sqlstream.lsp.analysis import Analysis, analyze
-from sqlstream.sql import parsing, rewrite
-from sqlstream.sql.expressions import BoundedCache
 
 VARIABLES = {"dir": "/data"}
 
@@ -205,27 +203,11 @@ DEPENDENT_SNIPPETS = [
 
 
 def _without_remembered_parses(text: str) -> Analysis:
-    """``analyze(text)`` from scratch with every SQL text parsed anew (the language server
-    otherwise answers a text parsed before with a copy of its tree,
-    :func:`sqlstream.sql.parsing.remember_parses`) and every query's schema analysed anew
-    (:func:`sqlstream.analysis.schema.remember_schemas`) and printed anew
-    (:func:`sqlstream.sql.parsing.remember_printing`) and rewritten anew
-    (:func:`sqlstream.sql.rewrite.remember_rewrites`): what ``check`` does."""
-    stores = (
-        (parsing, "_remembered"),
-        (schema, "_remembered"),
-        (parsing, "_printed"),
-        (rewrite, "_remembered"),
-        (rewrite, "_texts"),
-    )
-    kept = [getattr(module, name) for module, name in stores]
-    for module, name in stores:
-        setattr(module, name, BoundedCache())  # off
-    try:
-        return analyze(text, VARIABLES)
-    finally:
-        for (module, name), value in zip(stores, kept, strict=True):
-            setattr(module, name, value)
+    """``analyze(text)`` from scratch with every store off
+    (``CompileCaches()``): every SQL text parsed anew (the language server otherwise
+    answers a text parsed before with a copy of its tree), every query's schema analysed,
+    printed and rewritten anew: what ``check`` does."""
+    return analyze(text, VARIABLES, caches=CompileCaches())
 
 
 def _plan_key(analysis: Analysis):

@@ -12,7 +12,7 @@ from sqlstream.diagnostics.errors import ParseError, SqlStreamError
 from sqlstream.frontend import ast
 from sqlstream.frontend.parser import parse
 from sqlstream.lowering.lower import lower
-from sqlstream.planning.functions import split_reference
+from sqlstream.planning.function_definitions import split_reference
 
 STREAM = """
 CREATE STREAM readings (sensor STRING, celsius DOUBLE, ts TIMESTAMP)

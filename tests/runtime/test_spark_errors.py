@@ -6,7 +6,7 @@ triggers one on Spark."""
 from __future__ import annotations
 
 from sqlstream.diagnostics.codes import CODES
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from sqlstream.runtime.spark_errors import CONDITIONS, mapped
 
 

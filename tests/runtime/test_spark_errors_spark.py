@@ -11,7 +11,7 @@ import pytest
 
 import sqlstream
 from sqlstream.diagnostics.errors import QueryFailedError
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from tests.conftest import ROOT
 
 pytestmark = [

@@ -1,4 +1,4 @@
-"""The compiler's tree copy (:func:`sqlstream.sql.expressions.copy_tree`) equals sqlglot's
+"""The compiler's tree copy (:func:`sqlstream.sql.tree_walks.copy_tree`) equals sqlglot's
 ``Expression.copy`` attribute by attribute — class, arguments (in order), ``parent`` /
 ``arg_key`` / ``index`` links, comments, ``meta``, types and cached hashes — and shares
 nothing mutable with the original, for every query and computed column of the tests and
@@ -10,9 +10,10 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 
 from sqlstream.diagnostics.errors import SqlStreamError
-from sqlstream.sql.expressions import Watermark, WindowTVF, copy_tree
+from sqlstream.sql.expressions import Watermark, WindowTVF
 from sqlstream.sql.parsing import parse_expression, parse_query, to_spark_sql
 from sqlstream.sql.rewrite import rewrite
+from sqlstream.sql.tree_walks import copy_tree
 from tests.support.query_texts import query_texts
 
 

@@ -400,7 +400,7 @@ def test_find_all_equals_sqlglots_over_every_query():
     compiler looks for (leaves included)."""
     from sqlstream.diagnostics.errors import SqlStreamError
     from sqlstream.frontend.parser import parse
-    from sqlstream.sql.expressions import find_all, find_own
+    from sqlstream.sql.tree_walks import find_all, find_own
 
     kinds = [
         (exp.Expr,),

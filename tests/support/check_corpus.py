@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlstream.frontend import spark_versions
+from sqlstream.ir import spark_versions
 from tests.conftest import FIXTURES
 
 CORPUS = FIXTURES / "check"

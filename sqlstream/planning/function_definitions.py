@@ -1,4 +1,5 @@
-"""``CREATE FUNCTION`` → :class:`~sqlstream.ir.functions.UserFunction` (docs/dialect.md#create-function).
+"""``CREATE FUNCTION`` → :class:`~sqlstream.ir.user_functions.UserFunction`
+(docs/dialect.md#create-function): the planning of a function definition.
 
 A Python function is imported when the file is compiled (``check`` and ``translate``
 too), as ``foreach_batch`` functions are (:func:`sqlstream.connectors.foreach_batch.import_callable`):
@@ -28,7 +29,8 @@ from sqlstream.connectors.foreach_batch import import_callable, split_function
 from sqlstream.diagnostics.errors import SemanticError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
-from sqlstream.ir.functions import UserFunction
+from sqlstream.ir.context import CompileContext
+from sqlstream.ir.user_functions import UserFunction
 from sqlstream.sql.parsing import parse_expression
 
 ANNOTATION_TYPES = {  # Python annotation → Spark SQL type (PySpark: _type_mappings)
@@ -60,14 +62,15 @@ def split_reference(text: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 def resolve_function(
-    statement: ast.CreateFunction, source: Source, defined: typing.Mapping[str, UserFunction]
+    statement: ast.CreateFunction, source: Source, context: CompileContext
 ) -> UserFunction:
     """The :class:`UserFunction` of one ``CREATE FUNCTION``.
 
     Args:
         statement: the statement.
         source: the file (messages; its folder is where a Python module is looked for).
-        defined: the functions defined before it, by lower-case name.
+        context: the compile context: the Spark minor judged for (its built-in functions)
+            and the functions defined before it (a SQL function's body may call them).
 
     Raises:
         SqlStreamError: ``SS270`` not a function sqlstream runs (see the code), ``SS271``
@@ -75,7 +78,8 @@ def resolve_function(
             ``SS208`` and others: the SQL body's own findings — each at its position.
     """
     name = statement.name
-    if name.value.lower() in known_functions():
+    defined = context.functions
+    if name.value.lower() in known_functions(context.spark_version):
         raise _error(
             f"'{name}' is one of Spark's built-in functions",
             name.span,
@@ -107,7 +111,7 @@ def resolve_function(
             hint="remove one of the two",
         )
     if statement.body is not None or language == "SQL":
-        return _sql_function(statement, source)
+        return _sql_function(statement, source, context)
     if statement.reference is None:
         raise _error(
             f"CREATE FUNCTION {name} names no function",
@@ -119,7 +123,9 @@ def resolve_function(
     return _python_function(statement, source)
 
 
-def _sql_function(statement: ast.CreateFunction, source: Source) -> UserFunction:
+def _sql_function(
+    statement: ast.CreateFunction, source: Source, context: CompileContext
+) -> UserFunction:
     name = statement.name
     if statement.body is None:
         raise _error(
@@ -137,10 +143,10 @@ def _sql_function(statement: ast.CreateFunction, source: Source) -> UserFunction
         )
     parameters = tuple((n.value, spark_type(t)) for n, t in statement.parameters)
     try:
-        tree = parse_expression(statement.body.text)
+        tree = parse_expression(statement.body.text, context.caches)
     except SqlStreamError as error:
         raise _at(error, statement.body) from None
-    _, findings = expression_type(tree, parameters, sql=statement.body.text)
+    _, findings = expression_type(tree, parameters, statement.body.text, context)
     if findings:
         if findings[0].code == "SS205":
             findings[0].hint = "the body of a SQL function sees only its parameters: " + ", ".join(

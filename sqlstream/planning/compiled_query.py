@@ -1,4 +1,5 @@
-"""The record of one compiled query body (:func:`sqlstream.planning.compiler.compile_query`).
+"""The record of one compiled query body: what :func:`sqlstream.planning.compiler.compile_query`
+(the compile path, :mod:`sqlstream.planning.compiler`) returns.
 
 A :class:`CompiledQuery` keeps the facts a query was checked with — its rewritten tree,
 streaming facts, restricted operators, output columns, output mode and state signature —

@@ -4,7 +4,8 @@ Spark's streaming rules, its functions and its error texts change between minor
 releases, so ``check`` judges a program for one Spark *major.minor*, the **target**:
 ``check --spark-version 4.2``, else ``SET 'sqlstream.spark_version' = '4.2'`` in the
 file, else the installed PySpark's major.minor (:func:`installed`, read from the package
-metadata without importing pyspark), else the newest supported one (:func:`default`).
+metadata without importing pyspark), else the newest supported one (:func:`default`). The
+planner puts the target in its :class:`~sqlstream.ir.context.CompileContext`.
 
 Pure Python, no pyspark import.
 """
@@ -12,8 +13,6 @@ Pure Python, no pyspark import.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from contextvars import ContextVar
 from importlib import metadata
 
 SUPPORTED = ("4.0", "4.1", "4.2", "4.3")
@@ -21,8 +20,6 @@ SUPPORTED = ("4.0", "4.1", "4.2", "4.3")
 
 SETTING = "sqlstream.spark_version"
 """The ``SET`` key that names the target version in a file."""
-
-_TARGET: ContextVar[str | None] = ContextVar("sqlstream_spark_target", default=None)
 
 
 def major_minor(version: str) -> str | None:
@@ -57,19 +54,3 @@ def supported(version: str) -> str | None:
 def at_least(target: str, version: str) -> bool:
     """``target`` (a major.minor) is ``version`` or newer."""
     return tuple(map(int, target.split("."))) >= tuple(map(int, version.split(".")))
-
-
-def target() -> str:
-    """The version being judged for: the one :func:`judging_for` set in this thread
-    (the planner does, for the file it plans), else :func:`default`."""
-    return _TARGET.get() or default()
-
-
-@contextmanager
-def judging_for(version: str):
-    """While the block runs, :func:`target` is ``version`` (a supported major.minor)."""
-    token = _TARGET.set(version)
-    try:
-        yield
-    finally:
-        _TARGET.reset(token)

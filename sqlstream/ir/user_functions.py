@@ -1,17 +1,14 @@
-"""User-defined functions (``CREATE FUNCTION``): what the planner learnt of each, and the
-functions defined so far while a file is planned.
+"""User-defined functions (``CREATE FUNCTION``): the record of what the planner learnt of each.
 
-A :class:`UserFunction` is data: the planner (:mod:`sqlstream.planning.functions`) makes
-one per ``CREATE FUNCTION``; the analysis reads :func:`defined` to know the name (no
-``SS206``), type its calls (:attr:`UserFunction.returns`) and check their argument
+A :class:`UserFunction` is data: the planner (:mod:`sqlstream.planning.function_definitions`)
+makes one per ``CREATE FUNCTION`` and adds it to the functions of its
+:class:`~sqlstream.ir.context.CompileContext`; the analysis reads them there to know the name
+(no ``SS206``), type its calls (:attr:`UserFunction.returns`) and check their argument
 count; lowering registers it in the session before any relation is defined.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from sqlstream.diagnostics.source_text import Span
@@ -65,25 +62,3 @@ class UserFunction:
         if self.max_args == self.min_args:
             return str(self.min_args)
         return f"{self.min_args} to {self.max_args}"
-
-
-_DEFINED: ContextVar[Mapping[str, UserFunction] | None] = ContextVar(
-    "sqlstream_user_functions", default=None
-)
-
-
-def defined() -> Mapping[str, UserFunction]:
-    """The functions defined so far in the file being planned, by lower-case name (empty
-    outside :func:`defining`)."""
-    return _DEFINED.get() or {}
-
-
-@contextmanager
-def defining(functions: Mapping[str, UserFunction]):
-    """While the block runs, :func:`defined` is ``functions`` (a mapping the planner adds
-    to as it reads each ``CREATE FUNCTION``, so a function is known after its statement)."""
-    token = _DEFINED.set(functions)
-    try:
-        yield
-    finally:
-        _DEFINED.reset(token)

@@ -1,0 +1,43 @@
+"""The compile context: what the rules judge a file by besides its statements, passed
+explicitly from the planner to every function that needs it (no process-wide state).
+
+One :class:`CompileContext` per planned file: the Spark minor it is judged for, the user
+functions defined so far (the planner adds each ``CREATE FUNCTION`` as it reads it, so a
+function is known to the statements after its own), and the stores a compile may answer
+from (:class:`~sqlstream.ir.caches.CompileCaches`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlstream.ir import spark_versions
+from sqlstream.ir.caches import CompileCaches
+from sqlstream.ir.user_functions import UserFunction
+
+__all__ = ["CompileContext"]
+
+
+@dataclass(frozen=True)
+class CompileContext:
+    """What one file is compiled with.
+
+    Attributes:
+        spark_version: the Spark major.minor judged for (one of
+            :data:`sqlstream.ir.spark_versions.SUPPORTED`): its function lists, streaming
+            rules and clauses.
+        functions: the user-defined functions defined so far, by lower-case name, in file
+            order. The mapping is the planner's own (it adds to it, and the language
+            server's resumed planner cuts it back), so the field is fixed and its content
+            grows.
+        caches: the stores consulted (:meth:`CompileCaches.for_compile` by default).
+    """
+
+    spark_version: str = field(default_factory=spark_versions.default)
+    functions: Mapping[str, UserFunction] = field(default_factory=dict)
+    caches: CompileCaches = field(default_factory=CompileCaches.for_compile)
+
+    def at_least(self, version: str) -> bool:
+        """The judged Spark minor is ``version`` (``"4.2"``) or newer."""
+        return spark_versions.at_least(self.spark_version, version)
