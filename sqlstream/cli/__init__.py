@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-import sqlstream
+from sqlstream import api
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend.literals import seconds
 
@@ -83,7 +83,7 @@ def _errors(command):
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(sqlstream.__version__, prog_name="sqlstream")
+@click.version_option(package_name="sqlstream", prog_name="sqlstream")
 def main() -> None:
     """Compile streaming SQL (.ssql) pipelines and run them on Spark Structured Streaming."""
 
@@ -132,7 +132,7 @@ def translate(
     calls. --to pyspark: the same calls as a Python script that runs without sqlstream,
     with the session defaults of exec; secrets from ${env:…} are shown as ***.
     """
-    pipeline = sqlstream.compile_file(file, variables)
+    pipeline = api.compile_file(file, variables)
     if target == "pyspark":
         text = pipeline.to_pyspark(master, conf, available_now)
     else:
@@ -178,7 +178,7 @@ def _spark_version(ctx, param, value):
 def _check_text(text: str, variables: dict[str, str], path: str, spark_version: str | None = None):
     """``(findings, queries)``: every finding, and each query's output mode, why, columns
     and state signature (secrets redacted), judged for Spark ``spark_version``."""
-    findings, plan = sqlstream.check_plan(text, variables, path, spark_version=spark_version)
+    findings, plan = api.check_plan(text, variables, path, spark_version=spark_version)
     queries = (
         [
             {
@@ -234,7 +234,7 @@ def check(
     report, failed = [], False
     for file in files:
         try:
-            text = sqlstream.read_file(file)
+            text = api.read_file(file)
         except SqlStreamError as error:
             findings, queries = [error], []
         else:
@@ -294,7 +294,7 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> N
     """
     from sqlstream.lowering.explain import describe, render
 
-    pipeline = sqlstream.compile_file(file, variables)
+    pipeline = api.compile_file(file, variables)
     plan = pipeline.plan
     described = describe(plan)
     from sqlstream.runtime.redacted_output import redacted_output
@@ -354,7 +354,7 @@ def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) ->
     from sqlstream.graph.render import GraphvizMissing, render
 
     try:
-        data = render(build(sqlstream.compile_file(file, variables).plan), fmt)
+        data = render(build(api.compile_file(file, variables).plan), fmt)
     except GraphvizMissing as error:
         raise click.ClickException(str(error)) from None
     if output:

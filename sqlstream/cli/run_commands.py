@@ -13,8 +13,9 @@ import warnings
 
 import click
 
-import sqlstream
+from sqlstream import api
 from sqlstream.cli import _common, _duration, _errors, _parse_pairs, main
+from sqlstream.session import Session
 
 
 def _exec_renderer(log_format: str, plan, say):
@@ -160,9 +161,9 @@ def state(
         raise click.UsageError(problem)
     from sqlstream.runtime import state_reader, state_text
 
-    plan = sqlstream.compile_file(file, variables, state_dir).plan
+    plan = api.compile_file(file, variables, state_dir).plan
     queries = state_reader.select(plan, query)
-    with sqlstream.Session(master=master, remote=remote, conf=conf) as session:
+    with Session(master=master, remote=remote, conf=conf) as session:
         states = state_reader.read(session.spark_for(plan), plan, queries, rows, options)
     if fmt == "json":
         click.echo(json.dumps([s.to_dict() for s in states], indent=2))
@@ -262,7 +263,7 @@ def exec_(
     from sqlstream.runtime.redacted_output import redacted_output
     from sqlstream.runtime.signals import StopSignals
 
-    pipeline = sqlstream.compile_file(file, variables, state_dir)
+    pipeline = api.compile_file(file, variables, state_dir)
     plan = pipeline.plan
     source["redact"] = plan.source.redact
     with (
@@ -285,7 +286,7 @@ def exec_(
             renderer(Notice(warning.render()))
         with (
             redacted_output(plan.source),
-            sqlstream.Session(
+            Session(
                 master=master, remote=remote, conf=conf, listeners=[renderer], jvm_output=jvm_line
             ) as session,
         ):

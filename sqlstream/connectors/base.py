@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
+from sqlstream.frontend.literals import quote_identifier
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
@@ -292,7 +293,7 @@ class Connector:
 
     def schema_arg(self, relation: p.SourceRelation):
         """The ``schema(…)`` argument: the declared DDL string, or ``None`` (no call)."""
-        return relation.schema or None
+        return schema_ddl(relation)
 
     def payload(self, relation: p.SourceRelation) -> Payload | None:
         """How ``on_error = 'drop'`` / ``'dead_letter'`` (:mod:`sqlstream.planning.malformed`) finds
@@ -549,3 +550,12 @@ def _check_number(connector: Connector, name: str, option: ast.Option, source: S
         source,
         hint=f"Spark reads '{name}' as a whole number of at least {minimum}",
     )
+
+
+def schema_ddl(relation: p.SourceRelation) -> str | None:
+    """The relation's ``read_columns`` as a Spark DDL schema string (``"`a` STRING, `b` INT"``,
+    the argument of ``DataStreamReader.schema``), or ``None`` when it declares none (the
+    reader infers them)."""
+    if not relation.read_columns:
+        return None
+    return ", ".join(f"{quote_identifier(n)} {t}" for n, t in relation.read_columns)

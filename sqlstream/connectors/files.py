@@ -13,7 +13,7 @@ column*).
 
 from __future__ import annotations
 
-from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath, schema_ddl
 from sqlstream.connectors.formats.csv_header import declared_columns
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
@@ -283,8 +283,8 @@ class Files(Connector):
         """The declared DDL string; with ``infer_schema``, the schema of a batch read of the
         files present at start (``spark.read.format(f).option(…)…load(path).schema``,
         ``inferSchema`` for csv), as a nested chain."""
-        if relation.schema or not relation.infer_schema:
-            return relation.schema or None
+        if relation.read_columns or not relation.infer_schema:
+            return schema_ddl(relation)
         steps = [Step("read", call=False), Step("format", (relation.format,))]
         steps += [Step("option", (k, v)) for k, v in relation.options]
         if relation.format == "csv":

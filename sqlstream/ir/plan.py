@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from sqlstream.diagnostics.source_text import Source, Span
-from sqlstream.frontend.literals import quote_identifier
 
 
 @dataclass(frozen=True)
@@ -118,14 +117,6 @@ class SourceRelation:
         ``CaseInsensitiveMap``), normalised once for every reader of the plan; the options
         are printed and passed as written."""
         return {k.lower(): v for k, v in self.options}
-
-    @property
-    def schema(self) -> str | None:
-        """:attr:`read_columns` as a Spark DDL schema string (``"`a` STRING, `b` INT"``, the
-        argument of ``DataStreamReader.schema``), or ``None``."""
-        if self.read_columns is None:
-            return None
-        return ", ".join(f"{quote_identifier(n)} {t}" for n, t in self.read_columns)
 
 
 @dataclass(frozen=True)

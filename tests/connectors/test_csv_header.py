@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
+from sqlstream.connectors.base import schema_ddl
 from sqlstream.connectors.formats.csv_header import Header, bind, first_record
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.runtime.events import BatchProgress
@@ -66,10 +67,12 @@ def test_spec_example_reads_every_header_column_and_selects_the_declared(tmp_pat
     folder = _days(tmp_path, 1)
     relation = _source(SPEC.format(path=folder, name="q"))
     header = (DATA / "2013-01-01.csv").read_text().splitlines()[0].split(",")
-    read = [part.strip().split(" ")[0].strip("`") for part in relation.schema.split(", ")]
+    read = [part.strip().split(" ")[0].strip("`") for part in schema_ddl(relation).split(", ")]
     assert read == header  # the file's columns, in file order
-    assert "`dep_delay` DOUBLE" in relation.schema and "`time_hour` TIMESTAMP" in relation.schema
-    assert "`year` STRING" in relation.schema  # not declared: read as text, then dropped
+    assert "`dep_delay` DOUBLE" in schema_ddl(relation) and "`time_hour` TIMESTAMP" in schema_ddl(
+        relation
+    )
+    assert "`year` STRING" in schema_ddl(relation)  # not declared: read as text, then dropped
     assert relation.projection[:4] == ("`carrier`", "`origin`", "`dep_delay`", "`time_hour`")
     assert ("enforceSchema", "false") in relation.options  # Spark checks every later header
     translated = sqlstream.compile(SPEC.format(path=folder, name="q")).translate()
@@ -97,7 +100,7 @@ def test_the_example_declaring_every_column_in_file_order_needs_no_projection():
         "`time_hour`",
         "dep_delay > 15 AS `delayed`",
     )  # the computed column's
-    assert relation.schema.startswith("`year` INT, `month` INT")
+    assert schema_ddl(relation).startswith("`year` INT, `month` INT")
 
 
 def test_a_declared_column_not_in_the_header_is_an_error_at_the_column(tmp_path):
@@ -127,7 +130,7 @@ def test_header_names_match_ignoring_case_and_a_repeated_name_is_refused(tmp_pat
     (tmp_path / "f.csv").write_text("ID,name\n1,a\n")
     relation = _source(f"""CREATE TABLE t (name STRING, id INT) WITH (connector = 'files',
         path = '{tmp_path}', format = 'csv', header = true);""")
-    assert relation.schema == "`ID` INT, `name` STRING"
+    assert schema_ddl(relation) == "`ID` INT, `name` STRING"
     assert relation.projection == ("`name`", "`ID` AS `id`")
 
 
@@ -149,7 +152,7 @@ def test_first_record_follows_spark_file_order_options_and_compression(tmp_path)
 def test_no_files_yet_binds_by_position_with_spark_checking_each_header(tmp_path):
     relation = _source(SPEC.format(path=tmp_path / "later", name="q"))
     assert (
-        relation.schema
+        schema_ddl(relation)
         == "`carrier` STRING, `origin` STRING, `dep_delay` DOUBLE, `time_hour` TIMESTAMP"
     )
     assert ("enforceSchema", "false") in relation.options
@@ -450,5 +453,5 @@ def test_drop_and_dead_letter_check_each_file_header_against_the_planned_one(tmp
     unseen = _source(text.format(path=tmp_path / "none", on_error="drop"))
     assert unseen.decoding.header == ("dep_delay", "carrier")
     failing = _source(text.format(path=tmp_path, on_error="fail"))
-    assert failing.schema.startswith("`_c0` STRING, `carrier` STRING, `_c2` STRING")
+    assert schema_ddl(failing).startswith("`_c0` STRING, `carrier` STRING, `_c2` STRING")
     assert ("enforceSchema", "false") in failing.options and failing.decoding is None

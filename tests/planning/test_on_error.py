@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import sqlstream
+from sqlstream.connectors.base import schema_ddl
 from sqlstream.runtime.events import BatchProgress
 from tests.conftest import ROOT
 from tests.support.run_failures import failure_of
@@ -292,7 +293,7 @@ def test_decoding_reads_the_columns_of_the_schema_in_file_order():
         )
     )
     assert (
-        quoted.schema
+        schema_ddl(quoted)
         == "`a` INT, `b c` DECIMAL(10, 2), `x``y` STRUCT<`p`: INT, `q`: MAP<STRING, INT>>"
     )
     text = (

@@ -552,7 +552,7 @@ def test_another_state_store_provider_is_refused(spark, hourly):
 def test_exec_passes_allow_incompatible_restart_to_the_session(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from sqlstream.cli import main
+    from sqlstream.cli import main, run_commands
 
     calls = []
 
@@ -569,7 +569,7 @@ def test_exec_passes_allow_incompatible_restart_to_the_session(tmp_path, monkeyp
         def run(self, pipeline, available_now, **kwargs):
             calls.append(kwargs)
 
-    monkeypatch.setattr(sqlstream, "Session", FakeSession)
+    monkeypatch.setattr(run_commands, "Session", FakeSession)
     (tmp_path / "p.ssql").write_text(_text(), encoding="utf-8")
     runner = CliRunner()
     assert runner.invoke(main, ["exec", str(tmp_path / "p.ssql")]).exit_code == 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlstream.connectors.base import DECODED, Payload
+from sqlstream.connectors.base import DECODED, Payload, schema_ddl
 from sqlstream.connectors.formats.avro import avro_columns, null_record
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.frontend.literals import quote_identifier as _quote
@@ -67,9 +67,7 @@ def decode_steps(relation: p.SourceRelation) -> tuple[Step, ...]:
     if fmt == "avro":
         value = _from_avro(settings, "FAILFAST")
     else:
-        value = (
-            f"from_{fmt}(CAST(`value` AS STRING), {sql_string(relation.schema or '')}, {FAILFAST})"
-        )
+        value = f"from_{fmt}(CAST(`value` AS STRING), {sql_string(schema_ddl(relation) or '')}, {FAILFAST})"
     value = f"CASE WHEN `value` IS NULL THEN {TOMBSTONE_ERROR} ELSE {value} END"
     first, second = [f"{value} AS `__value`"], ["`__value`.*"]
     if settings.get("metadata") == "true":
