@@ -1,0 +1,140 @@
+"""The language server and the project's code (docs/editors.md#trust), through a real LSP
+client (pytest-lsp) talking to ``sqlstream lsp`` as a subprocess: untrusted, opening a
+file imports no module (no marker file) and functions are typed from their source;
+trusted (``initializationOptions: {"trust": true}``), the module is imported, its
+``print`` does not break the JSON-RPC stream, two folders' ``udfs.py`` are two modules
+and an edited module is read again."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as t
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.support.user_modules import project
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "sqlstream.cli", "lsp"])
+
+UDFS = """\
+print("Content-Length: 9\\r\\n\\r\\n{broken}")
+
+
+def f(x: str) -> {returns}:
+    return x
+"""
+PIPELINE = """\
+CREATE FUNCTION f AS 'udfs:f' LANGUAGE PYTHON;
+CREATE STREAM s (a STRING) WITH (connector = 'files', path = 'in', format = 'json');
+CREATE SINK o WITH (connector = 'console');
+INSERT INTO o SELECT f(a) AS b FROM s;
+"""
+
+
+async def _start(client: LanguageClient, options: dict | None) -> None:
+    await client.initialize_session(
+        t.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options=options,
+        )
+    )
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def untrusted(lsp_client: LanguageClient):
+    await _start(lsp_client, None)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def trusted(lsp_client: LanguageClient):
+    await _start(lsp_client, {"trust": True})
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _open(client: LanguageClient, path) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(
+            text_document=t.TextDocumentItem(
+                uri=uri, language_id="ssql", version=1, text=path.read_text()
+            )
+        )
+    )
+    return uri
+
+
+async def _diagnostics(client: LanguageClient, uri: str) -> list[t.Diagnostic]:
+    while True:
+        await asyncio.wait_for(
+            client.wait_for_notification(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 30
+        )
+        if uri in client.diagnostics:
+            return list(client.diagnostics.pop(uri))
+
+
+async def _hover(client: LanguageClient, uri: str, text: str, needle: str) -> str:
+    offset = text.index(needle)
+    line = text.count("\n", 0, offset)
+    character = offset - (text.rfind("\n", 0, offset) + 1)
+    hover = await client.text_document_hover_async(
+        t.HoverParams(
+            text_document=t.TextDocumentIdentifier(uri=uri),
+            position=t.Position(line=line, character=character),
+        )
+    )
+    return hover.contents.value
+
+
+@pytest.mark.asyncio
+async def test_untrusted_opening_a_file_imports_nothing(untrusted: LanguageClient, tmp_path):
+    pipeline = project(tmp_path)
+    uri = _open(untrusted, pipeline)
+    assert await _diagnostics(untrusted, uri) == []
+    assert not (tmp_path / "MARKER").exists()
+    text = pipeline.read_text()
+    value = await _hover(untrusted, uri, text, "shout(a)")
+    assert "shout(text STRING) RETURNS STRING" in value  # from the annotations, read
+
+
+@pytest.mark.asyncio
+async def test_trusted_the_module_is_imported_and_the_stream_stays_valid(
+    trusted: LanguageClient, tmp_path
+):
+    pipeline = project(tmp_path)
+    uri = _open(trusted, pipeline)
+    assert await _diagnostics(trusted, uri) == []
+    assert (tmp_path / "MARKER").read_text() == "imported"
+    value = await _hover(trusted, uri, pipeline.read_text(), "shout(a)")
+    assert "shout(text STRING) RETURNS STRING" in value  # answered after the print
+
+
+@pytest.mark.asyncio
+async def test_two_folders_and_an_edited_module(trusted: LanguageClient, tmp_path):
+    uris, texts = {}, {}
+    for name, returns in (("first", "str"), ("second", "int")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "udfs.py").write_text(UDFS.replace("{returns}", returns))
+        (folder / "p.ssql").write_text(PIPELINE)
+        texts[name] = PIPELINE
+        uris[name] = _open(trusted, folder / "p.ssql")
+        assert await _diagnostics(trusted, uris[name]) == []
+    first = await _hover(trusted, uris["first"], PIPELINE, "f(a)")
+    second = await _hover(trusted, uris["second"], PIPELINE, "f(a)")
+    assert "RETURNS STRING" in first and "RETURNS BIGINT" in second
+    (tmp_path / "first" / "udfs.py").write_text(UDFS.replace("{returns}", "float"))
+    trusted.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uris["first"], version=2),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=PIPELINE + "-- x\n")],
+        )
+    )
+    assert await _diagnostics(trusted, uris["first"]) == []
+    edited = await _hover(trusted, uris["first"], PIPELINE, "f(a)")
+    assert "RETURNS DOUBLE" in edited  # the CREATE FUNCTION's text is unchanged
