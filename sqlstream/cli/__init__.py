@@ -318,7 +318,8 @@ def explain(file: str, variables: dict[str, str], fmt: str, physical: bool, trus
     """
     from sqlstream.lowering.explain import describe, render
 
-    pipeline = sqlstream.compile_file(file, variables, trust=trusted(trust))
+    # --physical defines the program's functions in a session, as exec does: it trusts
+    pipeline = sqlstream.compile_file(file, variables, trust=trusted(trust) or physical)
     plan = pipeline.plan
     described = describe(plan)
     from sqlstream.runtime.redacted_output import redacted_output
