@@ -13,6 +13,7 @@ Errors print ``path:line:col: CODE message``, the line and a caret — never a t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -450,15 +451,19 @@ def test(
     from sqlstream.testing import report, suite
 
     started = time.monotonic()
+    # a JSON or JUnit report on stdout is machine-read: what the pipelines' code prints
+    # while the tests run goes to stderr
+    machine_read = fmt != "text" and not output
     try:
-        results = suite.run(
-            paths or (".",),
-            keyword,
-            variables,
-            record=record,
-            trust=trusted(trust),
-            on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"),
-        )
+        with contextlib.redirect_stdout(sys.stderr) if machine_read else contextlib.nullcontext():
+            results = suite.run(
+                paths or (".",),
+                keyword,
+                variables,
+                record=record,
+                trust=trusted(trust),
+                on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"),
+            )
     except SqlStreamError as error:
         click.echo(error.render(), err=True)
         sys.exit(2)

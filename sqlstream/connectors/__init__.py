@@ -7,7 +7,9 @@ its :class:`~sqlstream.connectors.base.Connector` subclasses registered by their
 
 :func:`resolve_options` checks a ``WITH (…)`` list against its connector, after mapping
 Flink's and ksqlDB's option names to sqlstream's (:mod:`.foreign_options`);
-:data:`CONNECTORS` maps each name to its connector.
+:data:`CONNECTORS` maps each name to its connector. :mod:`.user_code` finds, reads or
+imports the user's Python modules (``foreach_batch``, ``CREATE FUNCTION``) as the compile
+context's trust decision allows.
 """
 
 from __future__ import annotations

@@ -118,8 +118,8 @@ def load_module(module: str, pipeline: str | None) -> tuple[ModuleType, tuple | 
         Exception: whatever importing or executing the module raises.
     """
     path = module_file(module, pipeline)
-    folder = project_roots(pipeline)[0]
-    if folder not in sys.path:
+    folder = os.path.abspath(os.path.dirname(pipeline)) if pipeline else None
+    if folder and folder not in sys.path:
         sys.path.append(folder)
     if path is None:
         with user_output():
