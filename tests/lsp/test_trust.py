@@ -8,13 +8,18 @@ and an edited module is read again."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 import sys
+import threading
 
 import pytest
 import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from tests.conftest import ROOT
 from tests.support.user_modules import project
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "sqlstream.cli", "lsp"])
@@ -138,3 +143,64 @@ async def test_two_folders_and_an_edited_module(trusted: LanguageClient, tmp_pat
     assert await _diagnostics(trusted, uris["first"]) == []
     edited = await _hover(trusted, uris["first"], PIPELINE, "f(a)")
     assert "RETURNS DOUBLE" in edited  # the CREATE FUNCTION's text is unchanged
+
+
+def _read_frame(stream) -> dict:
+    """One JSON-RPC message, read strictly: ``Content-Length`` header, a blank line, a
+    JSON body (a stray ``print`` on the server's stdout fails here)."""
+    headers = {}
+    while True:
+        line = stream.readline()
+        assert line, "the server closed its stdout"
+        if line == b"\r\n":
+            break
+        name, _, value = line.decode("ascii").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return json.loads(stream.read(int(headers["content-length"])))
+
+
+def test_the_json_rpc_stream_carries_only_the_protocol(tmp_path):
+    """``sqlstream lsp --trust`` as a raw process: every byte of its stdout is a frame."""
+    pipeline = project(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sqlstream.cli", "lsp", "--trust"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    timer = threading.Timer(60, server.kill)
+    timer.start()
+
+    def send(message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        server.stdin.flush()
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        assert _read_frame(server.stdout)["id"] == 1
+        send({"method": "initialized", "params": {}})
+        document = {"uri": pipeline.as_uri(), "languageId": "ssql", "version": 1}
+        send(
+            {
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {**document, "text": pipeline.read_text()}},
+            }
+        )
+        while True:
+            message = _read_frame(server.stdout)
+            if message.get("method") == "textDocument/publishDiagnostics":
+                break
+        assert message["params"]["diagnostics"] == []
+        assert (tmp_path / "MARKER").exists()  # imported: its print went to stderr
+        send({"id": 2, "method": "shutdown"})
+        while _read_frame(server.stdout).get("id") != 2:
+            pass
+        send({"method": "exit"})
+        assert server.wait(30) == 0
+        assert b"Content-Length: 7" in server.stderr.read()
+    finally:
+        timer.cancel()
+        server.kill()
