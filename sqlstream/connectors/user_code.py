@@ -36,6 +36,7 @@ __all__ = [
     "Definition",
     "file_stamp",
     "load_module",
+    "make_importable",
     "module_file",
     "project_roots",
     "read_function",
@@ -93,6 +94,15 @@ def file_stamp(path: str) -> tuple[str, int, int] | None:
     return path, status.st_mtime_ns, status.st_size
 
 
+def make_importable(pipeline: str | None) -> None:
+    """Append the folder of the pipeline file ``pipeline`` to ``sys.path`` (once), so that
+    a module beside it is imported when the pipeline runs (its program's
+    ``importlib.import_module``) — code that runs, so only when trusted or running."""
+    folder = os.path.abspath(os.path.dirname(pipeline)) if pipeline else None
+    if folder and folder not in sys.path:
+        sys.path.append(folder)
+
+
 @contextlib.contextmanager
 def user_output() -> Iterator[None]:
     """Send ``sys.stdout`` to ``sys.stderr`` while user code runs (its ``print`` at import
@@ -118,9 +128,7 @@ def load_module(module: str, pipeline: str | None) -> tuple[ModuleType, tuple | 
         Exception: whatever importing or executing the module raises.
     """
     path = module_file(module, pipeline)
-    folder = os.path.abspath(os.path.dirname(pipeline)) if pipeline else None
-    if folder and folder not in sys.path:
-        sys.path.append(folder)
+    make_importable(pipeline)
     if path is None:
         with user_output():
             return importlib.import_module(module), None
