@@ -99,6 +99,7 @@ def compile(  # noqa: A001 - the API's name in the spec
     state_dir: str | None = None,
     checks: bool = True,
     spark_version: str | None = None,
+    trust: bool = False,
 ) -> Pipeline:
     """Compile `.ssql` text.
 
@@ -116,6 +117,11 @@ def compile(  # noqa: A001 - the API's name in the spec
         spark_version: the Spark major.minor to judge the text for (``"4.2"``; overrides
             ``SET 'sqlstream.spark_version'``; default: the installed PySpark's, see
             :mod:`sqlstream.ir.spark_versions`).
+        trust: the caller trusts the project: the Python modules the text names
+            (``CREATE FUNCTION``, ``foreach_batch``) are imported to check them, so their
+            top-level code runs (its standard output sent to standard error). ``False``:
+            no user code runs; functions are typed from their declarations or their
+            source (docs/operations.md#trust). :meth:`sqlstream.Session.compile` trusts.
 
     Returns:
         A :class:`Pipeline`: the plan and its program (lowered on first use, once).
@@ -130,7 +136,7 @@ def compile(  # noqa: A001 - the API's name in the spec
     """
     from sqlstream.frontend.limits import run_deep
 
-    return run_deep(_compile, text, variables, path, state_dir, checks, spark_version)
+    return run_deep(_compile, text, variables, path, state_dir, checks, spark_version, trust)
 
 
 def _compile(
@@ -140,6 +146,7 @@ def _compile(
     state_dir: str | None,
     checks: bool,
     spark_version: str | None = None,
+    trust: bool = False,
 ) -> Pipeline:
     from sqlstream.frontend.parser import parse
     from sqlstream.planning.planner import build_plan
@@ -147,32 +154,38 @@ def _compile(
 
     check_sqlglot_build()  # SS003 once, not at every query
     script = parse(text, variables, path)
-    return Pipeline(
-        build_plan(script, path, state_dir, enforce=checks, spark_version=spark_version)
-    )
+    return Pipeline(build_plan(script, path, state_dir, checks, spark_version, trust))
 
 
 def compile_file(
-    path: str | Path, variables: Mapping[str, object] | None = None, state_dir: str | None = None
+    path: str | Path,
+    variables: Mapping[str, object] | None = None,
+    state_dir: str | None = None,
+    trust: bool = False,
 ) -> Pipeline:
-    """Read (:func:`read_file`) and compile a `.ssql` file (see :func:`compile`).
+    """Read (:func:`read_file`) and compile a `.ssql` file (see :func:`compile`; ``trust``:
+    user modules are imported).
 
     Raises:
         SqlStreamError: the file cannot be read or is not UTF-8 (``SS002``), or the first
             problem in it.
     """
-    return compile(read_file(path), variables, str(path), state_dir)
+    return compile(read_file(path), variables, str(path), state_dir, trust=trust)
 
 
 def translate(
-    text: str, variables: Mapping[str, object] | None = None, path: str | None = None
+    text: str,
+    variables: Mapping[str, object] | None = None,
+    path: str | None = None,
+    trust: bool = False,
 ) -> str:
-    """Return what ``sqlstream translate`` prints for ``text`` (no JVM, no pyspark import).
+    """Return what ``sqlstream translate`` prints for ``text`` (no JVM, no pyspark import;
+    ``trust``: user modules are imported, see :func:`compile`).
 
     Raises:
         SqlStreamError: the first problem in the text, with its position.
     """
-    return compile(text, variables, path).translate()
+    return compile(text, variables, path, trust=trust).translate()
 
 
 def check_plan(
@@ -180,17 +193,19 @@ def check_plan(
     variables: Mapping[str, object] | None = None,
     path: str | None = None,
     spark_version: str | None = None,
+    trust: bool = False,
 ) -> tuple[list[SqlStreamError], Plan | None]:
     """Compile ``text``; return ``(findings, plan)``: every finding (errors and warnings) in
     file order, and the plan, or ``None`` when there is an error. ``spark_version``: the
-    Spark major.minor to judge it for (see :func:`compile`).
+    Spark major.minor to judge it for; ``trust``: user modules are imported (see
+    :func:`compile`).
 
     Never raises for problems in the text (no JVM, no pyspark import).
     """
     from sqlstream.diagnostics.errors import CompileError
 
     try:
-        plan = compile(text, variables, path, spark_version=spark_version).plan
+        plan = compile(text, variables, path, spark_version=spark_version, trust=trust).plan
     except CompileError as error:
         return error.findings, None
     except SqlStreamError as error:
@@ -203,12 +218,14 @@ def check(
     variables: Mapping[str, object] | None = None,
     path: str | None = None,
     spark_version: str | None = None,
+    trust: bool = False,
 ) -> list[SqlStreamError]:
     """Compile ``text`` and return every finding (errors and warnings), in file order
     (:func:`check_plan` without the plan), judged for Spark ``spark_version`` (a
-    major.minor such as ``"4.2"``; default: the installed PySpark's).
+    major.minor such as ``"4.2"``; default: the installed PySpark's); ``trust``: user
+    modules are imported (see :func:`compile`).
 
     Never raises for problems in the text (no JVM, no pyspark import): an empty list
     means the file compiles cleanly. ``finding.severity`` is ``"error"`` or ``"warning"``.
     """
-    return check_plan(text, variables, path, spark_version)[0]
+    return check_plan(text, variables, path, spark_version, trust)[0]

@@ -90,20 +90,20 @@ class Session:
         self, text: str, variables: Mapping[str, object] | None = None, path: str | None = None
     ) -> Pipeline:
         """Compile `.ssql` text (see :func:`sqlstream.compile`) with this session's
-        ``state_dir``.
+        ``state_dir``, trusted (the session runs the pipeline and its functions).
 
         Raises:
             SqlStreamError: the first problem in the text (a ``CompileError`` lists all).
         """
-        return api.compile(text, variables, path, self.state_dir)
+        return api.compile(text, variables, path, self.state_dir, trust=True)
 
     def compile_file(self, path: str, variables: Mapping[str, object] | None = None) -> Pipeline:
-        """Read and compile a `.ssql` file (see :func:`sqlstream.compile_file`).
+        """Read and compile a `.ssql` file (see :func:`sqlstream.compile_file`), trusted.
 
         Raises:
             SqlStreamError: the file cannot be read (``SS002``), or its first problem.
         """
-        return api.compile_file(path, variables, self.state_dir)
+        return api.compile_file(path, variables, self.state_dir, trust=True)
 
     def check(
         self, text: str, variables: Mapping[str, object] | None = None, path: str | None = None

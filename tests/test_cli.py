@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ from click.testing import CliRunner
 
 from sqlstream.cli import main
 from tests.conftest import ROOT
+from tests.support.user_modules import project, sqlstream_process
 
 EXAMPLE = ROOT / "examples" / "flights" / "hourly_delays.ssql"
 BAD = "CREATE STREAM s (a INT) WITH (connector = 'files', path = 'x', format = 'csv');\nSELECT b\nFROM s\nWHERE a >;\n"
@@ -251,3 +253,67 @@ def test_a_parenthesised_query_with_an_alias_is_a_positioned_error(runner, tmp_p
             result = runner.invoke(main, [command, str(path)])
             assert result.exit_code == 1 and f"{path}:2:" in result.output, result.output
             assert "internal error" not in result.output
+
+
+# ---- trust (docs/operations.md#trust): no code of the project runs unless trusted
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("check",),
+        ("check", "--format", "json"),
+        ("translate",),
+        ("translate", "--to", "pyspark"),
+        ("explain",),
+        ("explain", "--format", "json"),
+        ("graph", "--format", "mermaid"),
+    ],
+    ids=" ".join,
+)
+def test_static_commands_run_no_code_of_an_untrusted_project(tmp_path, command):
+    pipeline = project(tmp_path)
+    result = sqlstream_process(*command, str(pipeline))
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "MARKER").exists()  # the module was not imported
+    assert "Content-Length" not in result.stdout + result.stderr
+    if command == ("check", "--format", "json"):
+        (report,) = json.loads(result.stdout)
+        assert report["findings"] == []  # shout typed from its annotations, write read
+        assert report["queries"][0]["columns"] == [{"name": "b", "type": "STRING"}]
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_trusted_the_module_is_imported_and_its_output_goes_to_stderr(tmp_path, how):
+    pipeline = project(tmp_path)
+    flag = ("--trust",) if how == "flag" else ()
+    result = sqlstream_process(
+        "check", "--format", "json", *flag, str(pipeline), trust_env=how == "env"
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "MARKER").read_text() == "imported"
+    (report,) = json.loads(result.stdout)  # stdout is the JSON document alone
+    assert report["queries"][0]["columns"] == [{"name": "b", "type": "STRING"}]
+    assert "Content-Length: 7" in result.stderr
+    for command in ("translate", "explain", "graph"):
+        (tmp_path / "MARKER").unlink()
+        result = sqlstream_process(command, *flag, str(pipeline), trust_env=how == "env")
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / "MARKER").exists(), command
+        assert "Content-Length" not in result.stdout
+
+
+def test_an_installed_module_is_not_imported_untrusted(tmp_path):
+    """``AS 'this:s'`` names the standard library's ``this`` (it prints at import)."""
+    path = tmp_path / "p.ssql"
+    path.write_text(
+        "CREATE FUNCTION s AS 'this:s' LANGUAGE PYTHON;\n"
+        "CREATE FUNCTION t(x STRING) RETURNS STRING LANGUAGE PYTHON AS 'this.s';\n"
+    )
+    result = sqlstream_process("check", str(path))
+    assert result.returncode == 0
+    assert "Zen of Python" not in result.stdout + result.stderr
+    assert result.stdout.count("SS274") == 1  # t declares its types: typed from them
+    assert "p.ssql:1:22: SS274" in result.stdout
+    trusted = sqlstream_process("check", "--trust", str(path))
+    assert "Zen of Python" in trusted.stderr and "Zen of Python" not in trusted.stdout

@@ -39,6 +39,23 @@ def test_build_script_tests_the_grammar_and_packages_the_vsix():
     assert {"extension/syntaxes/ssql.tmLanguage.json", "extension/src/extension.js"} <= names
     assert any(n.startswith("extension/node_modules/vscode-languageclient/") for n in names)
     assert manifest["contributes"]["languages"][0]["extensions"] == [".ssql"]
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+
+
+def test_the_extension_declares_workspace_trust_and_passes_it_to_the_server():
+    """VS Code's Workspace Trust: limited support in an untrusted workspace (the workspace
+    cannot choose the server's command), and ``initializationOptions.trust`` is the
+    workspace's trust, the server started again when trust is granted."""
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    untrusted = manifest["capabilities"]["untrustedWorkspaces"]
+    assert untrusted["supported"] == "limited"
+    assert "imports none of its Python modules" in untrusted["description"]
+    assert untrusted["restrictedConfigurations"] == ["sqlstream.command"]
+    source = (EXTENSION / "src" / "extension.js").read_text(encoding="utf-8")
+    assert "trust: vscode.workspace.isTrusted" in source
+    assert "onDidGrantWorkspaceTrust" in source
+    if shutil.which("node"):  # the extension's JavaScript parses
+        subprocess.run(["node", "--check", str(EXTENSION / "src" / "extension.js")], check=True)
 
 
 def test_language_server_does_not_import_pyspark():

@@ -13,6 +13,7 @@ Errors print ``path:line:col: CODE message``, the line and a caret — never a t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -24,6 +25,7 @@ import click
 from sqlstream import api
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend.literals import seconds
+from sqlstream.ir.context import trusted
 
 
 def _parse_pairs(ctx, param, values) -> dict[str, str]:
@@ -50,6 +52,18 @@ def _common(command):
         "--debug", is_flag=True, hidden=True, help="Show Python tracebacks (for developers)."
     )(command)
     return command
+
+
+def _trust(command):
+    """``--trust``: the project's Python modules may be imported (their code runs); also
+    ``SQLSTREAM_TRUST=1`` (:func:`sqlstream.ir.context.trusted`)."""
+    return click.option(
+        "--trust",
+        is_flag=True,
+        help="Trust the project: import the Python modules the file names (CREATE "
+        "FUNCTION, foreach_batch) to check them, which runs their code (also "
+        "SQLSTREAM_TRUST=1). Default: no code of the project runs.",
+    )(command)
 
 
 def _errors(command):
@@ -116,6 +130,7 @@ def main() -> None:
     is_flag=True,
     help="--to pyspark: every query with trigger(availableNow=True).",
 )
+@_trust
 @_errors
 def translate(
     file: str,
@@ -125,6 +140,7 @@ def translate(
     master: str | None,
     conf: dict[str, str],
     available_now: bool,
+    trust: bool,
 ) -> None:
     """Print the PySpark calls that run FILE (no JVM is started).
 
@@ -132,7 +148,7 @@ def translate(
     calls. --to pyspark: the same calls as a Python script that runs without sqlstream,
     with the session defaults of exec; secrets from ${env:…} are shown as ***.
     """
-    pipeline = api.compile_file(file, variables)
+    pipeline = api.compile_file(file, variables, trust=trusted(trust))
     if target == "pyspark":
         text = pipeline.to_pyspark(master, conf, available_now)
     else:
@@ -175,10 +191,16 @@ def _spark_version(ctx, param, value):
     return found
 
 
-def _check_text(text: str, variables: dict[str, str], path: str, spark_version: str | None = None):
+def _check_text(
+    text: str,
+    variables: dict[str, str],
+    path: str,
+    spark_version: str | None = None,
+    trust: bool = False,
+):
     """``(findings, queries)``: every finding, and each query's output mode, why, columns
     and state signature (secrets redacted), judged for Spark ``spark_version``."""
-    findings, plan = api.check_plan(text, variables, path, spark_version=spark_version)
+    findings, plan = api.check_plan(text, variables, path, spark_version, trust)
     queries = (
         [
             {
@@ -219,6 +241,7 @@ def _check_text(text: str, variables: dict[str, str], path: str, spark_version: 
     help="Judge for this Spark version (4.0 … 4.3; overrides SET "
     "'sqlstream.spark_version'; default: the installed PySpark's).",
 )
+@_trust
 @_errors
 def check(
     files: tuple[str, ...],
@@ -226,6 +249,7 @@ def check(
     fmt: str,
     strict: bool,
     spark_version: str | None,
+    trust: bool,
 ) -> None:
     """Check FILES without running them (no JVM): report every finding of every file.
 
@@ -238,7 +262,7 @@ def check(
         except SqlStreamError as error:
             findings, queries = [error], []
         else:
-            findings, queries = _check_text(text, variables, file, spark_version)
+            findings, queries = _check_text(text, variables, file, spark_version, trusted(trust))
         failed = failed or any(f.severity == "error" or strict for f in findings)
         report.append((file, findings, queries))
     if fmt == "json":
@@ -286,15 +310,17 @@ def check(
     help="Add Spark's explain(mode='formatted') plan of each query (starts a "
     "local SparkSession; no query is started).",
 )
+@_trust
 @_errors
-def explain(file: str, variables: dict[str, str], fmt: str, physical: bool) -> None:
+def explain(file: str, variables: dict[str, str], fmt: str, physical: bool, trust: bool) -> None:
     """Explain each query of FILE: output mode and trigger with the reason, stateful
     operators and their state keys, watermarks, sources and sink with options (secrets
     as ***). No JVM unless --physical.
     """
     from sqlstream.lowering.explain import describe, render
 
-    pipeline = api.compile_file(file, variables)
+    # --physical defines the program's functions in a session, as exec does: it trusts
+    pipeline = api.compile_file(file, variables, trust=trusted(trust) or physical)
     plan = pipeline.plan
     described = describe(plan)
     from sqlstream.runtime.redacted_output import redacted_output
@@ -344,8 +370,9 @@ def _duration(ctx, param, value) -> float | None:
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False), help="Write to this file (default: stdout)."
 )
+@_trust
 @_errors
-def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) -> None:
+def graph(file: str, variables: dict[str, str], fmt: str, output: str | None, trust: bool) -> None:
     """Draw FILE's pipeline: sources -> views -> queries -> sinks, each query with its
     output mode, trigger and stateful operators, each stream with its watermark (no JVM;
     svg, png and html need Graphviz's dot program).
@@ -354,7 +381,8 @@ def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) ->
     from sqlstream.graph.render import GraphvizMissing, render
 
     try:
-        data = render(build(api.compile_file(file, variables).plan), fmt)
+        plan = api.compile_file(file, variables, trust=trusted(trust)).plan
+        data = render(build(plan), fmt)
     except GraphvizMissing as error:
         raise click.ClickException(str(error)) from None
     if output:
@@ -371,12 +399,15 @@ def graph(file: str, variables: dict[str, str], fmt: str, output: str | None) ->
     help="A file of NAME=VALUE lines: values for ${NAME} in every document "
     "(the sqlstream.variables setting of the editor adds to them).",
 )
-def lsp(var_file: str | None) -> None:
+@_trust
+def lsp(var_file: str | None, trust: bool) -> None:
     """Run the language server on stdin/stdout (for editors: diagnostics as you type,
-    hover, completion, go to definition, references, outline, rename)."""
+    hover, completion, go to definition, references, outline, rename). Untrusted, it
+    imports no module of the project, unless the client's initializationOptions say
+    {"trust": true}."""
     from sqlstream.lsp.server import serve
 
-    serve(var_file)
+    serve(var_file, trusted(trust))
 
 
 @main.command(name="test")
@@ -398,6 +429,7 @@ def lsp(var_file: str | None) -> None:
     help="Write the actual results into the test files "
     "as their expectations (review the change like code).",
 )
+@_trust
 @_errors
 def test(
     paths: tuple[str, ...],
@@ -406,6 +438,7 @@ def test(
     fmt: str,
     output: str | None,
     record: bool,
+    trust: bool,
 ) -> None:
     """Run pipeline tests (*.test.yaml files in PATHS, default: the current directory),
     micro-batch by micro-batch on one local SparkSession.
@@ -418,14 +451,19 @@ def test(
     from sqlstream.testing import report, suite
 
     started = time.monotonic()
+    # a JSON or JUnit report on stdout is machine-read: what the pipelines' code prints
+    # while the tests run goes to stderr
+    machine_read = fmt != "text" and not output
     try:
-        results = suite.run(
-            paths or (".",),
-            keyword,
-            variables,
-            record=record,
-            on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"),
-        )
+        with contextlib.redirect_stdout(sys.stderr) if machine_read else contextlib.nullcontext():
+            results = suite.run(
+                paths or (".",),
+                keyword,
+                variables,
+                record=record,
+                trust=trusted(trust),
+                on_result=lambda r: click.echo(report.result_line(r), err=fmt != "text"),
+            )
     except SqlStreamError as error:
         click.echo(error.render(), err=True)
         sys.exit(2)

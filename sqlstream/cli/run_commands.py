@@ -15,6 +15,7 @@ import click
 
 from sqlstream import api
 from sqlstream.cli import _common, _duration, _errors, _parse_pairs, main
+from sqlstream.ir.context import trusted
 from sqlstream.session import Session
 
 
@@ -161,7 +162,7 @@ def state(
         raise click.UsageError(problem)
     from sqlstream.runtime import state_reader, state_text
 
-    plan = api.compile_file(file, variables, state_dir).plan
+    plan = api.compile_file(file, variables, state_dir, trusted()).plan
     queries = state_reader.select(plan, query)
     with Session(master=master, remote=remote, conf=conf) as session:
         states = state_reader.read(session.spark_for(plan), plan, queries, rows, options)
@@ -263,7 +264,7 @@ def exec_(
     from sqlstream.runtime.redacted_output import redacted_output
     from sqlstream.runtime.signals import StopSignals
 
-    pipeline = api.compile_file(file, variables, state_dir)
+    pipeline = api.compile_file(file, variables, state_dir, trust=True)  # it runs them
     plan = pipeline.plan
     source["redact"] = plan.source.redact
     with (

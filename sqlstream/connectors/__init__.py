@@ -7,7 +7,9 @@ its :class:`~sqlstream.connectors.base.Connector` subclasses registered by their
 
 :func:`resolve_options` checks a ``WITH (…)`` list against its connector, after mapping
 Flink's and ksqlDB's option names to sqlstream's (:mod:`.foreign_options`);
-:data:`CONNECTORS` maps each name to its connector.
+:data:`CONNECTORS` maps each name to its connector. :mod:`.user_code` finds, reads or
+imports the user's Python modules (``foreach_batch``, ``CREATE FUNCTION``) as the compile
+context's trust decision allows.
 """
 
 from __future__ import annotations
@@ -82,7 +84,12 @@ def connector(name: str) -> Connector:
 
 
 def resolve_options(
-    options: tuple[ast.Option, ...], source: Source, role: str, owner: ast.Name, span
+    options: tuple[ast.Option, ...],
+    source: Source,
+    role: str,
+    owner: ast.Name,
+    span,
+    trust: bool = False,
 ) -> ResolvedOptions:
     """Check a ``WITH (…)`` list against its connector.
 
@@ -92,6 +99,8 @@ def resolve_options(
         role: ``"source"``, ``"table"`` or ``"sink"``.
         owner: the stream/table/sink name, for messages.
         span: where to point when an option is missing (the statement).
+        trust: the compile context's trust decision: user code the options name is
+            imported (:meth:`Connector.check_code`).
 
     Returns:
         The :class:`ResolvedOptions` (with the connector's SS352 warnings).
@@ -138,7 +147,12 @@ def resolve_options(
                 hint=f"add {snake_case(required)} = … to the WITH list",
             )
     spec.validate(compiler, source)
+    warnings = spec.check_code(compiler, source, trust)
     resolved = ResolvedOptions(
-        spec, compiler, spark, by_key, spec.ignored_options(compiler, options, source, role)
+        spec,
+        compiler,
+        spark,
+        by_key,
+        warnings + tuple(spec.ignored_options(compiler, options, source, role)),
     )
     return spec.finish(resolved, role, span)

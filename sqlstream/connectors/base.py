@@ -170,6 +170,20 @@ class Connector:
             OptionError: an invalid value (the base accepts everything).
         """
 
+    def check_code(
+        self, compiler: dict[str, ast.Option], source: Source, trust: bool
+    ) -> tuple[OptionError, ...]:
+        """Check the user code the options name (base: none): imported when ``trust``
+        (the compile context's trust decision), else read without running it.
+
+        Returns:
+            Warnings (``SS274``: code that could not be checked).
+
+        Raises:
+            OptionError: code that does not fit.
+        """
+        return ()
+
     def ignored_options(
         self,
         compiler: dict[str, ast.Option],

@@ -9,11 +9,15 @@ a batch is replayed after a failure). The query is written::
         .foreachBatch(importlib.import_module('package.module').callable)
         .outputMode(…) … .option('checkpointLocation', dir).queryName(name).start())
 
-The function is imported when the file is compiled (``check`` and ``translate`` too), so
-a missing module (``SS220``) or a signature that cannot take two positional arguments
-(``SS221``) is an error at the option's value, not a failure at the first micro-batch.
-The module is imported as Python imports it (``sys.path``); the pipeline file's folder is
-appended to ``sys.path`` first, so a module beside the `.ssql` file is found. Python
+When the project is trusted (:attr:`sqlstream.ir.context.CompileContext.trust`: ``exec``,
+``--trust``), the function is imported when the file is compiled, so a missing module
+(``SS220``) or a signature that cannot take two positional arguments (``SS221``) is an
+error at the option's value, not a failure at the first micro-batch; the module is found
+beside the `.ssql` file or in its project (:func:`sqlstream.connectors.user_code.load_module`),
+else as Python imports it (``sys.path``, the pipeline's folder appended). Untrusted, no
+code runs: the module's source is read (:func:`sqlstream.connectors.user_code.read_function`)
+and the ``def``'s parameters are checked (``SS221``); a function that reading cannot find
+is not checked (``SS274``, a warning). Python
 workers that a function's UDFs start use the same interpreter (``PYSPARK_PYTHON``,
 :mod:`sqlstream.runtime.spark_session`).
 
@@ -24,17 +28,17 @@ Sources: Spark guide *Output Sinks* (Foreach and ForeachBatch); PySpark
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import os
-import sys
 
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.user_code import load_module, read_function
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
+
+_EXAMPLE = "function = 'sinks:write_batch'"
 
 
 def split_function(text: str) -> tuple[str, tuple[str, ...]] | None:
@@ -59,9 +63,8 @@ def function_chain(
 
 
 def load_function(option: ast.Option, source: Source):
-    """Import the callable that ``option`` (``function = 'module:attr'``) names.
-
-    The folder of ``source``'s file is appended to ``sys.path`` (once) first.
+    """Import the callable that ``option`` (``function = 'module:attr'``) names
+    (trusted: :func:`import_callable`).
 
     Returns:
         The callable.
@@ -75,7 +78,7 @@ def load_function(option: ast.Option, source: Source):
         option.value_span,
         source,
         "SS220",
-        "function = 'sinks:write_batch'",
+        _EXAMPLE,
         "a function of (DataFrame, batch_id)",
     )
 
@@ -107,21 +110,25 @@ def import_callable(
         OptionError: ``code`` at ``span``: malformed, the module cannot be imported (or
             fails while importing), no such attribute, not callable.
     """
-    spec = spec or split_function(text)
-    if spec is None:
-        raise OptionError(
-            f"'{text}' is not 'package.module:callable'",
-            span,
-            source,
-            code=code,
-            hint=f"write the module path, a colon and the function name, e.g. {example}",
-        )
+    return import_reference(text, span, source, code, example, what, spec)[0]
+
+
+def import_reference(
+    text: str,
+    span,
+    source: Source,
+    code: str,
+    example: str,
+    what: str,
+    spec: tuple[str, tuple[str, ...]] | None = None,
+):
+    """:func:`import_callable`, returning ``(callable, stamp)``: the stamp of the module's
+    file (:func:`sqlstream.connectors.user_code.load_module`), ``None`` for a module
+    imported from ``sys.path``. The module's code runs: call it only when trusted."""
+    spec = spec or checked_spec(text, span, source, code, example)
     module_name, attrs = spec
-    folder = os.path.abspath(os.path.dirname(source.path)) if source.path else None
-    if folder and folder not in sys.path:
-        sys.path.append(folder)
     try:
-        value = importlib.import_module(module_name)
+        value, stamp = load_module(module_name, source.path)
     except Exception as exc:  # noqa: BLE001 - any failure while importing user code
         raise OptionError(
             f"cannot import module '{module_name}': {type(exc).__name__}: {exc}",
@@ -150,7 +157,25 @@ def import_callable(
             code=code,
             hint=f"name {what}",
         )
-    return value
+    return value, stamp
+
+
+def checked_spec(text: str, span, source: Source, code: str, example: str):
+    """``(module, attrs)`` of a reference (:func:`split_function`).
+
+    Raises:
+        OptionError: ``code`` at ``span`` when ``text`` is not ``'package.module:callable'``.
+    """
+    spec = split_function(text)
+    if spec is None:
+        raise OptionError(
+            f"'{text}' is not 'package.module:callable'",
+            span,
+            source,
+            code=code,
+            hint=f"write the module path, a colon and the function name, e.g. {example}",
+        )
+    return spec
 
 
 def check_signature(function, option: ast.Option, source: Source) -> None:
@@ -188,14 +213,54 @@ class ForeachBatch(Connector):
     continuous_sink = False
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
-        """Import the function and check its signature.
+        """Check the function's reference is ``'module:callable'``.
+
+        Raises:
+            OptionError: ``SS220`` at the value when it is not.
+        """
+        option = compiler["function"]
+        checked_spec(option.text, option.value_span, source, "SS220", _EXAMPLE)
+
+    def check_code(
+        self, compiler: dict[str, ast.Option], source: Source, trust: bool
+    ) -> tuple[OptionError, ...]:
+        """Trusted: import the function and check its signature; untrusted: read its
+        ``def`` from the module's source and check its parameters.
+
+        Returns:
+            ``SS274`` when untrusted and no ``def`` is found to read.
 
         Raises:
             OptionError: ``SS220`` / ``SS221`` (see :func:`load_function`,
                 :func:`check_signature`).
         """
         option = compiler["function"]
-        check_signature(load_function(option, source), option, source)
+        if trust:
+            check_signature(load_function(option, source), option, source)
+            return ()
+        module, attrs = checked_spec(option.text, option.value_span, source, "SS220", _EXAMPLE)
+        found = read_function(module, attrs, source.path)
+        if found is None:
+            return (
+                OptionError(
+                    f"function '{option.text}' is not checked: no code runs in an untrusted "
+                    "project, and its def was not found in the project's files",
+                    option.value_span,
+                    source,
+                    code="SS274",
+                    hint="trust the project (--trust, SQLSTREAM_TRUST=1) to import it",
+                ),
+            )
+        if found.required > 2 or (len(found.positional) < 2 and not found.star):
+            raise OptionError(
+                f"function '{option.text}({', '.join(found.positional)})' cannot be called "
+                "with (DataFrame, batch_id)",
+                option.value_span,
+                source,
+                code="SS221",
+                hint="define it as def f(df, batch_id): …",
+            )
+        return ()
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, 'module:callable')``: no ``format`` call; the function's name."""

@@ -384,9 +384,11 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
         "error",
         "the module or callable of a Python function cannot be imported",
         """
-     The function is imported when the file is compiled (``check`` and ``translate`` too), as
-     Python imports it: ``sys.path``, with the `.ssql` file's folder appended, so a module
-     beside the file is found. The message gives Python's error. Anti-pattern: ``AS
+     When the project is trusted (``exec``, ``--trust``, ``SQLSTREAM_TRUST=1``;
+     docs/operations.md#trust) the function is imported when the file is compiled: found
+     beside the `.ssql` file or in its project, else as Python imports it (``sys.path``).
+     The message gives Python's error. Untrusted, nothing is imported (``SS274``).
+     Anti-pattern: ``AS
      'udf:fn'`` for a file ``udfs.py``. Fix: the module's import path and the callable's
      name: ``AS 'udfs:fn'`` (or Flink's ``AS 'udfs.fn'``).""",
     ),
@@ -402,6 +404,22 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``date`` DATE, ``Decimal`` DECIMAL(38,18), ``bytes`` BINARY). Anti-pattern: ``def
      fn(code):`` with no annotations. Fix: ``def fn(code: str) -> str:``, or declare the
      types: ``CREATE FUNCTION fn(code STRING) RETURNS STRING LANGUAGE PYTHON AS …``.""",
+    ),
+    (
+        "SS274",
+        "warning",
+        "a Python function that is not checked: the project is not trusted",
+        """
+     Untrusted (the default of ``check``, ``translate``, ``explain``, ``graph``, loading a
+     test file and the language server; docs/operations.md#trust), no user code runs: a
+     Python function is typed from its declared types, else from its annotations read from
+     the module's source file beside the `.ssql` file or in its project (never imported).
+     This warning says that neither was possible: the module is not in the project (an
+     installed package, ``sys.path``), or its callable is not a plain ``def`` the reading
+     sees, so its types and arguments are not checked. Anti-pattern: ``CREATE FUNCTION f AS
+     'somepkg:f'`` with no types. Fix: declare the types (``CREATE FUNCTION f(x STRING)
+     RETURNS STRING LANGUAGE PYTHON AS …``), or trust the project (``--trust``,
+     ``SQLSTREAM_TRUST=1``) so that the module is imported.""",
     ),
     (
         "SS273",

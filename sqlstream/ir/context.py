@@ -3,12 +3,14 @@ explicitly from the planner to every function that needs it (no process-wide sta
 
 One :class:`CompileContext` per planned file: the Spark minor it is judged for, the user
 functions defined so far (the planner adds each ``CREATE FUNCTION`` as it reads it, so a
-function is known to the statements after its own), and the stores a compile may answer
-from (:class:`~sqlstream.ir.caches.CompileCaches`).
+function is known to the statements after its own), the stores a compile may answer
+from (:class:`~sqlstream.ir.caches.CompileCaches`), and whether the user trusts the
+project's code (:attr:`CompileContext.trust`, docs/operations.md#trust).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -16,7 +18,19 @@ from sqlstream.ir import spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.user_functions import UserFunction
 
-__all__ = ["CompileContext"]
+__all__ = ["TRUST_VARIABLE", "CompileContext", "trusted"]
+
+TRUST_VARIABLE = "SQLSTREAM_TRUST"
+"""The environment variable that trusts the project for every command and the language
+server: ``1`` (also ``true``, ``yes``)."""
+
+
+def trusted(flag: bool = False) -> bool:
+    """The trust decision of a command or the language server: ``flag`` (``--trust``, the
+    server's ``initializationOptions``), or :data:`TRUST_VARIABLE` set to ``1``, ``true`` or
+    ``yes`` in the environment."""
+    value = os.environ.get(TRUST_VARIABLE, "").strip().lower()
+    return flag or value in ("1", "true", "yes")
 
 
 @dataclass(frozen=True)
@@ -32,11 +46,17 @@ class CompileContext:
             server's resumed planner cuts it back), so the field is fixed and its content
             grows.
         caches: the stores consulted (:meth:`CompileCaches.for_compile` by default).
+        trust: the user trusts the project: the Python modules the file names are imported
+            (their top-level code runs) to check its functions. ``False`` (the default of
+            the static commands and the language server): no user code runs, functions are
+            typed from their declarations or their source read with :mod:`ast`
+            (:mod:`sqlstream.connectors.user_code`).
     """
 
     spark_version: str = field(default_factory=spark_versions.default)
     functions: Mapping[str, UserFunction] = field(default_factory=dict)
     caches: CompileCaches = field(default_factory=CompileCaches.for_compile)
+    trust: bool = False
 
     def at_least(self, version: str) -> bool:
         """The judged Spark minor is ``version`` (``"4.2"``) or newer."""

@@ -36,6 +36,11 @@ class UserFunction:
         wrapped: the callable already is a PySpark UDF (decorated with ``udf`` or
             ``pandas_udf``): registered as it is, with its own return type.
         body: a SQL function's expression (Spark SQL text), else ``None``.
+        stamp: ``(path, modification time in ns, size)`` of the module file read or
+            imported for it, else ``None`` (an edited module is read again).
+        checked: its types and arguments were read from the callable or its source (or
+            declared); ``False`` for a function an untrusted compile could not read
+            (``SS274``): its calls are not checked and typed ``UNKNOWN``.
     """
 
     name: str
@@ -49,6 +54,8 @@ class UserFunction:
     attrs: tuple[str, ...] = ()
     wrapped: bool = False
     body: str | None = None
+    stamp: tuple[str, int, int] | None = None
+    checked: bool = True
 
     @property
     def reference(self) -> str:

@@ -144,6 +144,7 @@ def analyze(
     path: str | None = None,
     previous: Analysis | None = None,
     caches: CompileCaches | None = None,
+    trust: bool = False,
 ) -> Analysis:
     """Check and index ``text`` (see the module docstring); never raises for problems in
     the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does.
@@ -158,6 +159,8 @@ def analyze(
         caches: the stores to answer from and keep in (the server's, one per workspace);
             ``None``: those of ``previous``, else new ones
             (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`).
+        trust: the project's Python modules are imported (their code runs); ``False``:
+            functions are read from their source (docs/editors.md#trust).
 
     Returns:
         The :class:`Analysis`; equal, finding for finding, to that without ``previous``.
@@ -166,7 +169,7 @@ def analyze(
         caches = previous.caches if previous is not None else None
     if caches is None:
         caches = CompileCaches.for_language_server()
-    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches)
+    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches, trust)
 
 
 MAX_RETRIES = 3
@@ -180,6 +183,7 @@ def _analyze(
     path: str | None,
     previous: Analysis | None,
     caches: CompileCaches,
+    trust: bool = False,
 ) -> Analysis:
     check_sqlglot_build()
     refused: list[SqlStreamError] = []
@@ -208,6 +212,7 @@ def _analyze(
         path,
         previous=previous.planner if previous is not None else None,
         caches=caches,
+        trust=trust,
     )
     plan, findings = planner.result()  # with errors, the queries planned: described all the same
     queries = _descriptions(plan, previous)
@@ -472,6 +477,7 @@ def _lexical(
     findings: list[SqlStreamError],
     previous: Analysis | None = None,
     caches: CompileCaches | None = None,
+    trust: bool = False,
 ) -> Analysis:
     """The index of a text the statement grammar refused: statements split at ``;``
     (outside strings and comments), declarations and references found by their keywords.

@@ -8,12 +8,19 @@ the ``sqlstream.docsUrl`` setting). ``${…}`` values come from a ``--var`` file
 ``NAME=VALUE`` lines and the ``sqlstream.variables`` setting (initialization options or
 ``workspace/configuration``; the setting wins). Features: hover, completion (triggered
 by ``.``), go to definition, find references, document symbols, rename.
+
+No code of the project runs unless the user trusts it (docs/editors.md#trust): ``lsp
+--trust``, ``SQLSTREAM_TRUST=1``, or the client's ``initializationOptions`` ``{"trust":
+true}`` (VS Code's extension sends it in a trusted workspace only; a workspace setting
+cannot). Trusted, a module's standard output goes to standard error: the JSON-RPC stream
+on standard output carries only the protocol (:func:`serve`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -72,7 +79,7 @@ class SqlStreamServer(LanguageServer):
     workspace's compile stores (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`:
     one for every document, bounded; each check answers from them)."""
 
-    def __init__(self, variables: dict[str, str]) -> None:
+    def __init__(self, variables: dict[str, str], trust: bool = False) -> None:
         super().__init__(
             "sqlstream", "0.1.0", text_document_sync_kind=t.TextDocumentSyncKind.Incremental
         )
@@ -83,6 +90,7 @@ class SqlStreamServer(LanguageServer):
         self.pending: dict[str, asyncio.Task] = {}
         self.caches = CompileCaches.for_language_server()
         self.configured = asyncio.Event()
+        self.trust = trust
 
     @property
     def encoding(self) -> str:
@@ -116,6 +124,7 @@ class SqlStreamServer(LanguageServer):
             path,
             previous=known[1] if known is not None else None,
             caches=self.caches,
+            trust=self.trust,
         )
         lines = Lines(document.source, self.encoding)
         self.analyses[uri] = (document.version, analysis, lines)
@@ -171,9 +180,11 @@ def _range(lines: Lines, start: int, end: int) -> t.Range:
     return t.Range(start=t.Position(line=l1, character=c1), end=t.Position(line=l2, character=c2))
 
 
-def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
-    """The server with every feature registered (not started)."""
-    server = SqlStreamServer(variables or {})
+def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlStreamServer:
+    """The server with every feature registered (not started); ``trust``: the project's
+    Python modules are imported (else only when the client's ``initializationOptions``
+    hold ``"trust": true``)."""
+    server = SqlStreamServer(variables or {}, trust)
 
     @server.feature(t.INITIALIZED)
     async def initialized(ls: SqlStreamServer, params) -> None:
@@ -192,7 +203,9 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
 
     @server.feature(t.INITIALIZE)
     def initialize(ls: SqlStreamServer, params: t.InitializeParams) -> None:
-        ls.apply_settings(params.initialization_options or {})
+        options = params.initialization_options or {}
+        ls.trust = ls.trust or (isinstance(options, dict) and options.get("trust") is True)
+        ls.apply_settings(options)
 
     @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def changed_configuration(ls: SqlStreamServer, params) -> None:
@@ -344,6 +357,12 @@ def build(variables: dict[str, str] | None = None) -> SqlStreamServer:
     return server
 
 
-def serve(var_file: str | None = None) -> None:
-    """Run the server on stdin/stdout until the client exits."""
-    build(read_var_file(var_file)).start_io()
+def serve(var_file: str | None = None, trust: bool = False) -> None:
+    """Run the server on stdin/stdout until the client exits (``trust``: see :func:`build`).
+
+    The protocol is written to the standard output's binary stream taken here; the rest of
+    the process's ``sys.stdout`` (a trusted module's ``print``) goes to standard error.
+    """
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr
+    build(read_var_file(var_file), trust).start_io(stdin, stdout)

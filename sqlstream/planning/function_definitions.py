@@ -1,9 +1,11 @@
 """``CREATE FUNCTION`` → :class:`~sqlstream.ir.user_functions.UserFunction`
 (docs/dialect.md#create-function): the planning of a function definition.
 
-A Python function is imported when the file is compiled (``check`` and ``translate``
-too), as ``foreach_batch`` functions are (:func:`sqlstream.connectors.foreach_batch.import_callable`):
-a missing module or callable is ``SS271`` at the ``AS`` string. Its argument count comes
+A Python function is imported when the file is compiled and the project is trusted
+(``exec``, ``--trust``: :attr:`sqlstream.ir.context.CompileContext.trust`), as
+``foreach_batch`` functions are (:func:`sqlstream.connectors.foreach_batch.import_reference`):
+a missing module or callable is ``SS271`` at the ``AS`` string. Untrusted, its module's
+source is read instead (:mod:`sqlstream.planning.function_sources`), the same rules applied. Its argument count comes
 from ``inspect.signature``; its types are declared, or (Flink's form) read from the
 callable's annotations (:data:`ANNOTATION_TYPES`, PySpark's own mapping of Python values:
 ``pyspark.sql.types._infer_type``), else ``SS272``. It is vectorised (a pandas UDF, Spark
@@ -23,15 +25,19 @@ import decimal
 import inspect
 import types
 import typing
+from dataclasses import replace
 
 from sqlstream.analysis.schema import expression_type, known_functions, spark_type
-from sqlstream.connectors.foreach_batch import import_callable, split_function
+from sqlstream.connectors.foreach_batch import import_reference
 from sqlstream.diagnostics.errors import SemanticError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir.context import CompileContext
 from sqlstream.ir.user_functions import UserFunction
+from sqlstream.planning.function_sources import read_python_function, split_reference
 from sqlstream.sql.parsing import parse_expression
+
+__all__ = ["ANNOTATION_TYPES", "resolve_function", "split_reference"]
 
 ANNOTATION_TYPES = {  # Python annotation → Spark SQL type (PySpark: _type_mappings)
     bool: "BOOLEAN",
@@ -50,27 +56,22 @@ def _error(message: str, span, source: Source, hint: str, code: str = "SS270") -
     return SemanticError(message, span, source, hint=hint, code=code)
 
 
-def split_reference(text: str) -> tuple[str, tuple[str, ...]] | None:
-    """``'pkg.mod:fn'`` → ``('pkg.mod', ('fn',))``; Flink's ``'pkg.mod.fn'`` →
-    ``('pkg.mod', ('fn',))`` (the last dot splits); ``None`` when malformed."""
-    if ":" not in text:
-        module, dot, attr = text.strip().rpartition(".")
-        if not dot:
-            return None
-        text = f"{module}:{attr}"
-    return split_function(text)
-
-
 def resolve_function(
-    statement: ast.CreateFunction, source: Source, context: CompileContext
+    statement: ast.CreateFunction,
+    source: Source,
+    context: CompileContext,
+    warnings: list[SqlStreamError] | None = None,
 ) -> UserFunction:
     """The :class:`UserFunction` of one ``CREATE FUNCTION``.
 
     Args:
         statement: the statement.
         source: the file (messages; its folder is where a Python module is looked for).
-        context: the compile context: the Spark minor judged for (its built-in functions)
-            and the functions defined before it (a SQL function's body may call them).
+        context: the compile context: the Spark minor judged for (its built-in functions),
+            the functions defined before it (a SQL function's body may call them), and
+            the trust decision: a Python module is imported only when ``context.trust``,
+            else its source is read (:mod:`sqlstream.planning.function_sources`).
+        warnings: where ``SS274`` (an untrusted function not checked) is appended.
 
     Raises:
         SqlStreamError: ``SS270`` not a function sqlstream runs (see the code), ``SS271``
@@ -120,6 +121,8 @@ def resolve_function(
             hint=f"name a Python callable: {_EXAMPLE} LANGUAGE PYTHON; or write a SQL "
             f"function: CREATE FUNCTION {name}(x DOUBLE) RETURNS DOUBLE RETURN …",
         )
+    if not context.trust:
+        return read_python_function(statement, source, warnings if warnings is not None else [])
     return _python_function(statement, source)
 
 
@@ -180,13 +183,13 @@ def _python_function(statement: ast.CreateFunction, source: Source) -> UserFunct
     name, span = statement.name, statement.reference_span
     assert statement.reference is not None and span is not None  # AS 'module:function'
     spec = split_reference(statement.reference)
-    function = import_callable(
+    function, stamp = import_reference(
         statement.reference, span, source, "SS271", _EXAMPLE, "a function", spec=spec
     )
     assert spec is not None  # (import_callable refuses a malformed reference)
     module, attrs = spec
     if hasattr(function, "evalType") and hasattr(function, "returnType"):
-        return _wrapped(statement, function, module, attrs, source)
+        return replace(_wrapped(statement, function, module, attrs, source), stamp=stamp)
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
@@ -239,6 +242,7 @@ def _python_function(statement: ast.CreateFunction, source: Source) -> UserFunct
         statement.span,
         module=module,
         attrs=attrs,
+        stamp=stamp,
     )
 
 

@@ -70,6 +70,7 @@ class Planner:
             and plans only the statements after it (:meth:`_resume`). ``None``: plan all.
         caches: the stores the compile may answer from (the language server's, kept from
             check to check); ``None``: :meth:`~sqlstream.ir.caches.CompileCaches.for_compile`.
+        trust: user modules are imported (:attr:`~sqlstream.ir.context.CompileContext.trust`).
 
     ``context`` is the :class:`~sqlstream.ir.context.CompileContext` every rule is given:
     :attr:`spark_version`, :attr:`functions` (this planner's dict, added to at each
@@ -87,6 +88,7 @@ class Planner:
         spark_version: str | None = None,
         previous: Planner | None = None,
         caches: CompileCaches | None = None,
+        trust: bool = False,
     ):
         self.script = script
         self.spark_version = target_version(script, spark_version)
@@ -96,11 +98,8 @@ class Planner:
         self.state_dir_override = state_dir
         self.enforce = enforce
         self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
-        self.context = CompileContext(
-            self.spark_version,
-            self.functions,
-            caches if caches is not None else CompileCaches.for_compile(),
-        )
+        caches = caches if caches is not None else CompileCaches.for_compile()
+        self.context = CompileContext(self.spark_version, self.functions, caches, trust)
         self.catalog = Catalog()
         self.declarations = SourceDeclaration(
             self._record, self._resolve_path, self.source.unseal, self.context
@@ -228,7 +227,7 @@ class Planner:
     def _CreateFunction(self, statement: ast.CreateFunction) -> None:
         """A user-defined function, known to the statements after it
         (:func:`sqlstream.planning.function_definitions.resolve_function`)."""
-        function = resolve_function(statement, self.source, self.context)
+        function = resolve_function(statement, self.source, self.context, self.findings)
         self.functions[function.name.lower()] = function
 
     def _CreateStream(self, statement: ast.CreateStream) -> None:
@@ -340,7 +339,7 @@ class Planner:
     # ---- helpers
     def _options(self, options, role: str, owner: ast.Name, span) -> ResolvedOptions:
         """:func:`~sqlstream.connectors.resolve_options`, recording its warnings."""
-        resolved = resolve_options(options, self.source, role, owner, span)
+        resolved = resolve_options(options, self.source, role, owner, span, self.context.trust)
         if role == "sink":
             malformed.check_sink_options(resolved, self.source)
         for warning in resolved.warnings:
@@ -589,6 +588,7 @@ def build_plan(
     state_dir: str | None = None,
     enforce: bool = True,
     spark_version: str | None = None,
+    trust: bool = False,
 ) -> plan.Plan:
     """Build the :class:`~sqlstream.ir.plan.Plan` of a parsed file (see :class:`Planner`).
 
@@ -596,4 +596,4 @@ def build_plan(
         SqlStreamError: the first problem found (unknown names, bad options, invalid SQL,
             an output mode Spark would refuse), with its position in the file.
     """
-    return Planner(script, path, state_dir, enforce, spark_version).build()
+    return Planner(script, path, state_dir, enforce, spark_version, trust=trust).build()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 
+from sqlstream.connectors.user_code import file_stamp
 from sqlstream.diagnostics.errors import SqlStreamError
+from sqlstream.frontend import ast
 
 
 def mark(planner) -> tuple:
@@ -32,9 +34,20 @@ def mark(planner) -> tuple:
     )
 
 
+def _stale(statement, previous) -> bool:
+    """A ``CREATE FUNCTION`` whose module file changed since ``previous`` read it (its
+    modification time or size): planned again, so an edited module is read again."""
+    if not isinstance(statement, ast.CreateFunction):
+        return False
+    function = previous.functions.get(statement.name.value.lower())
+    stamp = function.stamp if function is not None else None
+    return stamp is not None and file_stamp(stamp[0]) != stamp
+
+
 def resume(planner, previous) -> int:
     """Take ``previous``'s state after the leading statements its script shares with
-    this one; return how many (0: none, or ``previous`` judged with other settings).
+    this one; return how many (0: none, or ``previous`` judged with other settings or
+    trust); a function whose module file changed is planned again (:func:`_stale`).
 
     A statement is planned against what the statements before it declared, and
     against nothing after it (a dead letter's sink, which may be declared later, is
@@ -50,6 +63,7 @@ def resume(planner, previous) -> int:
             previous.path,
             previous.state_dir_override,
             previous.enforce,
+            previous.context.trust,
             {s.value for s in previous.source.secrets},
             previous.insert_counts,
         )
@@ -58,6 +72,7 @@ def resume(planner, previous) -> int:
             planner.path,
             planner.state_dir_override,
             planner.enforce,
+            planner.context.trust,
             {s.value for s in planner.source.secrets},
             planner.insert_counts,
         )
@@ -68,7 +83,7 @@ def resume(planner, previous) -> int:
     for old, new in zip(
         previous.script.statements[: len(previous.marks)], planner.script.statements, strict=False
     ):
-        if old is not new and old != new:
+        if (old is not new and old != new) or _stale(old, previous):
             break
         count += 1
     if count == 0:

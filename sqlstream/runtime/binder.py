@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession, functions
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
+from sqlstream.connectors.user_code import make_importable
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.ir import plan as p
@@ -173,6 +174,7 @@ def run_block(
             positioned at the statement, with Spark's message.
     """
     env = environment(spark) if env is None else env
+    make_importable(plan.source.path)  # a module beside the file, however it was compiled
     values = []
     for chain in block.chains:
         try:

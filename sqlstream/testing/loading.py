@@ -116,13 +116,17 @@ def read_document(path: Path):
     return source, document
 
 
-def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile, dict]:
+def load(
+    path: Path, variables: dict[str, str] | None = None, trust: bool = False
+) -> tuple[TestFile, dict]:
     """Load and check the test file ``path``.
 
     Args:
         path: a ``*.test.yaml`` file.
         variables: ``${…}`` values given on the command line (``--var``); a file's or a
             test's own ``variables`` win.
+        trust: the pipeline's Python modules are imported while it is compiled (``test
+            --trust``); ``False``: no user code runs before the tests run on Spark.
 
     Returns:
         ``(test_file, pipelines)``: the :class:`TestFile` and, per test name, the
@@ -165,7 +169,7 @@ def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile,
             raise read.error(f"two tests are named '{case.name}'", case.span, code="SS204")
         key = tuple(sorted(case.variables.items()))
         if key not in compiled:
-            compiled[key] = compile_pipeline(pipeline, case.variables)
+            compiled[key] = compile_pipeline(pipeline, case.variables, trust)
         _check(read, case, compiled[key])
         cases.append(case)
         pipelines[case.name] = compiled[key]

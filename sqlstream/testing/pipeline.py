@@ -228,10 +228,13 @@ class _StandIns(Mapping):
         return 0
 
 
-def compile_pipeline(path: Path, variables: dict[str, str]) -> PipelineUnderTest:
+def compile_pipeline(
+    path: Path, variables: dict[str, str], trust: bool = False
+) -> PipelineUnderTest:
     """Compile the `.ssql` file ``path`` with ``variables`` as ``exec`` does, but with
     every ``${env:NAME}`` given :data:`STAND_IN` (a test swaps the connectors that read
-    them, so it needs no secret from the environment).
+    them, so it needs no secret from the environment), and its Python modules imported
+    only when ``trust`` (else read: :mod:`sqlstream.planning.function_sources`).
 
     Raises:
         SqlStreamError: the file cannot be read (``SS002``,
@@ -250,7 +253,7 @@ def compile_pipeline(path: Path, variables: dict[str, str]) -> PipelineUnderTest
     def build():
         check_sqlglot_build()
         script = parse(text, variables, str(path), environ=_StandIns())
-        return script, build_plan(script, str(path), None, enforce=True)
+        return script, build_plan(script, str(path), None, enforce=True, trust=trust)
 
     script, plan = run_deep(build)
     computed = {}

@@ -132,6 +132,7 @@ def run(
     session: Callable[[], object] = test_session,
     record: bool = False,
     on_result: Callable[[CaseResult], None] = lambda r: None,
+    trust: bool = False,
 ) -> list[CaseResult]:
     """Run the tests of ``paths``.
 
@@ -144,6 +145,8 @@ def run(
         record: write each file's actual results into it as its expectations
             (:func:`sqlstream.testing.record.record`).
         on_result: called with each result as it is known.
+        trust: import the pipelines' Python modules while loading (``test --trust``);
+            ``False``: no user code runs before the tests run (then Spark runs them).
 
     Returns:
         One :class:`~sqlstream.testing.compare.CaseResult` per test, in file order; a test
@@ -158,7 +161,7 @@ def run(
     harness = None
     for path in discover(paths):
         try:
-            test_file, pipelines = load(path, variables)
+            test_file, pipelines = load(path, variables, trust)
         except SqlStreamError as error:
             result = CaseResult(
                 path, path.name, error.span.line if error.span else 0, "error", error=error

@@ -1,5 +1,7 @@
 """``connector = 'foreach_batch'``: the function is imported and checked when the file is
-compiled (SS220, SS221 at the option's value) and called by Spark with each micro-batch.
+compiled and the project trusted (SS220, SS221 at the option's value), its ``def`` read
+from the source when not (SS221, or the SS274 warning: not checked), and called by Spark
+with each micro-batch.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ INSERT INTO late SELECT carrier, flight, origin, dep_delay FROM flights WHERE de
 )
 
 
-def _findings(function: str) -> list:
-    return sqlstream.check(PIPELINE.format(function=function), path="/nowhere/p.ssql")
+def _findings(function: str, trust: bool = True) -> list:
+    return sqlstream.check(PIPELINE.format(function=function), path="/nowhere/p.ssql", trust=trust)
 
 
 @pytest.mark.parametrize(
@@ -54,13 +56,34 @@ def test_a_function_that_cannot_run_is_an_error_at_the_option(function, code, me
     assert text[finding.span.start : finding.span.end] == f"'{function}'"  # the value, quoted
 
 
+@pytest.mark.parametrize(
+    "function, code",
+    [
+        ("tests.no_such_module:collect", "SS274"),
+        ("tests.foreach_batch_functions:colect", "SS274"),
+        ("tests.foreach_batch_functions:NOT_CALLABLE", "SS274"),
+        ("tests.foreach_batch_functions:instance", "SS274"),  # not a def: not read
+        ("tests.foreach_batch_functions:one_argument", "SS221"),
+    ],
+)
+def test_untrusted_the_def_is_read_from_the_project_and_nothing_imported(function, code):
+    text = PIPELINE.format(function=function)
+    path = str(ROOT / "p.ssql")  # the project: tests/foreach_batch_functions.py is read
+    (finding,) = sqlstream.check(text, path=path)
+    assert finding.code == code
+    assert finding.severity == ("warning" if code == "SS274" else "error")
+    assert text[finding.span.start : finding.span.end] == f"'{function}'"
+    assert sqlstream.check(text.replace(function, "tests.foreach_batch_functions:collect")) == []
+
+
 def test_functions_and_callable_objects_that_take_two_arguments_are_accepted():
     assert _findings("tests.foreach_batch_functions:collect") == []
     assert _findings("tests.foreach_batch_functions:instance") == []
     unknown = sqlstream.check(
         PIPELINE.format(function="tests.foreach_batch_functions:collect").replace(
             "function =", "fucntion = 'x', function ="
-        )
+        ),
+        trust=True,
     )
     assert [(f.code, f.message) for f in unknown] == [
         (
@@ -83,10 +106,14 @@ def test_a_module_beside_the_pipeline_file_is_found(tmp_path):
     (tmp_path / "my_sinks_beside.py").write_text("def write(df, batch_id):\n    pass\n")
     path = tmp_path / "p.ssql"
     path.write_text(PIPELINE.format(function="my_sinks_beside:write"))
+    assert sqlstream.check(path.read_text(), path=str(path)) == []  # read, not imported
+    assert "my_sinks_beside" not in sys.modules
     try:
-        assert sqlstream.check(path.read_text(), path=str(path)) == []
+        assert sqlstream.check(path.read_text(), path=str(path), trust=True) == []
+        assert "my_sinks_beside" in sys.modules
     finally:
         sys.path.remove(str(tmp_path))
+        sys.modules.pop("my_sinks_beside", None)
 
 
 @pytest.mark.spark

@@ -91,7 +91,7 @@ def test_lookup_and_records():
     assert (
         {"SS350", "SS351", "SS352", "SS360"}
         <= warnings
-        == {c for c in CODES if c.startswith(("SS35", "SS36"))} | {"SS243", "SS256"}
+        == {c for c in CODES if c.startswith(("SS35", "SS36"))} | {"SS243", "SS256", "SS274"}
     )
     with pytest.raises(KeyError, match="SS999"):
         code("SS999")

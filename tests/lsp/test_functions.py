@@ -130,10 +130,14 @@ def test_a_function_that_does_not_resolve_shows_what_was_written():
     text = (
         "CREATE FUNCTION nope(code STRING) RETURNS STRING LANGUAGE PYTHON AS 'no_such_module:f';\n"
     )
-    analysis = analyze(text)
+    analysis = analyze(text, trust=True)
     assert [f.code for f in analysis.findings] == ["SS271"]
     declared = analysis.declarations[("function", "nope")]
     assert declared.detail == "nope(code STRING) RETURNS STRING — PYTHON `no_such_module:f`"
+    # untrusted: nothing imported; the declared types are used, undeclared ones not checked
+    assert analyze(text).findings == []
+    untyped = analyze("CREATE FUNCTION nope AS 'no_such_module:f' LANGUAGE PYTHON;\n")
+    assert [(f.code, f.severity) for f in untyped.findings] == [("SS274", "warning")]
 
 
 def test_a_text_the_grammar_refuses_still_declares_its_functions():

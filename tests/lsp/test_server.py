@@ -215,7 +215,9 @@ async def test_user_functions_definition_references_hover_completion_rename(clie
     text = udfs.read_text(encoding="utf-8")
     uri = udfs.as_uri()
     _open(client, text, uri)
-    assert not await _diagnostics(client, uri)  # udfs.py beside the file is imported
+    assert not await _diagnostics(
+        client, uri
+    )  # udfs.py beside the file is read (untrusted: not imported)
     doc = t.TextDocumentIdentifier(uri=uri)
     call = _position(text, "to_km(distance)) AS km", 1)
     definition = await client.text_document_definition_async(

@@ -212,8 +212,10 @@ def test_a_function_wrapped_with_pandas_udf_is_registered_as_it_is(tmp_path):
     assert register.steps[-1].name == "register" and len(register.steps[-1].args) == 2
 
 
-def test_check_and_translate_of_the_example_import_no_pyspark():
-    """The example's module is imported (pandas too), pyspark is not."""
+@pytest.mark.parametrize("trust", [True, False])
+def test_check_and_translate_of_the_example_import_no_pyspark(trust):
+    """Trusted, the example's module is imported (pandas too); untrusted, it is read, not
+    imported, and translates the same; pyspark is imported by neither."""
     import subprocess
     import sys
 
@@ -223,9 +225,10 @@ def test_check_and_translate_of_the_example_import_no_pyspark():
     code = (
         "import sys, sqlstream\n"
         f"text = open({example!r}).read()\n"
-        f"sqlstream.check(text, path={example!r})\n"
-        f"out = sqlstream.translate(text, path={example!r})\n"
-        "assert \"spark.udf.register('carrier_group'\" in out and 'udfs' in sys.modules\n"
+        f"assert sqlstream.check(text, path={example!r}, trust={trust}) == []\n"
+        f"out = sqlstream.translate(text, path={example!r}, trust={trust})\n"
+        f"assert \"spark.udf.register('carrier_group'\" in out and ('udfs' in sys.modules) is {trust}\n"
+        "assert out == sqlstream.translate(text, path=" + repr(example) + ", trust=True)\n"
         "assert not any(m == 'pyspark' or m.startswith(('pyspark.', 'py4j')) for m in sys.modules), "
         "sorted(m for m in sys.modules if 'spark' in m)\n"
     )

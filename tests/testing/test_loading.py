@@ -3,6 +3,7 @@ at its line and column with a caret (no JVM)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from sqlstream.testing.compare import CaseResult
 from sqlstream.testing.loading import load
 from sqlstream.testing.suite import discover, exit_code
 from tests.conftest import FIXTURES
+from tests.support.user_modules import project
 
 SUITE = (FIXTURES / "spark_suites" / "watermark.test.yaml").read_text(encoding="utf-8")
 
@@ -182,3 +184,27 @@ def test_discover_finds_test_files_and_exit_codes(tmp_path):
     assert exit_code([passed]) == 0
     assert exit_code([passed, failed]) == 1
     assert exit_code([failed, CaseResult(path, "c", 1, "error")]) == 2
+
+
+def test_loading_a_test_file_runs_no_code_of_an_untrusted_project(tmp_path):
+    pipeline = project(tmp_path)
+    spec = tmp_path / "p.test.yaml"
+    spec.write_text(
+        "pipeline: p.ssql\n"
+        "tests:\n"
+        "  - name: shouts\n"
+        "    steps:\n"
+        "      - input: {s: [{a: x, ts: 2024-01-01 00:00:00}]}\n"
+        "        expect: {o: [{b: X}]}\n"
+    )
+    assert pipeline.exists()
+    test_file, _ = load(spec)
+    assert not (tmp_path / "MARKER").exists()  # untrusted: read, not imported
+    assert [c.name for c in test_file.cases] == ["shouts"]
+    try:
+        load(spec, trust=True)  # `sqlstream test --trust`
+        assert (tmp_path / "MARKER").exists()
+    finally:
+        sys.modules.pop("evil_udfs", None)
+        if str(tmp_path) in sys.path:
+            sys.path.remove(str(tmp_path))
