@@ -10,7 +10,7 @@ chosen before they run (:mod:`sqlstream.analysis.output_modes`). Rules follow Sp
 (``sql/catalyst/.../analysis/UnsupportedOperationChecker.scala``), the checks Spark makes
 later when it plans the first micro-batch, and the sinks' supported output modes, as
 verified on Spark 4.1.4 (``docs/streaming-rules.md``). ``tests/fixtures/check/`` holds a
-program for every rule, each run on Spark by ``tests/spark/test_check_corpus.py``.
+program for every rule, each run on Spark by ``tests/analysis/test_check_corpus.py``.
 
 Each finding is an error (Spark refuses the query when it starts or fails it in its first
 batch, or runs it with a result other than the SQL's) or a warning (``SS35x``, ``SS36x``:

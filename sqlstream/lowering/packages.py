@@ -26,7 +26,7 @@ only for pairs this project's Kafka tests ran on a real broker: the connector's 
 classes are compiled against that minor's Spark, and nothing else says they work with a
 newer one. Measured here: Maven Central serves ``spark-sql-kafka-0-10_2.13`` and
 ``spark-avro_2.13`` ``4.2.0``, but no ``4.2.1`` and no ``4.3.x``; the Kafka and Avro tests
-(``tests/spark/test_kafka_spark.py``, ``tests/spark/test_kafka_on_error.py``) pass on
+(``tests/connectors/test_kafka_spark.py``, ``tests/connectors/test_kafka_on_error.py``) pass on
 pyspark 4.3.0 with ``4.2.0``. ``exec`` says so when it uses a fallback
 (:func:`packages_with_note`).
 

@@ -25,7 +25,7 @@ microseconds, and the filter keeps the hopping windows that are cumulating ones.
 columns are ``window_start = __cs``, ``window_end = __w.end``, ``window_time = window_time(__w)``.
 Verified on Spark 4.1 with Flink's documented ``Bid`` example (append and update mode, the
 watermark evicting closed windows) and on the flights data against a plain-Python computation
-(tests/spark/test_cumulate_spark.py). Spark refuses two ``window()`` calls in one operator, so
+(tests/sql/test_cumulate_spark.py). Spark refuses two ``window()`` calls in one operator, so
 ``S`` is arithmetic, not a second window; the filter sits one query above the ``window()``
 because a WHERE cannot read a select item's alias.
 """
