@@ -25,6 +25,7 @@ from sqlglot import exp
 
 from sqlstream.frontend.literals import duration
 from sqlstream.ir import plan
+from sqlstream.sql.parsing import to_spark_sql
 
 Columns = Mapping[str, exp.Expr]
 """Output column (lower case) → its meaning (source columns as ``relation.column``)."""
@@ -276,6 +277,14 @@ def normalized(node: exp.Expr) -> exp.Expr:
     return node.copy().transform(_normal)
 
 
+def _function_name(call: exp.Func) -> str:
+    """The name Spark knows ``call`` by (sqlglot's class names differ: ``TimeToStr`` is
+    ``date_format``)."""
+    if isinstance(call, exp.Anonymous):
+        return call.name.lower()
+    return to_spark_sql(call).split("(", 1)[0].strip().lower()
+
+
 def zoned(node: exp.Expr) -> bool:
     """The value of ``node`` (a resolved expression) depends on the session time zone: it
     reads a source's ``TIMESTAMP`` column, casts to a timestamp or calls a function of
@@ -285,9 +294,6 @@ def zoned(node: exp.Expr) -> bool:
             return True
         if isinstance(part, exp.Cast) and _zoned_type(part.to.sql()):
             return True
-        if isinstance(part, exp.Func) and (
-            part.sql_name().lower() in _ZONED_FUNCTIONS
-            or (isinstance(part, exp.Anonymous) and part.name.lower() in _ZONED_FUNCTIONS)
-        ):
+        if isinstance(part, exp.Func) and _function_name(part) in _ZONED_FUNCTIONS:
             return True
     return False
