@@ -11,7 +11,11 @@ as Spark's guide does in *Recovery Semantics after Changes in a Streaming Query*
 * refused (the guide's *not allowed*, or a change that would silently run wrong): another
   number of sources or another input (path, table, topic); any change to the stateful
   operators — added, removed, another kind, other grouping keys or aggregates, other
-  ``SELECT DISTINCT`` or deduplication columns, another join type or other join keys;
+  ``SELECT DISTINCT`` or deduplication columns, another join type or other join keys, all
+  compared by meaning (:mod:`sqlstream.analysis.lineage`: through views, CTEs, subqueries
+  and computed columns, equal spellings folded); another ``spark.sql.session.timeZone`` on
+  a query whose state holds timestamp-derived values; a files sink whose output another
+  checkpoint wrote (:mod:`sqlstream.runtime.sink_owner`); a malformed record;
   another file sink directory or format (or a change *to* a file or table sink); on a
   stateful query, another event-time column, a watermark added or removed, another output
   mode; another state store provider;
