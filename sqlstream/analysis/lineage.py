@@ -165,6 +165,7 @@ class Lineage:
 
     def __init__(self, definitions: Definitions) -> None:
         self.definitions = definitions
+        self._scopes: dict[int, tuple[exp.Select, _Scope]] = {}  # id(select) → its scope
 
     def scope(self, select: exp.Select, ctes: Mapping[str, exp.Expr]) -> _Scope:
         """The relations ``select`` reads in ``FROM`` and its joins."""
@@ -232,7 +233,11 @@ class Lineage:
     def resolve(self, node: exp.Expr, select: exp.Select) -> exp.Expr:
         """``node`` (an expression of ``select``) with every column replaced by its
         meaning over the sources' columns (a copy; ``node`` is left alone)."""
-        return self._swap(node, self.scope(select, ctes_in_scope(select)))
+        kept = self._scopes.get(id(select))
+        if kept is None or kept[0] is not select:
+            kept = select, self.scope(select, ctes_in_scope(select))
+            self._scopes[id(select)] = kept
+        return self._swap(node, kept[1])
 
 
 def _duration_text(text: str, whole: bool) -> str | None:

@@ -641,17 +641,18 @@ def test_another_session_time_zone_is_refused(spark, hourly):
 
 
 @pytest.mark.spark
-def test_a_second_checkpoint_on_a_files_sink_path_is_refused(spark, hourly):
+def test_a_second_checkpoint_on_a_files_sink_path_is_refused(spark, hourly, tmp_path):
     before = _files(hourly)
     pipeline = sqlstream.compile(
-        _text(), path=str(hourly / "hourly.ssql"), state_dir=str(hourly / "fresh")
+        _text(), path=str(hourly / "hourly.ssql"), state_dir=str(tmp_path / "fresh")
     )
     with pytest.raises(IncompatibleRestartError) as caught:
         pipeline.start(spark)
     message = caught.value.message
     assert f"is written by checkpoint {_checkpoint(hourly)}" in message
-    assert str(hourly / "fresh") in message and caught.value.code == "SS401"
-    assert _files(hourly) == before
+    assert str(tmp_path / "fresh") in message and caught.value.code == "SS401"
+    assert _files(hourly) == before  # the output and the owner's checkpoint untouched
+    assert not list((tmp_path / "fresh").rglob("offsets"))  # only the run lock was taken
     assert not spark.streams.active
 
 
