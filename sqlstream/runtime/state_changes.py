@@ -11,6 +11,7 @@ delays are compared as durations. Pure Python, no pyspark.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -123,6 +124,42 @@ def _differ(before: dict, after: dict, field: str, literal: bool) -> tuple[str, 
         old += f" (resolved: {_listing(before[resolved])})"
         new += f" (resolved: {_listing(after[resolved])})"
     return old, new
+
+
+def _renames(old: Mapping, new: Mapping) -> dict[str, str]:
+    """Old source name → new one, for a stream renamed that reads the same input
+    (connector and target, each once on both sides): it holds the same columns, so
+    ``raw.origin`` of the old name is ``flights.origin`` and its watermark is the same."""
+    ident = lambda s: (s["connector"], s["target"])  # noqa: E731
+    before = Counter(map(ident, old["sources"]))
+    after = {ident(s): s["relation"] for s in new["sources"]}
+    return {
+        s["relation"]: after[ident(s)]
+        for s in old["sources"]
+        if before[ident(s)] == 1
+        and ident(s) in after
+        and s["relation"] != after[ident(s)]
+        and re.fullmatch(r"\w+", s["relation"])
+    }
+
+
+def _renamed(operators: list[dict], names: Mapping[str, str]) -> list[dict]:
+    """``operators`` with their meanings read in the new source names (:func:`_renames`)."""
+    if not names:
+        return list(operators)
+    pattern = re.compile(r"(?<![\w.`'])(" + "|".join(map(re.escape, names)) + r")\.")
+    swap = lambda text: pattern.sub(lambda m: names[m.group(1)] + ".", text)  # noqa: E731
+    return [
+        {
+            **o,
+            **{
+                f: [swap(t) for t in o[f]]
+                for f in ("resolved_keys", "resolved_aggregates")
+                if f in o
+            },
+        }
+        for o in operators
+    ]
 
 
 def _operators(old: list[dict], new: list[dict], literal: bool = False) -> list[Change]:
@@ -262,10 +299,14 @@ def diff(old: Mapping, new: Mapping) -> list[Change]:
         str(was.get("case_sensitive")).lower(),
         str(now.get("case_sensitive")).lower(),
     )
+    names = _renames(old, new)
+    watermarks = [
+        {**w, "relation": names.get(w["relation"], w["relation"])} for w in old["watermarks"]
+    ]
     changes = [
         *_sources(old["sources"], new["sources"]),
-        *_operators(old["operators"], new["operators"], literal),
-        *_watermarks(old["watermarks"], new["watermarks"], stateful),
+        *_operators(_renamed(old["operators"], names), new["operators"], literal),
+        *_watermarks(watermarks, new["watermarks"], stateful),
     ]
     if old["output_mode"] != new["output_mode"]:
         changes.append(

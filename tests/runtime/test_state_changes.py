@@ -221,3 +221,18 @@ def test_a_fresh_checkpoint_on_an_output_with_batches_is_refused(tmp_path):
         checkpoint
     )
     assert sink_owner.conflict(str(tmp_path / "empty"), str(checkpoint), False) is None
+
+
+def test_a_stream_renamed_on_the_same_input_keeps_its_meaning():
+    renamed = _variant(("CREATE STREAM raw", "CREATE STREAM src"), ("FROM raw", "FROM src"))
+    assert _changes(renamed) == []
+    swapped = _variant(  # the new name on another input: a change of source and of keys
+        ("CREATE STREAM raw", "CREATE STREAM src"),
+        ("FROM raw", "FROM src"),
+        ("path = 'data'", "path = 'other'"),
+    )
+    assert {c.what for c in _changes(swapped)} >= {
+        "sources",
+        "grouping keys of the aggregation",
+        "aggregates of the aggregation",
+    }
