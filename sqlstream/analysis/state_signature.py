@@ -157,18 +157,34 @@ def sink_identity(sink: plan.Sink) -> tuple[str, str | None, str | None]:
     return sink.connector, sink.format, sink.path
 
 
-def deduplications_of(steps, relation: str | None, columns) -> list[plan.StatefulOperator]:
+def deduplications_of(
+    steps, relation: str | None, columns, definitions: Definitions | None = None
+) -> list[plan.StatefulOperator]:
     """The :class:`~sqlstream.ir.plan.Deduplicate` steps among ``steps``: ``deduplicate`` or
     ``deduplicate_within_watermark`` with their keys (every column of the input, from
-    ``columns``: relation name → ``(name, type)`` pairs, when the keys are all columns)."""
+    ``columns``: relation name → ``(name, type)`` pairs, when the keys are all columns), and
+    the keys by meaning: through ``definitions`` (the input's columns' meanings,
+    :mod:`sqlstream.analysis.lineage`) when given, else the names case-folded."""
     found = []
     for step in steps:
         if isinstance(step, plan.Deduplicate):
             keys = step.keys or tuple(c for c, _ in columns.get(step.input.lower()) or ())
             kind = "deduplicate_within_watermark" if step.within_watermark else "deduplicate"
-            resolved = tuple(k.lower() for k in keys)  # Spark resolves names ignoring case
+            meanings = (definitions(step.input.lower()) if definitions else None) or {}
+            resolved = tuple(
+                to_spark_sql(normalized(meanings[k.lower()]))
+                if k.lower() in meanings
+                else k.lower()
+                for k in keys
+            )
             found.append(
-                plan.StatefulOperator(kind, keys, relation=relation, resolved_keys=resolved)
+                plan.StatefulOperator(
+                    kind,
+                    keys,
+                    relation=relation,
+                    resolved_keys=resolved,
+                    zoned=any(zoned(meanings[k.lower()]) for k in keys if k.lower() in meanings),
+                )
             )
     return found
 
@@ -180,6 +196,7 @@ def state_signature(
     reads,
     mode: str,
     sink: plan.Sink,
+    definitions: Definitions | None = None,
 ) -> plan.StateSignature:
     """The state signature of a query, from the facts its compile step found and those of
     the views it reads (nothing is walked again).
@@ -195,18 +212,20 @@ def state_signature(
             compiled view with its own ``stateful``, ``watermark_defs`` and ``steps``, or
             ``None``).
         mode: its output mode; ``sink`` where it writes.
+        definitions: the meaning of each relation's columns
+            (:meth:`sqlstream.planning.catalog.Catalog.lineage`), for the deduplication keys.
 
     Returns:
         The :class:`~sqlstream.ir.plan.StateSignature`.
     """
     columns = {r.name.lower(): r.columns for r in reads}
-    operators = deduplications_of(steps, None, columns) + list(operators)
+    operators = deduplications_of(steps, None, columns, definitions) + list(operators)
     watermarks = list(watermarks)
     sources = []
     for relation in reads:
         name = relation.name.lower()
         if relation.query is not None:
-            operators += deduplications_of(relation.query.steps, name, columns)
+            operators += deduplications_of(relation.query.steps, name, columns, definitions)
             operators += [replace(o, relation=name) for o in relation.query.stateful]
             watermarks += [replace(w, relation=name) for w in relation.query.watermark_defs]
         if relation.source is not None and not relation.source.bounded:

@@ -122,3 +122,14 @@ def test_time_zone_dependence():
         "GROUP BY date_format(at, 'yyyy') EMIT CHANGES;"
     )
     assert formatted.zoned
+
+
+def test_deduplication_keys_through_a_view():
+    text = """CREATE VIEW v AS SELECT dest AS origin, carrier, time_hour FROM raw;
+INSERT INTO mem SELECT * FROM v
+QUALIFY ROW_NUMBER() OVER (PARTITION BY origin, carrier ORDER BY time_hour) = 1;
+"""
+    (query,) = sqlstream.compile(STREAMS + text, path="/w/p.ssql").plan.queries
+    dedups = [o for o in query.state.operators if o.kind.startswith("deduplicate")]
+    assert dedups, query.state.operators
+    assert dedups[0].resolved_keys == ("raw.dest", "raw.carrier")
