@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
+from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend.literals import duration
 from sqlstream.ir import plan
 from sqlstream.sql.parsing import to_spark_sql
@@ -99,7 +100,7 @@ def source_columns(
     for item in source.projection:
         try:
             node = parse(item)
-        except Exception:  # noqa: BLE001 - a projection the compiler made: unreadable is opaque
+        except SqlStreamError:  # a projection the compiler made: unreadable is opaque
             return None
         name = node.alias_or_name.lower()
         body = node.this if isinstance(node, exp.Alias) else node
