@@ -11,7 +11,8 @@ and their keys, watermarks, deduplication, output mode
 (:mod:`~sqlstream.analysis.facts`, :mod:`~sqlstream.analysis.operators`,
 :mod:`~sqlstream.analysis.dedup`) — its output mode
 (:mod:`~sqlstream.analysis.output_modes`), its state signature
-(:mod:`~sqlstream.analysis.state_signature`), and the findings of Spark's streaming rules
+(:mod:`~sqlstream.analysis.state_signature`; keys and aggregates also by meaning over the
+sources' columns, :mod:`~sqlstream.analysis.lineage`), and the findings of Spark's streaming rules
 (:mod:`~sqlstream.analysis.checks`, :mod:`~sqlstream.analysis.realtime`; what they see and
 yield: :mod:`~sqlstream.analysis.rule_context`).
 """

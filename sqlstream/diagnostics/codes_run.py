@@ -14,7 +14,8 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
         "SS401",
         "error",
         "a restart on a checkpoint with a change Spark does not allow (other "
-        "sources, stateful operators, keys, aggregates, join type, file sink path, …)",
+        "sources, stateful operators, keys, aggregates, join type, file sink path, session "
+        "time zone, …), a files sink path another checkpoint writes, or a malformed record",
         """
      A checkpoint holds the offsets of the query's inputs and the state of its stateful
      operators, keyed and shaped as the query that wrote it (Spark guide, *Recovery Semantics
@@ -26,7 +27,17 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      whose ``path`` changed (the output splits). Fix: give the sink a new
      ``checkpoint_location`` (a files sink also a new ``path``) to start over, or keep the
      change out; ``exec --allow-incompatible-restart`` runs it anyway, at your own risk.
-     Filters, projections that keep the state, rate limits and triggers are allowed.""",
+     Filters, projections that keep the state, rate limits and triggers are allowed.
+     Keys and aggregates are compared by meaning: a column is followed through views, CTEs,
+     subqueries and computed columns to the source column it reads (``dest AS origin`` in
+     a view is another key than ``origin``), and equal spellings are one (``INTERVAL '60'
+     MINUTES`` and ``'1' HOUR``, ``avg(DEP_DELAY)`` and ``AVG(dep_delay)``, ``COUNT(1)`` and
+     ``COUNT(*)``). Another ``spark.sql.session.timeZone`` is refused when the state holds
+     timestamp-derived values. Also SS401: a files sink whose output directory's
+     ``_spark_metadata`` lists batches written by another checkpoint (named), or by any
+     checkpoint when this one is fresh — Spark would skip those batch ids and write nothing;
+     and a ``state_signature.json`` that is not a record (bad or truncated JSON, wrong
+     shapes or types, a newer format: the message names the field).""",
     ),
     (
         "SS402",

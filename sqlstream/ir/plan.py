@@ -288,6 +288,12 @@ class StatefulOperator:
         join_type: ``inner``, ``left``, ``right``, ``full``, ``semi``, ``anti`` (joins only).
         relation: ``None`` for the query itself, else the lower-case name of the view the
             operator is in.
+        resolved_keys, resolved_aggregates: ``keys`` and ``aggregates`` by meaning: each
+            column replaced by its definition down to the columns the sources read
+            (through views, CTEs, subqueries, computed columns) and equal spellings folded
+            (:mod:`sqlstream.analysis.lineage`); the restart guard compares these.
+        zoned: a key or aggregate depends on ``spark.sql.session.timeZone`` (a timestamp
+            read from a source, a cast to a timestamp, a datetime function).
     """
 
     kind: str
@@ -295,6 +301,9 @@ class StatefulOperator:
     aggregates: tuple[str, ...] = ()
     join_type: str | None = None
     relation: str | None = None
+    resolved_keys: tuple[str, ...] = ()
+    resolved_aggregates: tuple[str, ...] = ()
+    zoned: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlstream.analysis.facts import RelationInfo
+from sqlstream.analysis.lineage import Columns, Lineage, source_columns
 from sqlstream.diagnostics.errors import UnknownNameError
 from sqlstream.frontend import ast
 from sqlstream.ir import plan
 from sqlstream.planning.compiled_query import CompiledQuery
+from sqlstream.sql.parsing import parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlstream.connectors import ResolvedOptions
@@ -97,6 +99,7 @@ class Catalog:
         self._position: dict[str, int] = {}  # name → declaration order
         self._sinks: dict[str, CatalogSink] = {}
         self._queries: dict[str, object] = {}
+        self._lineage: dict[str, Columns | None] = {}  # see lineage()
 
     def sizes(self) -> tuple[int, int, int, int]:
         """How many relations, declaration positions, sinks and query names it holds (the
@@ -181,6 +184,24 @@ class Catalog:
         """Lower-case name → :class:`~sqlstream.analysis.facts.RelationInfo`, for the analysis (a
         live view: no copy per query)."""
         return _Field(self._relations, "info")
+
+    def lineage(self, name: str) -> Columns | None:
+        """The meaning of each column of relation ``name`` over the columns its sources
+        read (:mod:`sqlstream.analysis.lineage`: a stream's projection, a view's query
+        through the views it reads), or ``None`` when unknown (read as it is). Kept per
+        name: a relation never changes once declared."""
+        key = name.lower()
+        if key not in self._lineage:
+            relation = self._relations.get(key)
+            found: Columns | None = None
+            if relation is not None and relation.source is not None:
+                found = source_columns(relation.source, parse_expression)
+            elif relation is not None and relation.query is not None:
+                tree = relation.query.tree
+                self._lineage[key] = None  # a view read while its meaning is made
+                found = None if tree is None else Lineage(self.lineage).columns(tree, {})
+            self._lineage[key] = found
+        return self._lineage[key]
 
     def schemas(self) -> Mapping[str, Schema]:
         """Lower-case name → columns, for relations whose columns are known (a live view)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlstream.analysis.facts import QueryInfo
+from sqlstream.analysis.lineage import Definitions
 from sqlstream.analysis.operators import Operators
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend import ast
@@ -46,6 +47,9 @@ class CompiledQuery:
         reads: the relations the body reads as written, each where the file names it
             (:class:`~sqlstream.ir.plan.RelationRef`; CTE names left out), in text order;
             the plan's views and queries carry them.
+        definitions: the meaning of the columns of the relations it reads
+            (:meth:`sqlstream.planning.catalog.Catalog.lineage` of the catalog it was
+            compiled against), for the deduplication keys of its state signature.
         output_mode, output_mode_reason, state: set by :func:`check_query` for a query that
             writes to a sink: the output mode (``None`` when none fits), why, and the
             :class:`~sqlstream.ir.plan.StateSignature`; ``None`` for a view.
@@ -63,6 +67,7 @@ class CompiledQuery:
     stateful: tuple[plan.StatefulOperator, ...] = ()
     watermark_defs: tuple[plan.WatermarkDef, ...] = ()
     reads: tuple[plan.RelationRef, ...] = ()
+    definitions: Definitions | None = field(default=None, compare=False, repr=False)
     output_mode: str | None = None
     output_mode_reason: str | None = None
     state: plan.StateSignature | None = None

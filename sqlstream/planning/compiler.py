@@ -214,7 +214,8 @@ def _compile_tree(
         findings=tuple(locate(f, text) for f in findings),
         tree=tree,
         node_texts=node_texts,
-        stateful=operators_of(tree, infos, scope, context.caches),
+        stateful=operators_of(tree, infos, scope, context.caches, catalog.lineage),
+        definitions=catalog.lineage,
         watermark_defs=watermarks_of(tree),
     )
 
@@ -425,7 +426,13 @@ def check_query(
         None
         if mode is None
         else state_signature(
-            compiled.stateful, compiled.watermark_defs, compiled.steps, reads, mode, sink
+            compiled.stateful,
+            compiled.watermark_defs,
+            compiled.steps,
+            reads,
+            mode,
+            sink,
+            compiled.definitions,
         )
     )
     return replace(compiled, output_mode=mode, output_mode_reason=reason, state=state), positioned

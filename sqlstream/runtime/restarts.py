@@ -11,7 +11,11 @@ as Spark's guide does in *Recovery Semantics after Changes in a Streaming Query*
 * refused (the guide's *not allowed*, or a change that would silently run wrong): another
   number of sources or another input (path, table, topic); any change to the stateful
   operators — added, removed, another kind, other grouping keys or aggregates, other
-  ``SELECT DISTINCT`` or deduplication columns, another join type or other join keys;
+  ``SELECT DISTINCT`` or deduplication columns, another join type or other join keys, all
+  compared by meaning (:mod:`sqlstream.analysis.lineage`: through views, CTEs, subqueries
+  and computed columns, equal spellings folded); another ``spark.sql.session.timeZone`` on
+  a query whose state holds timestamp-derived values; a files sink whose output another
+  checkpoint wrote (:mod:`sqlstream.runtime.sink_owner`); a malformed record;
   another file sink directory or format (or a change *to* a file or table sink); on a
   stateful query, another event-time column, a watermark added or removed, another output
   mode; another state store provider;
@@ -33,29 +37,33 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 import tempfile
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from sqlstream.connectors import CONNECTORS, Connector
 from sqlstream.diagnostics.errors import IncompatibleRestartError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.ir import plan as p
+from sqlstream.runtime import sink_owner
+from sqlstream.runtime.state_changes import (
+    PINNED,
+    SPARK_SETTINGS,
+    Change,
+    _connector,
+    diff,
+    validate,
+)
+
+__all__ = ["SIGNATURE_FILE", "SPARK_SETTINGS", "Change", "Restart", "diff", "prepare", "record"]
 
 SIGNATURE_FILE = os.path.join("sqlstream", "state_signature.json")
 """Where the record is kept, relative to the checkpoint location."""
 
-FORMAT = 1
-"""Version of the record's layout."""
-
-SPARK_SETTINGS = {
-    "state_store_provider": "spark.sql.streaming.stateStore.providerClass",
-    "shuffle_partitions": "spark.sql.shuffle.partitions",
-    "watermark_policy": "spark.sql.streaming.multipleWatermarkPolicy",
-}
-"""Record key → the Spark setting read when a query starts. Spark also pins each in the
-checkpoint's offset log and ignores a new value on restart."""
+FORMAT = 2
+"""Version of the record's layout: 2 adds each operator's ``resolved_keys``,
+``resolved_aggregates`` and ``zoned``, and the settings ``time_zone`` and
+``case_sensitive``; a record of format 1 still loads and is compared by what it holds."""
 
 GUIDE = "Spark guide, Recovery Semantics after Changes in a Streaming Query"
 
@@ -65,42 +73,6 @@ HINT = (
     "or rerun with --allow-incompatible-restart (API: allow_incompatible_restart=True) "
     "at your own risk: Spark may fail or write wrong results"
 )
-
-_LABELS = {
-    "aggregation": ("the aggregation", "grouping keys"),
-    "distinct": ("SELECT DISTINCT", "columns"),
-    "deduplicate": ("the deduplication", "keys"),
-    "deduplicate_within_watermark": ("the deduplication within the watermark", "keys"),
-    "stream_stream_join": ("the stream-stream join", "join keys"),
-}
-
-
-@dataclass(frozen=True)
-class Change:
-    """One difference between the recorded state signature and the new one.
-
-    Attributes:
-        what: what changed, e.g. ``grouping keys of the aggregation``.
-        old, new: the recorded and the new value, as text.
-        allowed: ``True`` when Spark's guide allows it (it runs; reported as a notice).
-        why: why it is refused, or what it does when allowed (one clause).
-    """
-
-    what: str
-    old: str
-    new: str
-    allowed: bool
-    why: str
-
-    def text(self) -> str:
-        """``what: old → new (why)``."""
-        return f"{self.what}: {self.old} → {self.new} ({self.why})"
-
-
-def _connector(name: str) -> Connector:
-    """The connector called ``name``; the base :class:`Connector` (no ``path_target``, no
-    ``file_sink``) for one a recorded signature names and this version lacks."""
-    return CONNECTORS.get(name) or Connector()
 
 
 def local_path(path: str | None) -> str | None:
@@ -146,226 +118,6 @@ def record(
     return {"format": FORMAT, **data}
 
 
-def _listing(values) -> str:
-    values = list(values)
-    return ", ".join(values) if values else "(none)"
-
-
-def _sources(old: list[dict], new: list[dict]) -> list[Change]:
-    ident = lambda s: f"{s['connector']} {s['target']}"  # noqa: E731
-    if Counter(map(ident, old)) == Counter(map(ident, new)):
-        return []
-    by_name = {s["relation"]: s for s in old}
-    if len(old) == len(new) and all(s["relation"] in by_name for s in new):
-        return [
-            Change(
-                f"input of source '{s['relation']}'",
-                ident(by_name[s["relation"]]),
-                ident(s),
-                False,
-                "the checkpoint's offsets are those of the old input; "
-                "changes to subscribed topics or files are not allowed",
-            )
-            for s in new
-            if ident(s) != ident(by_name[s["relation"]])
-        ]
-    show = lambda ss: _listing(f"{s['relation']} ({ident(s)})" for s in ss)  # noqa: E731
-    return [
-        Change(
-            "sources",
-            show(old),
-            show(new),
-            False,
-            "Spark matches the checkpoint's offsets to the sources; changes in the "
-            "number or type of input sources are not allowed",
-        )
-    ]
-
-
-def _operators(old: list[dict], new: list[dict]) -> list[Change]:
-    shape = lambda ops: [(o["kind"], o["relation"]) for o in ops]  # noqa: E731
-    if [o["kind"] for o in old] != [o["kind"] for o in new]:
-        show = lambda ops: _listing(  # noqa: E731
-            k + (f" in view {r}" if r else "") for k, r in shape(ops)
-        )
-        return [
-            Change(
-                "stateful operators",
-                show(old),
-                show(new),
-                False,
-                "Spark restores each operator's state by position; adding, removing or "
-                "replacing a stateful operation is not allowed",
-            )
-        ]
-    changes = []
-    for before, after in zip(old, new, strict=True):
-        name, keys = _LABELS.get(after["kind"], (after["kind"], "keys"))
-        where = f" in view {after['relation']}" if after["relation"] else ""
-        if before["keys"] != after["keys"]:
-            changes.append(
-                Change(
-                    f"{keys} of {name}{where}",
-                    _listing(before["keys"]),
-                    _listing(after["keys"]),
-                    False,
-                    "the state is keyed by them; a change in the keys is not allowed",
-                )
-            )
-        if before["aggregates"] != after["aggregates"]:
-            changes.append(
-                Change(
-                    f"aggregates of {name}{where}",
-                    _listing(before["aggregates"]),
-                    _listing(after["aggregates"]),
-                    False,
-                    "the state holds their buffers; a change in the aggregates is not allowed",
-                )
-            )
-        if before["join_type"] != after["join_type"]:
-            changes.append(
-                Change(
-                    f"join type of {name}{where}",
-                    str(before["join_type"]),
-                    str(after["join_type"]),
-                    False,
-                    "a change in join type is not allowed",
-                )
-            )
-    return changes
-
-
-def _watermarks(old: list[dict], new: list[dict], stateful: bool) -> list[Change]:
-    before = {w["relation"]: w for w in old}
-    after = {w["relation"]: w for w in new}
-    changes = []
-    for relation in dict.fromkeys([*before, *after]):
-        was, now = before.get(relation), after.get(relation)
-        label = f"watermark of {relation}" if relation else "watermark"
-        show = lambda w: f"{w['column']} - {w['delay']}" if w else "(none)"  # noqa: E731
-        if was and now and was["column"] == now["column"]:
-            if was["delay"] != now["delay"]:
-                changes.append(
-                    Change(
-                        f"delay of the {label}",
-                        was["delay"],
-                        now["delay"],
-                        True,
-                        "Spark keeps the watermark where the checkpoint left it "
-                        "until the new delay moves it on; only lateness changes",
-                    )
-                )
-        elif was != now:
-            changes.append(
-                Change(
-                    label,
-                    show(was),
-                    show(now),
-                    not stateful,
-                    "the state is evicted by the event-time column's watermark; "
-                    "another column would mix two rules"
-                    if stateful
-                    else "the query keeps no state",
-                )
-            )
-    return changes
-
-
-def _sink(old: dict, new: dict) -> list[Change]:
-    show = lambda s: " ".join(str(v) for v in s.values() if v)  # noqa: E731
-    if old == new:
-        return []
-    sink = _connector(new["connector"])
-    if sink.file_sink and old["connector"] != new["connector"]:
-        return [
-            Change(
-                "sink",
-                show(old),
-                show(new),
-                False,
-                "a file sink's log of written batches would not hold the earlier ones; "
-                "a change to a file sink is not allowed",
-            )
-        ]
-    if old["connector"] == new["connector"] and sink.file_sink:
-        return [
-            Change(
-                "sink " + ("directory" if sink.path_target else "table"),
-                show(old),
-                show(new),
-                False,
-                "its log of written batches is in the old output: the output would "
-                "split; changes to the output directory of a file sink are not allowed",
-            )
-        ]
-    return [Change("sink", show(old), show(new), True, "the new sink sees only new data")]
-
-
-def diff(old: Mapping, new: Mapping) -> list[Change]:
-    """What changed from the recorded ``old`` to the ``new`` record (both from
-    :func:`record`), in the order sources, operators, watermarks, output mode, sink, Spark
-    settings. Refused changes have ``allowed=False`` (see the module's docstring)."""
-    stateful = bool(old["operators"] or new["operators"])
-    changes = [
-        *_sources(old["sources"], new["sources"]),
-        *_operators(old["operators"], new["operators"]),
-        *_watermarks(old["watermarks"], new["watermarks"], stateful),
-    ]
-    if old["output_mode"] != new["output_mode"]:
-        changes.append(
-            Change(
-                "output mode",
-                old["output_mode"],
-                new["output_mode"],
-                not stateful,
-                "the sink holds rows written with the old meaning (final rows or "
-                "updates) of the same state"
-                if stateful
-                else "the query keeps no state",
-            )
-        )
-    changes += _sink(old["sink"], new["sink"])
-    if stateful:
-        was, now = old.get("spark", {}), new.get("spark", {})
-        if was.get("state_store_provider") != now.get("state_store_provider"):
-            changes.append(
-                Change(
-                    "state store provider",
-                    str(was.get("state_store_provider")),
-                    str(now.get("state_store_provider")),
-                    False,
-                    "Spark keeps the checkpoint's provider and ignores the new "
-                    "setting; one provider cannot read another's state",
-                )
-            )
-        if was.get("shuffle_partitions") != now.get("shuffle_partitions"):
-            changes.append(
-                Change(
-                    "spark.sql.shuffle.partitions",
-                    str(was.get("shuffle_partitions")),
-                    str(now.get("shuffle_partitions")),
-                    True,
-                    "Spark keeps the checkpoint's number of state partitions",
-                )
-            )
-        if (
-            len(new["watermarks"]) > 1
-            and "watermark_policy" in was
-            and str(was["watermark_policy"]).lower() != str(now.get("watermark_policy")).lower()
-        ):
-            changes.append(
-                Change(
-                    "spark.sql.streaming.multipleWatermarkPolicy",
-                    str(was["watermark_policy"]),
-                    str(now.get("watermark_policy")),
-                    True,
-                    "Spark keeps the checkpoint's policy (its offset log "
-                    "pins it) and ignores the new setting",
-                )
-            )
-    return changes
-
-
 # ---- the checkpoint -------------------------------------------------------------------------
 
 
@@ -375,17 +127,40 @@ def has_state(directory: str) -> bool:
     return os.path.isdir(offsets) and any(not n.startswith(".") for n in os.listdir(offsets))
 
 
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+"""A record larger than this is refused as malformed (one query's signature is a few KiB)."""
+
+
 def read(directory: str) -> dict | None:
     """The record kept in checkpoint ``directory``, or ``None`` when there is none.
 
     Raises:
-        OSError, ValueError: the file exists but cannot be read or is not JSON.
+        OSError: the file exists but cannot be read.
+        ValueError: it is not a regular file, is larger than :data:`MAX_RECORD_BYTES`, is
+            not UTF-8 JSON (truncated, bad syntax, nested too deep), or is out of shape
+            (:func:`~sqlstream.runtime.state_changes.validate`: the message names the field).
     """
     path = os.path.join(directory, SIGNATURE_FILE)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode):
+        raise ValueError("it is not a regular file")
+    if status.st_size > MAX_RECORD_BYTES:
+        raise ValueError(f"it holds {status.st_size} bytes, more than a record can")
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_RECORD_BYTES + 1)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"it is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}; truncated?)"
+        ) from None
+    except RecursionError:
+        raise ValueError("it is nested too deep to be a record") from None
+    return validate(data, FORMAT)
 
 
 def write(directory: str, data: Mapping) -> None:
@@ -414,16 +189,22 @@ class Restart:
         directory: its local checkpoint location.
         record: the record to write (:func:`record`; the pinned Spark settings kept).
         changes: the changes from the recorded signature (empty on a first start).
+        output: a files sink's local output directory, else ``None``.
     """
 
     query: p.Query
     directory: str
     record: dict
     changes: tuple[Change, ...] = ()
+    output: str | None = None
 
     def commit(self) -> None:
-        """Write :attr:`record` to the checkpoint (after the query started)."""
+        """Write :attr:`record` to the checkpoint, and for a files sink the checkpoint as
+        the owner of :attr:`output` (:func:`~sqlstream.runtime.sink_owner.claim`), after the
+        query started."""
         write(self.directory, self.record)
+        if self.output is not None:
+            sink_owner.claim(self.output, self.directory)
 
 
 def prepare(
@@ -452,7 +233,11 @@ def prepare(
     Raises:
         IncompatibleRestartError: (``SS401``) a query's changes include one Spark does
             not allow; positioned at its statement, naming each change and the checkpoint.
-            Also when the recorded signature cannot be read. Nothing is started or written.
+            Also when the recorded signature cannot be read (malformed: the message names
+            the field), and when a files sink's output directory belongs to another
+            checkpoint, or holds batches and the checkpoint is fresh
+            (:func:`~sqlstream.runtime.sink_owner.conflict`, naming the owner). Nothing is
+            started or written.
     """
     decided: dict[str, Restart] = {}
     for query in plan.queries:
@@ -470,24 +255,38 @@ def prepare(
             old = read(directory) if has_state(directory) else None
         except (OSError, ValueError) as exc:
             raise IncompatibleRestartError(
-                f"query '{query.name}': cannot read the state signature in checkpoint "
-                f"{directory}: {exc}",
+                f"query '{query.name}': cannot read the state signature "
+                f"{os.path.join(directory, SIGNATURE_FILE)} of checkpoint {directory}: {exc}",
                 query.span,
                 plan.source,
                 hint=f"delete {os.path.join(directory, SIGNATURE_FILE)} to record the current "
                 "query's signature (changes since the last start then go unchecked), or give "
                 "the sink a new checkpoint_location",
             ) from None
+        output = _output(query)
+        problem = output and sink_owner.conflict(output, directory, has_state(directory))
+        if problem and not allow:
+            raise IncompatibleRestartError(
+                f"query '{query.name}' cannot start on checkpoint {directory}: {problem} "
+                "(Spark's file sink skips every batch id its _spark_metadata log already "
+                "holds: this run would write nothing)",
+                query.span,
+                plan.source,
+                hint="restart with the owning checkpoint, or give the sink a new path "
+                "(or empty its directory) to start over",
+            )
+        if problem:
+            report(f"query '{query.name}': refused start allowed by the flag: {problem}")
         if old is None:
             if has_state(directory):
                 report(
                     f"query '{query.name}': checkpoint {directory} has no state signature "
                     "(written before sqlstream kept one); recording the current one"
                 )
-            decided[query.name] = Restart(query, directory, new)
+            decided[query.name] = Restart(query, directory, new, output=output)
             continue
         changes = tuple(diff(old, new))
-        pinned = {k: v for k, v in old.get("spark", {}).items() if k in SPARK_SETTINGS}
+        pinned = {k: v for k, v in old.get("spark", {}).items() if k in PINNED}
         new = {**new, "spark": {**new["spark"], **pinned}}  # Spark keeps the checkpoint's
         refused = [c for c in changes if not c.allowed]
         if refused and not allow:
@@ -501,5 +300,11 @@ def prepare(
         for change in changes:
             label = "allowed" if change.allowed else "refused change allowed by the flag"
             report(f"query '{query.name}': {label}: {change.text()}")
-        decided[query.name] = Restart(query, directory, new, changes)
+        decided[query.name] = Restart(query, directory, new, changes, output)
     return decided
+
+
+def _output(query: p.Query) -> str | None:
+    """The local output directory of ``query``'s files sink, else ``None``."""
+    sink = _connector(query.sink.connector)
+    return local_path(query.sink.path) if sink.file_sink and sink.path_target else None

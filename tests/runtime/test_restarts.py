@@ -579,3 +579,96 @@ def test_exec_passes_allow_incompatible_restart_to_the_session(tmp_path, monkeyp
         {"timeout": None, "allow_incompatible_restart": False},
         {"timeout": None, "allow_incompatible_restart": True},
     ]
+
+
+# ---- meaning, not text (issue 32, item 6) ---------------------------------------------------
+
+VIEWED = HOURLY.replace("CREATE STREAM flights", "CREATE STREAM raw").replace(
+    "CREATE SINK hourly",
+    "CREATE VIEW flights AS SELECT origin, time_hour, dep_delay FROM raw;\nCREATE SINK hourly",
+)
+
+
+@pytest.mark.spark
+def test_a_key_replaced_through_a_view_is_refused_and_nothing_written(spark, tmp_path):
+    work = tmp_path / "work"
+    _copy_days(work / "data" / "flights", DAYS[:2])
+    _start(spark, work, _text(VIEWED))
+    _copy_days(work / "data" / "flights", DAYS[2:3])
+    before = _files(work)
+    renamed = _text(VIEWED).replace("SELECT origin, time_hour", "SELECT dest AS origin, time_hour")
+    with pytest.raises(IncompatibleRestartError) as caught:
+        _start(spark, work, renamed)
+    message = caught.value.message
+    assert "grouping keys of the aggregation: window(time_hour, '1 hour'), origin (resolved: " in (
+        message
+    )
+    assert "raw.origin" in message and "raw.dest" in message
+    assert _files(work) == before  # no offsets, commits, output or record written
+    assert not spark.streams.active
+
+
+@pytest.mark.spark
+def test_equal_spellings_restart_and_stay_right(spark, tmp_path):
+    work = _first_run(spark, tmp_path)
+    events = []
+    session = sqlstream.Session(spark, listeners=[events.append])
+    text = _variant(
+        ("INTERVAL '1' HOUR)", "INTERVAL '60' MINUTES)"),
+        ("COUNT(*)", "COUNT(1)"),
+        ("AVG(dep_delay)", "avg(DEP_DELAY)"),
+        ("time_hour - INTERVAL '1' HOUR", "time_hour - INTERVAL '3600' SECONDS"),
+    )
+    session.run(session.compile(text, path=str(work / "hourly.ssql")))
+    assert not [e for e in events if type(e).__name__ == "Notice" and "allowed" in e.message]
+    _assert_output(spark, work, _oracle(spark, [(DAYS[:5], None)]), DAYS[4])
+
+
+@pytest.mark.spark
+def test_another_session_time_zone_is_refused(spark, hourly):
+    key = "spark.sql.session.timeZone"
+    (signature,) = hourly.rglob("state_signature.json")
+    recorded = json.loads(signature.read_text())["spark"]["time_zone"]
+    other = "Asia/Tokyo" if recorded != "Asia/Tokyo" else "America/New_York"
+    before, files = spark.conf.get(key), _files(hourly)
+    try:
+        with pytest.raises(IncompatibleRestartError) as caught:
+            _start(spark, hourly, f"SET '{key}' = '{other}';\n" + _text())
+    finally:
+        spark.conf.set(key, before)
+    assert f"spark.sql.session.timeZone: {recorded} → {other}" in caught.value.message
+    assert _files(hourly) == files
+
+
+@pytest.mark.spark
+def test_a_second_checkpoint_on_a_files_sink_path_is_refused(spark, hourly, tmp_path):
+    before = _files(hourly)
+    pipeline = sqlstream.compile(
+        _text(), path=str(hourly / "hourly.ssql"), state_dir=str(tmp_path / "fresh")
+    )
+    with pytest.raises(IncompatibleRestartError) as caught:
+        pipeline.start(spark)
+    message = caught.value.message
+    assert f"is written by checkpoint {_checkpoint(hourly)}" in message
+    assert str(tmp_path / "fresh") in message and caught.value.code == "SS401"
+    assert _files(hourly) == before  # the output and the owner's checkpoint untouched
+    assert not list((tmp_path / "fresh").rglob("offsets"))  # only the run lock was taken
+    assert not spark.streams.active
+
+
+@pytest.mark.spark
+def test_a_malformed_signature_is_ss401(spark, hourly):
+    (signature,) = hourly.rglob("state_signature.json")
+    kept = signature.read_bytes()
+    try:
+        signature.write_bytes(kept[: len(kept) // 2])  # truncated
+        before = _files(hourly)
+        with pytest.raises(IncompatibleRestartError) as caught:
+            _start(spark, hourly, _text())
+    finally:
+        signature.write_bytes(kept)
+    assert caught.value.code == "SS401"
+    assert f"cannot read the state signature {signature}" in caught.value.message
+    assert "truncated?" in caught.value.message
+    assert _files(hourly) == before
+    assert not spark.streams.active
