@@ -61,6 +61,10 @@ class CompileCaches:
             query without findings (:func:`sqlstream.analysis.schema.query_schema`).
         computed_types: ``(expression text, visible columns, Spark minor)`` → the type of
             a computed column without findings (:mod:`sqlstream.planning.declarations`).
+        references: query text → the relation names, aliases and function calls the
+            language server indexes in it (:func:`sqlstream.lsp.names.sql_references`).
+        expression_calls: expression text → the function calls in it
+            (:func:`sqlstream.lsp.names.expression_calls`).
     """
 
     parses: BoundedCache | None = None
@@ -69,6 +73,8 @@ class CompileCaches:
     query_texts: BoundedCache | None = None
     schemas: BoundedCache | None = None
     computed_types: BoundedCache | None = None
+    references: BoundedCache | None = None
+    expression_calls: BoundedCache | None = None
 
     @classmethod
     def for_compile(cls) -> CompileCaches:
@@ -85,5 +91,7 @@ class CompileCaches:
             rewrites=BoundedCache(limit),
             query_texts=BoundedCache(limit),
             schemas=BoundedCache(limit),
+            references=BoundedCache(limit),
+            expression_calls=BoundedCache(limit),
             computed_types=BoundedCache(COMPUTED_TYPES_LIMIT),
         )
