@@ -2,8 +2,11 @@
 :class:`~sqlstream.ir.context.CompileContext`.
 
 The language server checks a file again after each keystroke, with most statements' text
-unchanged: it keeps one :class:`CompileCaches` per workspace
-(:meth:`CompileCaches.for_language_server`) and passes it to every check. ``check`` and
+unchanged: it keeps one :class:`CompileCaches` per open document
+(:meth:`CompileCaches.for_language_server`), passes it to every check of that document
+(:meth:`CompileCaches.next_check` first) and drops it when the document is closed; each
+store keeps at most a number of answers, evicting the least recently used
+(:class:`BoundedCache`). ``check`` and
 ``compile`` make a fresh one per compile (:meth:`CompileCaches.for_compile`) in which only
 the computed-column types are kept (a file declares many streams with the same computed
 columns). Each store is consulted by the one function that owns its answers; an answer
@@ -13,20 +16,34 @@ depends only on its key, so a compile answered from the stores equals one withou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, fields
 
-__all__ = ["BoundedCache", "CompileCaches", "LANGUAGE_SERVER_LIMIT", "COMPUTED_TYPES_LIMIT"]
+__all__ = [
+    "BoundedCache",
+    "CompileCaches",
+    "LANGUAGE_SERVER_LIMIT",
+    "COMPUTED_TYPES_LIMIT",
+]
 
-LANGUAGE_SERVER_LIMIT = 8192
-"""How many answers each of the language server's stores keeps."""
+LANGUAGE_SERVER_LIMIT = 32_768
+"""How many answers each of the language server's stores keeps for one document (about
+10,000 statements' worth; the stores of a document are dropped when it is closed)."""
 
 COMPUTED_TYPES_LIMIT = 4096
 """How many computed-column types a store keeps."""
 
 
-class BoundedCache(dict):
-    """A store of answers by exact key, holding at most ``limit`` of them: all are dropped
-    when a new one would pass it.
+class BoundedCache(OrderedDict):
+    """A store of answers by exact key, holding at most ``limit`` of them, least recently
+    used first.
+
+    A check asks for many keys in file order; when they are more than ``limit``, evicting
+    the least recently used answer for each new one would evict the answers the next check
+    asks for first, again and again, and keep none of them. So the store counts checks
+    (:meth:`next_check`): an answer asked for or kept during the current check is never
+    evicted for another of the same check (the new one is then not kept). The next check
+    of an edited file finds the first ``limit`` answers of the last one.
 
     Args:
         limit: how many answers to keep (at least 1).
@@ -35,12 +52,40 @@ class BoundedCache(dict):
     def __init__(self, limit: int):
         super().__init__()
         self.limit = limit
+        self.check = 0
+        self.hits = 0  # answers given (for tests and benchmarks)
+        self._used: dict = {}  # key -> the check that last asked for it or kept it
+
+    def get(self, key, default=None):
+        """The answer kept under ``key`` (now the most recently used), or ``default``."""
+        if key not in self:
+            return default
+        self.move_to_end(key)
+        self._used[key] = self.check
+        self.hits += 1
+        return self[key]
 
     def keep(self, key, value) -> None:
-        """Keep ``value`` under ``key``, first dropping every answer when the store is full."""
-        if len(self) >= self.limit:
-            self.clear()
+        """Keep ``value`` under ``key``, first evicting the least recently used answer when
+        the store is full; keep nothing when that answer was used in the current check."""
+        if key not in self and len(self) >= self.limit:
+            oldest = next(iter(self))
+            if self._used.get(oldest) == self.check:
+                return
+            del self[oldest]
+            self._used.pop(oldest, None)
         self[key] = value
+        self.move_to_end(key)
+        self._used[key] = self.check
+
+    def next_check(self) -> None:
+        """Start a new check: the answers of the earlier ones may be evicted."""
+        self.check += 1
+
+    def clear(self) -> None:
+        """Drop every answer."""
+        super().clear()
+        self._used.clear()
 
 
 @dataclass(frozen=True)
@@ -61,6 +106,8 @@ class CompileCaches:
             query without findings (:func:`sqlstream.analysis.schema.query_schema`).
         computed_types: ``(expression text, visible columns, Spark minor)`` → the type of
             a computed column without findings (:mod:`sqlstream.planning.declarations`).
+        references: ``(kind, text)`` → the names and calls the language server indexes
+            in a query or expression text (:mod:`sqlstream.lsp.names`).
     """
 
     parses: BoundedCache | None = None
@@ -69,6 +116,21 @@ class CompileCaches:
     query_texts: BoundedCache | None = None
     schemas: BoundedCache | None = None
     computed_types: BoundedCache | None = None
+    references: BoundedCache | None = None
+
+    def stores(self) -> list[BoundedCache]:
+        """The stores that are on."""
+        return [s for f in fields(self) if (s := getattr(self, f.name)) is not None]
+
+    def next_check(self) -> None:
+        """Start a new check in every store (:meth:`BoundedCache.next_check`): what the
+        earlier checks kept may now be evicted for what this one keeps."""
+        for store in self.stores():
+            store.next_check()
+
+    def entries(self) -> int:
+        """How many answers the stores hold in all."""
+        return sum(len(store) for store in self.stores())
 
     @classmethod
     def for_compile(cls) -> CompileCaches:
@@ -78,7 +140,8 @@ class CompileCaches:
     @classmethod
     def for_language_server(cls, limit: int = LANGUAGE_SERVER_LIMIT) -> CompileCaches:
         """Every store on, each keeping at most ``limit`` answers (computed-column types:
-        :data:`COMPUTED_TYPES_LIMIT`): the language server's, kept from check to check."""
+        :data:`COMPUTED_TYPES_LIMIT`): the language server's, one per open document, kept
+        from check to check."""
         return cls(
             parses=BoundedCache(limit),
             printed=BoundedCache(limit),
@@ -86,4 +149,5 @@ class CompileCaches:
             query_texts=BoundedCache(limit),
             schemas=BoundedCache(limit),
             computed_types=BoundedCache(COMPUTED_TYPES_LIMIT),
+            references=BoundedCache(limit),
         )

@@ -4,19 +4,25 @@ explicitly from the planner to every function that needs it (no process-wide sta
 One :class:`CompileContext` per planned file: the Spark minor it is judged for, the user
 functions defined so far (the planner adds each ``CREATE FUNCTION`` as it reads it, so a
 function is known to the statements after its own), and the stores a compile may answer
-from (:class:`~sqlstream.ir.caches.CompileCaches`).
+from (:class:`~sqlstream.ir.caches.CompileCaches`), and whether the compile is still
+wanted (the language server stops a check a newer edit made stale: :class:`Cancelled`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sqlstream.ir import spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.user_functions import UserFunction
 
-__all__ = ["CompileContext"]
+__all__ = ["Cancelled", "CompileContext"]
+
+
+class Cancelled(Exception):
+    """A compile stopped because its :attr:`CompileContext.stop` said it is no longer
+    wanted (raised between two statements; not a finding)."""
 
 
 @dataclass(frozen=True)
@@ -32,11 +38,19 @@ class CompileContext:
             server's resumed planner cuts it back), so the field is fixed and its content
             grows.
         caches: the stores consulted (:meth:`CompileCaches.for_compile` by default).
+        stop: called between statements; when it returns true the planner raises
+            :class:`Cancelled` (``None``: the compile runs to the end).
     """
 
     spark_version: str = field(default_factory=spark_versions.default)
     functions: Mapping[str, UserFunction] = field(default_factory=dict)
     caches: CompileCaches = field(default_factory=CompileCaches.for_compile)
+    stop: Callable[[], bool] | None = None
+
+    def check_stop(self) -> None:
+        """Raise :class:`Cancelled` when :attr:`stop` says the compile is no longer wanted."""
+        if self.stop is not None and self.stop():
+            raise Cancelled("the compile is no longer wanted")
 
     def at_least(self, version: str) -> bool:
         """The judged Spark minor is ``version`` (``"4.2"``) or newer."""

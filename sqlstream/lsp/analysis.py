@@ -25,7 +25,7 @@ scratch.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sqlstream.diagnostics.errors import CompileError, SqlStreamError
@@ -144,6 +144,7 @@ def analyze(
     path: str | None = None,
     previous: Analysis | None = None,
     caches: CompileCaches | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Analysis:
     """Check and index ``text`` (see the module docstring); never raises for problems in
     the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does.
@@ -157,16 +158,23 @@ def analyze(
             change; ``None`` checks everything.
         caches: the stores to answer from and keep in (the server's, one per workspace);
             ``None``: those of ``previous``, else new ones
-            (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`).
+            (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`). A new
+            check of their stores begins (:meth:`~sqlstream.ir.caches.CompileCaches.next_check`).
+        stop: asked before each statement is planned; when it returns true the check
+            stops there (the language server's check of a version a newer edit replaced).
 
     Returns:
         The :class:`Analysis`; equal, finding for finding, to that without ``previous``.
+
+    Raises:
+        Cancelled: ``stop`` returned true (:class:`sqlstream.ir.context.Cancelled`).
     """
     if caches is None:
         caches = previous.caches if previous is not None else None
     if caches is None:
         caches = CompileCaches.for_language_server()
-    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches)
+    caches.next_check()
+    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches, stop)
 
 
 MAX_RETRIES = 3
@@ -180,6 +188,7 @@ def _analyze(
     path: str | None,
     previous: Analysis | None,
     caches: CompileCaches,
+    stop: Callable[[], bool] | None = None,
 ) -> Analysis:
     check_sqlglot_build()
     refused: list[SqlStreamError] = []
@@ -208,6 +217,7 @@ def _analyze(
         path,
         previous=previous.planner if previous is not None else None,
         caches=caches,
+        stop=stop,
     )
     plan, findings = planner.result()  # with errors, the queries planned: described all the same
     queries = _descriptions(plan, previous)

@@ -33,29 +33,25 @@ def call_offsets(tree: exp.Expr) -> list[tuple[str, int, int]]:
     return sorted(calls, key=lambda c: c[1])
 
 
-_CALL_CACHE: dict[str, tuple[tuple[str, int, int], ...]] = {}
-
-
 def expression_calls(
     sql: str, caches: CompileCaches | None = None
 ) -> tuple[tuple[str, int, int], ...]:
     """The function calls (:func:`call_offsets`) of a scalar expression's text; none when
-    it does not parse (through the compile stores ``caches``). Cached by text, as
-    :func:`sql_references`."""
-    cached = _CALL_CACHE.get(sql)
+    it does not parse (through the compile stores ``caches``). Kept by text in their
+    ``references`` store, as :func:`sql_references`."""
+    store = caches.references if caches is not None else None
+    cached = store.get(("calls", sql)) if store is not None else None
     if cached is None:
         try:
             cached = tuple(call_offsets(parse_expression(sql, caches)))
         except SqlStreamError:
             cached = ()
-        if len(_CALL_CACHE) > 20_000:
-            _CALL_CACHE.clear()
-        _CALL_CACHE[sql] = cached
+        if store is not None:
+            store.keep(("calls", sql), cached)
     return cached
 
 
 Found = tuple[tuple[str, int, int], ...]
-_SQL_CACHE: dict[str, tuple[Found, dict[str, str], Found]] = {}
 
 
 def sql_references(
@@ -64,10 +60,11 @@ def sql_references(
     """``(references, aliases, calls)`` of a query's text: ``(name, start, end)`` of each
     relation name (table references and ``relation.column`` qualifiers; offsets in
     ``sql``), alias → relation (both lower case), and the function calls
-    (:func:`call_offsets`; none when sqlglot cannot parse the text). Cached by text:
-    between two keystrokes most statements are unchanged. ``caches``: the compile stores the
-    parse goes through."""
-    cached = _SQL_CACHE.get(sql)
+    (:func:`call_offsets`; none when sqlglot cannot parse the text). Kept by text in the
+    ``references`` store of ``caches`` (between two keystrokes most statements are
+    unchanged), the compile stores the parse goes through."""
+    store = caches.references if caches is not None else None
+    cached = store.get(("query", sql)) if store is not None else None
     if cached is not None:
         return cached
     try:
@@ -93,9 +90,8 @@ def sql_references(
                 if meta.get("start") is not None:
                     refs.append((qualifier.name.lower(), meta["start"], meta["end"] + 1))
         result = (tuple(sorted(refs, key=lambda r: r[1])), aliases, tuple(call_offsets(tree)))
-    if len(_SQL_CACHE) > 20_000:
-        _SQL_CACHE.clear()
-    _SQL_CACHE[sql] = result
+    if store is not None:
+        store.keep(("query", sql), result)
     return result
 
 

@@ -12,6 +12,7 @@ names and checkpoint locations (docs/dialect.md#checkpoints). Every finding is p
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePath
 
@@ -70,6 +71,7 @@ class Planner:
             and plans only the statements after it (:meth:`_resume`). ``None``: plan all.
         caches: the stores the compile may answer from (the language server's, kept from
             check to check); ``None``: :meth:`~sqlstream.ir.caches.CompileCaches.for_compile`.
+        stop: asked before each statement; true raises ``Cancelled`` (a stale editor check).
 
     ``context`` is the :class:`~sqlstream.ir.context.CompileContext` every rule is given:
     :attr:`spark_version`, :attr:`functions` (this planner's dict, added to at each
@@ -87,6 +89,7 @@ class Planner:
         spark_version: str | None = None,
         previous: Planner | None = None,
         caches: CompileCaches | None = None,
+        stop: Callable[[], bool] | None = None,
     ):
         self.script = script
         self.spark_version = target_version(script, spark_version)
@@ -100,6 +103,7 @@ class Planner:
             self.spark_version,
             self.functions,
             caches if caches is not None else CompileCaches.for_compile(),
+            stop,
         )
         self.catalog = Catalog()
         self.declarations = SourceDeclaration(
@@ -152,20 +156,16 @@ class Planner:
         self.reused = resume(self, self._previous)
         self._previous = None  # no chain of earlier versions kept alive
         for statement in self.script.statements[self.reused :]:
+            self.context.check_stop()
             try:
                 getattr(self, "_" + type(statement).__name__)(statement)
-            except SqlStreamError as error:
+            except (SqlStreamError, RecursionError) as error:  # a RecursionError: a last
+                # resort (the nesting limits should prevent it)
+                if isinstance(error, RecursionError):
+                    hint = "split it into views (CREATE VIEW)"
+                    error = NestingError("this statement is too complex to compile", hint=hint)
+                    error.span = statement.span
                 self.findings.append(error.with_source(self.source))
-                self._poison(statement)
-            except RecursionError:  # a last resort: the nesting limits should prevent it
-                self.findings.append(
-                    NestingError(
-                        "this statement is too complex to compile",
-                        statement.span,
-                        self.source,
-                        hint="split it into views (CREATE VIEW)",
-                    )
-                )
                 self._poison(statement)
             self.marks.append(mark(self))
         for relation, resolved in self.dead_letters:
