@@ -51,9 +51,10 @@ DOCS_URL = "http://127.0.0.1:8000/codes/#{code}"
 """Where a finding code is documented (``{code}`` lower case, e.g. ``ss301``)."""
 
 DOCUMENTS_REQUEST = "sqlstream/documents"
-"""A request (no parameters) answered with the server's state per document: ``{"open":
-[uri, …], "analyses": {uri: version}, "stores": {uri: answers kept}, "checks": [uri of a
-check pending or running, …]}``. For tests and for seeing what the server holds."""
+"""A request (no parameters) answered with what the server holds per document:
+``{"documents": [{"uri", "open", "version" (of its last analysis, or null), "answers"
+(kept in its compile stores, or null), "check" (one pending or running)}, …]}``, a
+document the server holds nothing for left out. For tests and for seeing what it holds."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LOG = logging.getLogger(__name__)
@@ -259,11 +260,19 @@ class SqlStreamServer(LanguageServer):
 
     def state(self) -> dict[str, Any]:
         """What :data:`DOCUMENTS_REQUEST` answers."""
+        uris = set(self.workspace.text_documents) | set(self.analyses)
+        uris |= set(self.stores) | set(self.pending)
         return {
-            "open": sorted(self.workspace.text_documents),
-            "analyses": {uri: known[0] for uri, known in self.analyses.items()},
-            "stores": {uri: caches.entries() for uri, caches in self.stores.items()},
-            "checks": sorted(self.pending),
+            "documents": [
+                {
+                    "uri": uri,
+                    "open": uri in self.workspace.text_documents,
+                    "version": self.analyses[uri][0] if uri in self.analyses else None,
+                    "answers": self.stores[uri].entries() if uri in self.stores else None,
+                    "check": uri in self.pending,
+                }
+                for uri in sorted(uris)
+            ]
         }
 
 
