@@ -17,7 +17,9 @@ depends only on its key, so a compile answered from the stores equals one withou
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
+from typing import Any
 
 __all__ = [
     "BoundedCache",
@@ -34,7 +36,7 @@ COMPUTED_TYPES_LIMIT = 4096
 """How many computed-column types a store keeps."""
 
 
-class BoundedCache(OrderedDict):
+class BoundedCache:
     """A store of answers by exact key, holding at most ``limit`` of them, least recently
     used first.
 
@@ -45,38 +47,38 @@ class BoundedCache(OrderedDict):
     evicted for another of the same check (the new one is then not kept). The next check
     of an edited file finds the first ``limit`` answers of the last one.
 
+    Keys are hashed once per :meth:`get` and :meth:`keep` besides the move to the end (the
+    keys of trees are long tuples, which Python hashes anew each time).
+
     Args:
         limit: how many answers to keep (at least 1).
     """
 
     def __init__(self, limit: int):
-        super().__init__()
         self.limit = limit
         self.check = 0
         self.hits = 0  # answers given (for tests and benchmarks)
-        self._used: dict = {}  # key -> the check that last asked for it or kept it
+        self._entries: OrderedDict[Any, list] = OrderedDict()  # key -> [check, answer]
 
     def get(self, key, default=None):
         """The answer kept under ``key`` (now the most recently used), or ``default``."""
-        if key not in self:
+        entry = self._entries.get(key)
+        if entry is None:
             return default
-        self.move_to_end(key)
-        self._used[key] = self.check
+        self._entries.move_to_end(key)
+        entry[0] = self.check
         self.hits += 1
-        return self[key]
+        return entry[1]
 
     def keep(self, key, value) -> None:
-        """Keep ``value`` under ``key``, first evicting the least recently used answer when
-        the store is full; keep nothing when that answer was used in the current check."""
-        if key not in self and len(self) >= self.limit:
-            oldest = next(iter(self))
-            if self._used.get(oldest) == self.check:
+        """Keep ``value`` under ``key`` (a key :meth:`get` did not find), first evicting the
+        least recently used answer when the store is full; keep nothing when that answer
+        was used in the current check."""
+        if len(self._entries) >= self.limit:
+            if next(iter(self._entries.values()))[0] == self.check:
                 return
-            del self[oldest]
-            self._used.pop(oldest, None)
-        self[key] = value
-        self.move_to_end(key)
-        self._used[key] = self.check
+            self._entries.popitem(last=False)
+        self._entries[key] = [self.check, value]
 
     def next_check(self) -> None:
         """Start a new check: the answers of the earlier ones may be evicted."""
@@ -84,8 +86,23 @@ class BoundedCache(OrderedDict):
 
     def clear(self) -> None:
         """Drop every answer."""
-        super().clear()
-        self._used.clear()
+        self._entries.clear()
+
+    def values(self) -> list:
+        """The answers, least recently used first."""
+        return [entry[1] for entry in self._entries.values()]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator:
+        return iter(self._entries)
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries
+
+    def __repr__(self) -> str:
+        return f"BoundedCache({len(self)} of {self.limit})"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ after the statements the two versions share and plans only the rest
 (``Planner(previous=…)``); and every compile answers from the language server's stores
 (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`: sqlglot's trees of query
 texts parsed before, rewrites, schemas, printed SQL, computed-column types), which the
-server keeps for its workspace and passes to each analysis. The result is the same as from
+server keeps for each open document and passes to each analysis. The result is the same as from
 scratch.
 """
 
@@ -156,7 +156,7 @@ def analyze(
         previous: the analysis of an earlier version of the same document (any variables
             and path: what differs is not reused), to re-check only what the edit may
             change; ``None`` checks everything.
-        caches: the stores to answer from and keep in (the server's, one per workspace);
+        caches: the stores to answer from and keep in (the server's, one per document);
             ``None``: those of ``previous``, else new ones
             (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`). A new
             check of their stores begins (:meth:`~sqlstream.ir.caches.CompileCaches.next_check`).
