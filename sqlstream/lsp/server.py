@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import re
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +51,9 @@ CONFIGURATION_WAIT_SECONDS = 2.0
 
 DOCS_URL = "http://127.0.0.1:8000/codes/#{code}"
 """Where a finding code is documented (``{code}`` lower case, e.g. ``ss301``)."""
+
+COLLECTION_SHARE = 0.05
+"""At most this share of the time goes to full garbage collections after checks (below)."""
 
 DOCUMENTS_REQUEST = "sqlstream/documents"
 """A request (no parameters) answered with what the server holds per document:
@@ -117,6 +122,8 @@ class SqlStreamServer(LanguageServer):
         self.stores: dict[str, CompileCaches] = {}
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlstream-check")
         self.configured = asyncio.Event()
+        self.collected_at = 0.0  # time.monotonic() after the last full collection
+        self.collection_seconds = 0.0  # how long it took
 
     @property
     def encoding(self) -> str:
@@ -200,7 +207,28 @@ class SqlStreamServer(LanguageServer):
         self.text_document_publish_diagnostics(
             t.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
         )
+        if not self.pending.keys() - {uri}:  # idle: collect the replaced analysis's cycles
+            self.collect()
         return analysis
+
+    def collect(self, always: bool = False) -> None:
+        """Queue a full garbage collection in the worker thread (after the checks queued).
+
+        A replaced analysis is mostly reference cycles (sqlglot's trees link each node to
+        its parent), which only a full collection frees, and :func:`run_deep` postpones
+        those while a check runs: without this, memory grows by about the size of the
+        re-planned part of a document at every check. A collection is skipped unless
+        ``always`` (a document was closed) or the time since the last one is at least
+        ``1 / COLLECTION_SHARE`` times what the last one took."""
+        since = time.monotonic() - self.collected_at
+        if always or since * COLLECTION_SHARE >= self.collection_seconds:
+            self.worker.submit(self._collect)
+
+    def _collect(self) -> None:
+        start = time.monotonic()
+        gc.collect()
+        self.collected_at = time.monotonic()
+        self.collection_seconds = self.collected_at - start
 
     def _analyze(
         self, uri: str, text: str, variables: dict[str, str], stale: Callable[[], bool]
@@ -257,6 +285,7 @@ class SqlStreamServer(LanguageServer):
             task.cancel()
         self.analyses.pop(uri, None)
         self.stores.pop(uri, None)
+        self.collect(always=True)
 
     def state(self) -> dict[str, Any]:
         """What :data:`DOCUMENTS_REQUEST` answers."""
