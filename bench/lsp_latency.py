@@ -172,11 +172,12 @@ def _release() -> float:
     return _rss_mb()
 
 
-def memory(statements: int, edits: int) -> None:
+def memory(statements: int, edits: int, collect: bool = False) -> None:
     """Print, for a file of ``statements`` statements: the first check's time and RSS, then
     for each of ``edits`` edits at the top (the first view's ``a > 0`` toggled) the time of
-    the incremental check, the answers the stores gave and the RSS; then the RSS once the
-    analysis and stores are dropped. Works with any version of the server's stores (only
+    the incremental check, the answers the stores gave and the RSS (with ``collect``, also
+    after a full garbage collection, as the server makes after a check); then the RSS once
+    the analysis and stores are dropped. Works with any version of the server's stores (only
     :func:`analyze` and :meth:`CompileCaches.for_language_server` are used)."""
     text = statements_file(statements)
     base = _release()
@@ -205,6 +206,12 @@ def memory(statements: int, edits: int) -> None:
             f"{'?' if before is None else answered() - before}; "
             f"RSS {_rss_mb():.0f} MB"
         )
+        if collect:
+            start = time.perf_counter()
+            gc.collect()
+            print(
+                f"  a full collection (as the server makes): {time.perf_counter() - start:.1f} s, RSS {_rss_mb():.0f} MB"
+            )
     stores.clear()  # (the list only: the stores go with caches)
     del analysis, caches
     print(f"analysis and stores dropped: RSS {_release():.0f} MB")
@@ -221,6 +228,7 @@ def main() -> None:
     parser.add_argument("--statements", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--memory", type=int, metavar="N", help="a file of N statements")
+    parser.add_argument("--collect", action="store_true", help="with --memory: collect")
     parser.add_argument(
         "--where",
         nargs="+",
@@ -230,7 +238,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.memory:
-        memory(args.memory, min(args.repeat, 3) if args.repeat == 20 else args.repeat)
+        edits = min(args.repeat, 3) if args.repeat == 20 else args.repeat
+        memory(args.memory, edits, args.collect)
         return
     text = statements_file(args.statements)
     print(
