@@ -225,6 +225,8 @@ class SqlStreamServer(LanguageServer):
             self.worker.submit(self._collect)
 
     def _collect(self) -> None:
+        if getattr(self.protocol, "_shutdown", False):  # exiting: nothing to free for
+            return
         start = time.monotonic()
         gc.collect()
         self.collected_at = time.monotonic()
