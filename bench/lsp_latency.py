@@ -7,14 +7,22 @@ view, so every later statement comes after the edit), incrementally (given the p
 analysis, as the server calls it) and from scratch, in wall and CPU time
 (``time.process_time``: what the load of the machine does not inflate); and the
 end-to-end time from a ``didChange`` to its ``publishDiagnostics`` over stdio with the
-debounce set to zero. See ``bench/README.md``.
+debounce set to zero. ``--memory N``: instead, a long file of ``N`` statements checked
+from scratch and then edited at the top a few times, in one process, with the server's
+compile stores for it: the time of each check, the answers the stores gave, the process's
+resident memory after each, and after the document's analysis and stores are dropped (as
+the server does on ``didClose``). See ``bench/README.md``.
 
     python bench/lsp_latency.py [--statements 300] [--repeat 20] [--where end top]
+    python bench/lsp_latency.py --memory 5000 [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import gc
 import json
 import os
 import statistics
@@ -148,6 +156,67 @@ def over_stdio(text: str, repeat: int, where: str = "end") -> list[float]:
     return times
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _release() -> float:
+    """Collect, give freed memory back to the system (glibc), return the RSS in MB."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return _rss_mb()
+
+
+def memory(statements: int, edits: int, collect: bool = False) -> None:
+    """Print, for a file of ``statements`` statements: the first check's time and RSS, then
+    for each of ``edits`` edits at the top (the first view's ``a > 0`` toggled) the time of
+    the incremental check, the answers the stores gave and the RSS (with ``collect``, also
+    after a full garbage collection, as the server makes after a check); then the RSS once
+    the analysis and stores are dropped. Works with any version of the server's stores (only
+    :func:`analyze` and :meth:`CompileCaches.for_language_server` are used)."""
+    text = statements_file(statements)
+    base = _release()
+    caches = CompileCaches.for_language_server()
+    stores = [s for s in vars(caches).values() if s is not None]
+
+    def answered() -> int | None:  # None: stores that do not count (before issue 32)
+        counts = [getattr(s, "hits", None) for s in stores]
+        return None if None in counts else sum(c for c in counts if c is not None)
+
+    start, cpu = time.perf_counter(), time.process_time()
+    analysis = analyze(text, caches=caches)
+    print(
+        f"{statements} statements, first check: wall {time.perf_counter() - start:.1f} s, "
+        f"CPU {time.process_time() - cpu:.1f} s; RSS {_rss_mb():.0f} MB (before {base:.0f} MB); "
+        f"answers kept {sum(len(s) for s in stores)}"
+    )
+    for i in range(edits):
+        edited = text.replace("WHERE a > 0;", "WHERE a >= 0;" if i % 2 == 0 else "WHERE a > 0;", 1)
+        before = answered()
+        start, cpu = time.perf_counter(), time.process_time()
+        analysis = analyze(edited, previous=analysis, caches=caches)
+        print(
+            f"edit {i + 1} at the top: wall {time.perf_counter() - start:.1f} s, CPU "
+            f"{time.process_time() - cpu:.1f} s; answers from the stores "
+            f"{'?' if before is None else answered() - before}; "
+            f"RSS {_rss_mb():.0f} MB"
+        )
+        if collect:
+            start = time.perf_counter()
+            gc.collect()
+            print(
+                f"  a full collection (as the server makes): {time.perf_counter() - start:.1f} s, RSS {_rss_mb():.0f} MB"
+            )
+    stores.clear()  # (the list only: the stores go with caches)
+    del analysis, caches
+    print(f"analysis and stores dropped: RSS {_release():.0f} MB")
+
+
 def _summary(seconds: list[float]) -> str:
     ms = sorted(t * 1000 for t in seconds)
     p90 = ms[min(len(ms) - 1, round(0.9 * (len(ms) - 1)))]
@@ -158,6 +227,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--statements", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--memory", type=int, metavar="N", help="a file of N statements")
+    parser.add_argument("--collect", action="store_true", help="with --memory: collect")
     parser.add_argument(
         "--where",
         nargs="+",
@@ -166,6 +237,10 @@ def main() -> None:
         help="where the edit is: in the last view, in the first view",
     )
     args = parser.parse_args()
+    if args.memory:
+        edits = min(args.repeat, 3) if args.repeat == 20 else args.repeat
+        memory(args.memory, edits, args.collect)
+        return
     text = statements_file(args.statements)
     print(
         f"{args.statements} statements, {args.repeat} edits, load average "

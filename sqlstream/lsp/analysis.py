@@ -18,14 +18,14 @@ after the statements the two versions share and plans only the rest
 (``Planner(previous=…)``); and every compile answers from the language server's stores
 (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`: sqlglot's trees of query
 texts parsed before, rewrites, schemas, printed SQL, computed-column types), which the
-server keeps for its workspace and passes to each analysis. The result is the same as from
+server keeps for each open document and passes to each analysis. The result is the same as from
 scratch.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sqlstream.diagnostics.errors import CompileError, SqlStreamError
@@ -145,6 +145,7 @@ def analyze(
     previous: Analysis | None = None,
     caches: CompileCaches | None = None,
     trust: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> Analysis:
     """Check and index ``text`` (see the module docstring); never raises for problems in
     the text. Runs in a thread with a deep stack, as :func:`sqlstream.api.compile` does.
@@ -156,20 +157,28 @@ def analyze(
         previous: the analysis of an earlier version of the same document (any variables
             and path: what differs is not reused), to re-check only what the edit may
             change; ``None`` checks everything.
-        caches: the stores to answer from and keep in (the server's, one per workspace);
+        caches: the stores to answer from and keep in (the server's, one per document);
             ``None``: those of ``previous``, else new ones
             (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`).
         trust: the project's Python modules are imported (their code runs); ``False``:
             functions are read from their source (docs/editors.md#trust).
+            (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`). A new
+            check of their stores begins (:meth:`~sqlstream.ir.caches.CompileCaches.next_check`).
+        stop: asked before each statement is planned; when it returns true the check
+            stops there (the language server's check of a version a newer edit replaced).
 
     Returns:
         The :class:`Analysis`; equal, finding for finding, to that without ``previous``.
+
+    Raises:
+        Cancelled: ``stop`` returned true (:class:`sqlstream.ir.context.Cancelled`).
     """
     if caches is None:
         caches = previous.caches if previous is not None else None
     if caches is None:
         caches = CompileCaches.for_language_server()
-    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches, trust)
+    caches.next_check()
+    return run_deep(_analyze, text, dict(variables or {}), path, previous, caches, trust, stop)
 
 
 MAX_RETRIES = 3
@@ -184,6 +193,7 @@ def _analyze(
     previous: Analysis | None,
     caches: CompileCaches,
     trust: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> Analysis:
     check_sqlglot_build()
     refused: list[SqlStreamError] = []
@@ -213,6 +223,7 @@ def _analyze(
         previous=previous.planner if previous is not None else None,
         caches=caches,
         trust=trust,
+        stop=stop,
     )
     plan, findings = planner.result()  # with errors, the queries planned: described all the same
     queries = _descriptions(plan, previous)

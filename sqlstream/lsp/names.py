@@ -37,17 +37,17 @@ def expression_calls(
     sql: str, caches: CompileCaches | None = None
 ) -> tuple[tuple[str, int, int], ...]:
     """The function calls (:func:`call_offsets`) of a scalar expression's text; none when
-    it does not parse (through the compile stores ``caches``). Kept by text in
-    ``caches.expression_calls`` when that store is on, as :func:`sql_references`."""
-    store = caches.expression_calls if caches is not None else None
-    cached = store.get(sql) if store is not None else None
+    it does not parse (through the compile stores ``caches``). Kept by text in their
+    ``references`` store, as :func:`sql_references`."""
+    store = caches.references if caches is not None else None
+    cached = store.get(("calls", sql)) if store is not None else None
     if cached is None:
         try:
             cached = tuple(call_offsets(parse_expression(sql, caches)))
         except SqlStreamError:
             cached = ()
         if store is not None:
-            store.keep(sql, cached)
+            store.keep(("calls", sql), cached)
     return cached
 
 
@@ -60,11 +60,11 @@ def sql_references(
     """``(references, aliases, calls)`` of a query's text: ``(name, start, end)`` of each
     relation name (table references and ``relation.column`` qualifiers; offsets in
     ``sql``), alias → relation (both lower case), and the function calls
-    (:func:`call_offsets`; none when sqlglot cannot parse the text). ``caches``: the compile
-    stores the parse goes through; the result is kept by text in ``caches.references``
-    when that store is on (between two keystrokes most statements are unchanged)."""
+    (:func:`call_offsets`; none when sqlglot cannot parse the text). Kept by text in the
+    ``references`` store of ``caches`` (between two keystrokes most statements are
+    unchanged), the compile stores the parse goes through."""
     store = caches.references if caches is not None else None
-    cached = store.get(sql) if store is not None else None
+    cached = store.get(("query", sql)) if store is not None else None
     if cached is not None:
         return cached
     try:
@@ -91,7 +91,7 @@ def sql_references(
                     refs.append((qualifier.name.lower(), meta["start"], meta["end"] + 1))
         result = (tuple(sorted(refs, key=lambda r: r[1])), aliases, tuple(call_offsets(tree)))
     if store is not None:
-        store.keep(sql, result)
+        store.keep(("query", sql), result)
     return result
 
 

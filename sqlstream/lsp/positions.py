@@ -3,7 +3,9 @@
 LSP counts characters in UTF-16 code units by default (``PositionEncodingKind``); a
 client may offer UTF-8 or UTF-32 instead. :class:`Lines` converts both ways in time
 proportional to the length of one line (a bisection over line starts), so a file with
-hundreds of findings is converted in well under a millisecond per finding.
+hundreds of findings is converted in well under a millisecond per finding. A lone
+surrogate (a JSON string may hold one) counts as one UTF-16 unit, as a JavaScript client
+counts it, and as three UTF-8 bytes (U+FFFD, what it is decoded as).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ class Lines:
         if self.encoding == "utf-32" or chars.isascii():
             return len(chars)
         if self.encoding == "utf-8":
-            return len(chars.encode("utf-8"))
-        return len(chars.encode("utf-16-le")) // 2
+            return len(chars.encode("utf-8", "surrogatepass"))
+        return len(chars.encode("utf-16-le", "surrogatepass")) // 2
 
     def position(self, offset: int) -> tuple[int, int]:
         """``(line, character)``, both 0-based, of character ``offset`` (clamped to the text)."""

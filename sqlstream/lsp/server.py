@@ -2,12 +2,21 @@
 
 Documents are checked on the unsaved text: on open at once, on every change after
 :data:`DEBOUNCE_SECONDS` without a further change (a newer change cancels the pending
-check). Diagnostics carry the finding's exact range, severity, code and a
+check). Checks run one at a time in a worker thread, off the event loop, so requests are
+answered meanwhile from each document's last finished analysis; a check whose document
+has a newer version (or was closed) stops before its next statement and its result is
+dropped. Each open document has its own compile stores (bounded, least recently used
+answers evicted: :class:`~sqlstream.ir.caches.BoundedCache`); closing it drops them and
+its analysis. Text is analysed with each lone surrogate (valid JSON, e.g. from a
+JavaScript client, but no character) replaced by U+FFFD, one UTF-16 unit as well, so
+positions are unchanged. Diagnostics carry the finding's exact range, severity, code and a
 ``codeDescription`` link to the code's page of the documentation (:data:`DOCS_URL`, or
 the ``sqlstream.docsUrl`` setting). ``${…}`` values come from a ``--var`` file of
 ``NAME=VALUE`` lines and the ``sqlstream.variables`` setting (initialization options or
 ``workspace/configuration``; the setting wins). Features: hover, completion (triggered
-by ``.``), go to definition, find references, document symbols, rename.
+by ``.``), go to definition, find references, document symbols, rename; and the request
+``sqlstream/documents`` (:data:`DOCUMENTS_REQUEST`) describing the server's per-document
+state.
 
 No code of the project runs unless the user trusts it (docs/editors.md#trust): ``lsp
 --trust``, ``SQLSTREAM_TRUST=1``, or the client's ``initializationOptions`` ``{"trust":
@@ -20,14 +29,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import logging
+import re
 import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from sqlstream.ir.caches import CompileCaches
+from sqlstream.ir.context import Cancelled
 from sqlstream.lsp import completion, features
 from sqlstream.lsp.analysis import Analysis, analyze
 from sqlstream.lsp.positions import Lines
@@ -40,6 +58,18 @@ CONFIGURATION_WAIT_SECONDS = 2.0
 
 DOCS_URL = "http://127.0.0.1:8000/codes/#{code}"
 """Where a finding code is documented (``{code}`` lower case, e.g. ``ss301``)."""
+
+COLLECTION_SHARE = 0.05
+"""At most this share of the time goes to full garbage collections after checks (below)."""
+
+DOCUMENTS_REQUEST = "sqlstream/documents"
+"""A request (no parameters) answered with what the server holds per document:
+``{"documents": [{"uri", "open", "version" (of its last analysis, or null), "answers"
+(kept in its compile stores, or null), "check" (one pending or running)}, …]}``, a
+document the server holds nothing for left out. For tests and for seeing what it holds."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LOG = logging.getLogger(__name__)
 
 _KINDS = {
     "relation": t.CompletionItemKind.Class,
@@ -74,10 +104,18 @@ def read_var_file(path: str | None) -> dict[str, str]:
     return found
 
 
+def scrubbed(text: str) -> str:
+    """``text`` with each lone surrogate (``"\\ud800"`` in JSON: a code unit, not a
+    character) replaced by U+FFFD: the same number of characters and of UTF-16 units, so
+    every offset and LSP position is unchanged."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 class SqlStreamServer(LanguageServer):
-    """The server: the documents' last analyses, the variables, pending checks, and the
-    workspace's compile stores (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`:
-    one for every document, bounded; each check answers from them)."""
+    """The server: the documents' last analyses, the variables, pending checks, the
+    worker thread that runs them (one check at a time) and the compile stores of each
+    open document (:meth:`~sqlstream.ir.caches.CompileCaches.for_language_server`:
+    bounded; each check of the document answers from them)."""
 
     def __init__(self, variables: dict[str, str], trust: bool = False) -> None:
         super().__init__(
@@ -88,9 +126,12 @@ class SqlStreamServer(LanguageServer):
         self.docs_url = DOCS_URL
         self.analyses: dict[str, tuple[int | None, Analysis, Lines]] = {}
         self.pending: dict[str, asyncio.Task] = {}
-        self.caches = CompileCaches.for_language_server()
+        self.stores: dict[str, CompileCaches] = {}
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlstream-check")
         self.configured = asyncio.Event()
         self.trust = trust
+        self.collected_at = 0.0  # time.monotonic() after the last full collection
+        self.collection_seconds = 0.0  # how long it took
 
     @property
     def encoding(self) -> str:
@@ -108,34 +149,117 @@ class SqlStreamServer(LanguageServer):
             settings = settings["sqlstream"]
         variables = settings.get("variables")
         if isinstance(variables, dict):
-            self.setting_variables = {str(k): str(v) for k, v in variables.items()}
+            self.setting_variables = {
+                scrubbed(str(k)): scrubbed(str(v)) for k, v in variables.items()
+            }
         if isinstance(settings.get("docsUrl"), str):
             self.docs_url = settings["docsUrl"]
 
-    def check(self, uri: str) -> Analysis:
-        """Analyse the document's current text and publish its diagnostics."""
-        document = self.workspace.get_text_document(uri)
-        path = _path_of(uri)
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document ``uri``, or ``None`` (closed, or never opened)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def schedule(self, uri: str, delay: float = 0.0, settings_wait: float = 0.0) -> None:
+        """Check ``uri`` after ``delay`` seconds (and after the workspace's settings came,
+        waiting at most ``settings_wait`` seconds), replacing a check pending for it."""
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self.pending[uri] = asyncio.ensure_future(self._check_later(uri, delay, settings_wait))
+
+    async def _check_later(self, uri: str, delay: float, settings_wait: float) -> None:
+        task = asyncio.current_task()
+        try:
+            if settings_wait:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.configured.wait(), settings_wait)
+            if delay:
+                await asyncio.sleep(delay)
+            await self.check(uri)
+        finally:
+            if self.pending.get(uri) is task:
+                del self.pending[uri]
+
+    async def check(self, uri: str) -> Analysis | None:
+        """Analyse the document's current text in the worker thread and publish its
+        diagnostics; ``None`` when a newer version came (or the document was closed)
+        before the check ended: its result is dropped, nothing is published."""
+        document = self.document(uri)
+        if document is None:
+            return None
+        version = document.version
+        source = document.source
+
+        def stale() -> bool:  # a newer version, closed, or the server shutting down
+            return (
+                self.document(uri) is not document
+                or document.version != version
+                or bool(getattr(self.protocol, "_shutdown", False))
+            )
+
         variables = {**self.file_variables, **self.setting_variables}
+        loop = asyncio.get_running_loop()
+        try:
+            done = await loop.run_in_executor(
+                self.worker, self._analyze, uri, scrubbed(source), variables, stale
+            )
+        except Cancelled:
+            return None
+        except Exception:  # noqa: BLE001 - an internal error: logged, the server goes on
+            _LOG.exception("checking %s failed", uri)
+            return None
+        if done is None or stale():
+            return None
+        analysis, lines, diagnostics = done
+        self.analyses[uri] = (version, analysis, lines)
+        self.text_document_publish_diagnostics(
+            t.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+        )
+        if not self.pending.keys() - {uri}:  # idle: collect the replaced analysis's cycles
+            self.collect()
+        return analysis
+
+    def collect(self, always: bool = False) -> None:
+        """Queue a full garbage collection in the worker thread (after the checks queued).
+
+        A replaced analysis is mostly reference cycles (sqlglot's trees link each node to
+        its parent), which only a full collection frees, and :func:`run_deep` postpones
+        those while a check runs: without this, memory grows by about the size of the
+        re-planned part of a document at every check. A collection is skipped unless
+        ``always`` (a document was closed) or the time since the last one is at least
+        ``1 / COLLECTION_SHARE`` times what the last one took."""
+        since = time.monotonic() - self.collected_at
+        if always or since * COLLECTION_SHARE >= self.collection_seconds:
+            self.worker.submit(self._collect)
+
+    def _collect(self) -> None:
+        if getattr(self.protocol, "_shutdown", False):  # exiting: nothing to free for
+            return
+        start = time.monotonic()
+        gc.collect()
+        self.collected_at = time.monotonic()
+        self.collection_seconds = self.collected_at - start
+
+    def _analyze(
+        self, uri: str, text: str, variables: dict[str, str], stale: Callable[[], bool]
+    ) -> tuple[Analysis, Lines, list[t.Diagnostic]] | None:
+        """In the worker thread: the analysis of ``text`` (given the document's last one,
+        answering from its stores), its lines and its diagnostics; ``None`` when stale."""
+        caches = self.stores.get(uri)
+        if caches is None or stale():
+            return None
         known = self.analyses.get(uri)
         analysis = analyze(
-            document.source,
+            text,
             variables,
-            path,
+            _path_of(uri),
             previous=known[1] if known is not None else None,
-            caches=self.caches,
+            caches=caches,
             trust=self.trust,
+            stop=stale,
         )
-        lines = Lines(document.source, self.encoding)
-        self.analyses[uri] = (document.version, analysis, lines)
-        self.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(
-                uri=uri,
-                version=document.version,
-                diagnostics=[self.diagnostic(f, lines) for f in analysis.findings],
-            )
-        )
-        return analysis
+        lines = Lines(text, self.encoding)
+        return analysis, lines, [self.diagnostic(f, lines) for f in analysis.findings]
 
     def diagnostic(self, finding, lines: Lines) -> t.Diagnostic:
         """One finding as an LSP diagnostic (a finding without a position: the first line)."""
@@ -157,17 +281,39 @@ class SqlStreamServer(LanguageServer):
             ),
         )
 
-    def current(self, uri: str) -> tuple[Analysis, Lines]:
-        """The analysis of the document's current text (checked now when it is stale)."""
-        document = self.workspace.get_text_document(uri)
+    def current(self, uri: str) -> tuple[Analysis, Lines] | None:
+        """The document's last finished analysis and its lines (of the text it analysed:
+        a request is answered from it while a newer version is being checked), or
+        ``None`` before the first check of the document ends."""
         known = self.analyses.get(uri)
-        if known is None or known[0] != document.version or known[1].text != document.source:
-            task = self.pending.pop(uri, None)
-            if task is not None:
-                task.cancel()
-            self.check(uri)
-            known = self.analyses[uri]
-        return known[1], known[2]
+        return None if known is None else (known[1], known[2])
+
+    def close(self, uri: str) -> None:
+        """Forget ``uri``: its pending check, analysis and stores (a running check of it
+        stops before its next statement: the document is gone)."""
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.analyses.pop(uri, None)
+        self.stores.pop(uri, None)
+        self.collect(always=True)
+
+    def state(self) -> dict[str, Any]:
+        """What :data:`DOCUMENTS_REQUEST` answers."""
+        uris = set(self.workspace.text_documents) | set(self.analyses)
+        uris |= set(self.stores) | set(self.pending)
+        return {
+            "documents": [
+                {
+                    "uri": uri,
+                    "open": uri in self.workspace.text_documents,
+                    "version": self.analyses[uri][0] if uri in self.analyses else None,
+                    "answers": self.stores[uri].entries() if uri in self.stores else None,
+                    "check": uri in self.pending,
+                }
+                for uri in sorted(uris)
+            ]
+        }
 
 
 def _path_of(uri: str) -> str | None:
@@ -199,7 +345,7 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
             ls.apply_settings(config[0])
         ls.configured.set()
         for uri in list(ls.analyses):
-            ls.check(uri)
+            ls.schedule(uri)
 
     @server.feature(t.INITIALIZE)
     def initialize(ls: SqlStreamServer, params: t.InitializeParams) -> None:
@@ -210,42 +356,38 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
     @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def changed_configuration(ls: SqlStreamServer, params) -> None:
         ls.apply_settings(params.settings)
-        for uri in list(ls.analyses):
-            ls.check(uri)
+        for uri in list(ls.stores):
+            ls.schedule(uri)
 
     @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: SqlStreamServer, params: t.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: SqlStreamServer, params: t.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.analyses.pop(uri, None)
+        ls.stores[uri] = CompileCaches.for_language_server()
         # the first check with the workspace's variables, when the client sends them
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(ls.configured.wait(), CONFIGURATION_WAIT_SECONDS)
-        ls.check(params.text_document.uri)
+        ls.schedule(uri, settings_wait=CONFIGURATION_WAIT_SECONDS)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: SqlStreamServer, params: t.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        previous = ls.pending.pop(uri, None)
-        if previous is not None:
-            previous.cancel()
-
-        async def later() -> None:
-            await asyncio.sleep(DEBOUNCE_SECONDS)
-            ls.pending.pop(uri, None)
-            ls.check(uri)
-
-        ls.pending[uri] = asyncio.ensure_future(later())
+    def did_change(ls: SqlStreamServer, params: t.DidChangeTextDocumentParams) -> None:
+        # a check of the older version running now stops before its next statement
+        ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SqlStreamServer, params: t.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        ls.analyses.pop(uri, None)
-        task = ls.pending.pop(uri, None)
-        if task is not None:
-            task.cancel()
+        ls.close(uri)
         ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(DOCUMENTS_REQUEST)
+    def documents(ls: SqlStreamServer, params: Any) -> dict[str, Any]:
+        return ls.state()
 
     @server.feature(t.TEXT_DOCUMENT_HOVER)
     def hover(ls: SqlStreamServer, params: t.HoverParams) -> t.Hover | None:
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return None
+        analysis, lines = known
         found = features.hover(
             analysis, lines.offset(params.position.line, params.position.character)
         )
@@ -261,7 +403,10 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
         t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=[".", "(", "'"])
     )
     def complete(ls: SqlStreamServer, params: t.CompletionParams) -> t.CompletionList:
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return t.CompletionList(is_incomplete=False, items=[])
+        analysis, lines = known
         offset = lines.offset(params.position.line, params.position.character)
         items = []
         for item in completion.complete(analysis, offset):
@@ -279,7 +424,10 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
 
     @server.feature(t.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: SqlStreamServer, params: t.DefinitionParams) -> t.Location | None:
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return None
+        analysis, lines = known
         found = features.definition(
             analysis, lines.offset(params.position.line, params.position.character)
         )
@@ -291,7 +439,10 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
 
     @server.feature(t.TEXT_DOCUMENT_REFERENCES)
     def references(ls: SqlStreamServer, params: t.ReferenceParams) -> list[t.Location]:
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return []
+        analysis, lines = known
         offset = lines.offset(params.position.line, params.position.character)
         return [
             t.Location(uri=params.text_document.uri, range=_range(lines, s, e))
@@ -300,7 +451,10 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
 
     @server.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbols(ls: SqlStreamServer, params) -> list[t.DocumentSymbol]:
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return []
+        analysis, lines = known
         found = []
         for entry in features.symbols(analysis):
             name_range = _range(lines, entry["name_start"], entry["name_end"])
@@ -328,7 +482,10 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
 
     @server.feature(t.TEXT_DOCUMENT_PREPARE_RENAME)
     def prepare_rename(ls: SqlStreamServer, params: t.PrepareRenameParams):
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return None
+        analysis, lines = known
         reference = analysis.reference_at(
             lines.offset(params.position.line, params.position.character)
         )
@@ -338,7 +495,10 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
 
     @server.feature(t.TEXT_DOCUMENT_RENAME)
     def rename(ls: SqlStreamServer, params: t.RenameParams) -> t.WorkspaceEdit:
-        analysis, lines = ls.current(params.text_document.uri)
+        known = ls.current(params.text_document.uri)
+        if known is None:  # not checked yet
+            return t.WorkspaceEdit()
+        analysis, lines = known
         edits = features.rename(
             analysis, lines.offset(params.position.line, params.position.character), params.new_name
         )

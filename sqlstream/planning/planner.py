@@ -12,6 +12,7 @@ names and checkpoint locations (docs/dialect.md#checkpoints). Every finding is p
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePath
 
@@ -71,6 +72,7 @@ class Planner:
         caches: the stores the compile may answer from (the language server's, kept from
             check to check); ``None``: :meth:`~sqlstream.ir.caches.CompileCaches.for_compile`.
         trust: user modules are imported (:attr:`~sqlstream.ir.context.CompileContext.trust`).
+        stop: asked before each statement; true raises ``Cancelled`` (a stale editor check).
 
     ``context`` is the :class:`~sqlstream.ir.context.CompileContext` every rule is given:
     :attr:`spark_version`, :attr:`functions` (this planner's dict, added to at each
@@ -89,6 +91,7 @@ class Planner:
         previous: Planner | None = None,
         caches: CompileCaches | None = None,
         trust: bool = False,
+        stop: Callable[[], bool] | None = None,
     ):
         self.script = script
         self.spark_version = target_version(script, spark_version)
@@ -99,7 +102,7 @@ class Planner:
         self.enforce = enforce
         self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
         caches = caches if caches is not None else CompileCaches.for_compile()
-        self.context = CompileContext(self.spark_version, self.functions, caches, trust)
+        self.context = CompileContext(self.spark_version, self.functions, caches, trust, stop)
         self.catalog = Catalog()
         self.declarations = SourceDeclaration(
             self._record, self._resolve_path, self.source.unseal, self.context
@@ -151,20 +154,16 @@ class Planner:
         self.reused = resume(self, self._previous)
         self._previous = None  # no chain of earlier versions kept alive
         for statement in self.script.statements[self.reused :]:
+            self.context.check_stop()
             try:
                 getattr(self, "_" + type(statement).__name__)(statement)
-            except SqlStreamError as error:
+            except (SqlStreamError, RecursionError) as error:  # a RecursionError: a last
+                # resort (the nesting limits should prevent it)
+                if isinstance(error, RecursionError):
+                    hint = "split it into views (CREATE VIEW)"
+                    error = NestingError("this statement is too complex to compile", hint=hint)
+                    error.span = statement.span
                 self.findings.append(error.with_source(self.source))
-                self._poison(statement)
-            except RecursionError:  # a last resort: the nesting limits should prevent it
-                self.findings.append(
-                    NestingError(
-                        "this statement is too complex to compile",
-                        statement.span,
-                        self.source,
-                        hint="split it into views (CREATE VIEW)",
-                    )
-                )
                 self._poison(statement)
             self.marks.append(mark(self))
         for relation, resolved in self.dead_letters:

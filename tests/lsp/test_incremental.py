@@ -6,11 +6,13 @@ No JVM."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir.caches import CompileCaches
+from sqlstream.ir.context import Cancelled
 from sqlstream.lsp.analysis import Analysis, analyze
 
 VARIABLES = {"dir": "/data"}
@@ -266,4 +268,21 @@ def test_a_function_declared_before_the_edit_is_known_after_it():
     again = analyze(edited, VARIABLES, previous=first)
     assert again.planner.reused > 0
     assert not [f for f in again.findings if f.severity == "error"]
+    assert _key(again) == _key(analyze(edited, VARIABLES))
+
+
+def test_a_stopped_check_ends_before_the_next_statement_and_leaves_the_last_analysis_usable():
+    caches = CompileCaches.for_language_server()
+    first = analyze(BASE, VARIABLES, caches=caches)
+    edited = BASE.replace("WHERE a > 1", "WHERE a > 2")  # the view v: statement 5 of 20
+    asked: list[int] = []
+
+    def stop() -> bool:  # a newer version arrives while the third statement is planned
+        asked.append(1)
+        return len(asked) > 3
+
+    with pytest.raises(Cancelled):
+        analyze(edited, VARIABLES, previous=first, caches=caches, stop=stop)
+    assert len(asked) == 4  # asked before each statement: three planned, the fourth not
+    again = analyze(edited, VARIABLES, previous=first, caches=caches)
     assert _key(again) == _key(analyze(edited, VARIABLES))

@@ -69,8 +69,12 @@ def test_a_refused_text_is_refused_again_and_not_kept(caches):
     assert not caches.parses
 
 
-def test_the_store_is_emptied_when_full():
+def test_a_full_store_evicts_the_least_recently_used_answer_of_an_earlier_check():
     caches = CompileCaches(parses=BoundedCache(2))
-    for sql in ("a + 1", "b + 1", "c + 1"):
+    for sql in ("a + 1", "b + 1", "c + 1"):  # one check: its first two answers are kept
         parse_expression(sql, caches)
-    assert list(caches.parses) == [("expression", "c + 1")]
+    assert list(caches.parses) == [("expression", "a + 1"), ("expression", "b + 1")]
+    caches.next_check()
+    parse_expression("a + 1", caches)  # answered, now the most recently used
+    parse_expression("c + 1", caches)  # evicts b, used only by the earlier check
+    assert list(caches.parses) == [("expression", "a + 1"), ("expression", "c + 1")]
