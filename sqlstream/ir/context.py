@@ -3,12 +3,14 @@ explicitly from the planner to every function that needs it (no process-wide sta
 
 One :class:`CompileContext` per planned file: the Spark minor it is judged for, the user
 functions defined so far (the planner adds each ``CREATE FUNCTION`` as it reads it, so a
-function is known to the statements after its own), and the stores a compile may answer
-from (:class:`~sqlstream.ir.caches.CompileCaches`).
+function is known to the statements after its own), the stores a compile may answer
+from (:class:`~sqlstream.ir.caches.CompileCaches`), and the project the compile-time
+reads of files stay in unless the project is trusted (:func:`project_of`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -16,7 +18,10 @@ from sqlstream.ir import spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.user_functions import UserFunction
 
-__all__ = ["CompileContext"]
+__all__ = ["PROJECT_MARKERS", "CompileContext", "project_of"]
+
+PROJECT_MARKERS = (".git", ".hg", "pyproject.toml")
+"""Entries that mark a project's root folder (:func:`project_of`)."""
 
 
 @dataclass(frozen=True)
@@ -32,12 +37,39 @@ class CompileContext:
             server's resumed planner cuts it back), so the field is fixed and its content
             grows.
         caches: the stores consulted (:meth:`CompileCaches.for_compile` by default).
+        trusted: the user trusts the project: compile-time reads may leave it.
+        project: the absolute folder compile-time reads of files (a CSV header) stay in
+            (:func:`project_of` the pipeline file); ``None``: a text compiled without a
+            file, no boundary.
     """
 
     spark_version: str = field(default_factory=spark_versions.default)
     functions: Mapping[str, UserFunction] = field(default_factory=dict)
     caches: CompileCaches = field(default_factory=CompileCaches.for_compile)
+    trusted: bool = False
+    project: str | None = None
 
     def at_least(self, version: str) -> bool:
         """The judged Spark minor is ``version`` (``"4.2"``) or newer."""
         return spark_versions.at_least(self.spark_version, version)
+
+
+def project_of(path: str | os.PathLike) -> str:
+    """The project of the file ``path``: the nearest folder above it (its own included)
+    holding one of :data:`PROJECT_MARKERS` (a repository's root), else the file's folder.
+
+    Args:
+        path: a file (a `.ssql` pipeline, a test file); relative to the working directory.
+
+    Returns:
+        The project's folder, absolute, symbolic links resolved.
+    """
+    folder = os.path.dirname(os.path.realpath(path))
+    candidate = folder
+    while True:
+        if any(os.path.lexists(os.path.join(candidate, m)) for m in PROJECT_MARKERS):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return folder
+        candidate = parent

@@ -29,7 +29,7 @@ from sqlstream.frontend import ast
 from sqlstream.frontend.limits import NestingError
 from sqlstream.ir import plan
 from sqlstream.ir.caches import CompileCaches
-from sqlstream.ir.context import CompileContext
+from sqlstream.ir.context import CompileContext, project_of
 from sqlstream.ir.user_functions import UserFunction
 from sqlstream.planning import malformed
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
@@ -100,6 +100,7 @@ class Planner:
             self.spark_version,
             self.functions,
             caches if caches is not None else CompileCaches.for_compile(),
+            project=project_of(path) if path else None,
         )
         self.catalog = Catalog()
         self.declarations = SourceDeclaration(
