@@ -18,7 +18,7 @@ from sqlstream.ir import spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.user_functions import UserFunction
 
-__all__ = ["PROJECT_MARKERS", "CompileContext", "project_of"]
+__all__ = ["PROJECT_MARKERS", "CompileContext", "inside", "project_of"]
 
 PROJECT_MARKERS = (".git", ".hg", "pyproject.toml")
 """Entries that mark a project's root folder (:func:`project_of`)."""
@@ -57,6 +57,7 @@ class CompileContext:
 def project_of(path: str | os.PathLike) -> str:
     """The project of the file ``path``: the nearest folder above it (its own included)
     holding one of :data:`PROJECT_MARKERS` (a repository's root), else the file's folder.
+    The folder is the one the path names (a symbolic link's own, not its target's).
 
     Args:
         path: a file (a `.ssql` pipeline, a test file); relative to the working directory.
@@ -64,7 +65,7 @@ def project_of(path: str | os.PathLike) -> str:
     Returns:
         The project's folder, absolute, symbolic links resolved.
     """
-    folder = os.path.dirname(os.path.realpath(path))
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
     candidate = folder
     while True:
         if any(os.path.lexists(os.path.join(candidate, m)) for m in PROJECT_MARKERS):
@@ -73,3 +74,21 @@ def project_of(path: str | os.PathLike) -> str:
         if parent == candidate:
             return folder
         candidate = parent
+
+
+def inside(path: str | os.PathLike, project: str | os.PathLike) -> bool:
+    """``path``, symbolic links resolved, is ``project`` or below it, through no hidden
+    (``.``-prefixed) folder or file of it (``.git``, ``.ssh``: not a pipeline's data).
+
+    Args:
+        path: a file or folder (relative to the working directory, or absolute).
+        project: the project's folder (:func:`project_of`).
+    """
+    real, root = os.path.realpath(path), os.path.realpath(project)
+    try:
+        if os.path.commonpath([real, root]) != root:
+            return False
+    except ValueError:  # another drive
+        return False
+    relative = os.path.relpath(real, root)
+    return relative == "." or not any(p.startswith(".") for p in relative.split(os.sep))

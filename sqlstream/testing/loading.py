@@ -14,11 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source, Span
-from sqlstream.testing import values
+from sqlstream.frontend.limits import read_file, run_deep
+from sqlstream.ir.context import inside, project_of
+from sqlstream.testing import safe_yaml, values
 from sqlstream.testing.pipeline import PipelineUnderTest, compile_pipeline, time_zone
 from sqlstream.testing.spec import Case, Cell, Check, Row, Rows, Step, TestFile
 
@@ -60,10 +63,22 @@ class _Reader:
         return self.source.span(offset, offset + max(1, _width(text)))
 
     def key(self, node, key) -> Span:
-        return self.at(*node.lc.key(key))
+        return self.at(*self._place(node, key, 0))
 
     def value(self, node, key) -> Span:
-        return self.at(*node.lc.value(key))
+        return self.at(*self._place(node, key, 2))
+
+    def _place(self, node, key, index: int) -> tuple[int, int]:
+        """``(line, column)`` of ``key`` (``index`` 0) or its value (2) in ``node``; a key a
+        merge (``<<: *base``) brought is placed in the mapping it came from."""
+        found = (node.lc.data or {}).get(key)
+        if found is not None:
+            return found[index], found[index + 1]
+        for entry in getattr(node, "merge", ()):
+            merged = entry[1] if isinstance(entry, tuple) else entry  # (ruamel's versions)
+            if key in merged:
+                return self._place(merged, key, index)
+        return node.lc.line or 0, node.lc.col or 0
 
     def item(self, node, index: int) -> Span:
         return self.at(*node.lc.item(index))
@@ -91,38 +106,83 @@ def _width(text: str) -> int:
     return len(text.rstrip()) or 1
 
 
-def read_document(path: Path):
-    """``(source, document)`` of the test file ``path``.
+def read_document(path: Path, project: str | None = None):
+    """``(source, document)`` of the test file ``path``, read within the limits of
+    :mod:`sqlstream.testing.safe_yaml`.
+
+    Args:
+        path: the test file.
+        project: the folder a symbolic link ``path`` must stay in (``None``: the project of
+            ``path``, :func:`~sqlstream.ir.context.project_of`).
 
     Raises:
-        SqlStreamError: ``SS002`` it cannot be read; ``SS101`` it is not YAML (at the
-            place the YAML parser stopped).
+        SqlStreamError: ``SS002`` it cannot be read (not a regular file, a link out of its
+            project, larger than :data:`~sqlstream.testing.safe_yaml.MAX_TEST_FILE_BYTES`,
+            not UTF-8); ``SS101`` it is not YAML or holds what a test file may not (a tag,
+            a huge integer, a date that is none), at the place the YAML parser stopped;
+            ``SS104`` it is past a limit (nesting, values with aliases expanded).
     """
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
-    except UnicodeDecodeError:
-        raise SqlStreamError(f"{path} is not UTF-8 text", code="SS002") from None
+    if not inside(path, project or project_of(path)):
+        raise SqlStreamError(
+            f"cannot read {path}: a symbolic link out of its project (or into a hidden folder)",
+            code="SS002",
+        )
+    text = read_file(path, safe_yaml.MAX_TEST_FILE_BYTES)
     source = Source(text, str(path))
+    read = _Reader(source)
     try:
-        document = yaml().load(text)
+        safe_yaml.check_text(text)
+        document = run_deep(_parse, text)
+        run_deep(safe_yaml.check_values, document)
+    except safe_yaml.LimitProblem as problem:
+        raise read.error(
+            str(problem),
+            read.at(problem.line, problem.column),
+            code="SS104",
+            hint="see the limits of test files in docs/pipeline-tests.md",
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        span = _Reader(source).at(mark.line, mark.column) if mark else None
+        span = read.at(mark.line, mark.column) if mark else None
         raise SqlStreamError(
             f"not valid YAML: {exc.problem or exc.context}", span, source, code="SS101"
+        ) from None
+    except ReaderError as exc:
+        position = exc.position if isinstance(exc.position, int) else 0
+        char = (
+            exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or " ")
+        )
+        raise SqlStreamError(
+            f"not valid YAML: {exc.reason} (character 0x{char:02x})",
+            source.span(min(position, len(text)), min(position + 1, len(text))),
+            source,
+            code="SS101",
+        ) from None
+    except (YAMLError, RecursionError) as exc:
+        raise SqlStreamError(
+            f"not valid YAML: {exc}", read.at(0, 0), source, code="SS101"
         ) from None
     return source, document
 
 
-def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile, dict]:
+def _parse(text: str):
+    reader = yaml()
+    reader.Constructor = safe_yaml.Constructor
+    return reader.load(text)
+
+
+def load(
+    path: Path, variables: dict[str, str] | None = None, trusted: bool = False
+) -> tuple[TestFile, dict]:
     """Load and check the test file ``path``.
 
     Args:
         path: a ``*.test.yaml`` file.
         variables: ``${…}`` values given on the command line (``--var``); a file's or a
             test's own ``variables`` win.
+        trusted: the project is trusted: its ``pipeline`` may be outside it (untrusted,
+            a pipeline outside the test file's project,
+            :func:`~sqlstream.ir.context.project_of`, is refused without being read).
 
     Returns:
         ``(test_file, pipelines)``: the :class:`TestFile` and, per test name, the
@@ -132,7 +192,8 @@ def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile,
         SqlStreamError: the first problem in the test file (at its line and column) or in
             the pipeline.
     """
-    source, document = read_document(path)
+    project = project_of(path)
+    source, document = read_document(path, project)
     read = _Reader(source)
     top = read.at(0, 0)
     if not isinstance(document, dict):
@@ -145,6 +206,13 @@ def load(path: Path, variables: dict[str, str] | None = None) -> tuple[TestFile,
     if not isinstance(document["pipeline"], str):
         raise read.error("'pipeline' is the path of a .ssql file", pipeline_span)
     pipeline = (path.parent / document["pipeline"]).resolve()
+    if not trusted and not inside(pipeline, project):
+        raise read.error(
+            f"the pipeline '{document['pipeline']}' is outside the test file's project "
+            f"({project}): it is not read unless the project is trusted",
+            pipeline_span,
+            code="SS002",
+        )
     if not pipeline.is_file():
         raise read.error(f"no pipeline file {pipeline}", pipeline_span, code="SS002")
     file_variables = {**(variables or {}), **_strings(read, document, "variables")}
@@ -207,9 +275,15 @@ def _case(read: _Reader, node: dict, span: Span, variables: dict, settings: dict
             read.value(node, "steps") if "steps" in node else span,
         )
     tolerance = node.get("tolerance", 1e-9)
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0:
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float))
+        or not 0 <= tolerance < float("inf")  # not NaN (no comparison holds), not infinite
+    ):
         raise read.error(
-            "'tolerance' is a relative tolerance, a number ≥ 0", read.value(node, "tolerance")
+            "'tolerance' is a relative tolerance, a finite number ≥ 0 (.nan or .inf would "
+            "make every comparison pass)",
+            read.value(node, "tolerance"),
         )
     ordered = node.get("ordered", False)
     if not isinstance(ordered, bool):
@@ -285,6 +359,7 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
             raise read.error(
                 "'rows' is a list of rows, each a list of values", read.value(node, "rows")
             )
+        _count(read, table, read.value(node, "rows"))
         rows = []
         for index, row in enumerate(table):
             row_span = read.item(table, index)
@@ -302,6 +377,7 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
         return Rows(rows, span, key_span)
     if not isinstance(node, list):
         raise read.error("rows are a list of mappings, or {columns: […], rows: [[…], …]}", span)
+    _count(read, node, span)
     rows = []
     for index, row in enumerate(node):
         row_span = read.item(node, index)
@@ -311,6 +387,17 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
             Row({str(c): Cell(row[c], read.value(row, c), read.key(row, c)) for c in row}, row_span)
         )
     return Rows(rows, span, key_span)
+
+
+def _count(read: _Reader, rows: list, span: Span) -> None:
+    if len(rows) > safe_yaml.MAX_ROWS:
+        raise read.error(
+            f"{len(rows):,} rows: at most {safe_yaml.MAX_ROWS:,} for one stream, table or sink "
+            "in a step",
+            span,
+            code="SS104",
+            hint="split the rows over several steps (each step is one micro-batch)",
+        )
 
 
 def _named(read: _Reader, names: dict, name: str, span: Span, what: str):

@@ -44,6 +44,7 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
+from sqlstream.ir.context import inside
 
 # Compressions Python reads without an extra library (Spark picks the codec by extension).
 _OPENERS: dict[str, Callable[..., IO[str]]] = {".gz": gzip.open, ".bz2": bz2.open}
@@ -78,19 +79,6 @@ class _Budget:
             raise _Exceeded(f"listing them takes longer than {MAX_SECONDS:g} s")
 
 
-def inside(path: str, project: str) -> bool:
-    """``path`` (symbolic links resolved) is ``project`` or below it, through no hidden
-    (``.``-prefixed) folder or file of it (``.git``, ``.ssh``: not data)."""
-    real, root = os.path.realpath(path), os.path.realpath(project)
-    try:
-        if os.path.commonpath([real, root]) != root:
-            return False
-    except ValueError:  # another drive
-        return False
-    relative = os.path.relpath(real, root)
-    return relative == "." or not any(p.startswith(".") for p in relative.split(os.sep))
-
-
 @dataclass(frozen=True)
 class Header:
     """The first record of a CSV file.
@@ -121,7 +109,7 @@ def first_record(
         options: Spark options by lower-case name (``sep``/``delimiter``, ``quote``,
             ``escape``, ``encoding``/``charset``, ``pathglobfilter``,
             ``recursivefilelookup``, ``comment``).
-        project: the folder the pipeline's reads stay in (:func:`inside`); ``None``: no
+        project: the folder the pipeline's reads stay in (:func:`~sqlstream.ir.context.inside`); ``None``: no
             boundary (a text compiled without a file).
         trusted: read outside ``project`` too; the header of such a file is read but not
             quotable (:attr:`Header.quotable` false: messages name no field of it).
