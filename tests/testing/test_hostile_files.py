@@ -103,6 +103,11 @@ CASES = {
     "local tag": (HEAD + STEP.replace("{value: 1}", "{value: !foo 1}"), "SS101", 5),
     "binary tag": (HEAD + "variables: {a: !!binary aGVsbG8=}\n" + STEP, "SS101", 2),
     "5,000-digit integer": (HEAD + STEP.replace("value: 1", "value: " + "9" * 5000), "SS101", 5),
+    "5,000-digit string for an INT": (
+        HEAD + STEP.replace("value: 1", 'value: "' + "9" * 5000 + '"'),
+        "SS203",
+        5,
+    ),
     "5,000-digit state_rows": (
         HEAD + STEP + "        state_rows: {appended: " + "9" * 5000 + "}\n",
         "SS101",
