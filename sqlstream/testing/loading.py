@@ -11,6 +11,7 @@ be read. A problem in the pipeline is reported at its place in the `.ssql` file.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -59,7 +60,7 @@ class _Reader:
         if line >= len(starts):
             return self.source.span(len(self.source.text))
         offset = starts[line] + column
-        text = self.lines[line][column:] if line < len(self.lines) else ""
+        text = self.lines[line][column : column + 4096] if line < len(self.lines) else ""
         return self.source.span(offset, offset + max(1, _width(text)))
 
     def key(self, node, key) -> Span:
@@ -122,7 +123,8 @@ def read_document(path: Path, project: str | None = None):
             a huge integer, a date that is none), at the place the YAML parser stopped;
             ``SS104`` it is past a limit (nesting, values with aliases expanded).
     """
-    if not inside(path, project or project_of(path)):
+    linked = os.path.realpath(path) != os.path.abspath(path)
+    if linked and not inside(path, project or project_of(path)):
         raise SqlStreamError(
             f"cannot read {path}: a symbolic link out of its project (or into a hidden folder)",
             code="SS002",

@@ -24,7 +24,7 @@ from typing import Any
 
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 
-MAX_TEST_FILE_BYTES = 2 * 1024 * 1024
+MAX_TEST_FILE_BYTES = 1024 * 1024
 """The largest test file read (bytes)."""
 MAX_NESTING = 64
 """Levels of brackets in the text, and of collections in the values (aliases expanded)."""
