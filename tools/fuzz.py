@@ -3,13 +3,16 @@
 Runs the fuzz properties of :mod:`tests.support.fuzzing` — grammar-built programs, text
 mutations and byte mutations of the corpus, every expression kind nested (up to
 ``--max-depth`` levels) in every place, statement-level parentheses, NUL bytes after valid
-prefixes, and the command line on paths that cannot be read or written — with a random
+prefixes, the command line on paths that cannot be read or written, and ``*.test.yaml``
+files (:mod:`tests.support.fuzz_test_files`: hostile YAML built to a test file's shape,
+and mutations of the project's test files) — with a random
 seed (or ``--seed``) and ``--examples`` examples each; every compile must finish within
 ``tests.support.fuzzing.SECONDS`` (5 s). Prints the failing input and exits 1 at the first
 failure.
 
     python tools/fuzz.py --examples 5000            # about 10 minutes on one core
     python tools/fuzz.py --examples 500 --seed 7    # reproducible
+    python tools/fuzz.py --only "test files"        # the test-file campaign alone
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
+from tests.support.fuzz_test_files import (  # noqa: E402
+    assert_test_file_robust,
+    hostile_test_files,
+    mutated_test_files,
+)
 from tests.support.fuzzing import (  # noqa: E402
     assert_cli_robust,
     assert_file_robust,
@@ -47,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=2000, help="examples per property")
     parser.add_argument("--seed", type=int, default=None, help="a fixed seed (default: random)")
     parser.add_argument("--max-depth", type=int, default=200, help="deepest nesting generated")
+    parser.add_argument("--only", default=None, help="only the properties whose name holds it")
     args = parser.parse_args(argv)
     config = settings(
         max_examples=args.examples,
@@ -67,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     def cli_property(arguments: list[str]) -> None:
         assert_cli_robust(arguments)
 
+    def test_file_property(text: str) -> None:
+        with tempfile.TemporaryDirectory() as project:
+            assert_test_file_robust(text, Path(project))
+
     properties = [
         ("grammar-built programs", given(programs())(text_property)),
         ("mutated corpus text", given(mutants())(text_property)),
@@ -75,7 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         ("statement-level parentheses", given(statement_parens())(text_property)),
         ("NUL bytes after valid prefixes", given(nul_after_prefix())(text_property)),
         ("command-line paths", given(cli_invocations(paths))(cli_property)),
+        ("hostile test files", given(hostile_test_files())(test_file_property)),
+        ("mutated test files", given(mutated_test_files())(test_file_property)),
     ]
+    if args.only:
+        properties = [(n, t) for n, t in properties if args.only in n]
     try:
         for name, test in properties:
             test = config(test)

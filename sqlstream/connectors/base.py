@@ -238,6 +238,8 @@ class Connector:
         columns: list[ast.ColumnDef],
         path: str | None,
         report: Report,
+        project: str | None = None,
+        trusted: bool = False,
     ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
         """How a source with declared ``columns`` (no fixed schema) reads them.
 
@@ -247,6 +249,9 @@ class Connector:
             path: the ``load()`` path (:meth:`source_target`, resolved), or ``None``.
             report: receives findings that do not stop the plan (``files``' CSV header
                 checks, ``SS242`` / ``SS243``).
+            project: the folder compile-time reads stay in (``None``: no boundary), see
+                :attr:`sqlstream.ir.context.CompileContext.project`.
+            trusted: compile-time reads may leave ``project``.
 
         Returns:
             ``(schema, read_as, options)``: the ``(name, type)`` pairs of the

@@ -271,13 +271,16 @@ class Files(Connector):
         columns: list[ast.ColumnDef],
         path: str | None,
         report: Report,
+        project: str | None = None,
+        trusted: bool = False,
     ):
         """CSV: the declared columns bound to the files' header by name
-        (:func:`sqlstream.connectors.formats.csv_header.declared_columns`, ``SS242`` / ``SS243``); other
-        formats read the declared columns as declared."""
+        (:func:`sqlstream.connectors.formats.csv_header.declared_columns`, ``SS242`` / ``SS243``),
+        the header read only inside ``project`` unless ``trusted``; other formats read the
+        declared columns as declared."""
         if resolved.required("format").lower() == "csv":
-            return declared_columns(columns, path, resolved.spark, report)
-        return super().bind_columns(resolved, columns, path, report)
+            return declared_columns(columns, path, resolved.spark, report, project, trusted)
+        return super().bind_columns(resolved, columns, path, report, project, trusted)
 
     def schema_arg(self, relation: p.SourceRelation):
         """The declared DDL string; with ``infer_schema``, the schema of a batch read of the

@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
+from sqlstream.ir.context import PROJECT_MARKERS
+
 __all__ = [
     "MAX_SOURCE_BYTES",
     "Definition",
@@ -45,9 +47,6 @@ __all__ = [
 
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
 """A module's source read without running it at most (the limit of a `.ssql` file)."""
-
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-"""Files or folders whose presence makes a folder a project's root folder."""
 
 _STAMP = "__sqlstream_stamp__"
 

@@ -86,6 +86,20 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      Anti-pattern: generated SQL that wraps a query in a subquery per step. Fix: split the
      query into views (``CREATE VIEW``).""",
     ),
+    (
+        "SS104",
+        "error",
+        "a test file past a limit of `sqlstream test` (nesting, values with aliases expanded, "
+        "rows in a step)",
+        """
+     A ``*.test.yaml`` file is read within documented limits (docs/pipeline-tests.md#limits):
+     brackets and values nested at most 64 levels, a line indented at most 256 characters,
+     at most 1,000,000 values with aliases expanded (an alias "bomb", a few lines that
+     expand to billions of values, is refused without being expanded), at most 10,000 rows
+     for one stream, table or sink in a step. The caret points at the collection or line
+     past the limit. Fix: split a long input over several steps or tests; write the values
+     out instead of nesting aliases.""",
+    ),
     # ---- names, options, meaning, types -----------------------------------------------------
     (
         "SS201",

@@ -184,9 +184,10 @@ def read_small_file(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> byt
     return data
 
 
-def read_file(path: str | os.PathLike) -> str:
+def read_file(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> str:
     """The text of a `.ssql` file: UTF-8, a leading byte-order mark dropped. The one reader
-    of pipeline files (:func:`sqlstream.read_file`, ``sqlstream test``'s pipelines).
+    of pipeline files (:func:`sqlstream.read_file`, ``sqlstream test``'s pipelines) and of
+    test files (with their own ``limit``, in bytes).
 
     Raises:
         SqlStreamError: ``SS002``: the file cannot be read (the operating system's reason;
@@ -195,7 +196,7 @@ def read_file(path: str | os.PathLike) -> str:
             is not, whose offset the message gives).
     """
     try:
-        data = read_small_file(path)
+        data = read_small_file(path, limit)
     except OSError as exc:
         raise SqlStreamError(f"cannot read {path}: {exc.strerror or exc}", code="SS002") from None
     except ValueError as exc:  # a NUL character in the path

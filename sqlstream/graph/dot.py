@@ -8,7 +8,6 @@ everything. Mermaid: a ``flowchart LR`` for Markdown pages that render Mermaid.
 from __future__ import annotations
 
 import html
-import re
 
 from sqlstream.graph.model import Graph, Node
 
@@ -97,8 +96,28 @@ _MERMAID_CLASS = {
 }
 
 
+def _mermaid_escape(text: str) -> str:
+    """``text`` in Mermaid's id characters, injectively: ASCII letters and digits stay,
+    ``_`` becomes ``__`` and any other character ``_<hex code point>_``."""
+    out = []
+    for char in text:
+        if char.isascii() and char.isalnum():
+            out.append(char)
+        elif char == "_":
+            out.append("__")
+        else:
+            out.append(f"_{ord(char):x}_")
+    return "".join(out)
+
+
 def _mermaid_id(node_id: str) -> str:
-    return re.sub(r"\W", "_", node_id)
+    """The Mermaid id of a node id ``kind:name``: ``kind_`` and the escaped name. Distinct
+    node ids give distinct Mermaid ids (``a-b`` and ``a_b`` are ``stream_a_2d_b`` and
+    ``stream_a__b``); the kind prefix keeps Mermaid's keywords (``end``) out of the ids."""
+    kind, colon, name = node_id.partition(":")
+    if colon and kind.isascii() and kind.isalpha():
+        return f"{kind}_{_mermaid_escape(name)}"
+    return f"id_{_mermaid_escape(node_id)}"
 
 
 def _mermaid_text(text: str) -> str:

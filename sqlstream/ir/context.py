@@ -7,7 +7,8 @@ function is known to the statements after its own), the stores a compile may ans
 from (:class:`~sqlstream.ir.caches.CompileCaches`), whether the user trusts the
 project's code (:attr:`CompileContext.trust`, docs/operations.md#trust), and whether the
 compile is still wanted (the language server stops a check a newer edit made stale:
-:class:`Cancelled`).
+:class:`Cancelled`), and the project the compile-time reads of files stay in unless the
+user trusts it (:func:`project_of`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,20 @@ from sqlstream.ir import spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.user_functions import UserFunction
 
-__all__ = ["TRUST_VARIABLE", "Cancelled", "CompileContext", "trusted"]
+__all__ = [
+    "PROJECT_MARKERS",
+    "TRUST_VARIABLE",
+    "Cancelled",
+    "CompileContext",
+    "inside",
+    "project_of",
+    "trusted",
+]
+
+PROJECT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg")
+"""Entries that mark a project's root folder: where compile-time reads stay
+(:func:`project_of`) and where user modules are looked for up to
+(:func:`sqlstream.connectors.user_code.project_roots`)."""
 
 TRUST_VARIABLE = "SQLSTREAM_TRUST"
 """The environment variable that trusts the project for every command and the language
@@ -57,9 +71,13 @@ class CompileContext:
             (their top-level code runs) to check its functions. ``False`` (the default of
             the static commands and the language server): no user code runs, functions are
             typed from their declarations or their source read with :mod:`ast`
-            (:mod:`sqlstream.connectors.user_code`).
+            (:mod:`sqlstream.connectors.user_code`); compile-time reads of files stay in
+            :attr:`project`.
         stop: called between statements; when it returns true the planner raises
             :class:`Cancelled` (``None``: the compile runs to the end).
+        project: the absolute folder compile-time reads of files (a CSV header) stay in
+            (:func:`project_of` the pipeline file) unless trusted; ``None``: a text compiled
+            without a file, no boundary.
     """
 
     spark_version: str = field(default_factory=spark_versions.default)
@@ -67,6 +85,7 @@ class CompileContext:
     caches: CompileCaches = field(default_factory=CompileCaches.for_compile)
     trust: bool = False
     stop: Callable[[], bool] | None = None
+    project: str | None = None
 
     def check_stop(self) -> None:
         """Raise :class:`Cancelled` when :attr:`stop` says the compile is no longer wanted."""
@@ -76,3 +95,43 @@ class CompileContext:
     def at_least(self, version: str) -> bool:
         """The judged Spark minor is ``version`` (``"4.2"``) or newer."""
         return spark_versions.at_least(self.spark_version, version)
+
+
+def project_of(path: str | os.PathLike) -> str:
+    """The project of the file ``path``: the nearest folder above it (its own included)
+    holding one of :data:`PROJECT_MARKERS` (a repository's root), else the file's folder.
+    The folder is the one the path names (a symbolic link's own, not its target's).
+
+    Args:
+        path: a file (a `.ssql` pipeline, a test file); relative to the working directory.
+
+    Returns:
+        The project's folder, absolute, symbolic links resolved.
+    """
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    candidate = folder
+    while True:
+        if any(os.path.lexists(os.path.join(candidate, m)) for m in PROJECT_MARKERS):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return folder
+        candidate = parent
+
+
+def inside(path: str | os.PathLike, project: str | os.PathLike) -> bool:
+    """``path``, symbolic links resolved, is ``project`` or below it, through no hidden
+    (``.``-prefixed) folder or file of it (``.git``, ``.ssh``: not a pipeline's data).
+
+    Args:
+        path: a file or folder (relative to the working directory, or absolute).
+        project: the project's folder (:func:`project_of`).
+    """
+    real, root = os.path.realpath(path), os.path.realpath(project)
+    try:
+        if os.path.commonpath([real, root]) != root:
+            return False
+    except ValueError:  # another drive
+        return False
+    relative = os.path.relpath(real, root)
+    return relative == "." or not any(p.startswith(".") for p in relative.split(os.sep))

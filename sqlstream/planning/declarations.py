@@ -197,6 +197,8 @@ class SourceDeclaration:
                 physical,
                 path and self._unseal(path),
                 lambda error: self._record(error, None),
+                self._context.project,
+                self._context.trust,
             )
             schema = tuple(read)
         projection: tuple[str, ...] = ()

@@ -30,7 +30,7 @@ from sqlstream.frontend import ast
 from sqlstream.frontend.limits import NestingError
 from sqlstream.ir import plan
 from sqlstream.ir.caches import CompileCaches
-from sqlstream.ir.context import CompileContext
+from sqlstream.ir.context import CompileContext, project_of
 from sqlstream.ir.user_functions import UserFunction
 from sqlstream.planning import malformed
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
@@ -102,7 +102,8 @@ class Planner:
         self.enforce = enforce
         self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
         caches = caches if caches is not None else CompileCaches.for_compile()
-        self.context = CompileContext(self.spark_version, self.functions, caches, trust, stop)
+        root = project_of(path) if path else None
+        self.context = CompileContext(self.spark_version, self.functions, caches, trust, stop, root)
         self.catalog = Catalog()
         self.declarations = SourceDeclaration(
             self._record, self._resolve_path, self.source.unseal, self.context

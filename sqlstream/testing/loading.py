@@ -11,14 +11,18 @@ be read. A problem in the pipeline is reported at its place in the `.ssql` file.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source, Span
-from sqlstream.testing import values
+from sqlstream.frontend.limits import read_file, run_deep
+from sqlstream.ir.context import inside, project_of
+from sqlstream.testing import safe_yaml, values
 from sqlstream.testing.pipeline import PipelineUnderTest, compile_pipeline, time_zone
 from sqlstream.testing.spec import Case, Cell, Check, Row, Rows, Step, TestFile
 
@@ -56,14 +60,26 @@ class _Reader:
         if line >= len(starts):
             return self.source.span(len(self.source.text))
         offset = starts[line] + column
-        text = self.lines[line][column:] if line < len(self.lines) else ""
+        text = self.lines[line][column : column + 4096] if line < len(self.lines) else ""
         return self.source.span(offset, offset + max(1, _width(text)))
 
     def key(self, node, key) -> Span:
-        return self.at(*node.lc.key(key))
+        return self.at(*self._place(node, key, 0))
 
     def value(self, node, key) -> Span:
-        return self.at(*node.lc.value(key))
+        return self.at(*self._place(node, key, 2))
+
+    def _place(self, node, key, index: int) -> tuple[int, int]:
+        """``(line, column)`` of ``key`` (``index`` 0) or its value (2) in ``node``; a key a
+        merge (``<<: *base``) brought is placed in the mapping it came from."""
+        found = (node.lc.data or {}).get(key)
+        if found is not None:
+            return found[index], found[index + 1]
+        for entry in getattr(node, "merge", ()):
+            merged = entry[1] if isinstance(entry, tuple) else entry  # (ruamel's versions)
+            if key in merged:
+                return self._place(merged, key, index)
+        return node.lc.line or 0, node.lc.col or 0
 
     def item(self, node, index: int) -> Span:
         return self.at(*node.lc.item(index))
@@ -91,29 +107,70 @@ def _width(text: str) -> int:
     return len(text.rstrip()) or 1
 
 
-def read_document(path: Path):
-    """``(source, document)`` of the test file ``path``.
+def read_document(path: Path, project: str | None = None):
+    """``(source, document)`` of the test file ``path``, read within the limits of
+    :mod:`sqlstream.testing.safe_yaml`.
+
+    Args:
+        path: the test file.
+        project: the folder a symbolic link ``path`` must stay in (``None``: the project of
+            ``path``, :func:`~sqlstream.ir.context.project_of`).
 
     Raises:
-        SqlStreamError: ``SS002`` it cannot be read; ``SS101`` it is not YAML (at the
-            place the YAML parser stopped).
+        SqlStreamError: ``SS002`` it cannot be read (not a regular file, a link out of its
+            project, larger than :data:`~sqlstream.testing.safe_yaml.MAX_TEST_FILE_BYTES`,
+            not UTF-8); ``SS101`` it is not YAML or holds what a test file may not (a tag,
+            a huge integer, a date that is none), at the place the YAML parser stopped;
+            ``SS104`` it is past a limit (nesting, values with aliases expanded).
     """
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise SqlStreamError(f"cannot read {path}: {exc.strerror}", code="SS002") from None
-    except UnicodeDecodeError:
-        raise SqlStreamError(f"{path} is not UTF-8 text", code="SS002") from None
+    linked = os.path.realpath(path) != os.path.abspath(path)
+    if linked and not inside(path, project or project_of(path)):
+        raise SqlStreamError(
+            f"cannot read {path}: a symbolic link out of its project (or into a hidden folder)",
+            code="SS002",
+        )
+    text = read_file(path, safe_yaml.MAX_TEST_FILE_BYTES)
     source = Source(text, str(path))
+    read = _Reader(source)
     try:
-        document = yaml().load(text)
+        safe_yaml.check_text(text)
+        document = run_deep(_parse, text)
+        run_deep(safe_yaml.check_values, document)
+    except safe_yaml.LimitProblem as problem:
+        raise read.error(
+            str(problem),
+            read.at(problem.line, problem.column),
+            code="SS104",
+            hint="see the limits of test files in docs/pipeline-tests.md",
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        span = _Reader(source).at(mark.line, mark.column) if mark else None
+        span = read.at(mark.line, mark.column) if mark else None
         raise SqlStreamError(
             f"not valid YAML: {exc.problem or exc.context}", span, source, code="SS101"
         ) from None
+    except ReaderError as exc:
+        position = exc.position if isinstance(exc.position, int) else 0
+        char = (
+            exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or " ")
+        )
+        raise SqlStreamError(
+            f"not valid YAML: {exc.reason} (character 0x{char:02x})",
+            source.span(min(position, len(text)), min(position + 1, len(text))),
+            source,
+            code="SS101",
+        ) from None
+    except (YAMLError, RecursionError) as exc:
+        raise SqlStreamError(
+            f"not valid YAML: {exc}", read.at(0, 0), source, code="SS101"
+        ) from None
     return source, document
+
+
+def _parse(text: str):
+    reader = yaml()
+    reader.Constructor = safe_yaml.Constructor
+    return reader.load(text)
 
 
 def load(
@@ -126,7 +183,9 @@ def load(
         variables: ``${…}`` values given on the command line (``--var``); a file's or a
             test's own ``variables`` win.
         trust: the pipeline's Python modules are imported while it is compiled (``test
-            --trust``); ``False``: no user code runs before the tests run on Spark.
+            --trust``); ``False``: no user code runs before the tests run on Spark. Trusted, its ``pipeline``
+            may also be outside the test file's project (untrusted, such a pipeline,
+            :func:`~sqlstream.ir.context.project_of`, is refused without being read).
 
     Returns:
         ``(test_file, pipelines)``: the :class:`TestFile` and, per test name, the
@@ -136,7 +195,8 @@ def load(
         SqlStreamError: the first problem in the test file (at its line and column) or in
             the pipeline.
     """
-    source, document = read_document(path)
+    project = project_of(path)
+    source, document = read_document(path, project)
     read = _Reader(source)
     top = read.at(0, 0)
     if not isinstance(document, dict):
@@ -149,6 +209,13 @@ def load(
     if not isinstance(document["pipeline"], str):
         raise read.error("'pipeline' is the path of a .ssql file", pipeline_span)
     pipeline = (path.parent / document["pipeline"]).resolve()
+    if not trust and not inside(pipeline, project):
+        raise read.error(
+            f"the pipeline '{document['pipeline']}' is outside the test file's project "
+            f"({project}): it is not read unless the project is trusted",
+            pipeline_span,
+            code="SS002",
+        )
     if not pipeline.is_file():
         raise read.error(f"no pipeline file {pipeline}", pipeline_span, code="SS002")
     file_variables = {**(variables or {}), **_strings(read, document, "variables")}
@@ -211,9 +278,15 @@ def _case(read: _Reader, node: dict, span: Span, variables: dict, settings: dict
             read.value(node, "steps") if "steps" in node else span,
         )
     tolerance = node.get("tolerance", 1e-9)
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0:
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float))
+        or not 0 <= tolerance < float("inf")  # not NaN (no comparison holds), not infinite
+    ):
         raise read.error(
-            "'tolerance' is a relative tolerance, a number ≥ 0", read.value(node, "tolerance")
+            "'tolerance' is a relative tolerance, a finite number ≥ 0 (.nan or .inf would "
+            "make every comparison pass)",
+            read.value(node, "tolerance"),
         )
     ordered = node.get("ordered", False)
     if not isinstance(ordered, bool):
@@ -289,6 +362,7 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
             raise read.error(
                 "'rows' is a list of rows, each a list of values", read.value(node, "rows")
             )
+        _count(read, table, read.value(node, "rows"))
         rows = []
         for index, row in enumerate(table):
             row_span = read.item(table, index)
@@ -306,6 +380,7 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
         return Rows(rows, span, key_span)
     if not isinstance(node, list):
         raise read.error("rows are a list of mappings, or {columns: […], rows: [[…], …]}", span)
+    _count(read, node, span)
     rows = []
     for index, row in enumerate(node):
         row_span = read.item(node, index)
@@ -315,6 +390,17 @@ def _rows(read: _Reader, parent: dict, key) -> Rows:
             Row({str(c): Cell(row[c], read.value(row, c), read.key(row, c)) for c in row}, row_span)
         )
     return Rows(rows, span, key_span)
+
+
+def _count(read: _Reader, rows: list, span: Span) -> None:
+    if len(rows) > safe_yaml.MAX_ROWS:
+        raise read.error(
+            f"{len(rows):,} rows: at most {safe_yaml.MAX_ROWS:,} for one stream, table or sink "
+            "in a step",
+            span,
+            code="SS104",
+            hint="split the rows over several steps (each step is one micro-batch)",
+        )
 
 
 def _named(read: _Reader, names: dict, name: str, span: Span, what: str):

@@ -164,8 +164,8 @@ def to_python(value, kind: Type, zone: str):
     name = kind[0]
     if name in INTEGERS:
         if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-                value = int(value)
+            if isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,40}", value.strip()):
+                value = int(value)  # (40 digits: past any integer type, short of int()'s limit)
             else:
                 raise ValueProblem(f"{value!r} is not a whole number ({type_name(kind)})")
         bits = INTEGERS[name]

@@ -164,3 +164,22 @@ def test_pictures_in_docs_are_current():
         name = TOOL.picture_name(path)
         for suffix in (".svg", ".png"):
             assert (ROOT / "docs" / "pipelines" / f"{name}{suffix}").exists()
+
+
+def test_mermaid_ids_are_distinct():
+    """Streams `a-b` and `a_b` (and names only punctuation tells apart) are distinct nodes;
+    every edge joins the ids of its own two nodes."""
+    names = ["`a-b`", "a_b", "`a b`", "`a.b`", "`a__b`", "`a_2d_b`", "`end`", "`é`"]
+    text = "".join(
+        f"CREATE STREAM {name} (value BIGINT) WITH (connector = 'rate');\n"
+        f"CREATE SINK k{i} WITH (connector = 'console');\n"
+        f"INSERT INTO k{i} SELECT value FROM {name};\n"
+        for i, name in enumerate(names)
+    )
+    graph = build(sqlstream.compile(text).plan)
+    mermaid = to_mermaid(graph)
+    declared = re.findall(r"^  (\w+)[(\[]", mermaid, re.M)
+    assert len(declared) == len(graph.nodes) == len(set(declared))
+    edges = re.findall(r"^  (\w+) [-=.]\S* (\w+)$", mermaid, re.M)
+    assert len(edges) == len(graph.edges) and {e for pair in edges for e in pair} <= set(declared)
+    assert "stream_a_2d_b" in declared and "stream_a__b" in declared

@@ -30,7 +30,10 @@ import csv
 import fnmatch
 import glob
 import gzip
+import itertools
 import os
+import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
@@ -41,14 +44,39 @@ from sqlstream.diagnostics.errors import (
     UnknownNameError,
     did_you_mean,
 )
+from sqlstream.ir.context import inside
 
 # Compressions Python reads without an extra library (Spark picks the codec by extension).
 _OPENERS: dict[str, Callable[..., IO[str]]] = {".gz": gzip.open, ".bz2": bz2.open}
 _UNREADABLE = (".zst", ".lz4", ".snappy", ".deflate", ".xz", ".zip")
-_MAX_FILES = 100_000
+MAX_ENTRIES = 100_000
+"""Folder entries (files and folders) the compile-time read of a header may visit, in the
+expansion of a glob and the walk of folders together."""
+MAX_SECONDS = 2.0
+"""Wall-clock seconds the listing of a header's files may take."""
 _MAX_LINE = (
     1024 * 1024
 )  # characters: a longer first line (a file with no line break) is not read whole
+_MAX_LINES = 1000  # comment lines skipped before the header
+
+
+class _Exceeded(Exception):
+    """The listing went past :data:`MAX_ENTRIES` entries or :data:`MAX_SECONDS`."""
+
+
+class _Budget:
+    """What one listing may still visit: entries and time."""
+
+    def __init__(self) -> None:
+        self.entries = 0
+        self.deadline = time.monotonic() + MAX_SECONDS
+
+    def tick(self) -> None:
+        self.entries += 1
+        if self.entries > MAX_ENTRIES:
+            raise _Exceeded(f"more than {MAX_ENTRIES:,} files and folders")
+        if self.entries % 64 == 0 and time.monotonic() > self.deadline:
+            raise _Exceeded(f"listing them takes longer than {MAX_SECONDS:g} s")
 
 
 @dataclass(frozen=True)
@@ -62,11 +90,18 @@ class Header:
 
     file: str
     names: tuple[str, ...]
+    quotable: bool = True
 
 
-def first_record(path: str, options: dict[str, str]) -> Header | str:
+def first_record(
+    path: str, options: dict[str, str], project: str | None = None, trusted: bool = False
+) -> Header | str:
     """Read the first record of the first non-empty file Spark's file source would read
-    under ``path``.
+    under ``path``: one physical line of it at most, after comment lines.
+
+    Bounded: the glob expansion and the folder walk together visit at most
+    :data:`MAX_ENTRIES` entries within :data:`MAX_SECONDS`; only regular files are read
+    (never a FIFO or a device).
 
     Args:
         path: the ``load()`` path: a file, a folder (its files, or every file below it
@@ -74,18 +109,33 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
         options: Spark options by lower-case name (``sep``/``delimiter``, ``quote``,
             ``escape``, ``encoding``/``charset``, ``pathglobfilter``,
             ``recursivefilelookup``, ``comment``).
+        project: the folder the pipeline's reads stay in (:func:`~sqlstream.ir.context.inside`); ``None``: no
+            boundary (a text compiled without a file).
+        trusted: read outside ``project`` too; the header of such a file is read but not
+            quotable (:attr:`Header.quotable` false: messages name no field of it).
 
     Returns:
         The :class:`Header`, or a sentence saying why there is none (no files yet, a
-        remote path, a compression Python cannot read, an unreadable file). Never raises.
+        remote path, a path outside the project, too many files, a compression Python
+        cannot read, an unreadable file). The sentence quotes no content. Never raises.
     """
     if "://" in path and not path.startswith("file:"):
         return f"the path is not a local folder ({path.split('://')[0]}://)"
     path = path[5:] if path.startswith("file:") else path
+    confined = project is not None and not trusted
+    if confined and not inside(_static_prefix(path), project or ""):
+        return (
+            "the path is outside the pipeline's project (its folder tree): its files are "
+            "not read unless the project is trusted"
+        )
     try:
-        files = _files(path, options)
+        files = _files(path, options, _Budget())
+    except _Exceeded as error:
+        return f"its files were not all listed ({error})"
     except (OSError, ValueError) as error:
         return f"its files cannot be listed ({getattr(error, 'strerror', None) or error})"
+    if confined:
+        files = [f for f in files if inside(f, project or "")]
     if not files:
         return "there are no files at the path yet"
     for file in files:
@@ -96,14 +146,57 @@ def first_record(path: str, options: dict[str, str]) -> Header | str:
         except (OSError, ValueError, LookupError, csv.Error, EOFError) as error:
             return f"{os.path.basename(file)} cannot be read ({error})"
         if record is not None:
-            return Header(file, tuple(record))
+            quotable = project is None or inside(file, project)
+            return Header(file, tuple(record), quotable)
     return "every file at the path is empty"
 
 
-def _files(path: str, options: dict[str, str]) -> list[str]:
+def _static_prefix(path: str) -> str:
+    """The folders of ``path`` before its first glob character (``path`` without one)."""
+    parts = path.split(os.sep)
+    for index, part in enumerate(parts):
+        if glob.has_magic(part):
+            return os.sep.join(parts[:index]) or (os.sep if path.startswith(os.sep) else ".")
+    return path
+
+
+def _expand(pattern: str, budget: _Budget) -> list[str]:
+    """``glob.glob(pattern)`` (no ``**`` recursion, hidden names only for a pattern
+    starting with ``.``), one folder level at a time, each entry visited counted."""
+    parts = pattern.split(os.sep)
+    current = [os.sep if pattern.startswith(os.sep) else ""]
+    for index, part in enumerate(parts):
+        if not part:
+            continue
+        last = index == len(parts) - 1
+        found: list[str] = []
+        for base in current:
+            if not glob.has_magic(part):
+                candidate = os.path.join(base, part) if base else part
+                budget.tick()
+                if os.path.lexists(candidate):
+                    found.append(candidate)
+                continue
+            try:
+                with os.scandir(base or ".") as entries:
+                    for entry in entries:
+                        budget.tick()
+                        if entry.name.startswith(".") and not part.startswith("."):
+                            continue
+                        if not fnmatch.fnmatchcase(entry.name, part):
+                            continue
+                        if last or entry.is_dir():
+                            found.append(os.path.join(base, entry.name) if base else entry.name)
+            except (NotADirectoryError, FileNotFoundError, PermissionError):
+                continue
+        current = sorted(found)
+    return current
+
+
+def _files(path: str, options: dict[str, str], budget: _Budget) -> list[str]:
     """The data files under ``path`` in the order Spark's file source reads them: by
-    modification time, then name."""
-    roots = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+    modification time, then name. Regular, non-empty files only."""
+    roots = _expand(path, budget) if glob.has_magic(path) else [path]
     recursive = options.get("recursivefilelookup", "false").lower() == "true"
     pattern = options.get("pathglobfilter")
     found: list[str] = []
@@ -114,15 +207,23 @@ def _files(path: str, options: dict[str, str]) -> list[str]:
         if not os.path.isdir(root):
             continue
         for folder, dirs, names in os.walk(root):
+            for _ in dirs:
+                budget.tick()
             dirs[:] = [d for d in dirs if not d.startswith(("_", "."))] if recursive else []
             for name in names:
+                budget.tick()
                 if name.startswith(("_", ".")) or (pattern and not fnmatch.fnmatch(name, pattern)):
                     continue
                 found.append(os.path.join(folder, name))
-            if len(found) > _MAX_FILES:  # a huge tree (e.g. "/" with recursiveFileLookup)
-                raise OSError(f"more than {_MAX_FILES:,} files")
-    found = [f for f in found if os.path.getsize(f) > 0]
-    return sorted(found, key=lambda f: (os.path.getmtime(f), f))
+    sized = []
+    for file in found:
+        try:
+            info = os.stat(file)
+        except OSError:  # a broken link, or gone since it was listed
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > 0:  # never a FIFO or a device
+            sized.append((info.st_mtime, file))
+    return [file for _, file in sorted(sized)]
 
 
 def _read_first(file: str, options: dict[str, str]) -> list[str] | None:
@@ -137,11 +238,13 @@ def _read_first(file: str, options: dict[str, str]) -> list[str] | None:
     comment = options.get("comment")
     with opener(file, "rt", encoding=encoding, newline="") as stream:
         lines = (line for line in _lines(stream) if not (comment and line.startswith(comment)))
+        line = next(itertools.islice(lines, 1), None)  # one line: an open quote reads no further
+        if line is None:
+            return None
         if len(sep) != 1:  # Spark accepts a multi-character separator; csv does not
-            line = next(lines, None)
-            return None if line is None else line.rstrip("\r\n").split(sep)
+            return line.rstrip("\r\n").split(sep)
         reader = csv.reader(
-            lines,
+            [line],
             delimiter=sep,
             quotechar=quote[0],
             escapechar=escape[0] if escape else None,
@@ -152,10 +255,15 @@ def _read_first(file: str, options: dict[str, str]) -> list[str] | None:
 
 def _lines(stream):
     """The lines of ``stream``, each read with a bound: a line over :data:`_MAX_LINE`
-    characters raises ``ValueError`` (so a 2 GB file without a line break is not read)."""
+    characters raises ``ValueError`` (so a 2 GB file without a line break is not read), and
+    so does a line past the first :data:`_MAX_LINES` (comment lines skipped)."""
+    count = 0
     while line := stream.readline(_MAX_LINE + 1):
         if len(line) > _MAX_LINE:
             raise ValueError(f"a line is longer than {_MAX_LINE:,} characters")
+        count += 1
+        if count > _MAX_LINES:
+            raise ValueError(f"no record in its first {_MAX_LINES:,} lines")
         yield line
 
 
@@ -192,7 +300,7 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
     types = ["STRING"] * len(names)
     read_as: list[str | None] = []
     problems: list[tuple[int, str]] = []
-    listed = ", ".join(names)
+    listed = ", ".join(names) if header.quotable else "a file outside the project: not quoted"
     for index, (name, kind) in enumerate(declared):
         hits = [i for i, n in enumerate(names) if n == name] or [
             i for i, n in enumerate(lower) if n == name.lower()
@@ -204,7 +312,7 @@ def bind(declared: list[tuple[str, str]], header: Header) -> Binding:
                     index,
                     f"column '{name}' is {where} the header of "
                     f"{os.path.basename(header.file)} ({listed})"
-                    + ("" if hits else did_you_mean(name, names)),
+                    + ("" if hits or not header.quotable else did_you_mean(name, names)),
                 )
             )
             read_as.append(None)
@@ -224,6 +332,8 @@ def declared_columns(
     path: str | None,
     options: tuple[tuple[str, str], ...],
     report: Callable[[SqlStreamError], None],
+    project: str | None = None,
+    trusted: bool = False,
 ) -> tuple[tuple[tuple[str, str], ...], dict[str, str], tuple[tuple[str, str], ...]]:
     """How a CSV source reads its declared columns (docs/connectors.md#csv-columns-by-name): ``(schema, read_as,
     options)`` as :meth:`sqlstream.connectors.base.Connector.bind_columns` returns them.
@@ -245,10 +355,12 @@ def declared_columns(
         path: the ``load()`` path (``None``: no header is read).
         options: the source's Spark options, ``(name, value)`` as written.
         report: receives ``SS242`` / ``SS243`` (they do not stop the plan).
+        project: the folder the header is read in (:func:`first_record`).
+        trusted: the header may be read outside ``project``.
     """
     declared = tuple((c.name.value, c.type) for c in columns)
     spark = {k.lower(): str(v) for k, v in options}
-    found = first_record(path, spark) if path else "the source has no path"
+    found = first_record(path, spark, project, trusted) if path else "the source has no path"
     check = () if "enforceschema" in spark else (("enforceSchema", "false"),)
     if spark.get("header", "false").lower() != "true":
         if isinstance(found, Header) and len(found.names) != len(columns):
