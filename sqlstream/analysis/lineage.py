@@ -27,6 +27,7 @@ from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.frontend.literals import duration
 from sqlstream.ir import plan
 from sqlstream.sql.parsing import to_spark_sql
+from sqlstream.sql.tree_walks import copy_tree
 
 Columns = Mapping[str, exp.Expr]
 """Output column (lower case) → its meaning (source columns as ``relation.column``)."""
@@ -104,8 +105,9 @@ def source_columns(
             return None
         name = node.alias_or_name.lower()
         body = node.this if isinstance(node, exp.Alias) else node
-        resolved = body.copy().transform(
-            lambda n: base(n.name) if isinstance(n, exp.Column) and not n.table else n
+        resolved = copy_tree(body).transform(
+            lambda n: base(n.name) if isinstance(n, exp.Column) and not n.table else n,
+            copy=False,
         )
         if _zoned_type(declared.get(name)) and isinstance(resolved, exp.Column):
             resolved.meta[ZONED] = True
@@ -129,7 +131,7 @@ class _Scope:
             candidates = list(self.sources.values())
         for _, columns in candidates:
             if columns is not None and name in columns:
-                return columns[name].copy()
+                return copy_tree(columns[name])
         opaque = [relation for relation, columns in candidates if columns is None]
         if len(opaque) == 1 or len(candidates) == 1:
             return _base((opaque or [candidates[0][0]])[0], name)
@@ -223,12 +225,13 @@ class Lineage:
         return found
 
     def _swap(self, node: exp.Expr, scope: _Scope) -> exp.Expr:
-        return node.copy().transform(
+        return copy_tree(node).transform(
             lambda n: (
                 scope.column(n)
                 if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star)
                 else n
-            )
+            ),
+            copy=False,
         )
 
     def resolve(self, node: exp.Expr, select: exp.Select) -> exp.Expr:
@@ -280,7 +283,7 @@ def _normal(node: exp.Expr) -> exp.Expr:
 
 def normalized(node: exp.Expr) -> exp.Expr:
     """``node`` with equal spellings folded (see the module's docstring): a new tree."""
-    return node.copy().transform(_normal)
+    return copy_tree(node).transform(_normal, copy=False)
 
 
 def _function_name(call: exp.Func) -> str:
