@@ -5,7 +5,10 @@ mutations and byte mutations of the corpus, every expression kind nested (up to
 ``--max-depth`` levels) in every place, statement-level parentheses, NUL bytes after valid
 prefixes, the command line on paths that cannot be read or written, and ``*.test.yaml``
 files (:mod:`tests.support.fuzz_test_files`: hostile YAML built to a test file's shape,
-and mutations of the project's test files) — with a random
+and mutations of the project's test files), and the language server's requests
+(:mod:`tests.support.fuzz_lsp`: corpus programs and edits of them analysed as the server
+does, then hover, completion, definition, references, the outline and rename at random
+positions) — with a random
 seed (or ``--seed``) and ``--examples`` examples each; every compile must finish within
 ``tests.support.fuzzing.SECONDS`` (5 s). Prints the failing input and exits 1 at the first
 failure.
@@ -13,6 +16,7 @@ failure.
     python tools/fuzz.py --examples 5000            # about 10 minutes on one core
     python tools/fuzz.py --examples 500 --seed 7    # reproducible
     python tools/fuzz.py --only "test files"        # the test-file campaign alone
+    python tools/fuzz.py --only "language server"   # the requests campaign alone
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
+from tests.support.fuzz_lsp import assert_requests_robust, edited_documents  # noqa: E402
 from tests.support.fuzz_test_files import (  # noqa: E402
     assert_test_file_robust,
     hostile_test_files,
@@ -80,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as project:
             assert_test_file_robust(text, Path(project))
 
+    def requests_property(document) -> None:
+        assert_requests_robust(*document)
+
     properties = [
         ("grammar-built programs", given(programs())(text_property)),
         ("mutated corpus text", given(mutants())(text_property)),
@@ -90,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         ("command-line paths", given(cli_invocations(paths))(cli_property)),
         ("hostile test files", given(hostile_test_files())(test_file_property)),
         ("mutated test files", given(mutated_test_files())(test_file_property)),
+        ("language server requests", given(edited_documents())(requests_property)),
     ]
     if args.only:
         properties = [(n, t) for n, t in properties if args.only in n]
