@@ -221,11 +221,18 @@ class Connector:
 
     # ---- the planner's decisions
     def declared(
-        self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath
+        self,
+        statement,
+        resolved: ResolvedOptions,
+        resolve_path: ResolvePath,
+        project: str | None = None,
+        trusted: bool = False,
     ) -> Connector:
         """The connector as ``statement`` (``CREATE STREAM`` / ``CREATE TABLE``) reads it: a
         connector whose schema depends on its options (``kafka``'s raw or Avro value) returns
-        a copy with that ``fixed_schema`` / ``metadata``. Base: ``self``.
+        a copy with that ``fixed_schema`` / ``metadata``; a file it reads to know it (an Avro
+        schema) lies in ``project`` unless ``trusted`` (as in :meth:`bind_columns`). Base:
+        ``self``.
 
         Raises:
             SqlStreamError: declared columns the options contradict.
@@ -268,10 +275,15 @@ class Connector:
         return relation
 
     def sink_settings(
-        self, resolved: ResolvedOptions, resolve_path: ResolvePath
+        self,
+        resolved: ResolvedOptions,
+        resolve_path: ResolvePath,
+        project: str | None = None,
+        trusted: bool = False,
     ) -> tuple[tuple[str, str], ...]:
-        """The settings a sink's lowering reads (:attr:`plan.Sink.settings`). Base: those
-        :meth:`finish` kept."""
+        """The settings a sink's lowering reads (:attr:`plan.Sink.settings`); a file read
+        for them stays in ``project`` unless ``trusted`` (as in :meth:`bind_columns`). Base:
+        those :meth:`finish` kept."""
         return resolved.settings
 
     def source_target(

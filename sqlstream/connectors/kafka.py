@@ -197,11 +197,18 @@ class Kafka(Connector):
 
     # ---- sources
     def declared(
-        self, statement, resolved: ResolvedOptions, resolve_path: ResolvePath
+        self,
+        statement,
+        resolved: ResolvedOptions,
+        resolve_path: ResolvePath,
+        project: str | None = None,
+        trusted: bool = False,
     ) -> Connector:
         """The connector as ``statement`` reads it: with ``format = 'raw'`` (the default
         without declared columns) Kafka's fixed columns; with ``avro`` the fields of the
-        Avro schema, against which the declared columns are checked.
+        Avro schema (its file read only inside ``project`` unless ``trusted``:
+        :func:`~sqlstream.connectors.formats.avro.load_schema`), against which the declared
+        columns are checked.
 
         Raises:
             KafkaError: ``SS210`` a raw stream declaring another column or type;
@@ -253,7 +260,7 @@ class Kafka(Connector):
                     resolved.compiler["format"].value_span,
                     hint="avro_schema = 'schemas/flight.avsc' or the schema's JSON",
                 )
-            spec.avro_schema = load_schema(option, resolve_path)
+            spec.avro_schema = load_schema(option, resolve_path, project, trusted)
             spec.fixed_schema = avro_columns(spec.avro_schema, option)
             fields = dict((n.lower(), t) for n, t in spec.fixed_schema)
             for column in physical:
@@ -426,9 +433,14 @@ class Kafka(Connector):
         return tuple(findings)
 
     def sink_settings(
-        self, resolved: ResolvedOptions, resolve_path: ResolvePath
+        self,
+        resolved: ResolvedOptions,
+        resolve_path: ResolvePath,
+        project: str | None = None,
+        trusted: bool = False,
     ) -> tuple[tuple[str, str], ...]:
-        """The sink's settings, with ``avro_schema`` read and made compact JSON.
+        """The sink's settings, with ``avro_schema`` read (inside ``project`` unless
+        ``trusted``) and made compact JSON.
 
         Raises:
             KafkaError: ``SS211``: an Avro schema that cannot be read.
@@ -437,7 +449,7 @@ class Kafka(Connector):
         option = resolved.compiler.get("avro_schema")
         if option is not None:
             settings["avro_schema"] = json.dumps(
-                load_schema(option, resolve_path), separators=(",", ":")
+                load_schema(option, resolve_path, project, trusted), separators=(",", ":")
             )
         return tuple(settings.items())
 

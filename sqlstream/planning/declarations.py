@@ -142,7 +142,9 @@ class SourceDeclaration:
             SqlStreamError: no schema where the connector fixes none (``SS203``), a column
                 or metadata key the connector does not have (``SS201``), a bad watermark.
         """
-        spec = resolved.spec.declared(statement, resolved, self._resolve_path)
+        spec = resolved.spec.declared(
+            statement, resolved, self._resolve_path, self._context.project, self._context.trust
+        )
         infer = str(resolved.get("infer_schema", "false")).lower() == "true"
         physical = [c for c in statement.columns if isinstance(c, ast.ColumnDef)]
         metadata = [c for c in statement.columns if isinstance(c, ast.MetadataColumn)]

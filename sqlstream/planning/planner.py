@@ -394,19 +394,11 @@ class Planner:
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
         settings = {k.lower(): v for k, v in self.settings}
-        options = resolved.spark + resolved.spec.sink_options(
-            resolved, self._resolve_path, settings
-        )
+        spec, reads = resolved.spec, (self._resolve_path, self.context.project, self.context.trust)
+        options = resolved.spark + spec.sink_options(resolved, self._resolve_path, settings)
+        sink_settings = spec.sink_settings(resolved, *reads)
         return plan.Sink(
-            name,
-            resolved.spec.name,
-            fmt,
-            path,
-            options,
-            partition_by,
-            resolved.spec.durable,
-            span,
-            resolved.spec.sink_settings(resolved, self._resolve_path),
+            name, spec.name, fmt, path, options, partition_by, spec.durable, span, sink_settings
         )
 
     def _query_name(self, default: str, resolved: ResolvedOptions, span) -> str:

@@ -17,6 +17,7 @@ from sqlstream.diagnostics.errors import OptionError, SqlStreamError
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import read_small_file
 from sqlstream.frontend.literals import quote_identifier
+from sqlstream.ir.context import inside
 
 __all__ = ["avro_columns", "load_schema", "null_record"]
 
@@ -40,18 +41,45 @@ _AVRO_LOGICAL = {
 }
 
 
-def load_schema(option: ast.Option, resolve_path: Callable[[str], str | None]) -> dict:
+def load_schema(
+    option: ast.Option,
+    resolve_path: Callable[[str], str | None],
+    project: str | None = None,
+    trusted: bool = False,
+) -> dict:
     """The Avro schema of ``avro_schema``: inline JSON (text starting with ``{``) or the path
     of an ``.avsc`` file (relative to the ``.ssql`` file's folder: ``resolve_path`` maps the
     path as written to the one to open, ``None`` for a path it leaves as is).
 
+    Args:
+        option: the ``avro_schema`` option.
+        resolve_path: the planner's path resolution (relative to the ``.ssql`` file).
+        project: the folder the schema file must lie in unless ``trusted``
+            (:attr:`sqlstream.ir.context.CompileContext.project`, checked with
+            :func:`~sqlstream.ir.context.inside`: symbolic links resolved, no hidden
+            folder); ``None``: a text compiled without a file, no boundary.
+        trusted: the user trusts the project: the file may lie anywhere.
+
+    Returns:
+        The schema as JSON data (a ``record`` with its ``fields``).
+
     Raises:
-        OptionError: ``SS211``: the file cannot be read, the text is not JSON, or the schema
-            is not an Avro ``record``.
+        OptionError: ``SS211``: the file is outside the project (not read, nothing of it
+            quoted), cannot be read, the text is not JSON, or the schema is not an Avro
+            ``record``.
     """
     text = option.text.strip()
     if not text.startswith("{"):
         path = resolve_path(text) or text
+        if project is not None and not trusted and not inside(path, project):
+            raise OptionError(
+                f"the Avro schema file '{option.text}' is outside the pipeline's project "
+                "(its folder tree): it is not read unless the project is trusted",
+                option.value_span,
+                code="SS211",
+                hint="put the .avsc file in the project, give the schema's JSON, or trust "
+                "the project (--trust, SQLSTREAM_TRUST=1; docs/operations.md#trust)",
+            )
         try:  # a regular file of a bounded size: a FIFO or /dev/zero would never return
             text = read_small_file(path).decode("utf-8")
         except (OSError, ValueError) as error:  # ValueError: a NUL in the path, not UTF-8
