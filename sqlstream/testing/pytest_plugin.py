@@ -7,6 +7,11 @@ error showing the error at its line with a caret; a failed test shows the steps 
 diff of ``sqlstream test``. All items of a session share one SparkSession, created when
 the first one runs (an active session, such as a ``spark`` fixture's, is reused).
 Importing the plugin imports no pyspark.
+
+While a test file is collected its pipeline is compiled, and no Python module it names is
+imported unless the project is trusted: ``--sqlstream-trust`` on pytest's command line, or
+``SQLSTREAM_TRUST=1`` in the environment (:func:`sqlstream.ir.context.trusted`;
+docs/operations.md#trust). Running the tests runs the pipeline, and its functions, on Spark.
 """
 
 from __future__ import annotations
@@ -21,6 +26,18 @@ if TYPE_CHECKING:
     from sqlstream.testing.harness import Harness
 
 _HARNESS: list[Harness] = []
+
+
+def pytest_addoption(parser) -> None:
+    """``--sqlstream-trust``: the pipelines' Python modules may be imported while their test
+    files are collected (as ``sqlstream test --trust``)."""
+    parser.getgroup("sqlstream").addoption(
+        "--sqlstream-trust",
+        action="store_true",
+        default=False,
+        help="trust the project: import the Python modules the pipelines name while the "
+        "*.test.yaml files are collected (also SQLSTREAM_TRUST=1); docs/operations.md#trust",
+    )
 
 
 def pytest_configure(config) -> None:
@@ -38,10 +55,12 @@ class PipelineTestFile(pytest.File):
     """A ``*.test.yaml`` file: one item per test."""
 
     def collect(self):
+        from sqlstream.ir.context import trusted
         from sqlstream.testing.loading import load
 
+        trust = trusted(bool(self.config.getoption("sqlstream_trust", False)))
         try:
-            test_file, pipelines = load(self.path)
+            test_file, pipelines = load(self.path, trust=trust)
         except SqlStreamError as error:
             raise self.CollectError(error.render()) from None
         for case in test_file.cases:
