@@ -55,7 +55,7 @@ from sqlstream.connectors.base import (
     ResolvePath,
 )
 from sqlstream.connectors.formats import kafka_records
-from sqlstream.connectors.formats.avro import avro_columns, load_schema
+from sqlstream.connectors.formats.avro import avro_columns, load_schema, quotable
 from sqlstream.connectors.formats.kafka_records import HEADERS_TYPE, KAFKA_COLUMNS, split_names
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.frontend import ast
@@ -261,27 +261,35 @@ class Kafka(Connector):
                     hint="avro_schema = 'schemas/flight.avsc' or the schema's JSON",
                 )
             spec.avro_schema = load_schema(option, resolve_path, project, trusted)
-            spec.fixed_schema = avro_columns(spec.avro_schema, option)
+            quoted = quotable(option, resolve_path, project)
+            spec.fixed_schema = avro_columns(spec.avro_schema, option, quoted)
             fields = dict((n.lower(), t) for n, t in spec.fixed_schema)
+            listed = ", ".join(n for n, _ in spec.fixed_schema)
             for column in physical:
                 name = column.name.value.lower()
                 if name not in fields:
                     raise KafkaError(
                         f"column '{column.name}' is not a field of the Avro schema"
-                        f"{did_you_mean(name, fields)} (its fields: "
-                        f"{', '.join(n for n, _ in spec.fixed_schema)})",
+                        + (
+                            f"{did_you_mean(name, fields)} (its fields: {listed})"
+                            if quoted
+                            else " (a file outside the project: its fields are not quoted)"
+                        ),
                         column.name.span,
                         code="SS211",
                         hint="declare only fields of avro_schema, by name",
                     )
                 if fields[name] != spark_type(column.type):
+                    given = fields[name] if quoted else "another type (not quoted)"
                     raise KafkaError(
                         f"column '{column.name}' is declared {column.type} but the Avro schema "
-                        f"gives {fields[name]}",
+                        f"gives {given}",
                         column.span,
                         code="SS211",
                         hint=f"declare {column.name.value} {fields[name]} (Spark's type for the "
-                        "Avro field), or cast it in a computed column",
+                        "Avro field), or cast it in a computed column"
+                        if quoted
+                        else "declare the Avro field's type, or cast it in a computed column",
                     )
         return spec
 

@@ -98,3 +98,39 @@ def test_trusted_by_the_environment(project, tmp_path, monkeypatch):
         trust=sqlstream.ir.context.trusted(),
     )
     assert not [f for f in findings if f.code == "SS211"]
+
+
+DECLARED = """CREATE STREAM s ({columns}) WITH (connector = 'kafka', bootstrap_servers = 'h:1',
+    topic = 't', format = 'avro', avro_schema = '{path}');
+SELECT * FROM s;
+"""
+BAD_TYPE = {
+    "type": "record",
+    "name": "r",
+    "fields": [{"name": "secret_field", "type": "secret_named_type"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("columns", "schema", "words"),
+    [
+        ("nope STRING", SCHEMA, ("secret_field",)),
+        ("secret_field INT", SCHEMA, ("gives STRING", "declare secret_field STRING")),
+        ("secret_field STRING", BAD_TYPE, ("secret_field", "secret_named_type")),
+    ],
+    ids=["not a field", "another type", "a type not understood"],
+)
+@pytest.mark.parametrize("inside", [True, False], ids=["inside", "outside, trusted"])
+def test_a_trusted_schema_outside_the_project_is_read_but_not_quoted(
+    project, tmp_path, columns, schema, words, inside
+):
+    folder = project / "schemas" if inside else tmp_path
+    (folder / "other.avsc").write_text(json.dumps(schema))
+    file = project / "pipelines" / "p.ssql"
+    file.write_text(DECLARED.format(columns=columns, path=folder / "other.avsc"))
+    with pytest.raises(SqlStreamError) as raised:
+        sqlstream.compile_file(file, trust=True)
+    shown = str(raised.value)
+    assert "SS211" in shown
+    for word in words:  # quoted for a file of the project only
+        assert (word in shown) == inside, shown

@@ -19,7 +19,7 @@ from sqlstream.frontend.limits import read_small_file
 from sqlstream.frontend.literals import quote_identifier
 from sqlstream.ir.context import inside
 
-__all__ = ["avro_columns", "load_schema", "null_record"]
+__all__ = ["avro_columns", "load_schema", "null_record", "quotable"]
 
 _AVRO_PRIMITIVES = {
     "boolean": "BOOLEAN",
@@ -134,10 +134,23 @@ def null_record(schema: dict) -> bytes | None:
     return bytes(out)
 
 
-def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, str], ...]:
+def quotable(
+    option: ast.Option, resolve_path: Callable[[str], str | None], project: str | None
+) -> bool:
+    """Whether a message may quote the schema of ``avro_schema`` (its field names and
+    types): inline JSON, a text compiled without a project, or a file inside ``project``;
+    not a file outside it (read only when trusted, as a CSV header is)."""
+    text = option.text.strip()
+    return text.startswith("{") or project is None or inside(resolve_path(text) or text, project)
+
+
+def avro_columns(
+    schema: dict, option: ast.Option | None, quoted: bool = True
+) -> tuple[tuple[str, str], ...]:
     """``(field, Spark type)`` pairs of an Avro record, as ``from_avro`` decodes it
     (``option``: the ``avro_schema`` option the error points at; ``None`` for a schema
-    already checked).
+    already checked; ``quoted``: the error may name the field and its type, see
+    :func:`quotable`).
 
     Raises:
         OptionError: ``SS211``: a field type Spark cannot decode (or sqlstream cannot type).
@@ -147,9 +160,12 @@ def avro_columns(schema: dict, option: ast.Option | None) -> tuple[tuple[str, st
         try:
             columns.append((field["name"], spark_type(_avro_type(field["type"]))))
         except (KeyError, TypeError, ValueError, RecursionError, SqlStreamError) as error:
+            named = field.get("name", "?") if isinstance(field, dict) else repr(field)
             raise OptionError(
-                f"Avro field {field.get('name', '?') if isinstance(field, dict) else field!r}"
-                f": type not understood ({error})",
+                f"Avro field {named}: type not understood ({error})"
+                if quoted
+                else "an Avro field's type is not understood (a file outside the project: "
+                "not quoted)",
                 option.value_span if option else None,
                 code="SS211",
                 hint="use Avro's primitive, record, array, map, enum, fixed types and "
