@@ -45,7 +45,11 @@ def _equalities(join: exp.Join) -> list[exp.Expr]:
     return [c for c in conjuncts(join.args.get("on")) if isinstance(c, (exp.EQ, exp.NullSafeEQ))]
 
 
-def _meaning(nodes, select: exp.Select, lineage: Lineage) -> tuple[tuple[str, ...], bool]:
+def _unresolved(nodes, select: exp.Select, lineage: Lineage) -> tuple[tuple[str, ...], bool]:
+    return (), False
+
+
+def _resolved(nodes, select: exp.Select, lineage: Lineage) -> tuple[tuple[str, ...], bool]:
     """The resolved, normalized text of ``nodes`` (expressions of ``select``) and whether
     one depends on the session time zone."""
     resolved = [lineage.resolve(node, select) for node in nodes]
@@ -59,6 +63,7 @@ def operators_of(
     scope: StreamingScope,
     caches: CompileCaches | None = None,
     definitions: Definitions | None = None,
+    resolve: bool = True,
 ) -> tuple[plan.StatefulOperator, ...]:
     """The stateful operators in one rewritten query tree.
 
@@ -72,6 +77,9 @@ def operators_of(
         definitions: the meaning of the columns of each relation the tree reads by name
             (:meth:`sqlstream.planning.catalog.Catalog.lineage`); ``None``: every relation
             is read as it is.
+        resolve: resolve keys and aggregates by meaning; ``False`` leaves
+            ``resolved_keys`` / ``resolved_aggregates`` empty and ``zoned`` false (a compile
+            that starts no query: :attr:`~sqlstream.ir.context.CompileContext.state_lineage`).
 
     Returns:
         Aggregations and ``SELECT DISTINCT`` on streaming data, and joins of two streams,
@@ -82,6 +90,7 @@ def operators_of(
     """
     streaming, version = scope.streaming, scope.version
     lineage = Lineage(definitions or (lambda name: None))
+    _meaning = _resolved if resolve else _unresolved
 
     found = []
     for select in find_all(tree, exp.Select):

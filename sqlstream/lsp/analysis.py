@@ -224,6 +224,7 @@ def _analyze(
         caches=caches,
         trust=trust,
         stop=stop,
+        state_lineage=False,  # for the restart guard only: the server starts no query
     )
     plan, findings = planner.result()  # with errors, the queries planned: described all the same
     queries = _descriptions(plan, previous)

@@ -214,7 +214,9 @@ def _compile_tree(
         findings=tuple(locate(f, text) for f in findings),
         tree=tree,
         node_texts=node_texts,
-        stateful=operators_of(tree, infos, scope, context.caches, catalog.lineage),
+        stateful=operators_of(
+            tree, infos, scope, context.caches, catalog.lineage, context.state_lineage
+        ),
         definitions=catalog.lineage,
         watermark_defs=watermarks_of(tree),
     )

@@ -73,6 +73,7 @@ class Planner:
             check to check); ``None``: :meth:`~sqlstream.ir.caches.CompileCaches.for_compile`.
         trust: user modules are imported (:attr:`~sqlstream.ir.context.CompileContext.trust`).
         stop: asked before each statement; true raises ``Cancelled`` (a stale editor check).
+        state_lineage: as :attr:`~sqlstream.ir.context.CompileContext.state_lineage`.
 
     ``context`` is the :class:`~sqlstream.ir.context.CompileContext` every rule is given:
     :attr:`spark_version`, :attr:`functions` (this planner's dict, added to at each
@@ -92,6 +93,7 @@ class Planner:
         caches: CompileCaches | None = None,
         trust: bool = False,
         stop: Callable[[], bool] | None = None,
+        state_lineage: bool = True,
     ):
         self.script = script
         self.spark_version = target_version(script, spark_version)
@@ -103,7 +105,9 @@ class Planner:
         self.functions: dict[str, UserFunction] = {}  # by lower-case name, in file order
         caches = caches if caches is not None else CompileCaches.for_compile()
         root = project_of(path) if path else None
-        self.context = CompileContext(self.spark_version, self.functions, caches, trust, stop, root)
+        self.context = CompileContext(
+            self.spark_version, self.functions, caches, trust, stop, root, state_lineage
+        )
         self.catalog = Catalog()
         self.declarations = SourceDeclaration(
             self._record, self._resolve_path, self.source.unseal, self.context
