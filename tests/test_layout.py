@@ -218,3 +218,32 @@ def test_module_names_are_unique():
         if path.stem not in ("__init__", "__main__"):
             names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert not {name: paths for name, paths in names.items() if len(paths) > 1}
+
+
+def _stage_imports() -> dict[str, set[str]]:
+    """Each stage's imports of other stages (``import sqlstream``: the facade, ``__init__``)."""
+    graph: dict[str, set[str]] = {}
+    for path in _modules():
+        stage = _stage(path)
+        targets = {m.split(".")[1] if "." in m else "__init__" for m in _imports(path)}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(a.name == "sqlstream" for a in node.names):
+                targets.add("__init__")
+        graph.setdefault(stage, set()).update(targets - {stage})
+    return graph
+
+
+def test_import_layers_stay_few():
+    """The longest chain of stage imports (the layers a reader climbs from ``diagnostics`` to
+    the command line) is 11: the plan does not import the front end, the command line
+    imports the API and the run API rather than the facade (issue 31: 13 layers before,
+    counting ``bench/`` and ``tools/`` above the package, 12 after)."""
+    graph = _stage_imports()
+    depth: dict[str, int] = {}
+
+    def layer(stage: str) -> int:
+        if stage not in depth:
+            depth[stage] = 1 + max((layer(t) for t in graph.get(stage, ())), default=0)
+        return depth[stage]
+
+    assert max(layer(s) for s in STAGES) <= 11, {s: layer(s) for s in STAGES}
