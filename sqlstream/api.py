@@ -147,6 +147,7 @@ def _compile(
     checks: bool,
     spark_version: str | None = None,
     trust: bool = False,
+    state_lineage: bool = True,
 ) -> Pipeline:
     from sqlstream.frontend.parser import parse
     from sqlstream.planning.planner import build_plan
@@ -154,7 +155,8 @@ def _compile(
 
     check_sqlglot_build()  # SS003 once, not at every query
     script = parse(text, variables, path)
-    return Pipeline(build_plan(script, path, state_dir, checks, spark_version, trust))
+    plan = build_plan(script, path, state_dir, checks, spark_version, trust, state_lineage)
+    return Pipeline(plan)
 
 
 def compile_file(
@@ -198,14 +200,20 @@ def check_plan(
     """Compile ``text``; return ``(findings, plan)``: every finding (errors and warnings) in
     file order, and the plan, or ``None`` when there is an error. ``spark_version``: the
     Spark major.minor to judge it for; ``trust``: user modules are imported (see
-    :func:`compile`).
+    :func:`compile`). The plan starts no query: its stateful operators' keys are not
+    resolved to source columns (``resolved_keys`` empty: what only the restart guard of a
+    run compares, :attr:`~sqlstream.ir.context.CompileContext.state_lineage`).
 
     Never raises for problems in the text (no JVM, no pyspark import).
     """
     from sqlstream.diagnostics.errors import CompileError
 
     try:
-        plan = compile(text, variables, path, spark_version=spark_version, trust=trust).plan
+        from sqlstream.frontend.limits import run_deep
+
+        plan = run_deep(
+            _compile, text, variables, path, None, True, spark_version, trust, False
+        ).plan
     except CompileError as error:
         return error.findings, None
     except SqlStreamError as error:

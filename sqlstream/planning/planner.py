@@ -585,11 +585,15 @@ def build_plan(
     enforce: bool = True,
     spark_version: str | None = None,
     trust: bool = False,
+    state_lineage: bool = True,
 ) -> plan.Plan:
-    """Build the :class:`~sqlstream.ir.plan.Plan` of a parsed file (see :class:`Planner`).
+    """Build the :class:`~sqlstream.ir.plan.Plan` of a parsed file (see :class:`Planner`;
+    ``state_lineage`` off for a compile that starts no query).
 
     Raises:
         SqlStreamError: the first problem found (unknown names, bad options, invalid SQL,
             an output mode Spark would refuse), with its position in the file.
     """
-    return Planner(script, path, state_dir, enforce, spark_version, trust=trust).build()
+    return Planner(
+        script, path, state_dir, enforce, spark_version, trust=trust, state_lineage=state_lineage
+    ).build()
