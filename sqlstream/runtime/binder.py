@@ -264,9 +264,22 @@ def start(
         IncompatibleRestartError: (``SS401``) a query changed in a way Spark does not allow
             on its checkpoint; no query was started.
         SqlStreamError: (``SS405``) through Spark Connect, a call it cannot run
-            (:func:`sqlstream.runtime.spark_session.refuse_on_connect`).
+            (:func:`sqlstream.runtime.spark_session.refuse_on_connect`); (``SS271``) a
+            Python function the pipeline was compiled without reading (an untrusted
+            compile, ``SS274``): running needs ``compile(…, trust=True)``, as ``exec`` and
+            ``sqlstream test`` compile.
     """
     plan = pipeline.plan
+    for function in plan.functions:
+        if not function.checked:
+            raise SqlStreamError(
+                f"function '{function.name}' was compiled without its module being read "
+                "(an untrusted compile, SS274): a run needs its types",
+                function.span,
+                plan.source,
+                hint="compile with trust=True (exec and sqlstream test do) to run the pipeline",
+                code="SS271",
+            )
     if is_connect(spark):
         refuse_on_connect(pipeline, report)
     env = environment(spark, sql_functions)

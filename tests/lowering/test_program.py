@@ -37,8 +37,11 @@ def _compile_in(tmp_path: Path, case: Path) -> sqlstream.Pipeline:
     text = case.read_text(encoding="utf-8").replace("'/tmp/ckpt/", f"'{tmp_path}/ckpt/")
     folder = tmp_path / "translate"
     folder.mkdir()
-    pipeline = sqlstream.compile(
-        text, {"dir": str(tmp_path / "data"), "threshold": 15}, path=str(folder / case.name)
+    pipeline = sqlstream.compile(  # trusted: the program runs, as exec compiles it
+        text,
+        {"dir": str(tmp_path / "data"), "threshold": 15},
+        path=str(folder / case.name),
+        trust=True,
     )
     for relation in pipeline.plan.relations:
         if isinstance(relation, p.SourceRelation) and relation.connector == "files":
@@ -234,3 +237,24 @@ def test_connector_modules_decide_format_and_path():
     memory = _resolve({"connector": "memory"}, "sink")
     assert memory.sink_target(str) == ("memory", None)
     assert CONNECTORS["rate"].continuous_source and not CONNECTORS["files"].continuous_sink
+
+
+@pytest.mark.spark
+def test_an_untrusted_compile_is_refused_before_any_call(spark, tmp_path):
+    """A Python function an untrusted compile could not read (SS274) has no types: running
+    the pipeline is refused at the function (SS271), before any binding call."""
+    from sqlstream.diagnostics.errors import SqlStreamError
+    from sqlstream.runtime import binder
+
+    case = next(c for c in CASES if c.stem == "udfs")
+    text = case.read_text(encoding="utf-8").replace("'/tmp/ckpt/", f"'{tmp_path}/ckpt/")
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    variables = {"dir": str(tmp_path / "data"), "threshold": 15}
+    pipeline = sqlstream.compile(text, variables, path=str(folder / case.name))
+    assert any(w.code == "SS274" for w in pipeline.plan.warnings)
+    log = Log()
+    with pytest.raises(SqlStreamError) as refused:
+        binder.start(Recorded(spark, log, log.new()), pipeline, report=lambda _: None)
+    assert refused.value.code == "SS271" and "trust=True" in (refused.value.hint or "")
+    assert log.events == []
