@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from sqlstream.analysis.arrival_order import arrival_order, nondeterministic
 from sqlstream.analysis.operators import JoinInfo, Operators
 from sqlstream.analysis.rule_context import WATERMARK_HINT, Context, Finding, stateful, watermarked
 from sqlstream.sql.meta import DEDUP_REFUSED, LOOKUP, REWRITTEN_FROM
@@ -443,6 +444,8 @@ RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     _unbounded_state,
     _append_delay,
     _empty_once,
+    arrival_order,
+    nondeterministic,
 )
 
 

@@ -32,6 +32,32 @@ from sqlstream.sql.tree_walks import find_all
 MODES = ("append", "update", "complete")
 WINDOW_FUNCTIONS = {"window", "session_window"}
 
+NONDETERMINISTIC = frozenset(
+    {
+        # the time of the micro-batch (Spark evaluates them once per micro-batch of a stream)
+        "current_timestamp",
+        "current_date",
+        "now",
+        "curdate",
+        "localtimestamp",
+        "current_datetime",
+        # random values and ids (Spark's ``Nondeterministic`` expressions)
+        "rand",
+        "random",
+        "randn",
+        "randstr",
+        "uniform",
+        "uuid",
+        "shuffle",
+        "monotonically_increasing_id",
+        "spark_partition_id",
+    }
+)
+"""Lower-case names of Spark functions whose value differs between two runs over the same
+rows: the current time (per micro-batch in a stream, per query in a batch) and Spark's
+nondeterministic expressions (``Rand``, ``Uuid``, ``Shuffle``, ``MonotonicallyIncreasingID``,
+``SparkPartitionID``: ``deterministic = false`` in ``sql/catalyst/.../expressions``)."""
+
 
 @dataclass(frozen=True)
 class RelationInfo:
@@ -40,6 +66,9 @@ class RelationInfo:
     Attributes:
         streaming: it is unbounded (a stream, or a view over one).
         watermarks: lower-case names of its columns that carry an event-time watermark.
+        processing_time: lower-case names of its computed columns whose value is the time
+            of the micro-batch or otherwise differs from run to run (``pt AS PROCTIME()``,
+            ``current_timestamp()``, ``rand()``: :data:`NONDETERMINISTIC`).
     """
 
     streaming: bool
@@ -48,6 +77,7 @@ class RelationInfo:
     watermarked_key: bool = False
     session_window: bool = False
     poisoned: bool = False  # its declaration failed; nothing is known of it
+    processing_time: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.analysis.facts import (
+    NONDETERMINISTIC,
     RelationInfo,
     StreamingScope,
     from_relations,
@@ -105,6 +106,9 @@ class DedupInfo:
         bounded: Spark drops old keys from its state (within the watermark, or a watermarked
             column among the keys); else the state grows with every new key (SS350).
         node: the node the user wrote, for positions.
+        order: the event-time column a ``ROW_NUMBER … ORDER BY`` keep-first orders by (not
+            among the keys), or ``None``: Spark keeps the first row to arrive, the SQL the
+            one earliest in that column (SS361).
     """
 
     spelling: str
@@ -112,6 +116,7 @@ class DedupInfo:
     within_watermark: bool
     bounded: bool
     node: exp.Expr
+    order: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,9 @@ class Operators:
         watermark_redefined: a ``WATERMARK`` clause on a relation that has a watermark.
         deduplications: the deduplication steps the query reads (:class:`DedupInfo`),
             through the views it reads.
+        nondeterministic: ``(what, node)`` of the calls on streaming data whose value
+            differs from run to run (:data:`~sqlstream.analysis.facts.NONDETERMINISTIC`),
+            and of the processing-time columns of its sources it reads (SS362).
     """
 
     limit: exp.Expr | None
@@ -161,6 +169,7 @@ class Operators:
     not_map_like: tuple[tuple[str, exp.Expr | None], ...] = ()
     watermark_redefined: exp.Expr | None = None
     deduplications: tuple[DedupInfo, ...] = ()
+    nondeterministic: tuple[tuple[str, exp.Expr], ...] = ()
 
     @property
     def map_like(self) -> bool:
@@ -199,6 +208,7 @@ class Operators:
             self.not_map_like + view.not_map_like,
             self.watermark_redefined or view.watermark_redefined,
             self.deduplications + view.deduplications,
+            self.nondeterministic + view.nondeterministic,
         )
 
 
@@ -258,6 +268,7 @@ def collect_operators(
     joins: list[JoinInfo] = []
     set_operations: list[tuple[str, exp.Expr]] = []
     not_map_like: list[tuple[str, exp.Expr | None]] = []
+    nondeterministic: list[tuple[str, exp.Expr]] = []
 
     for select in find_all(expression, exp.Select):
         if offset is None and select.args.get("offset") is not None:
@@ -283,6 +294,16 @@ def collect_operators(
                 not_map_like.append((f"{name or 'explode'}()", node))
             elif name in CURRENT_TIME:
                 not_map_like.append((f"{name}()", node))
+            if name in NONDETERMINISTIC:
+                nondeterministic.append((f"{name}()", node))
+        processing_time: set[str] = set()
+        for name in scope.names_under(select):
+            processing_time |= info(name).processing_time
+        nondeterministic.extend(
+            (f"the processing-time column `{column.name}`", column)
+            for column in find_own(select, exp.Column)
+            if column.name.lower() in processing_time
+        )
         for lateral in find_own(select, exp.Lateral):
             not_map_like.append(("LATERAL VIEW", lateral))
         group = select.args.get("group")
@@ -349,6 +370,7 @@ def collect_operators(
         tuple(set_operations),
         tuple(not_map_like),
         watermark_redefined,
+        nondeterministic=tuple(nondeterministic),
     )
 
 

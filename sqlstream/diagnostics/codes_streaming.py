@@ -443,4 +443,36 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      supports AvailableNow: each run reads one micro-batch of N rows), or ``EMIT … EVERY
      INTERVAL …`` and stop the run with ``exec --timeout``.""",
     ),
+    (
+        "SS361",
+        "warning",
+        "a keep-first deduplication by event time keeps the first row to arrive, not the earliest",
+        """
+     ``ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) … = 1`` (and ``QUALIFY``, ``DISTINCT
+     ON … ORDER BY``) means the row with the earliest ``ts`` per key. On a stream it becomes
+     Spark's ``dropDuplicates`` (``dropDuplicatesWithinWatermark`` under a watermark), which
+     keeps the first row of each key to arrive and drops the rest: when a row with an
+     earlier ``ts`` arrives in a later micro-batch, the stream keeps the later one and the
+     same SQL over the same rows as a batch query keeps the earlier one. The rewrite is
+     exact only when rows arrive in event-time order per key; ``sqlstream verify`` shows
+     the rows where it is not. Anti-pattern: a keep-first deduplication of events that
+     arrive out of order. Fix: when every duplicate is the same event (retries), order by
+     a key column or use ``DISTINCT ON (k)``; for the earliest row per key, aggregate in a
+     window (``min_by(col, ts)`` grouped by ``k`` and a window on ``ts``), which waits for
+     the watermark.""",
+    ),
+    (
+        "SS362",
+        "warning",
+        "the result depends on when the query runs: a nondeterministic function or processing time",
+        """
+     ``rand()``, ``uuid()``, ``shuffle()``, ``monotonically_increasing_id()``, the current
+     time (``current_timestamp()``, ``now()``, Flink's ``PROCTIME()`` column) and windows
+     over processing time give other values in every run: Spark evaluates the current time
+     once per micro-batch, so the result depends on how rows were cut into micro-batches
+     and when they arrived, and a restart or a batch query over the same rows gives other
+     rows. ``sqlstream verify`` reports such a query as differing and names this reason.
+     Fix: derive the value from the data (an event-time column, a hash of the key columns:
+     ``sha2(concat_ws('|', k1, k2), 256)``) where results must be reproducible.""",
+    ),
 )

@@ -300,7 +300,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str, context: C
         )
         state_keys = keys or tuple(c for c, _ in rows.columns or ())
         bounded = within or bool({k.lower() for k in state_keys} & marks)
-        dedup = DedupInfo(found.spelling, keys, within, bounded, found.node)
+        dedup = DedupInfo(found.spelling, keys, within, bounded, found.node, found.order)
         input_name = base + "_input"
         catalog.add_view(ast.Name(input_name, text.span), rows)
         reading = _compile_tree(

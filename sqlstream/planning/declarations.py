@@ -15,6 +15,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
+from sqlstream.analysis.facts import NONDETERMINISTIC, RelationInfo, function_name
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
 from sqlstream.connectors import ResolvedOptions
 from sqlstream.diagnostics.errors import (
@@ -35,6 +36,32 @@ from sqlstream.sql.parsing import node_offsets, parse_expression
 from sqlstream.sql.rewrite import duration_text
 
 TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NTZ"}
+
+
+def source_info(relation: plan.SourceRelation, caches: CompileCaches | None) -> RelationInfo:
+    """What the streaming rules know of a declared source (:class:`RelationInfo`): whether
+    it is a stream, its watermarked column and its processing-time columns — the computed
+    columns whose value differs from run to run (``pt AS PROCTIME()``, ``current_timestamp()``,
+    ``rand()``: :data:`~sqlstream.analysis.facts.NONDETERMINISTIC`), found in its projection.
+
+    Args:
+        relation: the source's plan step.
+        caches: the compile context's stores (parses of the projection's expressions).
+    """
+    watermarks = frozenset({relation.watermark.column.lower()} if relation.watermark else ())
+    processing_time = set()
+    for item in relation.projection:
+        try:
+            tree = parse_expression(item, caches)
+        except SqlStreamError:  # (the compiler's own text; a finding was recorded)
+            continue
+        if isinstance(tree, exp.Alias) and any(
+            function_name(node) in NONDETERMINISTIC for node in tree.walk()
+        ):
+            processing_time.add(tree.alias.lower())
+    return RelationInfo(
+        not relation.bounded, watermarks, processing_time=frozenset(processing_time)
+    )
 
 
 class Record(Protocol):

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePath
 
-from sqlstream.analysis.facts import RelationInfo
 from sqlstream.connectors import ResolvedOptions, connector, resolve_options
 from sqlstream.diagnostics.errors import (
     CompileError,
@@ -42,7 +41,7 @@ from sqlstream.planning.compiler import (
     locate,
 )
 from sqlstream.planning.dead_letters import dead_letter_query, reading_trigger
-from sqlstream.planning.declarations import SourceDeclaration
+from sqlstream.planning.declarations import SourceDeclaration, source_info
 from sqlstream.planning.function_definitions import resolve_function
 from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem, target_version
@@ -251,13 +250,12 @@ class Planner:
         if relation.decoding is not None and relation.decoding.decoded_view:
             self.dead_letters.append((relation, resolved))
         self.relations.append(relation)
-        watermarks = frozenset({relation.watermark.column.lower()} if relation.watermark else ())
         self.catalog.add(
             CatalogRelation(
                 statement.name.value,
                 "table" if bounded else "stream",
                 statement.name,
-                RelationInfo(not bounded, watermarks),
+                source_info(relation, self.context.caches),
                 relation.columns,
                 source=relation,
             )
