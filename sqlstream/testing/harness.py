@@ -47,6 +47,7 @@ from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Program
 from sqlstream.lowering.lowered import Lowered
 from sqlstream.runtime.binder import environment, evaluate, run_block, spark_message
+from sqlstream.runtime.expectation_failures import expectation_failure
 from sqlstream.testing import capture, feed, values
 from sqlstream.testing.capture import Capture
 from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
@@ -335,7 +336,9 @@ class Harness:
                 try:
                     query.running.processAllAvailable()
                 except (PySparkException, Py4JJavaError) as exc:
-                    query.failed = QueryFailedError(
+                    query.failed = expectation_failure(
+                        str(exc), pipeline.plan, query.plan
+                    ) or QueryFailedError(  # FAIL UPDATE: SS560 at the rule
                         f"query '{query.plan.name}' failed: {spark_message(exc)}",
                         query.plan.span,
                         pipeline.plan.source,
