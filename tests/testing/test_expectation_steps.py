@@ -80,3 +80,47 @@ def test_counts_are_compared_exactly(spark, tmp_path, known, status):
         (failure,) = result.failures
         assert failure.check == "expectation known_origin"
         assert (failure.expected, failure.actual) == (known, 2)
+
+
+FAILING = """pipeline: p.ssql
+tests:
+  - name: stops
+    steps:
+      - input:
+          flights: [{origin: EWR, dep_time: 517, dep_delay: 2.0}]
+        expect:
+          out: [{origin: EWR, dep_delay: 2.0}]
+        expectations: {sane: 0}
+      - input:
+          flights: [{origin: JFK, dep_time: 518, dep_delay: 1301.0}]
+        error: SS560
+"""
+
+
+@pytest.mark.spark
+def test_a_fail_update_rule_stops_the_step_with_ss560(spark, tmp_path):
+    from sqlstream.testing.harness import Harness
+    from sqlstream.testing.loading import load
+
+    (tmp_path / "p.ssql").write_text(
+        PIPELINE.replace(
+            "ON VIOLATION DROP ROW",
+            "ON VIOLATION DROP ROW,\n    CONSTRAINT sane EXPECT (dep_delay < 1000) "
+            "ON VIOLATION FAIL UPDATE",
+        )
+    )
+    (tmp_path / "p.test.yaml").write_text(FAILING)
+    test_file, pipelines = load(tmp_path / "p.test.yaml")
+    case = test_file.cases[0]
+    result = Harness(spark, tmp_path / "work").run(test_file, case, pipelines[case.name])
+    assert result.status == "passed", [f.message for f in result.failures]
+    wrong = FAILING.replace("error: SS560", "error: SS501")
+    (tmp_path / "p.test.yaml").write_text(wrong)
+    test_file, pipelines = load(tmp_path / "p.test.yaml")
+    case = test_file.cases[0]
+    result = Harness(spark, tmp_path / "work2").run(test_file, case, pipelines[case.name])
+    assert result.status == "failed"
+    assert any(
+        "expectation 'sane'" in f.message and '"dep_delay":1301.0' in f.message
+        for f in result.failures
+    )
