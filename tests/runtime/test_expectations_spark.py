@@ -8,6 +8,7 @@ violating row with nothing of it committed, and a restart stops there again.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 import sqlstream
 from sqlstream.diagnostics.errors import QueryFailedError
 from sqlstream.runtime.events import BatchProgress
-from sqlstream.runtime.progress import QuerySummary, Tracker
+from sqlstream.runtime.progress import ProgressRenderer, QuerySummary, Tracker
 from tests.support.flights import DAYS, FLIGHT_COLUMNS, copy_days
 
 pytestmark = pytest.mark.spark
@@ -89,6 +90,33 @@ def test_every_rule_counted_per_micro_batch_and_drop_row_rows_not_written(spark,
     assert batches[0].to_dict()["expectations"] == expected[0]  # the JSON progress
     out = spark.read.parquet(str(tmp_path / "out" / "jfk")).collect()
     assert Counter((r.carrier, r.flight, r.dest) for r in out) == written
+    _rendered(events, expected)
+
+
+def _rendered(events: list, expected: list[dict]) -> None:
+    """The run's events as ``exec`` shows them: each plain progress line and the summary
+    line end with the counts; on a terminal, a line above the live table per micro-batch
+    and the run's totals under the summary table."""
+    from rich.console import Console
+
+    run = [e for e in events if not isinstance(e, QuerySummary)]  # the renderer derives it
+    lines: list[str] = []
+    with ProgressRenderer(write=lines.append, fmt="plain") as plain:
+        for event in run:
+            plain.on_event(event)
+    shown = [", ".join(f"{k} {v:,}" for k, v in e.items()) for e in expected]
+    batch_lines = [line for line in lines if " batch " in line]
+    assert [line.split("; expectations violated: ")[1] for line in batch_lines] == shown
+    totals = ", ".join(f"{k} {sum(e[k] for e in expected):,}" for k in expected[0])
+    assert any(line.endswith(f"expectations violated: {totals}") for line in lines)
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=200, color_system=None)
+    with ProgressRenderer(write=lambda _: None, fmt="live", console=console) as live:
+        for event in run:
+            live.on_event(event)
+    text = screen.getvalue()
+    assert all(f"expectations violated: {line}" in text for line in shown)
+    assert f"jfk: expectations violated: {totals}" in text
 
 
 def test_fail_update_stops_in_the_micro_batch_and_again_after_a_restart(
