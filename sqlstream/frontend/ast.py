@@ -116,6 +116,25 @@ Column = ColumnDef | ComputedColumn | MetadataColumn
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """``CONSTRAINT name EXPECT (condition) [ON VIOLATION DROP ROW | FAIL UPDATE]``: a
+    data-quality rule on every row (docs/dialect.md#expectations).
+
+    Attributes:
+        name: the constraint's name.
+        condition: the Spark SQL boolean expression; a row violates it when it is ``FALSE``.
+        action: ``keep`` (no ``ON VIOLATION``: counted), ``drop`` (``DROP ROW``) or
+            ``fail`` (``FAIL UPDATE``).
+        span: the whole constraint.
+    """
+
+    name: Name
+    condition: SqlText
+    action: str
+    span: Span
+
+
+@dataclass(frozen=True)
 class Trigger:
     """When micro-batches run (docs/dialect.md#emit).
 
@@ -170,6 +189,7 @@ class CreateStream:
     emit: Emit | None
     span: Span
     has_schema: bool = True
+    constraints: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,13 +215,15 @@ class CreateView:
 
 @dataclass(frozen=True)
 class CreateSink:
-    """``CREATE SINK name WITH (…) [AS query [EMIT …]]``."""
+    """``CREATE SINK name [(CONSTRAINT …, …)] WITH (…) [AS query [EMIT …]]``; ``constraints``
+    are checked on the rows written."""
 
     name: Name
     options: tuple[Option, ...]
     query: SqlText | None
     emit: Emit | None
     span: Span
+    constraints: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,7 @@ class TreeBuilder:
             emit=emit,
             span=self.span(node),
             has_schema=self.find(node, "column_list") is not None,
+            constraints=self.constraints(self.find(node, "column_list")),
         )
 
     def _create_table(self, node: Tree) -> ast.CreateTable | ast.CreateSink | ast.Insert:
@@ -175,6 +176,14 @@ class TreeBuilder:
                 "'files', path = 'data/airlines.csv', format = 'csv', header = true)",
             )
         columns, watermark = self.columns(column_list)
+        if self.constraints(column_list):
+            raise SemanticError(
+                "a TABLE takes no CONSTRAINT … EXPECT: expectations are on streams and sinks",
+                self.constraints(column_list)[0].span,
+                self.source,
+                hint="declare it with CREATE STREAM, or put the rule on the sink written",
+                code="SS110",
+            )
         if watermark is not None:
             raise self.error(
                 SemanticError,
@@ -235,6 +244,7 @@ class TreeBuilder:
             query=query,
             emit=emit,
             span=self.span(node),
+            constraints=self.constraints(self.find(node, "constraint_list")),
         )
 
     def _insert_stmt(self, node: Tree) -> ast.Insert:
@@ -355,6 +365,31 @@ class TreeBuilder:
                     self.name(parts[0]), self.sql(parts[1]), self.span(child)
                 )
         return tuple(columns), watermark
+
+    def constraints(self, node: Tree | None) -> tuple[ast.Expectation, ...]:
+        """The ``CONSTRAINT name EXPECT (cond) [ON VIOLATION …]`` elements of a column or
+        constraint list, in order (docs/dialect.md#expectations)."""
+        found = []
+        for child in node.children if node is not None else ():
+            if isinstance(child, Tree) and child.data == "constraint_def":
+                parts = kept_children(child)
+                action = next(
+                    (
+                        {"drop_row": "drop", "fail_update": "fail"}[c.data]
+                        for c in child.children
+                        if isinstance(c, Tree) and c.data in ("drop_row", "fail_update")
+                    ),
+                    "keep",
+                )
+                found.append(
+                    ast.Expectation(
+                        self.name(parts[0]),
+                        self.sql(self.find(child, "expr")),
+                        action,
+                        self.span(child),
+                    )
+                )
+        return tuple(found)
 
     def type(self, node: Tree | Token | None, depth: int = 1) -> str:
         node = as_tree(node)

@@ -35,6 +35,7 @@ STEP_KEYS = (
     "watermark",
     "state_rows",
     "dropped_by_watermark",
+    "expectations",
     "error",
 )
 QUERY_CHECKS = ("watermark", "state_rows", "dropped_by_watermark")
@@ -332,6 +333,17 @@ def _step(read: _Reader, steps: list, index: int) -> Step:
     for key in QUERY_CHECKS:
         if key in node:
             setattr(step, key, _checks(read, node, key))
+    if "expectations" in node:
+        given = node["expectations"]
+        if not isinstance(given, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in given.values()
+        ):
+            raise read.error(
+                "'expectations' maps expectation names to counts of violating rows, "
+                "e.g. {known_origin: 2}",
+                read.value(node, "expectations"),
+            )
+        step.expectations = _checks(read, node, "expectations")
     if "error" in node:
         if not isinstance(node["error"], str) or not node["error"].strip():
             raise read.error(
@@ -403,6 +415,12 @@ def _count(read: _Reader, rows: list, span: Span) -> None:
         )
 
 
+def expectation_names(plan) -> list[str]:
+    """The names of the expectations of a plan's streams and sinks, in plan order."""
+    found = [e.name for r in plan.relations for e in getattr(r, "expectations", ())]
+    return found + [e.name for q in plan.queries for e in q.expectations]
+
+
 def _named(read: _Reader, names: dict, name: str, span: Span, what: str):
     found = names.get(name.lower())
     if found is None:
@@ -430,6 +448,10 @@ def _check(read: _Reader, case: Case, pipeline: PipelineUnderTest) -> None:
         for key in QUERY_CHECKS:
             for check in getattr(step, key):
                 _query_check(read, pipeline, key, check, zone)
+        rules = {r.lower(): r for r in expectation_names(pipeline.plan)}
+        for check in step.expectations:
+            assert check.query is not None  # (a mapping: rule name → count)
+            _named(read, rules, check.query, check.key_span or check.span, "expectation")
 
 
 def _values(read: _Reader, rows: Rows, relation, zone: str) -> None:

@@ -70,6 +70,9 @@ class Step:
         restart: a ``restart: true`` step.
         expect: sink name → expected rows.
         watermark, state_rows, dropped_by_watermark: the checks of the step.
+        expectations: ``expectations: {rule: count}``, one :class:`Check` per rule
+            (``query`` holds the rule's name): the rows of the step's micro-batch that
+            violated it (docs/dialect.md#expectations).
         error: the expected error (a code such as ``SS501`` or a message fragment).
         node: the step's YAML mapping (``--record`` writes into it).
     """
@@ -82,6 +85,7 @@ class Step:
     watermark: list[Check] = field(default_factory=list)
     state_rows: list[Check] = field(default_factory=list)
     dropped_by_watermark: list[Check] = field(default_factory=list)
+    expectations: list[Check] = field(default_factory=list)
     error: Cell | None = None
     node: object = None
 
