@@ -21,4 +21,52 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      Fix: write ``json`` rows, or apply the changes to a table with ``CREATE FLOW … AUTO
      CDC``; declare the row's columns on the source.""",
     ),
+    (
+        "SS291",
+        "error",
+        "an `AUTO CDC` flow whose sequence is not orderable, whose delete condition is not "
+        "a `BOOLEAN`, or whose key is left out or not atomic",
+        """
+     The flow applies, per key, the change with the highest ``SEQUENCE BY`` value: the
+     sequence must be ordered (a number, string, date or timestamp), the keys compared
+     (atomic types, kept in the target), and ``APPLY AS DELETE WHEN`` is a condition.
+     Anti-pattern: ``SEQUENCE BY payload`` where ``payload`` is a ``STRUCT``, ``COLUMNS *
+     EXCEPT (id)`` with ``KEYS (id)``. Fix: sequence by the log position (``METADATA FROM
+     'source.lsn'``) or the event time; keep the keys.""",
+    ),
+    (
+        "SS292",
+        "error",
+        "an `AUTO CDC` flow into a sink that cannot take row-level changes, or whose sink "
+        "sets `mode` / `key_columns`",
+        """
+     Applying changes updates and deletes rows by key, which a table can do and an
+     append-only sink (``files``, ``kafka``, ``console``, …) cannot. The flow's ``KEYS``
+     say how rows are replaced, so the target sink sets no ``mode`` or ``key_columns`` of
+     its own. Anti-pattern: ``AUTO CDC INTO out`` where ``out`` is a ``files`` sink. Fix:
+     a ``postgres`` sink (``iceberg`` / ``delta`` where available); to keep the change
+     events themselves, ``INSERT INTO`` the files sink instead.""",
+    ),
+    (
+        "SS293",
+        "error",
+        "`STORED AS SCD TYPE` other than 1 or 2, `TRACK HISTORY` without type 2, or a "
+        "tracked column the target does not keep",
+        """
+     SCD type 1 keeps the latest row of each key; type 2 keeps every version with
+     ``__START_AT`` / ``__END_AT``, and ``TRACK HISTORY ON`` names the columns whose change
+     opens a version (Spark 4.3: only with type 2). Anti-pattern: ``STORED AS SCD TYPE 1
+     TRACK HISTORY ON city``. Fix: ``STORED AS SCD TYPE 2 TRACK HISTORY ON city``.""",
+    ),
+    (
+        "SS294",
+        "error",
+        "`FROM STREAM(s)` of an `AUTO CDC` flow names a table read once, or a stream whose "
+        "columns are known only at run time",
+        """
+     A flow applies a stream of changes micro-batch by micro-batch; a ``CREATE TABLE`` is
+     read once, and its keys, columns and sequence are checked against the stream's
+     declared columns. Fix: read the change log with ``CREATE STREAM`` and declare its
+     columns.""",
+    ),
 )
