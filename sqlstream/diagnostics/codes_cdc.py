@@ -69,4 +69,20 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      declared columns. Fix: read the change log with ``CREATE STREAM`` and declare its
      columns.""",
     ),
+    (
+        "SS108",
+        "error",
+        "Flink's `PRIMARY KEY (…) NOT ENFORCED` in a column list",
+        """
+     In Flink a primary key makes a sink an upsert table, and an ``INSERT INTO`` it from a
+     changelog source (``debezium-json``) applies the changes by key. Here the same is
+     spelled as Spark 4.3 spells it: the table is a ``CREATE SINK`` (``postgres``) and a
+     ``CREATE FLOW … AS AUTO CDC INTO`` it names the keys, the delete condition and the
+     sequence that orders the changes (docs/cdc.md#auto-cdc). Anti-pattern: ``CREATE TABLE
+     customers (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (connector =
+     'postgres', …)``. Fix: ``CREATE SINK customers WITH (…)`` and ``CREATE FLOW
+     customers_cdc AS AUTO CDC INTO customers FROM STREAM(changes) KEYS (id) APPLY AS DELETE
+     WHEN op = 'd' SEQUENCE BY seq``; for an upsert of a query's rows, the sink's ``mode =
+     'upsert'`` and ``key_columns``.""",
+    ),
 )

@@ -18,7 +18,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend import ast
-from sqlstream.frontend.flow_builder import build_flow
+from sqlstream.frontend.flow_builder import build_flow, primary_key_error
 from sqlstream.frontend.grammar import as_token, as_tree, first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
@@ -348,6 +348,8 @@ class TreeBuilder:
                 columns.append(
                     ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child))
                 )
+            elif child.data == "primary_key":
+                raise primary_key_error(self, child)
             elif child.data == "watermark_def":
                 if watermark is not None:
                     raise self.error(

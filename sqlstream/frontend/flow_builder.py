@@ -14,12 +14,15 @@ from typing import Protocol
 
 from lark import Token, Tree
 
-from sqlstream.diagnostics.source_text import Span
+from sqlstream.diagnostics.errors import ForeignSpellingError
+from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.frontend import ast
 
 
 class TreeBuilder(Protocol):
     """What of :class:`sqlstream.frontend.builder.TreeBuilder` the flow's building uses."""
+
+    source: Source
 
     def name(self, node: Tree | Token | None) -> ast.Name: ...
 
@@ -84,4 +87,22 @@ def build_flow(builder: TreeBuilder, node: Tree) -> ast.CreateFlow:
         except_track=except_track,
         track_span=builder.span(track) if track is not None else None,
         span=builder.span(node),
+    )
+
+
+def primary_key_error(builder: TreeBuilder, node: Tree) -> ForeignSpellingError:
+    """Flink's ``PRIMARY KEY (k, …) NOT ENFORCED`` in a column list (an upsert table, or
+    the sink of a changelog source): ``SS108``, at the clause, with the ``AUTO CDC``
+    spelling that applies changes by key (docs/cdc.md#auto-cdc)."""
+    keys = ", ".join(n.value for n in _names(builder, node))
+    return ForeignSpellingError(
+        f"Flink's PRIMARY KEY ({keys}) declares a table updated by key; here a stream of "
+        "changes is applied to a table by key with CREATE FLOW … AS AUTO CDC",
+        builder.span(node),
+        builder.source,
+        code="SS108",
+        hint=f"declare the table as CREATE SINK name WITH (connector = 'postgres', …) and write "
+        f"CREATE FLOW name_cdc AS AUTO CDC INTO name FROM STREAM(changes) KEYS ({keys}) "
+        "APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq STORED AS SCD TYPE 1 (docs/cdc.md); "
+        "for an upsert of a query's rows: mode = 'upsert', key_columns = '" + keys + "'",
     )
