@@ -11,7 +11,7 @@ from the options (the call ``translate`` prints)::
         .outputMode('update') … .option('checkpointLocation', dir).queryName(name).start())
 
 As the target of an ``AUTO CDC`` flow the function is an applier of changes instead
-(:mod:`sqlstream.connectors.cdc_apply`, :mod:`sqlstream.connectors.postgres_cdc`).
+(:mod:`sqlstream.connectors.cdc.cdc_apply`, :mod:`sqlstream.connectors.cdc.postgres_cdc`).
 
 On the driver, for micro-batch ``batch_id`` of the query whose id Spark keeps in its
 checkpoint (the local property ``sql.streaming.queryId``), one transaction with psycopg:
@@ -269,14 +269,16 @@ def _applier_step(kwargs: list[tuple[str, Any]], flow_json: str) -> Step:
     """The sink as the target of an ``AUTO CDC`` flow (its settings' ``auto_cdc``, JSON from
     :mod:`sqlstream.planning.flows`)::
 
-        foreachBatch(importlib.import_module('sqlstream.connectors.cdc_apply').CdcApplier(
-            target=importlib.import_module('sqlstream.connectors.postgres_cdc')
+        foreachBatch(importlib.import_module('sqlstream.connectors.cdc.cdc_apply').CdcApplier(
+            target=importlib.import_module('sqlstream.connectors.cdc.postgres_cdc')
                 .PostgresCdcTable(url=…, table=…, progress_table=…),
             keys=[…], columns=[…], scd_type=1, tracked=[…]))
     """
     flow = json.loads(flow_json)
     connection = tuple((k, v) for k, v in kwargs if k not in ("mode", "key_columns"))
-    target = function_chain("sqlstream.connectors.postgres_cdc", ("PostgresCdcTable",), connection)
+    target = function_chain(
+        "sqlstream.connectors.cdc.postgres_cdc", ("PostgresCdcTable",), connection
+    )
     call = (
         ("target", target),
         ("keys", tuple(flow["keys"])),
@@ -284,7 +286,7 @@ def _applier_step(kwargs: list[tuple[str, Any]], flow_json: str) -> Step:
         ("scd_type", flow["scd_type"]),
         ("tracked", tuple(flow["tracked"])),
     )
-    applier = function_chain("sqlstream.connectors.cdc_apply", ("CdcApplier",), call=call)
+    applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
     return Step("foreachBatch", (applier,))
 
 

@@ -2,7 +2,7 @@
 
 The flow reads its stream (``FROM STREAM(s)``) and writes, per micro-batch, the changes it
 carries into the target sink through the change applier
-(:mod:`sqlstream.connectors.cdc_apply`). The query the plan holds selects the target's
+(:mod:`sqlstream.connectors.cdc.cdc_apply`). The query the plan holds selects the target's
 columns, the sequence and whether the change is a delete::
 
     SELECT `id`, `name`, `city`, (seq) AS `__sqlstream_sequence`,
@@ -11,7 +11,7 @@ columns, the sequence and whether the change is a delete::
     WHERE <key and sequence not NULL>      -- else raise_error (on_error = 'fail')
 
 What the flow means is Spark 4.3's ``AUTO CDC`` (declarative pipelines; Databricks'
-``APPLY CHANGES``); what the applier does with it is in :mod:`sqlstream.connectors.cdc_apply`.
+``APPLY CHANGES``); what the applier does with it is in :mod:`sqlstream.connectors.cdc.cdc_apply`.
 The target's settings carry the flow (``auto_cdc``: its keys, columns, SCD type, tracked
 columns, as JSON) for the connector's lowering. Rules checked here, without a JVM: the
 stream exists and is streaming (``SS294``), keys and columns are its columns (``SS201``),

@@ -2,7 +2,7 @@
 docs/pipeline-tests.md), from what the test's capture received so far.
 
 What the sink would hold, by its kind: the target of an ``AUTO CDC`` flow holds the
-changes applied (:func:`sqlstream.connectors.cdc_apply.merge`, the applier's own merge, over
+changes applied (:func:`sqlstream.connectors.cdc.cdc_apply.merge`, the applier's own merge, over
 every change received; SCD 2 with ``__START_AT`` / ``__END_AT``); a query in complete mode
 the last result; a ``postgres`` sink in upsert mode the last row of each key; any other
 sink every row written.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from sqlstream.connectors.cdc_apply import END_AT, START_AT, merge
+from sqlstream.connectors.cdc.cdc_apply import END_AT, START_AT, merge
 from sqlstream.ir import plan as p
 from sqlstream.testing import values
 from sqlstream.testing.capture import Capture

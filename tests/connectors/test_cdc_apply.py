@@ -1,10 +1,10 @@
-"""The applier's merge (:func:`sqlstream.connectors.cdc_apply.merge`) without Spark: the
+"""The applier's merge (:func:`sqlstream.connectors.cdc.cdc_apply.merge`) without Spark: the
 cases a random log rarely draws, worked out by hand from AUTO CDC's meaning (the runs
 against PostgreSQL and a batch oracle are ``test_auto_cdc_spark.py``)."""
 
 from __future__ import annotations
 
-from sqlstream.connectors.cdc_apply import merge
+from sqlstream.connectors.cdc.cdc_apply import merge
 
 # rows: (id, city, note, seq, delete); the target's columns: id, city, note
 KEY, SEQ, DELETE, VALUES = [0], 3, 4, [0, 1, 2]

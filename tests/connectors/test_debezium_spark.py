@@ -162,6 +162,25 @@ def test_files_change_records_equal_a_python_decode(spark, tmp_path):
     )
     assert _rows(spark, "dbz_files_drop") == _decoded(events)
 
+    # dead letters: each malformed line once, as read, with its reason and file
+    _run(
+        spark,
+        f"""
+        CREATE STREAM changes ({COLUMNS}) WITH (connector = 'files', path = 'changes',
+            format = 'debezium-json', on_error = 'dead_letter', dead_letter_path = 'dead');
+        CREATE SINK dbz_files_dead WITH (connector = 'memory');
+        INSERT INTO dbz_files_dead {SELECT.format("changes")} EMIT ONCE;
+        """,
+        tmp_path / "dead.ssql",
+    )
+    assert _rows(spark, "dbz_files_dead") == _decoded(events)
+    letters = spark.read.json(str(tmp_path / "dead")).collect()
+    assert sorted(r["raw"] for r in letters) == sorted(BAD_LINES)
+    assert {r["file"].rsplit("/", 1)[-1] for r in letters} == {"part-9.json"}
+    reasons = {r["raw"]: r["reason"] for r in letters}
+    assert reasons[BAD_LINES[0]].startswith("malformed: not a Debezium change record")
+    assert reasons[BAD_LINES[3]] == "column id: 'x' is not a BIGINT"
+
 
 @pytest.mark.parametrize("bad", BAD_LINES[:3])
 def test_a_malformed_change_record_stops_the_query_by_default(spark, tmp_path, bad):

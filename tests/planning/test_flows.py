@@ -95,7 +95,8 @@ def test_the_flow_is_a_query_of_changes_into_the_applier():
     assert flow["columns"] == ["id", "name", "city"] and flow["tracked"] == ["name"]
     program = pipeline.translate()
     assert (
-        "CdcApplier(target=importlib.import_module('sqlstream.connectors.postgres_cdc')" in program
+        "CdcApplier(target=importlib.import_module('sqlstream.connectors.cdc.postgres_cdc')"
+        in program
     )
     assert "raise_error(" in program  # a NULL key or sequence stops the query (on_error fail)
 

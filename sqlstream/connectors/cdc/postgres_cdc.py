@@ -1,9 +1,9 @@
 """A ``postgres`` sink as the target of an ``AUTO CDC`` flow: the
-:class:`~sqlstream.connectors.cdc_apply.CdcTable` operation in PostgreSQL, and the
+:class:`~sqlstream.connectors.cdc.cdc_apply.CdcTable` operation in PostgreSQL, and the
 ``foreachBatch`` call ``translate`` prints for it::
 
-    .foreachBatch(importlib.import_module('sqlstream.connectors.cdc_apply').CdcApplier(
-        target=importlib.import_module('sqlstream.connectors.postgres_cdc').PostgresCdcTable(
+    .foreachBatch(importlib.import_module('sqlstream.connectors.cdc.cdc_apply').CdcApplier(
+        target=importlib.import_module('sqlstream.connectors.cdc.postgres_cdc').PostgresCdcTable(
             url='postgresql://db:5432/crm', table='customers', progress_table='sqlstream_batches'),
         keys=['id'], columns=['id', 'name', 'city'], scd_type=1, tracked=[]))
 
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlstream.connectors.cdc_apply import END_AT, START_AT
+from sqlstream.connectors.cdc.cdc_apply import END_AT, START_AT
 from sqlstream.connectors.postgres import PROGRESS_TABLE, PostgresWriter, pg_type
 
 CHANGES_SUFFIX = "__sqlstream_changes"
@@ -40,7 +40,7 @@ DDL_LOCK = 0x5353_4344_4300  # pg_advisory_xact_lock key of the appliers' CREATE
 
 class PostgresCdcTable(PostgresWriter):
     """A PostgreSQL table that takes row-level changes (a
-    :class:`~sqlstream.connectors.cdc_apply.CdcTable`).
+    :class:`~sqlstream.connectors.cdc.cdc_apply.CdcTable`).
 
     Args:
         table: the target table (``name`` or ``schema.name``), created when missing.
@@ -74,7 +74,7 @@ class PostgresCdcTable(PostgresWriter):
     def transaction(
         self, query_id: str, batch_id: int, fields: list, flow: dict[str, Any]
     ) -> Iterator[_Transaction | None]:
-        """The micro-batch's transaction (:meth:`~sqlstream.connectors.cdc_apply.CdcTable.transaction`):
+        """The micro-batch's transaction (:meth:`~sqlstream.connectors.cdc.cdc_apply.CdcTable.transaction`):
         ``None`` when the batch was committed before; else the tables created when missing,
         and on leaving the block the batch id recorded and the transaction committed (rolled
         back on an error)."""
@@ -135,7 +135,7 @@ class PostgresCdcTable(PostgresWriter):
 
 
 class _Transaction:
-    """:class:`~sqlstream.connectors.cdc_apply.CdcTransaction` on a psycopg cursor: the keys
+    """:class:`~sqlstream.connectors.cdc.cdc_apply.CdcTransaction` on a psycopg cursor: the keys
     of the micro-batch in a temporary table, joined to read and to delete."""
 
     def __init__(self, table: PostgresCdcTable, cur, keys, key_types, target, fields):

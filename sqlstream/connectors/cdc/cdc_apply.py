@@ -24,7 +24,7 @@ a crash changes nothing. The target's rows of a key are a function of its change
 so the result does not depend on how the log was cut into micro-batches.
 
 The target-specific part is one operation, :class:`CdcTable` (``postgres``:
-:class:`sqlstream.connectors.postgres_cdc.PostgresCdcTable`): "in one transaction, once per
+:class:`sqlstream.connectors.cdc.postgres_cdc.PostgresCdcTable`): "in one transaction, once per
 (query id, batch id): give the changes kept for these keys; replace the rows and changes of
 these keys with these". A lakehouse table plugs in by implementing it.
 """
