@@ -141,7 +141,11 @@ class FlowPlanning:
             "sequence": SEQUENCE,
             "delete": DELETE,
         }
-        sink = replace(sink, settings=(*sink.settings, ("auto_cdc", json.dumps(flow))))
+        sink = replace(  # the applier replaces rows by the flow's keys: no mode of the sink's
+            sink,
+            options=tuple((k, v) for k, v in sink.options if k not in ("mode", "key_columns")),
+            settings=(*sink.settings, ("auto_cdc", json.dumps(flow))),
+        )
         text = self._flow_query(statement, relation, target_columns)
         name = statement.name.value
         catalog.claim_query_name(name, statement.name.span)
