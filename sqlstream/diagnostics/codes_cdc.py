@@ -37,13 +37,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "SS292",
         "error",
-        "an `AUTO CDC` flow into a sink that cannot take row-level changes, or whose sink "
-        "sets `mode` / `key_columns`",
+        "an `AUTO CDC` flow into a sink that cannot take row-level changes, whose sink "
+        "sets `mode` / `key_columns`, or that another query writes",
         """
      Applying changes updates and deletes rows by key, which a table can do and an
      append-only sink (``files``, ``kafka``, ``console``, …) cannot. The flow's ``KEYS``
      say how rows are replaced, so the target sink sets no ``mode`` or ``key_columns`` of
-     its own. Anti-pattern: ``AUTO CDC INTO out`` where ``out`` is a ``files`` sink. Fix:
+     its own, and no other query (an ``INSERT``, another flow) writes it: the flow replaces
+     the rows of the keys it touches. Anti-pattern: ``AUTO CDC INTO out`` where ``out`` is a
+     ``files`` sink. Fix:
      a ``postgres`` sink (``iceberg`` / ``delta`` where available); to keep the change
      events themselves, ``INSERT INTO`` the files sink instead.""",
     ),

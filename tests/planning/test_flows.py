@@ -63,6 +63,8 @@ def _error(text: str) -> SqlStreamError:
         (GOOD + " COLUMNS id, name STORED AS SCD TYPE 2 TRACK HISTORY ON city", "SS293", "city"),
         (GOOD + " COLUMNS id, nme", "SS201", "nme"),
         ("target FROM STREAM(changes) SEQUENCE BY seq", "SS101", "SEQUENCE"),
+        (GOOD + "; CREATE FLOW g AS AUTO CDC INTO " + GOOD, "SS292", "target"),
+        (GOOD + "; INSERT INTO target SELECT id FROM changes", "SS292", "target"),
     ],
 )
 def test_what_check_refuses_is_a_positioned_finding(body, code, at):
