@@ -124,8 +124,11 @@ class FlowPlanning:
                 hint="apply the changes to a 'postgres' table (or an 'iceberg' / 'delta' table "
                 "where available); write the change events themselves with INSERT INTO",
             )
-        targets = planner.__dict__.setdefault("flow_targets", set())
-        if planner.insert_counts[sink.name.lower()] or sink.name.lower() in targets:  # type: ignore[attr-defined]
+        written = planner.insert_counts[sink.name.lower()] or any(  # type: ignore[attr-defined]
+            q.sink.name.lower() == sink.name.lower()
+            for q in planner.queries  # type: ignore[attr-defined]
+        )
+        if written:
             raise FlowError(
                 f"sink '{statement.target}' is written by another query: the flow replaces its "
                 "rows by key, and another writer's rows would be replaced or kept at random",
@@ -133,7 +136,6 @@ class FlowPlanning:
                 code="SS292",
                 hint="give the flow a table of its own (a CREATE SINK for it)",
             )
-        targets.add(sink.name.lower())
         given = [o for k, o in resolved.compiler.items() if k in ("mode", "key_columns")]
         if given:
             raise FlowError(
