@@ -18,7 +18,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlstream.diagnostics import codes_compile, codes_expectations, codes_run, codes_streaming
+from sqlstream.diagnostics import (
+    codes_cdc,
+    codes_compile,
+    codes_expectations,
+    codes_run,
+    codes_streaming,
+)
 
 __all__ = ["CODES", "Code", "code", "markdown_reference", "markdown_table", "replace_table"]
 
@@ -71,6 +77,7 @@ CODES: dict[str, Code] = _codes(
     *codes_streaming.RECORDS,
     *codes_run.RECORDS,
     *codes_expectations.RECORDS,
+    *codes_cdc.RECORDS,
 )
 
 

@@ -280,6 +280,37 @@ class CreateFunction:
     span: Span
 
 
+@dataclass(frozen=True)
+class CreateFlow:
+    """``CREATE FLOW name AS AUTO CDC INTO target FROM STREAM(source) KEYS (…) [APPLY AS
+    DELETE WHEN cond] SEQUENCE BY expr [COLUMNS …] [STORED AS SCD TYPE n] [TRACK HISTORY ON
+    …]``: a change feed applied to a table (docs/cdc.md#auto-cdc).
+
+    Attributes:
+        columns: ``COLUMNS a, b`` (``except_columns`` ``False``) or ``COLUMNS * EXCEPT (a,
+            b)`` (``True``); ``None``: every column of the source.
+        scd_type: 1 or 2 as written (the planner checks it), ``scd_span`` where (or
+            ``None``: not written, type 1).
+        track: ``TRACK HISTORY ON a, b`` (``except_track`` ``False``) or ``* EXCEPT (…)``
+            (``True``); ``None``: every column; ``track_span`` the clause.
+    """
+
+    name: Name
+    target: Name
+    source: Name
+    keys: tuple[Name, ...]
+    delete_when: SqlText | None
+    sequence: SqlText
+    columns: tuple[Name, ...] | None
+    except_columns: bool
+    scd_type: int
+    scd_span: Span | None
+    track: tuple[Name, ...] | None
+    except_track: bool
+    track_span: Span | None
+    span: Span
+
+
 Statement = (
     SetStatement
     | CreateStream
@@ -289,6 +320,7 @@ Statement = (
     | Insert
     | Select
     | CreateFunction
+    | CreateFlow
 )
 
 

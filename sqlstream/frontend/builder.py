@@ -18,6 +18,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend import ast
+from sqlstream.frontend.flow_builder import build_flow, primary_key_error
 from sqlstream.frontend.grammar import as_token, as_tree, first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
@@ -255,6 +256,10 @@ class TreeBuilder:
             self.span(node),
         )
 
+    def _create_flow(self, node: Tree) -> ast.CreateFlow:
+        """``CREATE FLOW … AS AUTO CDC INTO …`` (:func:`~sqlstream.frontend.flow_builder.build_flow`)."""
+        return build_flow(self, node)
+
     def _statement_set(self, node: Tree) -> tuple[ast.Insert, ...]:
         """Flink's ``EXECUTE STATEMENT SET BEGIN … END``: its INSERTs, each its own query."""
         return tuple(
@@ -353,6 +358,8 @@ class TreeBuilder:
                 columns.append(
                     ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child))
                 )
+            elif child.data == "primary_key":
+                raise primary_key_error(self, child)
             elif child.data == "watermark_def":
                 if watermark is not None:
                     raise self.error(

@@ -42,6 +42,7 @@ from sqlstream.planning.compiler import (
 )
 from sqlstream.planning.dead_letters import dead_letter_query, reading_trigger
 from sqlstream.planning.declarations import SourceDeclaration, source_info
+from sqlstream.planning.flows import FlowPlanning
 from sqlstream.planning.function_definitions import resolve_function
 from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem, target_version
@@ -50,7 +51,7 @@ from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_pr
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
 
-class Planner:
+class Planner(FlowPlanning):
     """Builds a :class:`~sqlstream.ir.plan.Plan` from a :class:`~sqlstream.frontend.ast.Script`.
 
     Args:

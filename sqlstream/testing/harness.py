@@ -53,6 +53,7 @@ from sqlstream.testing.capture import Capture
 from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
 from sqlstream.testing.pipeline import Capturing, PipelineUnderTest, Read, time_zone
 from sqlstream.testing.spec import Case, Step, TestFile
+from sqlstream.testing.tables import current_table
 
 QUIET = {"spark.sql.streaming.noDataProgressEventInterval": "86400000"}
 """Set during a test: no idle progress events (only a micro-batch's own progress)."""
@@ -133,7 +134,7 @@ def checked_queries(case: Case, pipeline: PipelineUnderTest) -> list[p.Query]:
     for step in case.steps:
         if step.error is not None or step.expectations:
             return list(queries)
-        for sink in step.expect:
+        for sink in (*step.expect, *step.table):
             names |= {q.name.lower() for q in pipeline.sinks.get(sink.lower(), [])}
         for check in (*step.watermark, *step.state_rows, *step.dropped_by_watermark):
             name = check.query or only
@@ -430,6 +431,22 @@ class Harness:
                 rows,
                 received,
                 writers[0].capture.columns,
+                zone,
+                case.ordered,
+                case.tolerance,
+                source,
+            )
+            if failure:
+                result.failures.append(failure)
+        for sink, rows in step.table.items():  # the whole table, from every batch so far
+            (writer,) = [q for q in queries if q.plan.sink.name.lower() == sink.lower()][:1]
+            table, columns = current_table(writer.plan, writer.capture)
+            failure = compare_rows(
+                step,
+                writer.plan.sink.name,
+                rows,
+                table,
+                columns,
                 zone,
                 case.ordered,
                 case.tolerance,

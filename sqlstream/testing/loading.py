@@ -32,6 +32,7 @@ STEP_KEYS = (
     "input",
     "restart",
     "expect",
+    "table",
     "watermark",
     "state_rows",
     "dropped_by_watermark",
@@ -330,6 +331,10 @@ def _step(read: _Reader, steps: list, index: int) -> Step:
         if not isinstance(node["expect"], dict):
             raise read.error("'expect' maps sink names to rows", read.value(node, "expect"))
         step.expect = {str(k): _rows(read, node["expect"], k) for k in node["expect"]}
+    if node.get("table") is not None:
+        if not isinstance(node["table"], dict):
+            raise read.error("'table' maps sink names to rows", read.value(node, "table"))
+        step.table = {str(k): _rows(read, node["table"], k) for k in node["table"]}
     for key in QUERY_CHECKS:
         if key in node:
             setattr(step, key, _checks(read, node, key))
@@ -445,6 +450,8 @@ def _check(read: _Reader, case: Case, pipeline: PipelineUnderTest) -> None:
         for name, rows in step.expect.items():
             queries = _named(read, pipeline.sinks, name, rows.key_span, "sink")
             _expected_columns(read, rows, queries, name)
+        for name, rows in step.table.items():  # its columns: the table's (testing/tables.py)
+            _named(read, pipeline.sinks, name, rows.key_span, "sink")
         for key in QUERY_CHECKS:
             for check in getattr(step, key):
                 _query_check(read, pipeline, key, check, zone)
