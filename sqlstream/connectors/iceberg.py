@@ -38,6 +38,7 @@ Sources: Iceberg spec *Snapshots* (summary properties), *JDBC catalog*; pyiceber
 from __future__ import annotations
 
 import os
+import warnings
 
 from sqlstream.connectors import lakehouse
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
@@ -236,7 +237,9 @@ class IcebergWriter(lakehouse.LakehouseWriter):
         if last is not None and last >= batch_id:
             return
         props = lakehouse.commit_metadata(app, batch_id)
-        with table.transaction() as tx:
+        with table.transaction() as tx, warnings.catch_warnings():
+            # an overwrite whose filter matches no row yet is no news to the user
+            warnings.filterwarnings("ignore", "Delete operation did not match any records")
             if overwrite:
                 tx.overwrite(rows, snapshot_properties=props)
             elif self.key_columns:
