@@ -525,4 +525,35 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``on_error = 'dead_letter'`` without ``starting_offsets``. Fix: ``starting_offsets =
      'earliest'`` or given offsets.""",
     ),
+    # ---- lakehouse sinks (iceberg, delta) ---------------------------------------------------
+    (
+        "SS280",
+        "error",
+        "a lakehouse sink without a usable table: an Iceberg name without a namespace, "
+        "an empty Delta path",
+        """
+     An ``iceberg`` sink names its table ``namespace.name`` (``table = 'analytics.hourly'``:
+     the namespace is created if missing); a ``delta`` sink names its folder with ``path``
+     (relative to the ``.ssql`` file, or a URI). Anti-pattern: ``table = 'hourly'``. Fix:
+     ``table = 'analytics.hourly'``.""",
+    ),
+    (
+        "SS281",
+        "error",
+        "a lakehouse sink `mode` other than append or upsert, upsert without `key_columns`",
+        """
+     ``mode = 'append'`` adds every row of each micro-batch; ``mode = 'upsert'`` merges each
+     micro-batch by the ``key_columns`` (a ``MERGE``: the rows of its keys replaced), which
+     needs them. ``key_columns`` without upsert has no meaning. Anti-pattern: ``mode =
+     'merge'``. Fix: ``mode = 'upsert', key_columns = 'window_start, origin'``.""",
+    ),
+    (
+        "SS282",
+        "error",
+        "a lakehouse sink key column that the query does not write",
+        """
+     Each ``key_columns`` name must be a column of the query written to the ``iceberg`` or
+     ``delta`` sink (each micro-batch is merged on them). Anti-pattern: ``key_columns =
+     'window'`` for a query that writes ``window_start``. Fix: a column the query writes.""",
+    ),
 )

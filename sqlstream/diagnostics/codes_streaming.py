@@ -475,4 +475,16 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      Fix: derive the value from the data (an event-time column, a hash of the key columns:
      ``sha2(concat_ws('|', k1, k2), 256)``) where results must be reproducible.""",
     ),
+    (
+        "SS370",
+        "error",
+        "update output mode into an `iceberg` or `delta` sink that appends",
+        """
+     In update output mode each micro-batch holds the groups that changed, with their new
+     values; appended to a table they would add a row per change of a group, not keep its
+     latest value. A lakehouse sink takes update mode with ``mode = 'upsert'`` (a ``MERGE``
+     by ``key_columns`` per micro-batch), append mode, or complete mode (an overwrite).
+     Anti-pattern: ``EMIT CHANGES`` into ``connector = 'delta'`` without a mode. Fix: add
+     ``mode = 'upsert', key_columns = '…'`` (the grouping keys), or ``EMIT FINAL``.""",
+    ),
 )

@@ -215,8 +215,10 @@ def _resolve(text_options: dict[str, str], role: str):
 def test_connector_modules_decide_format_and_path():
     assert sorted(CONNECTORS) == [
         "console",
+        "delta",
         "files",
         "foreach_batch",
+        "iceberg",
         "jdbc",
         "kafka",
         "memory",

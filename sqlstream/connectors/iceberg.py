@@ -1,0 +1,279 @@
+"""``connector = 'iceberg'``: each micro-batch committed once into an Iceberg table,
+appended, merged by key or overwritten, through ``pyiceberg`` from ``foreachBatch`` — no
+Spark package, on every supported Spark.
+
+The call ``translate`` prints::
+
+    (spark.sql(sql).writeStream
+        .foreachBatch(importlib.import_module('sqlstream.connectors.iceberg').IcebergWriter(
+            table='analytics.hourly', warehouse='/abs/.sqlstream/warehouse',
+            catalog='sqlstream', catalog_uri='sqlite:////abs/.sqlstream/warehouse/catalog.db',
+            mode='append'))
+        .outputMode('append') … .queryName(name).start())
+
+The catalog: an Iceberg *SQL catalog* (pyiceberg ``SqlCatalog``) whose database is the
+SQLite file ``catalog.db`` in the warehouse folder, ``.sqlstream/warehouse`` beside the
+``.ssql`` file unless ``warehouse`` names another; ``catalog_uri`` names another database
+(a SQLAlchemy URL, e.g. ``postgresql+psycopg://…``), ``catalog`` the catalog's name. Why a
+SQL catalog and not the Hadoop catalog: pyiceberg has no Hadoop catalog (it reads no
+``version-hint.text`` tables and writes none), and a SQL catalog is the one kind both
+pyiceberg and Spark's Iceberg runtime can read *and* write with no server
+(``org.apache.iceberg.jdbc.JdbcCatalog`` on the same database, the same table layout:
+``iceberg_tables``, ``iceberg_namespace_properties``).
+
+Each commit carries the snapshot summary properties ``sqlstream.app_id`` (the query's id,
+kept in its checkpoint) and ``sqlstream.batch_id``; before a commit the table's snapshots
+(the current one and its ancestors) are searched for the query's last batch id, and a
+replayed micro-batch is skipped (:mod:`.lakehouse`). The catalog's commit is optimistic: a
+table changed between that check and the commit fails the commit, and the batch is retried.
+``mode = 'upsert'``: one ``Transaction.overwrite`` with a filter on the batch's keys (the
+rows of those keys deleted and the batch appended, in one catalog commit); complete output
+mode: an overwrite of every row. The namespace and table are created from the first
+micro-batch's columns if missing.
+
+Sources: Iceberg spec *Snapshots* (summary properties), *JDBC catalog*; pyiceberg
+``SqlCatalog``, ``Transaction.overwrite`` / ``append``, ``snapshot_properties``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from sqlstream.connectors import lakehouse
+from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.table import DEFAULT_WAREHOUSE
+from sqlstream.diagnostics.errors import OptionError
+from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
+
+_WRITER = "IcebergWriter"
+DEFAULT_CATALOG = "sqlstream"
+CATALOG_FILE = "catalog.db"
+
+
+def table_parts(text: str) -> list[str]:
+    """``'analytics.hourly'`` → ``['analytics', 'hourly']`` (backticks dropped)."""
+    return [part.strip().strip("`") for part in text.split(".")]
+
+
+class Iceberg(Connector):
+    """An Iceberg table ``namespace.name`` (``table`` required) in a SQL catalog; every
+    output mode (update with upsert only); durable."""
+
+    name = "iceberg"
+    sink_format = "foreachBatch"
+    required = ("table",)
+    own_options: tuple[str, ...] = (
+        "table",
+        "warehouse",
+        "catalog",
+        "catalog_uri",
+        "mode",
+        "key_columns",
+    )
+    passes_options = False
+    durable = True
+    continuous_sink = False
+
+    def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
+        """Raises:
+        OptionError: ``SS280`` a table name that is not ``namespace.name``; ``SS281``
+            the mode (see :func:`.lakehouse.check_mode`).
+        """
+        table = compiler["table"]
+        parts = table_parts(table.text)
+        if len(parts) < 2 or not all(parts):
+            raise OptionError(
+                f"'{table.text}' is not an Iceberg table name (namespace.name)",
+                table.value_span,
+                source,
+                code="SS280",
+                hint="table = 'analytics.hourly': a namespace and a name",
+            )
+        lakehouse.check_mode(compiler, source, self.name)
+
+    def check_sink(
+        self,
+        resolved: ResolvedOptions,
+        columns,
+        output_mode: str,
+        source: Source,
+        spark_version: str,
+    ) -> tuple[OptionError, ...]:
+        """``SS282`` a key column not written, ``SS370`` update mode without upsert."""
+        return lakehouse.check_columns(resolved, columns, output_mode, source, self.name)
+
+    def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``(None, table)``: no ``format`` call; the table's name."""
+        return None, resolved.get("table")
+
+    def sink_options(
+        self, resolved: ResolvedOptions, resolve_path: ResolvePath, settings: dict[str, str]
+    ) -> tuple[tuple[str, str], ...]:
+        """The writer's arguments as ``(name, text)``: ``table``, ``warehouse`` (resolved
+        against the file's folder; default ``.sqlstream/warehouse``), ``catalog``,
+        ``catalog_uri`` (default the SQLite file ``catalog.db`` in the warehouse),
+        ``mode``, ``key_columns`` (``a,b``)."""
+        warehouse = resolve_path(resolved.get("warehouse") or DEFAULT_WAREHOUSE)
+        assert warehouse is not None
+        uri = resolved.get("catalog_uri") or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
+        keys = lakehouse.key_names(resolved.get("key_columns"))
+        pairs = [
+            ("table", ".".join(table_parts(resolved.required("table")))),
+            ("warehouse", warehouse),
+            ("catalog", resolved.get("catalog") or DEFAULT_CATALOG),
+            ("catalog_uri", uri),
+            ("mode", "upsert" if lakehouse.is_upsert(resolved) else "append"),
+            ("key_columns", ",".join(keys) or None),
+        ]
+        return tuple((k, v) for k, v in pairs if v is not None)
+
+    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``."""
+        return (lakehouse.writer_step(__name__, _WRITER, sink),)
+
+    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
+        """The common chain; ``complete=True`` to the writer in complete output mode."""
+        chain = super().write_chain(query, trigger)
+        return lakehouse.complete_chain(chain, __name__, _WRITER, query)
+
+    def start_step(self, sink: p.Sink) -> Step:
+        """``start()``: the table is the writer's."""
+        return Step("start")
+
+    def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """None: the options are the writer's arguments."""
+        return ()
+
+
+# ---- run time: the foreachBatch writer (imports pyiceberg when called) -----------------
+
+
+class IcebergWriter(lakehouse.LakehouseWriter):
+    """The ``foreachBatch`` function of an ``iceberg`` sink: one catalog commit per
+    micro-batch, its snapshots' summaries holding ``(query id, batch id)``.
+
+    Args:
+        table: ``namespace.name`` (created with the first micro-batch, its namespace too).
+        warehouse: the folder (or URI) of new tables' data and metadata.
+        catalog: the SQL catalog's name; catalog_uri: its SQLAlchemy database URL.
+        mode, key_columns, complete: see :class:`.lakehouse.LakehouseWriter`.
+
+    Calling it (``writer(df, batch_id)``) raises what pyiceberg raises (Spark then fails
+    the query; the batch is retried on restart).
+    """
+
+    def __init__(
+        self,
+        table: str,
+        warehouse: str,
+        catalog: str = DEFAULT_CATALOG,
+        catalog_uri: str | None = None,
+        mode: str = "append",
+        key_columns=(),
+        complete: bool = False,
+    ):
+        super().__init__(mode, key_columns, complete)
+        self.table_name = self.target = table
+        local = "://" not in warehouse
+        self.warehouse = os.path.abspath(warehouse) if local else warehouse
+        self.catalog_name = catalog
+        self.catalog_uri = catalog_uri or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
+
+    def __repr__(self) -> str:
+        return f"IcebergWriter(table={self.table_name!r}, mode={self.mode!r})"
+
+    def catalog(self):
+        """The pyiceberg ``SqlCatalog`` (its tables created in the database if missing)."""
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        local = "://" not in self.warehouse
+        if local:
+            os.makedirs(self.warehouse, exist_ok=True)
+        location = "file://" + self.warehouse if local else self.warehouse
+        return SqlCatalog(self.catalog_name, uri=self.catalog_uri, warehouse=location)
+
+    def load(self, schema=None):
+        """The table, or ``None`` when missing; created from Arrow ``schema`` if given."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        catalog = self.catalog()
+        identifier = tuple(table_parts(self.table_name))
+        try:
+            return catalog.load_table(identifier)
+        except NoSuchTableError:
+            if schema is None:
+                return None
+        catalog.create_namespace_if_not_exists(identifier[:-1])
+        return catalog.create_table_if_not_exists(identifier, schema=schema)
+
+    @staticmethod
+    def last_batch(table, app: str) -> int | None:
+        """The batch id of the newest snapshot of ``table`` committed by ``app`` (the
+        current snapshot and its ancestors), or ``None``."""
+        snapshot = table.current_snapshot()
+        while snapshot is not None:
+            summary = snapshot.summary
+            if summary is not None and summary.get(lakehouse.APP_KEY) == app:
+                return int(summary[lakehouse.BATCH_KEY])
+            parent = snapshot.parent_snapshot_id
+            snapshot = table.snapshot_by_id(parent) if parent is not None else None
+        return None
+
+    def committed(self, app: str) -> int | None:
+        """The last batch id ``app`` committed (:meth:`last_batch`), or ``None``."""
+        table = self.load()
+        return None if table is None else self.last_batch(table, app)
+
+    def commit(self, rows, delete_keys, app: str, batch_id: int, overwrite: bool) -> None:
+        """One catalog commit (``append``, ``overwrite``, or ``overwrite`` with a filter
+        on the keys), its snapshots' summaries holding ``(app, batch_id)``; checked again
+        on the loaded table (skipped if committed meanwhile)."""
+        table = self.load(rows.schema)
+        last = self.last_batch(table, app)
+        if last is not None and last >= batch_id:
+            return
+        props = lakehouse.commit_metadata(app, batch_id)
+        with table.transaction() as tx, warnings.catch_warnings():
+            # an overwrite whose filter matches no row yet is no news to the user
+            warnings.filterwarnings("ignore", "Delete operation did not match any records")
+            if overwrite:
+                tx.overwrite(rows, snapshot_properties=props)
+            elif self.key_columns:
+                keys = _key_filter(rows, delete_keys, self.key_columns)
+                if keys is None:
+                    tx.append(rows, snapshot_properties=props)
+                else:
+                    tx.overwrite(rows, overwrite_filter=keys, snapshot_properties=props)
+            else:
+                tx.append(rows, snapshot_properties=props)
+
+
+def _key_filter(rows, delete_keys, keys: tuple[str, ...]):
+    """The pyiceberg row filter that matches the keys of ``rows`` and ``delete_keys``
+    (``In`` for one key column, an ``Or`` of ``And``\\ s of ``EqualTo`` for several; a null
+    key part ``IsNull``), or ``None`` when there is no key."""
+    from pyiceberg.expressions import And, EqualTo, In, IsNull, Or, Reference
+
+    tuples: set[tuple] = set()
+    for table in (rows, delete_keys):
+        if table is not None and table.num_rows:
+            columns = [table.column(k).to_pylist() for k in keys]
+            tuples.update(zip(*columns, strict=True))
+    if not tuples:
+        return None
+    if len(keys) == 1 and None not in {t[0] for t in tuples}:
+        return In(term=Reference(name=keys[0]), values={t[0] for t in tuples})
+    terms = []
+    for values in sorted(tuples, key=repr):
+        parts = [
+            IsNull(term=Reference(name=k))
+            if v is None
+            else EqualTo(term=Reference(name=k), value=v)
+            for k, v in zip(keys, values, strict=True)
+        ]
+        terms.append(parts[0] if len(parts) == 1 else And(*parts))
+    return terms[0] if len(terms) == 1 else Or(*terms)

@@ -1,0 +1,285 @@
+"""What the ``iceberg`` and ``delta`` sinks share: their option rules (``mode``,
+``key_columns``, the output modes), the ``foreachBatch`` call ``translate`` prints, and the
+run-time steps of a micro-batch written through a Python library (``pyiceberg``,
+``deltalake``) rather than a Spark package.
+
+A micro-batch is written by :class:`LakehouseWriter`, the ``foreachBatch`` function of the
+sink (a subclass per format, in :mod:`.iceberg` and :mod:`.delta`):
+
+1. the query's id — ``sql.streaming.queryId``, which Spark keeps in the checkpoint, so it is
+   the same for every run on one checkpoint location — is the *application id*;
+2. if the table's commit metadata says that this application committed ``batch_id`` or a
+   later batch, the batch was written before (Spark replays the last micro-batch after a
+   crash) and nothing is written; the batch still runs, into Spark's ``noop`` sink (Spark
+   4.1 fails a stateful micro-batch that did not process every partition);
+3. otherwise the micro-batch is collected to the driver as Arrow
+   (``DataFrame.toArrow()``, PySpark 4.0+) and committed in ONE commit of the table that
+   also records ``(application id, batch id)``: appended, overwritten (complete mode) or
+   merged by key (``mode = 'upsert'``: the last row of a key in the batch wins).
+
+So a replayed micro-batch changes nothing: exactly-once in effect, for append too.
+
+For change data capture (``AUTO CDC``), :meth:`LakehouseWriter.apply_changes` is the one
+call: *replace the rows of these keys with these rows and delete these keys, in one commit,
+once per (application id, batch id)*.
+
+Sources: Spark guide *Output Sinks* (ForeachBatch: "exactly-once … using the batchId");
+PySpark ``DataFrame.toArrow``; delta-rs *Transactions* (app transactions) and *Merging a
+table*; pyiceberg *API* (``Transaction.overwrite`` with an ``overwrite_filter``, snapshot
+properties).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from sqlstream.connectors.base import ResolvedOptions
+from sqlstream.connectors.foreach_batch import function_chain
+from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.diagnostics.source_text import Source
+from sqlstream.frontend import ast
+from sqlstream.ir import plan as p
+from sqlstream.ir.calls import Chain, Step
+
+MODES = ("append", "upsert")
+# Commit metadata: the application (query) id and the micro-batch id of each commit.
+APP_KEY = "sqlstream.app_id"
+BATCH_KEY = "sqlstream.batch_id"
+
+
+def key_names(text: str | None) -> tuple[str, ...]:
+    """``'window_start, origin'`` → ``('window_start', 'origin')`` (backticks dropped)."""
+    return tuple(k.strip().strip("`") for k in (text or "").split(",") if k.strip())
+
+
+def check_mode(compiler: dict[str, ast.Option], source: Source, connector: str) -> None:
+    """The ``mode`` / ``key_columns`` pair of a lakehouse sink.
+
+    Raises:
+        OptionError: ``SS281`` a mode other than append/upsert, upsert without
+            ``key_columns``, ``key_columns`` without upsert.
+    """
+    mode, keys = compiler.get("mode"), compiler.get("key_columns")
+    if mode is not None and mode.text.lower() not in MODES:
+        raise OptionError(
+            f"unknown mode '{mode.text}' of a {connector} sink{did_you_mean(mode.text, MODES)}",
+            mode.value_span,
+            source,
+            code="SS281",
+            hint="mode = 'append' (add every row) or 'upsert' (a MERGE by key_columns)",
+        )
+    upsert = keys is not None if mode is None else mode.text.lower() == "upsert"
+    if upsert and (keys is None or not key_names(keys.text)):
+        given = mode or keys
+        assert given is not None  # upsert: by mode or by key_columns
+        raise OptionError(
+            "mode 'upsert' needs key_columns",
+            given.value_span,
+            source,
+            code="SS281",
+            hint="key_columns = 'a, b': the columns that identify a row",
+        )
+    if keys is not None and not upsert:
+        raise OptionError(
+            "key_columns is used by mode 'upsert' only",
+            keys.key_span,
+            source,
+            code="SS281",
+            hint="set mode = 'upsert', or drop key_columns",
+        )
+
+
+def is_upsert(resolved: ResolvedOptions) -> bool:
+    """Whether the sink merges by key (``mode = 'upsert'``, or ``key_columns`` alone)."""
+    mode = resolved.get("mode")
+    return mode.lower() == "upsert" if mode else bool(key_names(resolved.get("key_columns")))
+
+
+def check_columns(
+    resolved: ResolvedOptions, columns, output_mode: str, source: Source, connector: str
+) -> tuple[OptionError, ...]:
+    """The findings about the columns and output mode of a query into a lakehouse sink.
+
+    Args:
+        resolved: the sink's options.
+        columns: the query's ``(name, type)`` pairs, or ``None`` when unknown.
+        output_mode: ``append``, ``update`` or ``complete``.
+
+    Returns:
+        ``SS282`` for each key column the query does not write; ``SS370`` for update mode
+        without ``mode = 'upsert'`` (an appended table would keep every changed row of a
+        group, not its latest value).
+    """
+    found: list[OptionError] = []
+    where = resolved.compiler.get("connector")
+    if output_mode == "update" and not is_upsert(resolved) and where is not None:
+        found.append(
+            OptionError(
+                f"a {connector} sink takes update output mode only with mode = 'upsert'",
+                where.value_span,
+                source,
+                code="SS370",
+                hint="add mode = 'upsert', key_columns = '…' (the grouping keys), or use "
+                "EMIT FINAL (append) or a complete-mode query",
+            )
+        )
+    keys = resolved.compiler.get("key_columns")
+    if keys is not None and columns is not None:
+        names = [n for n, _ in columns]
+        lower = {n.lower() for n in names}
+        found.extend(
+            OptionError(
+                f"key column '{key}' is not a column of the query{did_you_mean(key, names)}",
+                keys.value_span,
+                source,
+                code="SS282",
+                hint=f"the query writes: {', '.join(names)}",
+            )
+            for key in key_names(keys.text)
+            if key.lower() not in lower
+        )
+    return tuple(found)
+
+
+def writer_step(module: str, writer: str, sink: p.Sink, complete: bool = False) -> Step:
+    """``foreachBatch(importlib.import_module(module).<writer>(…))``: the sink's options
+    as keyword arguments, in their order (``key_columns`` a list); ``complete=True`` for a
+    query in complete output mode (an overwrite per micro-batch)."""
+    kwargs: list[tuple[str, object]] = []
+    for key, text in sink.options:
+        kwargs.append((key, tuple(text.split(",")) if key == "key_columns" else text))
+    if complete:
+        kwargs.append(("complete", True))
+    return Step("foreachBatch", (function_chain(module, (writer,), call=tuple(kwargs)),))
+
+
+def complete_chain(chain: Chain, module: str, writer: str, query: p.Query) -> Chain:
+    """``chain`` (the common write chain of ``query``) with the writer told that the query
+    runs in complete output mode, when it does."""
+    if query.output_mode != "complete":
+        return chain
+    step = writer_step(module, writer, query.sink, complete=True)
+    steps = tuple(step if s.name == "foreachBatch" else s for s in chain.steps)
+    return dataclasses.replace(chain, steps=steps)
+
+
+# ---- run time: what both writers do with a micro-batch (pyspark and pyarrow imported late)
+
+
+def app_id(df, fallback: str) -> str:
+    """The id of the streaming query running ``df`` (``sql.streaming.queryId``: kept in
+    the checkpoint, the same for every run on it), else ``fallback``."""
+    context = df.sparkSession.sparkContext
+    return context.getLocalProperty("sql.streaming.queryId") or fallback
+
+
+def run_nowhere(df) -> None:
+    """Run the micro-batch into Spark's ``noop`` sink: a replayed batch already committed
+    still has to run over every partition (its state stores commit)."""
+    df.write.format("noop").mode("overwrite").save()
+
+
+def to_arrow(df):
+    """The micro-batch as a ``pyarrow.Table`` (``DataFrame.toArrow``), its timestamps
+    (instants) in UTC, the zone lakehouse formats store."""
+    import pyarrow as pa
+
+    table = df.toArrow()
+    fields = []
+    for field in table.schema:
+        kind = field.type
+        if pa.types.is_timestamp(kind) and kind.tz is not None:
+            kind = pa.timestamp("us", tz="UTC")
+        elif pa.types.is_large_string(kind):
+            kind = pa.string()
+        fields.append(pa.field(field.name, kind, field.nullable))
+    return table.cast(pa.schema(fields))
+
+
+def last_per_key(table, keys: tuple[str, ...]):
+    """The rows of ``table`` (Arrow) with the last row of each key only (the batch's order)."""
+    import pyarrow as pa
+
+    if not keys or table.num_rows == 0:
+        return table
+    index = "__sqlstream_row"
+    numbered = table.append_column(index, pa.array(range(table.num_rows), pa.int64()))
+    last = numbered.group_by(list(keys), use_threads=False).aggregate([(index, "max")])
+    return table.take(last.column(f"{index}_max").to_pylist()).combine_chunks()
+
+
+class LakehouseWriter:
+    """The ``foreachBatch`` function of a lakehouse sink (base of ``IcebergWriter`` and
+    ``DeltaWriter``): one commit per micro-batch, once per ``(query id, batch id)``.
+
+    Args:
+        mode: ``append`` or ``upsert``.
+        key_columns: the upsert keys.
+        complete: the query runs in complete output mode: each micro-batch replaces the
+            table's rows (an overwrite).
+
+    A subclass implements :meth:`committed` (the last batch id the application committed)
+    and :meth:`commit` (one commit of the table).
+    """
+
+    target = ""
+
+    def __init__(self, mode: str = "append", key_columns=(), complete: bool = False):
+        self.mode, self.key_columns, self.complete = mode, tuple(key_columns), complete
+
+    def committed(self, app: str) -> int | None:
+        """The last micro-batch id committed by application ``app``, or ``None``."""
+        raise NotImplementedError
+
+    def commit(self, rows, delete_keys, app: str, batch_id: int, overwrite: bool) -> None:
+        """One commit: ``overwrite`` replaces every row with ``rows``; otherwise with
+        :attr:`key_columns` the rows of the keys of ``rows`` and ``delete_keys`` are
+        replaced by ``rows``, else ``rows`` is appended; ``(app, batch_id)`` recorded."""
+        raise NotImplementedError
+
+    def __call__(self, df, batch_id: int) -> None:
+        """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
+        app = app_id(df, f"{type(self).__name__}:{self.target}")
+        last = self.committed(app)
+        if last is not None and last >= batch_id:
+            run_nowhere(df)
+            return
+        rows = to_arrow(df)
+        if rows.num_rows == 0 and not self.complete:
+            return  # nothing to change: a replay of it changes nothing either
+        if self.mode == "upsert" and not self.complete:
+            rows = last_per_key(rows, self.key_columns)
+        self.commit(rows, None, app, batch_id, overwrite=self.complete)
+
+    def apply_changes(self, rows, delete_keys, app: str, batch_id: int) -> bool:
+        """Replace the rows of the keys of ``rows`` with ``rows`` and delete the rows of
+        the keys in ``delete_keys``, in one commit, once per ``(app, batch_id)`` — the call
+        an applier of change data (``AUTO CDC``) makes per micro-batch.
+
+        Args:
+            rows: a ``pyarrow.Table`` of the table's columns, one row per key (the winner).
+            delete_keys: a ``pyarrow.Table`` of the key columns (or ``None``): keys whose
+                rows are deleted (a key in both is replaced by its row in ``rows``).
+            app: the application id (e.g. :func:`app_id` of the micro-batch).
+            batch_id: the micro-batch id.
+
+        Returns:
+            ``True`` if committed, ``False`` if ``(app, batch_id)`` (or a later batch) was
+            committed before and nothing changed.
+
+        Raises:
+            ValueError: the writer has no ``key_columns``.
+        """
+        if not self.key_columns:
+            raise ValueError("apply_changes needs key_columns")
+        last = self.committed(app)
+        if last is not None and last >= batch_id:
+            return False
+        self.commit(rows, delete_keys, app, batch_id, overwrite=False)
+        return True
+
+
+def commit_metadata(app: str, batch_id: int) -> dict[str, Any]:
+    """The properties recorded with a commit: :data:`APP_KEY` and :data:`BATCH_KEY`."""
+    return {APP_KEY: app, BATCH_KEY: str(batch_id)}
