@@ -258,7 +258,7 @@ def check(
     report, failed = [], False
     for file in files:
         try:
-            text = api.read_file(file)
+            text = api.read_pipeline(file, trusted(trust))
         except SqlStreamError as error:
             findings, queries = [error], []
         else:
