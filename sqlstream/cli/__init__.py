@@ -66,6 +66,19 @@ def _trust(command):
     )(command)
 
 
+def _format(choices: list[str], help: str):
+    """``--format``: one of ``choices`` (the first is the default), into the ``fmt``
+    parameter; the one declaration of the option every command shares."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
 def _errors(command):
     """Print SqlStreamError for users and exit 1; unexpected errors say how to report them."""
 
@@ -225,14 +238,7 @@ def _check_text(
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: one block per finding; json: one document.",
-)
+@_format(["text", "json"], "text: one block per finding; json: one document.")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option(
     "--spark-version",
@@ -296,14 +302,7 @@ def check(
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: a block per query; json: a list of objects.",
-)
+@_format(["text", "json"], "text: a block per query; json: a list of objects.")
 @click.option(
     "--physical",
     is_flag=True,
@@ -358,13 +357,9 @@ def _duration(ctx, param, value) -> float | None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["svg", "png", "dot", "mermaid", "html"]),
-    default="svg",
-    show_default=True,
-    help="svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
+@_format(
+    ["svg", "png", "dot", "mermaid", "html"],
+    "svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
     "html: a self-contained page with the SVG.",
 )
 @click.option(
@@ -414,14 +409,7 @@ def lsp(var_file: str | None, trust: bool) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("-k", "keyword", metavar="TEXT", help="Run the tests whose name contains TEXT.")
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "junit"]),
-    default="text",
-    show_default=True,
-    help="Report format (junit: JUnit XML for CI systems).",
-)
+@_format(["text", "json", "junit"], "Report format (junit: JUnit XML for CI systems).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option(
     "--record",
