@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from sqlstream.connectors import CONNECTORS, Connector
 from sqlstream.frontend.literals import duration
+from sqlstream.runtime.zone_names import same_zone
 
 SPARK_SETTINGS = {
     "state_store_provider": "spark.sql.streaming.stateStore.providerClass",
@@ -389,10 +390,13 @@ def diff(old: Mapping, new: Mapping) -> list[Change]:
 
 def _time_zone(old: Mapping, new: Mapping) -> list[Change]:
     """A change of ``spark.sql.session.timeZone`` on a query whose state holds values that
-    depend on it (an operator ``zoned``, or a watermark: event time is a timestamp). A
+    depend on it (an operator ``zoned``, or a watermark: event time is a timestamp); two
+    spellings of one zone are none (:func:`~sqlstream.runtime.zone_names.same_zone`). A
     record without the setting (format 1) has none to compare."""
     was, now = old.get("spark") or {}, new.get("spark") or {}
-    if "time_zone" not in was or "time_zone" not in now or was["time_zone"] == now["time_zone"]:
+    if "time_zone" not in was or "time_zone" not in now:
+        return []
+    if same_zone(was["time_zone"], now["time_zone"]):  # UTC = Etc/UTC = +00:00
         return []
     if not (any(o.get("zoned") for o in old["operators"] + new["operators"]) or new["watermarks"]):
         return []

@@ -276,3 +276,39 @@ def test_two_streams_of_one_input_with_other_watermarks_stay_apart():
     moved = union.replace("INTERVAL '2' HOUR", "INTERVAL '3' HOUR")
     (change,) = _changes(moved, old=_record(union))
     assert change.what == "delay of the watermark of raw2" and change.allowed
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("UTC", "Etc/UTC"),
+        ("UTC", "Z"),
+        ("UTC", "+00:00"),
+        ("GMT", "UTC"),
+        ("+01:00", "+01"),
+        ("+0530", "UTC+05:30"),
+        ("US/Eastern", "America/New_York"),
+        ("Asia/Calcutta", "Asia/Kolkata"),
+    ],
+)
+def test_spellings_of_one_time_zone_restart(old, new):
+    """Second probe of issue 32: the zone respelled was refused like another zone."""
+    record = _record(TEXT, {**SETTINGS, "time_zone": old})
+    assert _changes(TEXT, {**SETTINGS, "time_zone": new}, record) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("UTC", "Europe/London"),  # UTC in winter only
+        ("+01:00", "Europe/Paris"),
+        ("America/New_York", "America/Detroit"),  # other rules before 1975
+        ("+05:30", "+05:00"),
+        ("Etc/GMT+5", "GMT+5"),  # POSIX's inverted sign: UTC-5 and UTC+5
+        ("UTC", "no/such/zone"),
+    ],
+)
+def test_other_time_zones_are_refused(old, new):
+    record = _record(TEXT, {**SETTINGS, "time_zone": old})
+    (change,) = _changes(TEXT, {**SETTINGS, "time_zone": new}, record)
+    assert change.what == "spark.sql.session.timeZone" and not change.allowed
