@@ -320,10 +320,13 @@ def test_an_installed_module_is_not_imported_untrusted(tmp_path):
 
 
 def test_a_module_named_through_a_variable_is_not_imported_untrusted(tmp_path):
-    """Second probe of issue 32: the module named by ``${m}`` (``--var``), in both
-    ``CREATE FUNCTION`` and a ``foreach_batch`` function."""
+    """Second probe of issue 32: the module named by ``${m}`` (``--var``), in
+    ``CREATE FUNCTION`` (both spellings, ``TEMPORARY``) and a ``foreach_batch`` function,
+    beside a ``SET`` of the name."""
     pipeline = project(tmp_path)
-    pipeline.write_text(pipeline.read_text().replace("evil_udfs:", "${m}:"), encoding="utf-8")
+    text = pipeline.read_text().replace("evil_udfs:", "${m}:")
+    text += "CREATE TEMPORARY FUNCTION g AS '${m}.shout';\nSET 'm' = 'evil_udfs';\n"
+    pipeline.write_text(text, encoding="utf-8")
     for command in ("check", "translate", "explain", "graph"):
         result = sqlstream_process(command, "--var", "m=evil_udfs", str(pipeline))
         assert result.returncode == 0, result.stderr
