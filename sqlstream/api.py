@@ -22,16 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from sqlstream.runtime.events import ListenerLike
 
-__all__ = [
-    "Pipeline",
-    "check",
-    "check_plan",
-    "compile",
-    "compile_file",
-    "read_file",
-    "read_pipeline",
-    "translate",
-]
+__all__ = ["Pipeline", "check", "check_plan", "compile", "compile_file", "read_file", "translate"]
 
 
 @dataclass(frozen=True)

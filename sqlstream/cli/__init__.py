@@ -38,15 +38,17 @@ def _parse_pairs(ctx, param, values) -> dict[str, str]:
     return pairs
 
 
+def _pairs_option(flag: str, dest: str, metavar: str, help: str):
+    """A repeatable ``FLAG NAME=VALUE`` option, into the dict parameter ``dest``."""
+    return click.option(
+        flag, dest, multiple=True, callback=_parse_pairs, metavar=metavar, help=help
+    )
+
+
 def _common(command):
     """Options shared by every command that compiles a file."""
-    command = click.option(
-        "--var",
-        "variables",
-        multiple=True,
-        callback=_parse_pairs,
-        metavar="NAME=VALUE",
-        help="Value for ${NAME} in the file (repeatable).",
+    command = _pairs_option(
+        "--var", "variables", "NAME=VALUE", "Value for ${NAME} in the file (repeatable)."
     )(command)
     command = click.option(
         "--debug", is_flag=True, hidden=True, help="Show Python tracebacks (for developers)."

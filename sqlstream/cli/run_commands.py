@@ -14,7 +14,7 @@ import warnings
 import click
 
 from sqlstream import api
-from sqlstream.cli import _common, _duration, _errors, _format, _parse_pairs, main
+from sqlstream.cli import _common, _duration, _errors, _format, _pairs_option, main
 from sqlstream.ir.context import trusted
 from sqlstream.session import Session
 
@@ -66,13 +66,8 @@ def _session_options(master_help: str):
     ``master_help``), ``--remote`` (:func:`_remote_option`) and ``--conf KEY=VALUE``."""
 
     def decorate(command):
-        command = click.option(
-            "--conf",
-            "conf",
-            multiple=True,
-            callback=_parse_pairs,
-            metavar="KEY=VALUE",
-            help="Spark configuration for the session (repeatable).",
+        command = _pairs_option(
+            "--conf", "conf", "KEY=VALUE", "Spark configuration for the session (repeatable)."
         )(command)
         command = _remote_option(command)
         return click.option("--master", metavar="URL", help=master_help)(command)

@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from sqlstream.cli import main
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES
+from tests.support.user_modules import sqlstream_process
 
 pytestmark = pytest.mark.spark
 
@@ -189,15 +190,7 @@ def test_json_report_on_stdout_alone_while_user_code_prints(tmp_path):
         "      - input: {s: [{b: x}]}\n        expect: {o: [{u: X}]}\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(
-        [sys.executable, "-m", "sqlstream.cli", "test", "--format", "json", "p.test.yaml"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    run = sqlstream_process("test", "--format", "json", "p.test.yaml", cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads(run.stdout)  # nothing else on stdout
     assert report["summary"]["passed"] == 1
