@@ -20,28 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sqlstream
+from tests.support.long_files import HEAD
+from tests.support.long_files import mixed_file as statements_file
 
-HEAD = (
-    "CREATE STREAM s (a INT, b STRING, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)\n"
-    "WITH (connector = 'files', path = 'in', format = 'json');\n"
-    "CREATE SINK o WITH (connector = 'console');\n"
-)
-
-
-def statements_file(n: int) -> str:
-    """The "mixed" file: ``n`` statements in groups of four: a view, a sink, an insert with a
-    windowed aggregation over the view, and a stream with a computed column."""
-    parts = [HEAD]
-    for i in range((n - 2) // 4):
-        parts.append(
-            f"CREATE VIEW v{i} AS SELECT a, b, ts FROM s WHERE a > {i};\n"
-            f"CREATE SINK o{i} WITH (connector = 'memory');\n"
-            f"INSERT INTO o{i} SELECT window_start, b, COUNT(*) AS n, MAX(a) AS m\n"
-            f"FROM TUMBLE(v{i}, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, b;\n"
-            f"CREATE STREAM t{i} (a INT, ts TIMESTAMP, c AS a * 2, WATERMARK FOR ts AS ts - INTERVAL "
-            f"'{i % 59 + 1}' SECONDS) WITH (connector = 'files', path = 'in{i}', format = 'parquet');\n"
-        )
-    return "".join(parts)
+__all__ = ["HEAD", "statements_file"]  # the "mixed" file: one text for the bench and the tests
 
 
 def light_file(n: int) -> str:

@@ -165,14 +165,35 @@ def compile_file(
     state_dir: str | None = None,
     trust: bool = False,
 ) -> Pipeline:
-    """Read (:func:`read_file`) and compile a `.ssql` file (see :func:`compile`; ``trust``:
+    """Read (:func:`read_pipeline`) and compile a `.ssql` file (see :func:`compile`; ``trust``:
     user modules are imported).
 
     Raises:
         SqlStreamError: the file cannot be read or is not UTF-8 (``SS002``), or the first
             problem in it.
     """
-    return compile(read_file(path), variables, str(path), state_dir, trust=trust)
+    return compile(read_pipeline(path, trust), variables, str(path), state_dir, trust=trust)
+
+
+def read_pipeline(path: str | Path, trust: bool = False) -> str:
+    """The text of the `.ssql` file ``path`` (:func:`read_file`) as a command reads the
+    files it is pointed at: untrusted, a symbolic link whose target leaves the file's
+    project (:func:`~sqlstream.ir.context.linked_out`; a committed ``x.ssql ->
+    /etc/passwd``) is not read, as a test file's is not, so no message quotes what it
+    holds.
+
+    Raises:
+        SqlStreamError: ``SS002``: such a link, or the file cannot be read (:func:`read_file`).
+    """
+    from sqlstream.ir.context import linked_out
+
+    if not trust and linked_out(path):
+        raise SqlStreamError(
+            f"cannot read {path}: a symbolic link out of its project (or into a hidden "
+            "folder); it is not read unless the project is trusted",
+            code="SS002",
+        )
+    return read_file(path)
 
 
 def translate(

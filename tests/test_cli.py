@@ -317,3 +317,47 @@ def test_an_installed_module_is_not_imported_untrusted(tmp_path):
     assert "p.ssql:1:22: SS274" in result.stdout
     trusted = sqlstream_process("check", "--trust", str(path))
     assert "Zen of Python" in trusted.stderr and "Zen of Python" not in trusted.stdout
+
+
+def test_a_module_named_through_a_variable_is_not_imported_untrusted(tmp_path):
+    """Second probe of issue 32: the module named by ``${m}`` (``--var``), in
+    ``CREATE FUNCTION`` (both spellings, ``TEMPORARY``) and a ``foreach_batch`` function,
+    beside a ``SET`` of the name."""
+    pipeline = project(tmp_path)
+    text = pipeline.read_text().replace("evil_udfs:", "${m}:")
+    text += "CREATE TEMPORARY FUNCTION g AS '${m}.shout';\nSET 'm' = 'evil_udfs';\n"
+    pipeline.write_text(text, encoding="utf-8")
+    for command in ("check", "translate", "explain", "graph"):
+        result = sqlstream_process(command, "--var", "m=evil_udfs", str(pipeline))
+        assert result.returncode == 0, result.stderr
+        assert not (tmp_path / "MARKER").exists(), command
+        assert "Content-Length" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain", "graph"])
+def test_a_pipeline_linked_out_of_its_project_is_not_read_untrusted(tmp_path, command):
+    """A committed ``x.ssql -> <a file outside>`` (``/etc/passwd``, a key): a syntax error
+    would quote its first line into CI's log (second probe of issue 32). Untrusted it is
+    SS002 without a byte of it; a link inside the project, and any link trusted, is read."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    (repo / ".git").mkdir(parents=True)
+    (outside / "secret.txt").write_text("TOPSECRET-LINE one two\n", encoding="utf-8")
+    (repo / "x.ssql").symlink_to(outside / "secret.txt")
+    (repo / "inside.ssql").write_text(
+        "CREATE STREAM s (a INT) WITH (connector = 'files', path = 'in', format = 'json');\n"
+        "CREATE SINK o WITH (connector = 'console');\n"
+        "INSERT INTO o SELECT a FROM s;\n",
+        encoding="utf-8",
+    )
+    (repo / "y.ssql").symlink_to(repo / "inside.ssql")
+    result = sqlstream_process(command, "x.ssql", cwd=repo)
+    assert result.returncode == 1
+    assert (
+        "SS002" in result.stdout + result.stderr
+        and "symbolic link" in result.stdout + result.stderr
+    )
+    assert "TOPSECRET" not in result.stdout + result.stderr
+    trusted = sqlstream_process(command, "--trust", "x.ssql", cwd=repo)
+    assert trusted.returncode == 1 and "TOPSECRET" in trusted.stdout + trusted.stderr  # SS101
+    assert sqlstream_process(command, "y.ssql", cwd=repo).returncode == 0

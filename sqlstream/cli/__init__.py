@@ -38,15 +38,17 @@ def _parse_pairs(ctx, param, values) -> dict[str, str]:
     return pairs
 
 
+def _pairs_option(flag: str, dest: str, metavar: str, help: str):
+    """A repeatable ``FLAG NAME=VALUE`` option, into the dict parameter ``dest``."""
+    return click.option(
+        flag, dest, multiple=True, callback=_parse_pairs, metavar=metavar, help=help
+    )
+
+
 def _common(command):
     """Options shared by every command that compiles a file."""
-    command = click.option(
-        "--var",
-        "variables",
-        multiple=True,
-        callback=_parse_pairs,
-        metavar="NAME=VALUE",
-        help="Value for ${NAME} in the file (repeatable).",
+    command = _pairs_option(
+        "--var", "variables", "NAME=VALUE", "Value for ${NAME} in the file (repeatable)."
     )(command)
     command = click.option(
         "--debug", is_flag=True, hidden=True, help="Show Python tracebacks (for developers)."
@@ -64,6 +66,19 @@ def _trust(command):
         "FUNCTION, foreach_batch) to check them, which runs their code (also "
         "SQLSTREAM_TRUST=1). Default: no code of the project runs.",
     )(command)
+
+
+def _format(choices: list[str], help: str):
+    """``--format``: one of ``choices`` (the first is the default), into the ``fmt``
+    parameter; the one declaration of the option every command shares."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
 
 
 def _errors(command):
@@ -225,14 +240,7 @@ def _check_text(
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: one block per finding; json: one document.",
-)
+@_format(["text", "json"], "text: one block per finding; json: one document.")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option(
     "--spark-version",
@@ -258,7 +266,7 @@ def check(
     report, failed = [], False
     for file in files:
         try:
-            text = api.read_file(file)
+            text = api.read_pipeline(file, trusted(trust))
         except SqlStreamError as error:
             findings, queries = [error], []
         else:
@@ -296,14 +304,7 @@ def check(
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: a block per query; json: a list of objects.",
-)
+@_format(["text", "json"], "text: a block per query; json: a list of objects.")
 @click.option(
     "--physical",
     is_flag=True,
@@ -358,13 +359,9 @@ def _duration(ctx, param, value) -> float | None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["svg", "png", "dot", "mermaid", "html"]),
-    default="svg",
-    show_default=True,
-    help="svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
+@_format(
+    ["svg", "png", "dot", "mermaid", "html"],
+    "svg/png: drawn by Graphviz; dot: its input; mermaid: for Markdown; "
     "html: a self-contained page with the SVG.",
 )
 @click.option(
@@ -414,14 +411,7 @@ def lsp(var_file: str | None, trust: bool) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("-k", "keyword", metavar="TEXT", help="Run the tests whose name contains TEXT.")
 @_common
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "junit"]),
-    default="text",
-    show_default=True,
-    help="Report format (junit: JUnit XML for CI systems).",
-)
+@_format(["text", "json", "junit"], "Report format (junit: JUnit XML for CI systems).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option(
     "--record",

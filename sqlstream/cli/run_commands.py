@@ -14,7 +14,7 @@ import warnings
 import click
 
 from sqlstream import api
-from sqlstream.cli import _common, _duration, _errors, _parse_pairs, main
+from sqlstream.cli import _common, _duration, _errors, _format, _pairs_option, main
 from sqlstream.ir.context import trusted
 from sqlstream.session import Session
 
@@ -59,6 +59,20 @@ def _remote_option(command):
         help="Run through a Spark Connect server instead of a local "
         "driver (paths are resolved by the server).",
     )(wrapper)
+
+
+def _session_options(master_help: str):
+    """The session's options of the commands that start Spark: ``--master URL`` (its help
+    ``master_help``), ``--remote`` (:func:`_remote_option`) and ``--conf KEY=VALUE``."""
+
+    def decorate(command):
+        command = _pairs_option(
+            "--conf", "conf", "KEY=VALUE", "Spark configuration for the session (repeatable)."
+        )(command)
+        command = _remote_option(command)
+        return click.option("--master", metavar="URL", help=master_help)(command)
+
+    return decorate
 
 
 @main.command()
@@ -110,24 +124,8 @@ def _remote_option(command):
     metavar="P",
     help="With --snapshot-batch-id: the state partition to read (Spark's snapshotPartitionId).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: tables per query; json: a list of objects.",
-)
-@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
-@_remote_option
-@click.option(
-    "--conf",
-    "conf",
-    multiple=True,
-    callback=_parse_pairs,
-    metavar="KEY=VALUE",
-    help="Spark configuration for the session (repeatable).",
-)
+@_format(["text", "json"], "text: tables per query; json: a list of objects.")
+@_session_options("Spark master (default local[*]).")
 @_errors
 def state(
     file: str,
@@ -185,20 +183,7 @@ def state(
     is_flag=True,
     help="Run every query with trigger(availableNow=True): process what is there, stop.",
 )
-@click.option(
-    "--master",
-    metavar="URL",
-    help="Spark master (default local[*]; spark://host:port for a standalone cluster).",
-)
-@_remote_option
-@click.option(
-    "--conf",
-    "conf",
-    multiple=True,
-    callback=_parse_pairs,
-    metavar="KEY=VALUE",
-    help="Spark configuration for the session (repeatable).",
-)
+@_session_options("Spark master (default local[*]; spark://host:port for a standalone cluster).")
 @click.option(
     "--packages",
     metavar="COORDS",

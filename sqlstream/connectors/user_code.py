@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
-from sqlstream.ir.context import PROJECT_MARKERS
+from sqlstream.ir.context import project_of
 
 __all__ = [
     "MAX_SOURCE_BYTES",
@@ -53,16 +53,15 @@ _STAMP = "__sqlstream_stamp__"
 
 def project_roots(pipeline: str | None) -> list[str]:
     """The folders a module of the pipeline file ``pipeline`` is looked for in, in order:
-    its folder, then each parent up to the project's root folder (the nearest holding one
-    of :data:`PROJECT_MARKERS`); only its folder when no parent is a project root; the
-    current folder for a text without a path."""
-    folder = os.path.abspath(os.path.dirname(pipeline) if pipeline else os.curdir)
+    its folder, then each parent up to its project's root folder
+    (:func:`~sqlstream.ir.context.project_of`: the nearest holding one of
+    :data:`~sqlstream.ir.context.PROJECT_MARKERS`; only its folder when none does), symbolic
+    links resolved; the current folder for a text without a path."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(pipeline)) if pipeline else ".")
+    root = project_of(os.path.join(folder, "pipeline.ssql"))
     chain = [folder]
-    while not any(os.path.exists(os.path.join(chain[-1], m)) for m in PROJECT_MARKERS):
-        parent = os.path.dirname(chain[-1])
-        if parent == chain[-1]:
-            return [folder]
-        chain.append(parent)
+    while chain[-1] != root and os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
     return chain
 
 

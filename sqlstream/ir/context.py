@@ -27,6 +27,7 @@ __all__ = [
     "Cancelled",
     "CompileContext",
     "inside",
+    "linked_out",
     "project_of",
     "trusted",
 ]
@@ -140,3 +141,18 @@ def inside(path: str | os.PathLike, project: str | os.PathLike) -> bool:
         return False
     relative = os.path.relpath(real, root)
     return relative == "." or not any(p.startswith(".") for p in relative.split(os.sep))
+
+
+def linked_out(path: str | os.PathLike, project: str | os.PathLike | None = None) -> bool:
+    """``path`` is reached through a symbolic link (its own name or a folder of it) and,
+    links resolved, leaves ``project`` or enters a hidden folder of it (:func:`inside`): a
+    committed link ``x.ssql -> /etc/passwd`` or ``-> ~/.ssh/id_rsa``, which an untrusted
+    command must not read (its first line would be quoted by a syntax error).
+
+    Args:
+        path: a file (a `.ssql` pipeline, a test file).
+        project: the folder it must stay in (``None``: :func:`project_of` ``path``).
+    """
+    if os.path.realpath(path) == os.path.abspath(path):
+        return False
+    return not inside(path, project if project is not None else project_of(path))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from sqlstream.connectors import CONNECTORS, Connector
 from sqlstream.frontend.literals import duration
+from sqlstream.runtime.zone_names import same_zone
 
 SPARK_SETTINGS = {
     "state_store_provider": "spark.sql.streaming.stateStore.providerClass",
@@ -126,29 +127,35 @@ def _differ(before: dict, after: dict, field: str, literal: bool) -> tuple[str, 
     return old, new
 
 
-def _renames(old: Mapping, new: Mapping) -> dict[str, str]:
-    """Old source name → new one, for a stream renamed that reads the same input
-    (connector and target, each once on both sides): it holds the same columns, so
-    ``raw.origin`` of the old name is ``flights.origin`` and its watermark is the same."""
+def _inputs(old: Mapping, new: Mapping) -> tuple[dict[str, str], dict[str, str]]:
+    """Each side's source names → one name per input (connector and target): the first,
+    in name order, of the new record's sources reading it, else of the old one's. Two
+    streams declared over one input hold the same rows, so ``raw.origin`` and
+    ``raw2.origin`` of one input are one key — a stream renamed, the other of two such
+    streams read, or the branches of a union of them swapped keep the state's meaning.
+    Names that are not plain identifiers are left as they are."""
     ident = lambda s: (s["connector"], s["target"])  # noqa: E731
-    before = Counter(map(ident, old["sources"]))
-    after = {ident(s): s["relation"] for s in new["sources"]}
-    return {
-        s["relation"]: after[ident(s)]
-        for s in old["sources"]
-        if before[ident(s)] == 1
-        and ident(s) in after
-        and s["relation"] != after[ident(s)]
-        and re.fullmatch(r"\w+", s["relation"])
-    }
+    canonical: dict[tuple, str] = {}
+    for record in (new, old):  # the new names win
+        for source in sorted(record["sources"], key=lambda s: s["relation"].lower()):
+            canonical.setdefault(ident(source), source["relation"].lower())
+
+    def names(record: Mapping) -> dict[str, str]:
+        return {
+            s["relation"].lower(): canonical[ident(s)]
+            for s in record["sources"]
+            if re.fullmatch(r"\w+", s["relation"]) and s["relation"].lower() != canonical[ident(s)]
+        }
+
+    return names(old), names(new)
 
 
 def _renamed(operators: list[dict], names: Mapping[str, str]) -> list[dict]:
-    """``operators`` with their meanings read in the new source names (:func:`_renames`)."""
+    """``operators`` with their meanings read in the names of :func:`_inputs`."""
     if not names:
         return list(operators)
-    pattern = re.compile(r"(?<![\w.`'])(" + "|".join(map(re.escape, names)) + r")\.")
-    swap = lambda text: pattern.sub(lambda m: names[m.group(1)] + ".", text)  # noqa: E731
+    pattern = re.compile(r"(?<![\w.`'])(" + "|".join(map(re.escape, names)) + r")\.", re.IGNORECASE)
+    swap = lambda text: pattern.sub(lambda m: names[m.group(1).lower()] + ".", text)  # noqa: E731
     return [
         {
             **o,
@@ -160,6 +167,21 @@ def _renamed(operators: list[dict], names: Mapping[str, str]) -> list[dict]:
         }
         for o in operators
     ]
+
+
+def _watermarks_of(watermarks: list[dict], names: Mapping[str, str]) -> list[dict]:
+    """``watermarks`` under the names of :func:`_inputs`; two streams of one input with
+    one watermark are one, with two different ones each keeps its own name."""
+    groups: dict[str, list[dict]] = {}
+    for w in watermarks:
+        groups.setdefault(names.get((w["relation"] or "").lower(), w["relation"]), []).append(w)
+    found = []
+    for name, group in groups.items():
+        if len({(w["column"], w["delay"]) for w in group}) == 1:
+            found.append({**group[0], "relation": name})
+        else:
+            found.extend(group)
+    return found
 
 
 def _operators(old: list[dict], new: list[dict], literal: bool = False) -> list[Change]:
@@ -299,14 +321,17 @@ def diff(old: Mapping, new: Mapping) -> list[Change]:
         str(was.get("case_sensitive")).lower(),
         str(now.get("case_sensitive")).lower(),
     )
-    names = _renames(old, new)
-    watermarks = [
-        {**w, "relation": names.get(w["relation"], w["relation"])} for w in old["watermarks"]
-    ]
+    names, new_names = _inputs(old, new)
     changes = [
         *_sources(old["sources"], new["sources"]),
-        *_operators(_renamed(old["operators"], names), new["operators"], literal),
-        *_watermarks(watermarks, new["watermarks"], stateful),
+        *_operators(
+            _renamed(old["operators"], names), _renamed(new["operators"], new_names), literal
+        ),
+        *_watermarks(
+            _watermarks_of(old["watermarks"], names),
+            _watermarks_of(new["watermarks"], new_names),
+            stateful,
+        ),
     ]
     if old["output_mode"] != new["output_mode"]:
         changes.append(
@@ -365,10 +390,13 @@ def diff(old: Mapping, new: Mapping) -> list[Change]:
 
 def _time_zone(old: Mapping, new: Mapping) -> list[Change]:
     """A change of ``spark.sql.session.timeZone`` on a query whose state holds values that
-    depend on it (an operator ``zoned``, or a watermark: event time is a timestamp). A
+    depend on it (an operator ``zoned``, or a watermark: event time is a timestamp); two
+    spellings of one zone are none (:func:`~sqlstream.runtime.zone_names.same_zone`). A
     record without the setting (format 1) has none to compare."""
     was, now = old.get("spark") or {}, new.get("spark") or {}
-    if "time_zone" not in was or "time_zone" not in now or was["time_zone"] == now["time_zone"]:
+    if "time_zone" not in was or "time_zone" not in now:
+        return []
+    if same_zone(was["time_zone"], now["time_zone"]):  # UTC = Etc/UTC = +00:00
         return []
     if not (any(o.get("zoned") for o in old["operators"] + new["operators"]) or new["watermarks"]):
         return []

@@ -11,7 +11,6 @@ be read. A problem in the pipeline is reported at its place in the `.ssql` file.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -21,7 +20,7 @@ from ruamel.yaml.reader import ReaderError
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.frontend.limits import read_file, run_deep
-from sqlstream.ir.context import inside, project_of
+from sqlstream.ir.context import inside, linked_out, project_of
 from sqlstream.testing import safe_yaml, values
 from sqlstream.testing.pipeline import PipelineUnderTest, compile_pipeline, time_zone
 from sqlstream.testing.spec import Case, Cell, Check, Row, Rows, Step, TestFile
@@ -125,8 +124,7 @@ def read_document(path: Path, project: str | None = None):
             a huge integer, a date that is none), at the place the YAML parser stopped;
             ``SS104`` it is past a limit (nesting, values with aliases expanded).
     """
-    linked = os.path.realpath(path) != os.path.abspath(path)
-    if linked and not inside(path, project or project_of(path)):
+    if linked_out(path, project):
         raise SqlStreamError(
             f"cannot read {path}: a symbolic link out of its project (or into a hidden folder)",
             code="SS002",

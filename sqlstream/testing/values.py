@@ -302,13 +302,17 @@ def expected(value, kind: Type, zone: str):
 
 def equal(left, right, tolerance: float) -> bool:
     """Two :func:`normal` values are equal: floats within the relative ``tolerance`` (NaN
-    equals NaN), tuples element by element, anything else with ``==``."""
+    equals NaN, an infinity only the same infinity: ``inf - 1e308`` is within any relative
+    tolerance of ``inf``, and ``inf`` of ``-inf``), tuples element by element, anything
+    else with ``==``."""
     if isinstance(left, float) or isinstance(right, float):
         if left is None or right is None:
             return left is right
         left, right = float(left), float(right)
         if math.isnan(left) or math.isnan(right):
             return math.isnan(left) and math.isnan(right)
+        if math.isinf(left) or math.isinf(right):
+            return left == right
         return left == right or abs(left - right) <= tolerance * max(abs(left), abs(right))
     if isinstance(left, tuple) and isinstance(right, tuple):
         return len(left) == len(right) and all(

@@ -69,6 +69,12 @@ def test_the_project_is_the_repository_root(project):
         "../.git/config",
         "../link.csv",
         "../linked",
+        "../linked/secret.csv",  # second probe: a linked folder, .. after a link, braces
+        "../linked/../linked/secret.csv",
+        "../linked/*.csv",
+        "../**/secret.csv",
+        "{{../linked,../..}}/*.csv",
+        "{tmp}/{{secret,x}}.csv",
     ],
 )
 @pytest.mark.parametrize("extra", ["", ", quote = 'r', escape = 'r'"])

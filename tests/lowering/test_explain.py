@@ -159,3 +159,34 @@ def test_trigger_of_every_kind():
         "reason": continuous["reason"],
     }
     assert "a checkpoint every 5 seconds" in continuous["reason"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("declared", [False, True], ids=["annotated", "declared"])
+def test_physical_plans_json_stays_clean_of_a_module_print(tmp_path, spark, declared):
+    """``explain --physical --format json`` defines the functions in Spark (it trusts): a
+    module's print at import goes to stderr, imported by the compile (``annotated``) or
+    only by the program's function block (``declared`` types: nothing to check)."""
+    from tests.support.user_modules import project
+
+    module = f"printing_{tmp_path.name.replace('-', '_')}{int(declared)}"
+    pipeline = project(tmp_path, module)
+    (tmp_path / "in").mkdir()
+    if declared:
+        text = pipeline.read_text(encoding="utf-8")
+        pipeline.write_text(
+            text.replace(
+                "CREATE FUNCTION shout AS", "CREATE FUNCTION shout(a STRING) RETURNS STRING AS"
+            ),
+            encoding="utf-8",
+        )
+    result = CliRunner().invoke(main, ["explain", "--physical", "--format", "json", str(pipeline)])
+    assert result.exit_code == 0, result.output
+    (described,) = json.loads(result.stdout)  # stdout is the JSON document alone
+    assert (
+        "BatchEvalPython" in described["physical_plan"]
+        or "ArrowEvalPython" in described["physical_plan"]
+    )
+    assert "Content-Length: 7" in result.stderr
+    assert (tmp_path / "MARKER").exists()
+    assert not spark.streams.active

@@ -202,3 +202,22 @@ async def test_a_lone_surrogate_still_gives_diagnostics_and_hover(client: Langua
     await _version_published(client, 2)
     unknown = next(d for d in client.diagnostics[URI] if d.code == "SS205")
     assert unknown.range.start == _position(text, "b FROM")  # now at the surrogate
+
+
+@pytest.mark.asyncio
+async def test_a_full_collection_follows_a_replaced_analysis_only(client: LanguageClient):
+    """Second probe of issue 32: on a 20,000-statement file the full collection after the
+    first check (nothing to free yet) held the first hover for 14 s. It is made only once
+    a check replaced an analysis, whose reference cycles it frees."""
+    text = mixed_file(40)
+    _open(client, text)
+    await _version_published(client, 1)
+    await asyncio.sleep(1.0)  # a collection would have been queued and run by now
+    found = await client.protocol.send_request_async("sqlstream/documents", None)
+    assert found.collections == 0
+    _replace(client, text.replace("WHERE a > 0;", "WHERE a > 1;", 1), 2)
+    await _version_published(client, 2)
+    deadline = time.monotonic() + TIMEOUT
+    while (await client.protocol.send_request_async("sqlstream/documents", None)).collections < 1:
+        assert time.monotonic() < deadline, "no collection after a replaced analysis"
+        await asyncio.sleep(0.1)

@@ -672,3 +672,35 @@ def test_a_malformed_signature_is_ss401(spark, hourly):
     assert "truncated?" in caught.value.message
     assert _files(hourly) == before
     assert not spark.streams.active
+
+
+TWO_STREAMS = HOURLY.replace(
+    "CREATE SINK hourly",
+    HOURLY[: HOURLY.index("CREATE SINK")].replace("CREATE STREAM flights", "CREATE STREAM again")
+    + "CREATE VIEW both_streams AS SELECT origin, time_hour, dep_delay FROM flights\n"
+    "UNION ALL SELECT origin, time_hour, dep_delay FROM again;\n"
+    "CREATE SINK hourly",
+).replace("TUMBLE(flights,", "TUMBLE(both_streams,")
+"""``flights`` and ``again``: two streams declared over one input, read as a union."""
+
+
+@pytest.mark.spark
+def test_a_union_of_two_streams_of_one_input_swapped_restarts_and_stays_right(spark, tmp_path):
+    """Second probe of issue 32: the branches swapped read the same rows into the same
+    keys (``flights.origin`` and ``again.origin`` are one input's column): the restart runs
+    and the output equals the batch result (every row twice: each stream reads every file)."""
+    work = tmp_path / "work"
+    _copy_days(work / "data" / "flights", DAYS[:3])
+    _start(spark, work, _text(TWO_STREAMS))
+    _copy_days(work / "data" / "flights", DAYS[3:5])
+    swapped = _text(TWO_STREAMS).replace(
+        "FROM flights\nUNION ALL SELECT origin, time_hour, dep_delay FROM again;",
+        "FROM again\nUNION ALL SELECT origin, time_hour, dep_delay FROM flights;",
+    )
+    assert swapped != _text(TWO_STREAMS)
+    _start(spark, work, swapped)
+    from pyspark.sql import functions as F
+
+    twice = _oracle(spark, [(DAYS[:5], None)]).withColumn("flights", F.col("flights") * 2)
+    _assert_output(spark, work, twice, DAYS[4])  # each row twice: the average is the same
+    assert not spark.streams.active

@@ -236,3 +236,79 @@ def test_a_stream_renamed_on_the_same_input_keeps_its_meaning():
         "grouping keys of the aggregation",
         "aggregates of the aggregation",
     }
+
+
+RAW2 = TEXT[: TEXT.index("CREATE VIEW")].replace("CREATE STREAM raw", "CREATE STREAM raw2")
+"""A second stream declared over the same input as ``raw`` (same connector, path, format)."""
+UNION = "FROM raw UNION ALL SELECT origin, time_hour, dep_delay, computed FROM raw2;"
+SWAPPED = "FROM raw2 UNION ALL SELECT origin, time_hour, dep_delay, computed FROM raw;"
+
+
+def test_a_key_reached_through_two_streams_of_one_input_is_one_key():
+    """Second probe of issue 32: ``raw.origin`` and ``raw2.origin`` over one input were
+    two keys, so the branches of a union swapped (same rows, same state) were refused."""
+    both = RAW2 + TEXT
+    assert _changes(both.replace("FROM raw;", "FROM raw2;"), old=_record(both)) == []
+    union = both.replace("FROM raw;", UNION)
+    swapped = both.replace("FROM raw;", SWAPPED)
+    assert _changes(swapped, old=_record(union)) == []
+    # a key that is another column of that input is still refused, however it is reached
+    other_key = swapped.replace(
+        "SELECT origin, time_hour, dep_delay, computed FROM raw;",
+        "SELECT dest AS origin, time_hour, dep_delay, computed FROM raw;",
+    )
+    assert other_key != swapped
+    assert "grouping keys of the aggregation" in {
+        c.what for c in _changes(other_key, old=_record(union)) if not c.allowed
+    }
+    # one stream read twice is one source in Spark: from two sources to one is refused
+    self_union = both.replace("FROM raw;", UNION.replace("FROM raw UNION", "FROM raw2 UNION"))
+    assert [c.what for c in _changes(self_union, old=_record(union))] == ["sources"]
+
+
+def test_two_streams_of_one_input_with_other_watermarks_stay_apart():
+    both = RAW2.replace("INTERVAL '1' HOUR", "INTERVAL '2' HOUR") + TEXT
+    union = both.replace("FROM raw;", UNION)
+    swapped = both.replace(
+        "FROM raw;", "FROM raw2 UNION ALL SELECT origin, time_hour, dep_delay, computed FROM raw;"
+    )
+    assert _changes(swapped, old=_record(union)) == []
+    moved = union.replace("INTERVAL '2' HOUR", "INTERVAL '3' HOUR")
+    (change,) = _changes(moved, old=_record(union))
+    assert change.what == "delay of the watermark of raw2" and change.allowed
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("UTC", "Etc/UTC"),
+        ("UTC", "Z"),
+        ("UTC", "+00:00"),
+        ("GMT", "UTC"),
+        ("+01:00", "+01"),
+        ("+0530", "UTC+05:30"),
+        ("US/Eastern", "America/New_York"),
+        ("Asia/Calcutta", "Asia/Kolkata"),
+    ],
+)
+def test_spellings_of_one_time_zone_restart(old, new):
+    """Second probe of issue 32: the zone respelled was refused like another zone."""
+    record = _record(TEXT, {**SETTINGS, "time_zone": old})
+    assert _changes(TEXT, {**SETTINGS, "time_zone": new}, record) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("UTC", "Europe/London"),  # UTC in winter only
+        ("+01:00", "Europe/Paris"),
+        ("America/New_York", "America/Detroit"),  # other rules before 1975
+        ("+05:30", "+05:00"),
+        ("Etc/GMT+5", "GMT+5"),  # POSIX's inverted sign: UTC-5 and UTC+5
+        ("UTC", "no/such/zone"),
+    ],
+)
+def test_other_time_zones_are_refused(old, new):
+    record = _record(TEXT, {**SETTINGS, "time_zone": old})
+    (change,) = _changes(TEXT, {**SETTINGS, "time_zone": new}, record)
+    assert change.what == "spark.sql.session.timeZone" and not change.allowed

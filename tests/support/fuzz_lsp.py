@@ -26,7 +26,7 @@ from sqlstream.lsp import completion, features
 from sqlstream.lsp.analysis import Analysis, analyze
 from sqlstream.lsp.positions import Lines
 from sqlstream.lsp.server import scrubbed
-from tests.support.fuzzing import TOKENS, VARIABLES
+from tests.support.fuzzing import VARIABLES, mutate
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = tuple(
@@ -48,20 +48,7 @@ def edited_documents(draw) -> tuple[Path, str, list[tuple[int, int]], list[int],
     LSP positions and character offsets to ask at, and a name to rename to."""
     path = DOCUMENTS[draw(st.integers(0, len(DOCUMENTS) - 1))]
     text = path.read_text(encoding="utf-8")
-    for _ in range(draw(st.integers(0, 4))):
-        start = draw(st.integers(0, len(text)))
-        end = draw(st.integers(start, min(len(text), start + 40)))
-        action = draw(st.sampled_from(("delete", "repeat", "insert", "replace", "odd")))
-        if action == "delete":
-            text = text[:start] + text[end:]
-        elif action == "repeat":
-            text = text[:end] + text[start:end] * draw(st.integers(1, 3)) + text[end:]
-        elif action == "insert":
-            text = text[:start] + draw(st.sampled_from(TOKENS)) + text[start:]
-        elif action == "replace":
-            text = text[:start] + draw(st.sampled_from(TOKENS)) + text[end:]
-        else:
-            text = text[:start] + draw(st.sampled_from(ODD_TEXT)) + text[start:]
+    text = mutate(draw, text, draw(st.integers(0, 4)), ODD_TEXT)
     lines = text.count("\n") + 1
     positions = draw(
         st.lists(st.tuples(st.integers(0, lines + 2), st.integers(0, 200)), min_size=1, max_size=6)

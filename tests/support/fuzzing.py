@@ -666,17 +666,18 @@ TOKENS = (
 )
 
 
-@st.composite
-def mutants(draw) -> str:
-    """A corpus program with 1 to 4 text mutations."""
-    text = CORPUS[
-        draw(st.integers(0, len(CORPUS) - 1))
-    ]  # (sampled_from's repr would hold them all)
-    for _ in range(draw(st.integers(1, 4))):
+def mutate(draw, text: str, count: int, odd: tuple[str, ...] = ()) -> str:
+    """``text`` with ``count`` mutations drawn with ``draw`` (a composite strategy's): a
+    span of at most 40 characters deleted, repeated, replaced by one of :data:`TOKENS` or
+    swapped with a later one, a token inserted, and, when ``odd`` is given, one of those
+    strings inserted. The one mutation strategy of the fuzzers (programs, the language
+    server's edits)."""
+    actions = ("delete", "repeat", "insert", "replace", "swap") + (("odd",) if odd else ())
+    for _ in range(count):
         size = len(text)
         start = draw(st.integers(0, size))
         end = draw(st.integers(start, min(size, start + 40)))
-        action = draw(st.sampled_from(("delete", "repeat", "insert", "replace", "swap")))
+        action = draw(st.sampled_from(actions))
         if action == "delete":
             text = text[:start] + text[end:]
         elif action == "repeat":
@@ -685,6 +686,8 @@ def mutants(draw) -> str:
             text = text[:start] + draw(st.sampled_from(TOKENS)) + text[start:]
         elif action == "replace":
             text = text[:start] + draw(st.sampled_from(TOKENS)) + text[end:]
+        elif action == "odd":
+            text = text[:start] + draw(st.sampled_from(odd)) + text[start:]
         else:
             other = draw(st.integers(0, size))
             a, b = sorted((start, other))
@@ -696,6 +699,14 @@ def mutants(draw) -> str:
                 + text[b + (end - start) :]
             )
     return text
+
+
+@st.composite
+def mutants(draw) -> str:
+    """A corpus program with 1 to 4 text mutations (:func:`mutate`)."""
+    # an index, not sampled_from: its repr would hold the whole corpus
+    text = CORPUS[draw(st.integers(0, len(CORPUS) - 1))]
+    return mutate(draw, text, draw(st.integers(1, 4)))
 
 
 @st.composite

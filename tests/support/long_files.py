@@ -1,6 +1,6 @@
-"""Long ``.ssql`` files for the language server's load tests: the "mixed" file of
-``bench/compile_scaling.py`` (the same text, so the tests and the benchmark measure the
-same thing)."""
+"""Long ``.ssql`` files for the language server's load tests and the benchmarks: the
+"mixed" file, which ``bench/compile_scaling.py`` and ``bench/lsp_latency.py`` import from
+here (one text, so the tests and the benchmarks measure the same thing)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def project(folder: Path, module: str = "evil_udfs") -> Path:
 
 
 def sqlstream_process(
-    *args: str, trust_env: bool = False, cwd: Path | None = None
+    *args: str, trust_env: bool = False, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess:
     """``python -m sqlstream.cli ARGS`` as a process (``SQLSTREAM_TRUST=1`` when
     ``trust_env``), seeing this checkout on ``PYTHONPATH``; text output captured."""
@@ -60,5 +60,5 @@ def sqlstream_process(
         text=True,
         env=env,
         cwd=cwd,
-        timeout=120,
+        timeout=timeout,
     )

@@ -102,6 +102,28 @@ CASES = {
         "SS104",
         None,
     ),
+    "bomb through merge keys": (  # second probe: each level merges and nests the one before
+        HEAD
+        + "x-anchors:\n  m0: &m0 {x: 1, y: 2}\n"
+        + "".join(
+            f"  m{i}: &m{i} {{<<: [*m{i - 1}], a{i}: *m{i - 1}, b{i}: *m{i - 1}}}\n"
+            for i in range(1, 40)
+        )
+        + STEP,
+        "SS104",
+        None,
+    ),
+    "bomb through a merged list of aliases": (
+        HEAD
+        + "x-anchors:\n  n0: &n0 {<<: {a: 1}}\n"
+        + "".join(
+            f"  n{i}: &n{i} {{<<: [*n{i - 1}], b{i}: [*n{i - 1}, *n{i - 1}]}}\n"
+            for i in range(1, 40)
+        )
+        + STEP,
+        "SS104",
+        None,
+    ),
     "python tag": (HEAD + "variables: {a: !!python/object:os.system x}\n" + STEP, "SS101", 2),
     "local tag": (HEAD + STEP.replace("{value: 1}", "{value: !foo 1}"), "SS101", 5),
     "binary tag": (HEAD + "variables: {a: !!binary aGVsbG8=}\n" + STEP, "SS101", 2),

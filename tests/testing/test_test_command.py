@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from sqlstream.cli import main
 from tests.conftest import FIXTURES
+from tests.support.user_modules import sqlstream_process
 
 pytestmark = pytest.mark.spark
 
@@ -158,3 +159,39 @@ def test_a_pipelines_set_does_not_reach_the_next_pipelines_tests(spark, tmp_path
         ("b_default watermark", "passed"),
     ], [f.message for r in results for f in r.failures]
     assert spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy", None) == before
+
+
+PRINTING_UDFS = """\
+print("PRINTED-AT-IMPORT")
+
+
+def up(s: str) -> str:
+    print("PRINTED-BY-A-CALL")  # in Spark's Python worker, a process of its own
+    return s.upper()
+"""
+
+
+def test_json_report_on_stdout_alone_while_user_code_prints(tmp_path):
+    """``sqlstream test --format json`` as a process: a function that prints at import
+    and at each call (in Spark's Python worker, whose standard output is a file
+    descriptor, not ``sys.stdout``) leaves stdout the JSON report alone (second probe of
+    issue 32)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "udfs.py").write_text(PRINTING_UDFS, encoding="utf-8")
+    (tmp_path / "p.ssql").write_text(
+        "CREATE FUNCTION up AS 'udfs:up';\n"
+        "CREATE STREAM s (b STRING) WITH (connector = 'files', path = 'in', format = 'json');\n"
+        "CREATE SINK o WITH (connector = 'console');\n"
+        "INSERT INTO o SELECT up(b) AS u FROM s;\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "p.test.yaml").write_text(
+        "pipeline: p.ssql\ntests:\n  - name: upper\n    steps:\n"
+        "      - input: {s: [{b: x}]}\n        expect: {o: [{u: X}]}\n",
+        encoding="utf-8",
+    )
+    run = sqlstream_process("test", "--format", "json", "p.test.yaml", cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)  # nothing else on stdout
+    assert report["summary"]["passed"] == 1
+    assert "PRINTED-AT-IMPORT" in run.stderr and "PRINTED-BY-A-CALL" in run.stderr
