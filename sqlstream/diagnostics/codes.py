@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlstream.diagnostics import codes_compile, codes_run, codes_streaming
+from sqlstream.diagnostics import codes_compile, codes_run, codes_streaming, codes_verify
 
 __all__ = ["CODES", "Code", "code", "markdown_reference", "markdown_table", "replace_table"]
 
@@ -67,7 +67,10 @@ def _codes(*records: tuple[str, str, str, str]) -> dict[str, Code]:
 
 
 CODES: dict[str, Code] = _codes(
-    *codes_compile.RECORDS, *codes_streaming.RECORDS, *codes_run.RECORDS
+    *codes_compile.RECORDS,
+    *codes_streaming.RECORDS,
+    *codes_run.RECORDS,
+    *codes_verify.RECORDS,
 )
 
 
