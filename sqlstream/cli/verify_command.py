@@ -100,10 +100,10 @@ def verify(
                     raise _usage(f"{test_path} tests {pipeline.path}, not {file}", file)
                 harness = Harness(test_session())
             else:
-                harness = Harness(test_session())
                 pipeline, data = from_files(
-                    Path(file), inputs, variables, trusted(trust), harness.spark
+                    Path(file), inputs, variables, trusted(trust), test_session
                 )
+                harness = Harness(test_session())
             if not data.rows:
                 raise SqlStreamError(
                     "no input rows to verify with",

@@ -90,7 +90,10 @@ class RunResult:
 
 @dataclass
 class QueryReport:
-    """The verdict on one query (the keys of ``--format json``, TESTING.md §6)."""
+    """The verdict on one query (the keys of ``--format json``, TESTING.md §6): ``run`` the
+    run that shows a difference, ``against`` what it differs from (``batch``: the oracle;
+    else the run it disagrees with), ``missing`` the rows of that one the run did not
+    write and ``unexpected`` the rows it wrote that that one has not."""
 
     query: str
     result: str = "equal"
@@ -101,6 +104,7 @@ class QueryReport:
     late_rows: dict[str, int] = field(default_factory=dict)
     counterexample: str | None = None
     run: str | None = None
+    against: str | None = None
     missing: list[dict] = field(default_factory=list)
     unexpected: list[dict] = field(default_factory=list)
 
@@ -342,12 +346,15 @@ class Verifier:
                 missing, unexpected = diff(reference, self.final(query, other))
                 if missing or unexpected:
                     self._differs(report, query, "split", other, missing, unexpected)
+                    report.against = clean[0].run.name
+                    report.final_rows = len(reference)
                     return report, other
         for result in results:
             want, got, open_ = self.compared(query, result)
             missing, unexpected = diff(want, got)
             if missing or unexpected:
                 self._differs(report, query, "batch", result, missing, unexpected)
+                report.against = "batch"
                 report.final_rows, report.not_final_rows = len(want), open_
                 return report, result
         want, _, open_ = self.compared(query, results[0])

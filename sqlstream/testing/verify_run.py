@@ -63,13 +63,14 @@ class Report:
                     f"{q.not_final_rows} not yet final, late rows dropped: {late}"
                 )
                 continue
-            what = "the batch query" if q.property == "batch" else "another run"
+            what = "the batch query" if q.property == "batch" else f"run {q.against}"
+            mine = "batch query" if q.property == "batch" else f"run {q.against}"
             lines.append(
                 f"  {q.query}: DIFFERS ({q.property}) — run {q.run} (seed {self.seed}) "
                 f"against {what}; late rows dropped: {late}"
             )
-            lines += [f"      - {_row(r)}   (expected, missing)" for r in q.missing[:10]]
-            lines += [f"      + {_row(r)}   (streamed, unexpected)" for r in q.unexpected[:10]]
+            lines += [f"      - {_row(r)}   ({mine} only)" for r in q.missing[:10]]
+            lines += [f"      + {_row(r)}   (run {q.run} only)" for r in q.unexpected[:10]]
             if q.reason:
                 lines.append(f"    reason: {q.reason}")
             if q.counterexample:
@@ -117,7 +118,7 @@ def from_test(
 
 
 def from_files(
-    ssql: Path, inputs: dict[str, str], variables: dict[str, str], trust: bool, spark
+    ssql: Path, inputs: dict[str, str], variables: dict[str, str], trust: bool, session
 ) -> tuple[PipelineUnderTest, Input]:
     """The pipeline ``ssql`` and the rows of each ``--input STREAM=PATH``: a file, or every
     file of a folder (sorted by name; hidden ones skipped), each read whole as a batch with
@@ -157,6 +158,7 @@ def from_files(
         files += [(key, f) for f in found]
     rows: list[tuple[str, tuple]] = []
     steps: list[list[int]] = []
+    spark = session() if files else None
     for key, file in files:
         ids = []
         for row in _read(spark, pipeline, key, file):
