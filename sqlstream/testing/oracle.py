@@ -18,6 +18,8 @@ Streaming Programming Guide* (the same DataFrame operations on static and stream
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -98,7 +100,8 @@ class Oracle:
         spark: the session (the one the streaming runs use).
         pipeline: the compiled pipeline.
         tables: each table's rows (by lower-case name; missing: empty).
-        folder: where the input and the tables' rows are written.
+        folder: where the input and the tables' rows are written (a folder of its own per
+            run, removed after it).
         zone: the session time zone values are shown in.
     """
 
@@ -115,7 +118,6 @@ class Oracle:
         self.tables = tables
         self.folder = folder
         self.zone = zone
-        self.count = 0
 
     def run(self, batches: list[Batch]) -> dict[str, tuple[list[str], list[tuple]]]:
         """Every query over all rows of ``batches`` as one batch.
@@ -127,8 +129,13 @@ class Oracle:
         Raises:
             SqlStreamError: Spark rejected a view or a query (positioned at it).
         """
-        self.count += 1
-        where = self.folder / f"oracle-{self.count}"
+        where = Path(tempfile.mkdtemp(prefix="oracle-", dir=self.folder))
+        try:
+            return self._run(batches, where)
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+
+    def _run(self, batches: list[Batch], where: Path) -> dict[str, tuple[list[str], list[tuple]]]:
         pipeline = self.pipeline
         columns = [(n, values.parse_type(t)) for n, t in pipeline.feed_columns()[1:]]
         rows = [feed_row(pipeline, stream, row) for batch in batches for stream, row in batch]
