@@ -80,6 +80,14 @@ class Report:
         return "\n".join(lines)
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it, else as it is."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _row(row: dict) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in row.items()) + "}"
 
@@ -255,7 +263,7 @@ def verify(
                 f"seed {seed}, shrunk to {sum(len(b) for b in run.batches)} rows"
             )
             write_counterexample(verifier, query, final, path, title)
-            verdict.counterexample = str(path)
+            verdict.counterexample = _shown_path(path)
             report.reruns += verifier.runs - before
             del other
         report.queries.append(verdict)
