@@ -75,6 +75,10 @@ def batch_plan(
             relation = p.SqlView(
                 relation.name, keep_first_sql(relation), relation.span, relation.columns
             )
+        elif isinstance(relation, p.Deduplicate):
+            # Spark refuses dropDuplicatesWithinWatermark on a batch DataFrame; over all
+            # rows at once it keeps the first row of each key, as dropDuplicates does
+            relation = replace(relation, within_watermark=False)
         relations.append(relation)
     return replace(plan, relations=tuple(relations))
 

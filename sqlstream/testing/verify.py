@@ -77,7 +77,8 @@ class RunResult:
     """What one run wrote, per query: ``steps`` the rows written in each micro-batch step
     (shown values, hashable), ``watermarks`` the watermark after each step (epoch
     microseconds or ``None``), ``late`` the ids of the rows it dropped as late and
-    ``dropped`` Spark's count of them; ``batch_of`` the batch of each step (``None`` for the
+    ``dropped`` Spark's count of them (``unidentified``: how many of those were not found
+    among the rows, so the run's final rows cannot be compared); ``batch_of`` the batch of each step (``None`` for the
     restart step)."""
 
     run: Run
@@ -86,6 +87,8 @@ class RunResult:
     late: dict[str, list[int]] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     batch_of: list[int | None] = field(default_factory=list)
+    unidentified: dict[str, int] = field(default_factory=dict)
+    state_rows: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -93,7 +96,10 @@ class QueryReport:
     """The verdict on one query (the keys of ``--format json``, TESTING.md §6): ``run`` the
     run that shows a difference, ``against`` what it differs from (``batch``: the oracle;
     else the run it disagrees with), ``missing`` the rows of that one the run did not
-    write and ``unexpected`` the rows it wrote that that one has not."""
+    write and ``unexpected`` the rows it wrote that that one has not; ``late`` per run the
+    rows it dropped as late (``batch``: 1-based micro-batch, ``stream``, ``row``) and
+    ``dropped_by_spark`` Spark's count of them (``numRowsDroppedByWatermark``, summed over
+    the stateful operators: a row may count once per operator)."""
 
     query: str
     result: str = "equal"
@@ -102,6 +108,9 @@ class QueryReport:
     final_rows: int = 0
     not_final_rows: int = 0
     late_rows: dict[str, int] = field(default_factory=dict)
+    late: dict[str, list[dict]] = field(default_factory=dict)
+    dropped_by_spark: dict[str, int] = field(default_factory=dict)
+    not_compared: dict[str, str] = field(default_factory=dict)
     counterexample: str | None = None
     run: str | None = None
     against: str | None = None
@@ -175,6 +184,7 @@ class Verifier:
             pipeline.path, pipeline.plan.source, pipeline.path, self.span, []
         )
         self._oracles: dict[tuple[int, ...], dict] = {}
+        self._times: dict[int, int] | None = None
         self.columns: dict[str, list[str]] = {}
         self.runs = 0
 
@@ -229,37 +239,68 @@ class Verifier:
                 None if m is None else values.epoch_micros(values.parse_time(m, self.zone))
                 for m in marks
             ]
-            out.dropped[query.name] = sum(sum(a.dropped.get(query.name, [])) for a in result.actual)
-            out.late[query.name] = self._late(query, run, out) if out.dropped[query.name] else []
+            # a row is counted by each stateful operator that drops it: the most of them
+            counts = [max(a.dropped.get(query.name) or [0]) for a in result.actual]
+            states = [a.state_rows[query.name] for a in result.actual if query.name in a.state_rows]
+            out.state_rows[query.name] = states[-1] if states else []
+            out.dropped[query.name] = sum(counts)
+            out.late[query.name] = self._late(query, run, out, counts) if sum(counts) else []
         return out
 
-    def _late(self, query: p.Query, run: Run, out: RunResult) -> list[int]:
-        """The ids of the rows of ``run`` behind the watermark of their micro-batch (the
-        watermark after the step before): those Spark drops as late."""
+    def _late(self, query: p.Query, run: Run, out: RunResult, counts: list[int]) -> list[int]:
+        """The ids of the rows of ``run`` Spark dropped as late: in each step where Spark
+        counted ``n`` rows dropped by the watermark (``counts``), the ``n`` earliest rows
+        of its micro-batch not after the watermark of that micro-batch (the watermark after
+        the step before). The earliest: an aggregation drops a row when its window's end,
+        not its event time, is behind the watermark (and counts a row once per sliding
+        window it drops it from). A count where no row is found so is added to
+        ``out.unidentified``."""
         marks = out.watermarks[query.name]
         late, mark = [], None
         for step, index in enumerate(out.batch_of):
-            if index is not None and mark is not None:
-                for i in run.batches[index]:
-                    time = self._event_time(i)
-                    if time is not None and time <= mark:
-                        late.append(i)
+            if index is not None and counts[step]:
+                times = self.event_times()
+                behind = sorted(
+                    (times[i], i)
+                    for i in run.batches[index]
+                    if mark is not None and times.get(i) is not None and times[i] <= mark
+                )
+                late += [i for _, i in behind[: counts[step]]]
+                if not behind:
+                    out.unidentified[query.name] = (
+                        out.unidentified.get(query.name, 0) + counts[step]
+                    )
             mark = marks[step] if marks[step] is not None else mark
         return late
 
-    def _event_time(self, i: int) -> int | None:
-        stream, row = self.data.rows[i]
-        relation = self.pipeline.streams[stream]
-        mark = relation.relation.watermark
-        if mark is None:
-            return None
-        names = [n.lower() for n, _ in relation.given]
-        if mark.column.lower() not in names:
-            return None
-        value = row[names.index(mark.column.lower())]
-        if value is None or not hasattr(value, "timestamp"):
-            return None
-        return values.epoch_micros(value)
+    def event_times(self) -> dict[int, int]:
+        """The event time (epoch microseconds) of every input row of a stream with a
+        watermark: its watermark column as given, or, for a computed one, its expression
+        evaluated by Spark over the given columns (``selectExpr`` of the stream's
+        projection on a batch DataFrame of the rows)."""
+        if self._times is not None:
+            return self._times
+        times: dict[int, int] = {}
+        for key, relation in self.pipeline.streams.items():
+            mark = relation.relation.watermark
+            ids = [i for i, (stream, _) in enumerate(self.data.rows) if stream == key]
+            if mark is None or not ids:
+                continue
+            names = [n.lower() for n, _ in relation.given]
+            if mark.column.lower() in names:
+                at = names.index(mark.column.lower())
+                found = [self.data.rows[i][1][at] for i in ids]
+            else:
+                ddl = ", ".join(f"`{n}` {t}" for n, t in relation.given)
+                frame = self.harness.spark.createDataFrame(
+                    [self.data.rows[i][1] for i in ids], ddl
+                ).selectExpr(*relation.projection)
+                found = [row[mark.column] for row in frame.select(mark.column).collect()]
+            for i, value in zip(ids, found, strict=True):
+                if value is not None and hasattr(value, "timestamp"):
+                    times[i] = values.epoch_micros(value)
+        self._times = times
+        return times
 
     # ---- what is final
     def final(self, query: p.Query, result: RunResult) -> list[tuple]:
@@ -322,24 +363,77 @@ class Verifier:
 
     def compared(self, query: p.Query, result: RunResult) -> tuple[list[tuple], list[tuple], int]:
         """``(oracle's final rows, the run's final rows, oracle rows not yet final)`` of
-        ``query`` in ``result``, over the input less the rows the run dropped as late."""
+        ``query`` in ``result``, modulo the rows the run dropped as late.
+
+        With late rows, the oracle runs over the run's rows with and without them: the
+        rows both give must be written; a row only one gives (a window a late row falls
+        in: Spark may drop a late row from some of its sliding windows and keep it in
+        others) is accepted when written and not required. Not yet final: in append mode
+        the windows whose end (a ``window_end`` or ``window`` column) the last watermark
+        has not passed; without such a column, an aggregation's rows the run has not
+        written, up to the groups still in its state (``numRowsTotal``) after the run."""
+        ids = [i for b in result.run.batches for i in b]
         late = set(result.late.get(query.name, []))
-        kept = [i for b in result.run.batches for i in b if i not in late]
-        _, want = self.expected(sorted(kept))[query.name]
+        _, full = self.expected(ids)[query.name]
+        either: list[tuple] = []
+        want = full
+        if late:
+            _, less = self.expected([i for i in ids if i not in late])[query.name]
+            a, b = Counter(map(_key, full)), Counter(map(_key, less))
+            want = _once(full, a & b)
+            either = _once(full, a - b) + _once(less, b - a)
         marks = [m for m in result.watermarks[query.name] if m is not None]
         open_ = self.not_final(query, want, marks[-1] if marks else None)
         final = [r for r, o in zip(want, open_, strict=True) if not o]
-        return final, self.final(query, result), sum(open_)
+        got = self.final(query, result)
+        if either:
+            got = diff(got, either)[0]
+        not_final = sum(open_)
+        if query.output_mode == "append" and not any(open_) and not self._window_end(query):
+            aggregating = query.state and any(
+                o.kind == "aggregation" for o in query.state.operators
+            )
+            missing, _ = diff(final, got)
+            if (
+                aggregating
+                and missing
+                and len(missing) <= sum(result.state_rows.get(query.name, []))
+            ):
+                final = diff(final, missing)[0]
+                not_final = len(missing)
+        return final, got, not_final
+
+    def _window_end(self, query: p.Query) -> bool:
+        columns = {c.lower() for c in self.columns.get(query.name, [])}
+        return bool(columns & {"window_end", "window"})
 
     # ---- the verdict
-    def judge(self, query: p.Query, results: list[RunResult]) -> tuple[QueryReport, RunResult]:
+    def judge(
+        self, query: p.Query, results: list[RunResult]
+    ) -> tuple[QueryReport, RunResult | None]:
         """The verdict on ``query`` over the runs' ``results``: ``split`` when two runs
         that dropped no late row wrote other final rows, else ``batch`` when a run's final
         rows differ from the oracle's; with the run that shows it (the first run when
-        equal)."""
+        equal; ``None`` when no run could be compared: a run whose late rows were not all
+        found is left out, ``not_compared`` says why)."""
         report = QueryReport(query.name)
         report.late_rows = {r.run.name: len(r.late.get(query.name, [])) for r in results}
-        clean = [r for r in results if not r.late.get(query.name)]
+        report.dropped_by_spark = {r.run.name: r.dropped.get(query.name, 0) for r in results}
+        report.late = {
+            r.run.name: [self.describe(r.run, i) for i in r.late[query.name]]
+            for r in results
+            if r.late.get(query.name)
+        }
+        report.not_compared = {
+            r.run.name: f"Spark dropped {r.unidentified[query.name]} late rows not found "
+            "behind the watermark of their micro-batch"
+            for r in results
+            if r.unidentified.get(query.name)
+        }
+        results = [r for r in results if not r.unidentified.get(query.name)]
+        if not results:
+            return report, None
+        clean = [r for r in results if not r.dropped.get(query.name)]
         if clean:
             reference = self.final(query, clean[0])
             for other in clean[1:]:
@@ -361,6 +455,19 @@ class Verifier:
         report.final_rows, report.not_final_rows = len(want), open_
         return report, results[0]
 
+    def describe(self, run: Run, i: int) -> dict:
+        """Input row ``i`` of ``run`` for the report: its micro-batch (1-based), stream and
+        values (given columns, as a test file writes them)."""
+        stream, row = self.data.rows[i]
+        relation = self.pipeline.streams[stream]
+        batch = next(n for n, b in enumerate(run.batches, 1) if i in b)
+        cells = {}
+        for (name, kind), value in zip(relation.given, row, strict=True):
+            if value is not None:
+                t = values.parse_type(kind)
+                cells[name] = values.shown(values.normal(value, t, self.zone), t, self.zone)
+        return {"batch": batch, "stream": relation.name, "row": cells}
+
     def _differs(self, report, query, prop, result, missing, unexpected) -> None:
         columns = self.columns.get(query.name, [])
         report.result, report.property, report.run = "differs", prop, result.run.name
@@ -371,13 +478,15 @@ class Verifier:
         """Whether ``run`` (and, for ``split``, ``reference``) still shows ``prop`` on
         ``query`` (a re-run of shrinking)."""
         result = self.stream(run)
+        if result.unidentified.get(query.name):
+            return False
         if prop == "batch":
             want, got, _ = self.compared(query, result)
             return any(diff(want, got))
-        if reference is None or result.late.get(query.name):
+        if reference is None or result.dropped.get(query.name):
             return False
         other = self.stream(reference)
-        if other.late.get(query.name):
+        if other.dropped.get(query.name):
             return False
         return any(diff(self.final(query, other), self.final(query, result)))
 

@@ -62,6 +62,8 @@ class Report:
                     f"  {q.query}: equal — {q.final_rows} final rows compared, "
                     f"{q.not_final_rows} not yet final, late rows dropped: {late}"
                 )
+                lines += _late_lines(q)
+                lines += [f"      not compared: {r}: {why}" for r, why in q.not_compared.items()]
                 continue
             what = "the batch query" if q.property == "batch" else f"run {q.against}"
             mine = "batch query" if q.property == "batch" else f"run {q.against}"
@@ -71,6 +73,7 @@ class Report:
             )
             lines += [f"      - {_row(r)}   ({mine} only)" for r in q.missing[:10]]
             lines += [f"      + {_row(r)}   (run {q.run} only)" for r in q.unexpected[:10]]
+            lines += _late_lines(q)
             if q.reason:
                 lines.append(f"    reason: {q.reason}")
             if q.counterexample:
@@ -78,6 +81,17 @@ class Report:
         equal = sum(q.result == "equal" for q in self.queries)
         lines.append(f"{equal} equal, {len(self.queries) - equal} differ in {self.seconds:.1f}s")
         return "\n".join(lines)
+
+
+def _late_lines(q: QueryReport) -> list[str]:
+    """The late rows of each run, the first three of each."""
+    lines = []
+    for run, rows in q.late.items():
+        for late in rows[:3]:
+            lines.append(f"      late in {run}, micro-batch {late['batch']}: {_row(late['row'])}")
+        if len(rows) > 3:
+            lines.append(f"      … and {len(rows) - 3} more late rows in {run}")
+    return lines
 
 
 def _shown_path(path: Path) -> str:
@@ -247,7 +261,7 @@ def verify(
 
     for query in pipeline.plan.queries:
         verdict, failing = verifier.judge(query, results)
-        if verdict.result == "differs":
+        if verdict.result == "differs" and failing is not None:
             verdict.reason = reason(pipeline, query)
             reference = results[0].run if verdict.property == "split" else None
             before = verifier.runs
