@@ -32,7 +32,7 @@ def main() -> None:
     harness = Harness(test_session())
     print(f"session: {time.monotonic() - started:.1f} s")
     folder = ROOT / "examples" / "flights"
-    pipeline, data = from_test(folder / "hourly_delays.test.yaml", {}, False)
+    pipeline, data, _ = from_test(folder / "hourly_delays.test.yaml", {}, False)
     timings: list[tuple[str, float]] = []
     stream, expected = verify_module.Verifier.stream, verify_module.Verifier.expected
 

@@ -92,10 +92,7 @@ def verify(
         with contextlib.redirect_stdout(sys.stderr) if machine_read else contextlib.nullcontext():
             test_file = None
             if test_path:
-                from sqlstream.testing.loading import load
-
-                pipeline, data = from_test(Path(test_path), variables, trusted(trust))
-                test_file = load(Path(test_path), variables, trusted(trust))[0]
+                pipeline, data, test_file = from_test(Path(test_path), variables, trusted(trust))
                 if Path(file).resolve() != pipeline.path.resolve():
                     raise _usage(f"{test_path} tests {pipeline.path}, not {file}", file)
                 harness = Harness(test_session())

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.testing.pipeline import PipelineUnderTest, compile_pipeline
+from sqlstream.testing.spec import TestFile
 from sqlstream.testing.verify import Input, QueryReport, Verifier, plan_runs
 
 __all__ = ["Report", "from_files", "from_test", "verify"]
@@ -108,9 +109,10 @@ def _row(row: dict) -> str:
 
 def from_test(
     path: Path, variables: dict[str, str], trust: bool
-) -> tuple[PipelineUnderTest, Input]:
+) -> tuple[PipelineUnderTest, Input, TestFile]:
     """The pipeline and input of the first test of the test file ``path``: its ``input``
-    steps' rows in order (a step's streams in the order written), its tables and settings.
+    steps' rows in order (a step's streams in the order written), its tables and settings;
+    and the loaded test file.
 
     Raises:
         SqlStreamError: the test file's first problem, or its pipeline's.
@@ -136,7 +138,7 @@ def from_test(
                 rows.append((name.lower(), tuple(row)))
         steps.append(ids)
     tables = {k.lower(): list(v.values) for k, v in case.tables.items()}
-    return pipeline, Input(rows, steps, tables, dict(case.settings), str(path))
+    return pipeline, Input(rows, steps, tables, dict(case.settings), str(path)), test_file
 
 
 def from_files(
@@ -279,7 +281,6 @@ def verify(
             write_counterexample(verifier, query, final, path, title)
             verdict.counterexample = _shown_path(path)
             report.reruns += verifier.runs - before
-            del other
         report.queries.append(verdict)
     report.seconds = time.monotonic() - started
     return report

@@ -58,6 +58,14 @@ def test_hourly_delays_streams_its_batch_meaning(spark):
     # one micro-batch per step: the 04:00 flight arrives after the watermark passed 06:00
     assert query["late_rows"]["one-batch"] == 0 and query["late_rows"]["per-step"] == 1
     assert set(query["late_rows"]) == {"one-batch", "per-step", "split-1"}
+    assert query["late"]["per-step"] == [
+        {
+            "batch": 3,
+            "stream": "flights",
+            "row": {"origin": "EWR", "dep_delay": 1.0, "time_hour": "2013-01-01 04:00:00"},
+        }
+    ]
+    assert query["dropped_by_spark"]["per-step"] == 1
     assert set(document["runs"]) == {"one-batch", "per-step", "split-1"}
 
 
