@@ -248,24 +248,25 @@ class Verifier:
         return out
 
     def _late(self, query: p.Query, run: Run, out: RunResult, counts: list[int]) -> list[int]:
-        """The ids of the rows of ``run`` Spark dropped as late: in each step where Spark
-        counted ``n`` rows dropped by the watermark (``counts``), the ``n`` earliest rows
-        of its micro-batch not after the watermark of that micro-batch (the watermark after
-        the step before). The earliest: an aggregation drops a row when its window's end,
-        not its event time, is behind the watermark (and counts a row once per sliding
-        window it drops it from). A count where no row is found so is added to
-        ``out.unidentified``."""
+        """The ids of the rows of ``run`` dropped as late: in each step where Spark counted
+        rows dropped by the watermark (``counts``), the rows of its micro-batch whose event
+        time is not after the watermark of that micro-batch (the watermark after the step
+        before). Spark's count is of state rows (after a partial aggregation, one per group
+        and partition), and an aggregation drops a row only when its window's end is
+        behind the watermark, so these are the rows Spark may have dropped: the oracle is
+        run with and without them (:meth:`compared`). A count where no row is behind the
+        watermark is added to ``out.unidentified``."""
         marks = out.watermarks[query.name]
         late, mark = [], None
         for step, index in enumerate(out.batch_of):
             if index is not None and counts[step]:
                 times = self.event_times()
-                behind = sorted(
-                    (times[i], i)
+                behind = [
+                    i
                     for i in run.batches[index]
                     if mark is not None and times.get(i) is not None and times[i] <= mark
-                )
-                late += [i for _, i in behind[: counts[step]]]
+                ]
+                late += behind
                 if not behind:
                     out.unidentified[query.name] = (
                         out.unidentified.get(query.name, 0) + counts[step]
