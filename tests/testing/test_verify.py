@@ -37,7 +37,7 @@ def _verify(*args: str):
     return result
 
 
-def test_hourly_delays_streams_its_batch_meaning(spark):
+def test_hourly_delays_streams_its_batch_meaning(spark, tmp_path):
     folder = ROOT / "examples" / "flights"
     result = _verify(
         str(folder / "hourly_delays.ssql"),
@@ -45,6 +45,8 @@ def test_hourly_delays_streams_its_batch_meaning(spark):
         str(folder / "hourly_delays.test.yaml"),
         "--format",
         "json",
+        "--counterexamples",
+        str(tmp_path),
     )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
@@ -123,6 +125,8 @@ def test_input_from_a_folder_of_day_files(spark, tmp_path):
         f"flights={days}",
         "--format",
         "json",
+        "--counterexamples",
+        str(tmp_path),
     )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
