@@ -443,6 +443,10 @@ class Payload:
             sink that writes dead letters as records (:meth:`Connector.dead_letter_row`).
         start_caveat: why, on a new checkpoint, the dead-letter query may not read the
             records the other queries read (warning ``SS256``), or ``None``.
+        skip: the SQL condition, over the reader's columns, of the records decoded at all
+            (``debezium-json``: not a tombstone nor a blank line), or ``None``: every one.
+        malformed: the reason's words for a payload that does not parse, or ``None``
+            (``not a JSON object``, …).
     """
 
     format: str
@@ -456,6 +460,8 @@ class Payload:
     failed: str | None = None
     record: tuple[str, str] | None = None
     start_caveat: str | None = None
+    skip: str | None = None
+    malformed: str | None = None
 
 
 @dataclass(frozen=True)

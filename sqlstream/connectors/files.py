@@ -5,6 +5,8 @@ files of the folder in order of modification time; as a sink, the file sink
 (``writeStream.format(format)…start(path)``) writes append-only, exactly once, with its
 log under the checkpoint. A ``CREATE TABLE`` reads the files once (``spark.read``).
 Declared CSV columns are bound to the files' header by name (:mod:`sqlstream.connectors.formats.csv_header`).
+``format = 'debezium-json'`` (a source only) reads each line as text and decodes it as a
+Debezium change record (:mod:`sqlstream.connectors.formats.debezium`).
 
 Sources: Spark guide *Input Sources* (File source) and *Output Sinks* (File sink); the
 CSV/JSON/Parquet/ORC/Text "Data Source Option" pages; ``_metadata`` (*File metadata
@@ -13,14 +15,25 @@ column*).
 
 from __future__ import annotations
 
-from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath, schema_ddl
+import copy
+from dataclasses import replace
+
+from sqlstream.connectors.base import (
+    Connector,
+    Payload,
+    Report,
+    ResolvedOptions,
+    ResolvePath,
+    schema_ddl,
+)
+from sqlstream.connectors.formats import debezium
 from sqlstream.connectors.formats.csv_header import declared_columns
-from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
 from sqlstream.ir import spark_versions
-from sqlstream.ir.calls import Chain, Step
+from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
 FILE_SOURCE_OPTIONS = (
     "maxFilesPerTrigger",
@@ -110,6 +123,7 @@ FORMAT_OPTIONS = {
     "parquet": ("mergeSchema", "datetimeRebaseMode", "int96RebaseMode", "compression"),
     "orc": ("mergeSchema", "compression"),
     "text": ("wholetext", "lineSep", "compression"),
+    debezium.DEBEZIUM: ("lineSep",),  # lines read by the text source
 }
 FILE_FORMATS = tuple(FORMAT_OPTIONS)
 
@@ -155,6 +169,98 @@ class Files(Connector):
                 source,
                 hint=f"formats: {', '.join(FILE_FORMATS)}",
             )
+
+    def finish(self, resolved: ResolvedOptions, role: str, span) -> ResolvedOptions:
+        """Raises:
+        SqlStreamError: ``SS290``: ``format = 'debezium-json'`` on a sink or with
+            ``infer_schema``.
+        """
+        fmt = resolved.compiler.get("format")
+        if fmt is None or fmt.text.lower() != debezium.DEBEZIUM:
+            return resolved
+        infer = resolved.compiler.get("infer_schema")
+        if role == "sink" or infer is not None:
+            raise SqlStreamError(
+                "format 'debezium-json' is read, never written"
+                if role == "sink"
+                else "a debezium-json source decodes its declared columns: it infers none",
+                fmt.value_span if role == "sink" else infer.key_span,  # type: ignore[union-attr]
+                code="SS290",
+                hint="write format = 'json' rows, or apply changes with CREATE FLOW … AUTO CDC"
+                if role == "sink"
+                else "declare the row's columns and remove infer_schema",
+            )
+        return resolved
+
+    def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
+        """``debezium-json``: a copy whose metadata keys are the file ones and the
+        format's (:func:`sqlstream.connectors.formats.debezium.metadata`).
+
+        Raises:
+            UnknownNameError: ``SS201``, a metadata key of neither.
+        """
+        if not _debezium(resolved.get("format")):
+            return self
+        spec = copy.copy(self)
+        spec.metadata = debezium.metadata(statement, FILE_METADATA)
+        return spec
+
+    def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
+        """``debezium-json``: whether metadata columns read the envelope (``settings``)."""
+        if not _debezium(relation.format) or not debezium.uses_metadata(statement):
+            return relation
+        return replace(relation, settings=(*relation.settings, ("debezium_metadata", "true")))
+
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """``debezium-json``: ``format('text').option(k, v)….load(path)``, one record a line;
+        other formats: the common steps."""
+        if not _debezium(relation.format):
+            return super().read_steps(relation)
+        options = [Step("option", (k, v)) for k, v in relation.options]
+        return (Step("format", ("text",)), *options, Step("load", (relation.path,)))
+
+    def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
+        """``debezium-json`` with ``on_error = 'fail'``: the common sequence with the
+        decoding after ``load()`` (:func:`~sqlstream.connectors.formats.debezium.decode_items`)::
+
+            df = df.where("value IS NOT NULL AND trim(value) NOT IN ('', 'null')")
+            df = df.selectExpr("coalesce(get_json_object(value, '$.payload'), value) AS `__debezium`", '_metadata')
+            df = df.selectExpr("CASE WHEN <image> IS NULL THEN raise_error(…) ELSE from_json(<image>, '<ddl>', …) END AS `__value`", …)
+            df = df.selectExpr('`__value`.*', …)       # with the envelope and _metadata for metadata columns
+        """
+        chains = list(super().read_chains(relation))
+        if not _debezium(relation.format):
+            return tuple(chains)
+        what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
+        keep = dict(relation.settings).get("debezium_metadata") == "true"
+        steps = [Step("where", (debezium.skip_sql("value"),))]
+        steps += [
+            Step("selectExpr", items)
+            for items in debezium.decode_items(
+                "value", schema_ddl(relation) or "", ("_metadata",), ("_metadata",), keep
+            )
+        ]
+        chains[1:1] = [Chain("df", (step,), assign="df", **what) for step in steps]
+        return tuple(chains)
+
+    def payload(self, relation: p.SourceRelation) -> Payload | None:
+        """``debezium-json``: each line's row image as JSON, decoded by ``on_error = 'drop'``
+        / ``'dead_letter'``, the envelope and ``_metadata`` kept beside it; blank lines
+        skipped. Other formats: ``None`` (decoded line by line there)."""
+        if not _debezium(relation.format):
+            return None
+        envelope = debezium.envelope_sql("value")
+        return Payload(
+            "json",
+            debezium.image_sql(envelope),
+            "value",
+            None,
+            kept=("_metadata", f"{envelope} AS `{debezium.ENVELOPE}`"),
+            kept_names=("_metadata", f"`{debezium.ENVELOPE}`"),
+            position=(("file", "STRING", "_metadata.file_path"),),
+            skip=debezium.skip_sql("value"),
+            malformed=debezium.MALFORMED,
+        )
 
     def ignored_options(self, compiler, options, source, role) -> tuple[OptionError, ...]:
         """SS352: another format's options, and streaming-only file source options on a
@@ -286,6 +392,8 @@ class Files(Connector):
         """The declared DDL string; with ``infer_schema``, the schema of a batch read of the
         files present at start (``spark.read.format(f).option(…)…load(path).schema``,
         ``inferSchema`` for csv), as a nested chain."""
+        if _debezium(relation.format):
+            return None
         if relation.read_columns or not relation.infer_schema:
             return schema_ddl(relation)
         steps = [Step("read", call=False), Step("format", (relation.format,))]
@@ -296,6 +404,10 @@ class Files(Connector):
         return Chain(
             "spark", tuple(steps), note=f"{relation.name}: schema inferred from {relation.path}"
         )
+
+
+def _debezium(fmt: str | None) -> bool:
+    return (fmt or "").lower() == debezium.DEBEZIUM
 
 
 def _split(text: str) -> list[str]:

@@ -11,6 +11,8 @@ from ``value`` by ``format``:
 * ``avro``: ``from_avro(value, schema)`` with ``avro_schema`` (inline JSON or an ``.avsc``
   path); the declared columns must be fields of the schema with the types Spark maps them
   to (checked when compiling); without declared columns the stream has every field;
+* ``debezium-json``: a Debezium change record, its row image into the declared columns
+  (:mod:`sqlstream.connectors.formats.debezium`; tombstones skipped);
 * ``raw`` (the default without columns): Kafka's own columns, ``key`` / ``value`` as
   ``BINARY`` or, if declared so, ``STRING``.
 
@@ -54,7 +56,7 @@ from sqlstream.connectors.base import (
     ResolvedOptions,
     ResolvePath,
 )
-from sqlstream.connectors.formats import kafka_records
+from sqlstream.connectors.formats import debezium, kafka_records
 from sqlstream.connectors.formats.avro import avro_columns, load_schema, quotable
 from sqlstream.connectors.formats.kafka_records import HEADERS_TYPE, KAFKA_COLUMNS, split_names
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
@@ -63,7 +65,7 @@ from sqlstream.frontend.literals import quote_identifier as _quote
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
-VALUE_FORMATS = ("json", "csv", "avro", "raw")
+VALUE_FORMATS = ("json", "csv", "avro", "raw", debezium.DEBEZIUM)
 SOURCE_OPTIONS = (
     "assign",
     "subscribe",
@@ -225,7 +227,7 @@ class Kafka(Connector):
                 resolved.compiler["infer_schema"].key_span,
                 hint="declare the columns; with format = 'avro' they can come from avro_schema",
             )
-        if fmt in ("json", "csv") and not physical:
+        if fmt in ("json", "csv", debezium.DEBEZIUM) and not physical:
             raise KafkaError(
                 f"stream '{statement.name}' needs its columns to decode {fmt} values",
                 statement.name.span,
@@ -235,6 +237,8 @@ class Kafka(Connector):
         spec = copy.copy(self)
         spec.value_format = fmt
         spec.avro_schema = None
+        if fmt == debezium.DEBEZIUM:  # the envelope's metadata keys beside Kafka's
+            spec.metadata = debezium.metadata(statement, self.metadata)
         if fmt == "raw":
             spec.fixed_schema = KAFKA_COLUMNS
             spec.metadata = {n: (_quote(n), t) for n, (_, t) in self.metadata.items()}

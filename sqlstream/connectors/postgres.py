@@ -10,6 +10,9 @@ from the options (the call ``translate`` prints)::
             mode='upsert', key_columns=['window_start', 'origin'], …))
         .outputMode('update') … .option('checkpointLocation', dir).queryName(name).start())
 
+As the target of an ``AUTO CDC`` flow the function is an applier of changes instead
+(:mod:`sqlstream.connectors.cdc.cdc_apply`, :mod:`sqlstream.connectors.cdc.postgres_cdc`).
+
 On the driver, for micro-batch ``batch_id`` of the query whose id Spark keeps in its
 checkpoint (the local property ``sql.streaming.queryId``), one transaction with psycopg:
 
@@ -38,6 +41,7 @@ PostgreSQL docs *INSERT … ON CONFLICT*, *COPY*, *CREATE TABLE*; psycopg 3 *COP
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -243,6 +247,9 @@ class Postgres(Connector):
             elif key == "key_columns":
                 value = tuple(text.split(","))
             kwargs.append((key, value))
+        flow = dict(sink.settings).get("auto_cdc")
+        if flow is not None:
+            return (_applier_step(kwargs, flow),)
         return (
             Step(
                 "foreachBatch", (function_chain(__name__, ("PostgresWriter",), call=tuple(kwargs)),)
@@ -256,6 +263,31 @@ class Postgres(Connector):
     def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
         """None: the options are the writer's arguments (Spark ignores ``.option()`` here)."""
         return ()
+
+
+def _applier_step(kwargs: list[tuple[str, Any]], flow_json: str) -> Step:
+    """The sink as the target of an ``AUTO CDC`` flow (its settings' ``auto_cdc``, JSON from
+    :mod:`sqlstream.planning.flows`)::
+
+        foreachBatch(importlib.import_module('sqlstream.connectors.cdc.cdc_apply').CdcApplier(
+            target=importlib.import_module('sqlstream.connectors.cdc.postgres_cdc')
+                .PostgresCdcTable(url=…, table=…, progress_table=…),
+            keys=[…], columns=[…], scd_type=1, tracked=[…]))
+    """
+    flow = json.loads(flow_json)
+    connection = tuple((k, v) for k, v in kwargs if k not in ("mode", "key_columns"))
+    target = function_chain(
+        "sqlstream.connectors.cdc.postgres_cdc", ("PostgresCdcTable",), connection
+    )
+    call = (
+        ("target", target),
+        ("keys", tuple(flow["keys"])),
+        ("columns", tuple(flow["columns"])),
+        ("scd_type", flow["scd_type"]),
+        ("tracked", tuple(flow["tracked"])),
+    )
+    applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
+    return Step("foreachBatch", (applier,))
 
 
 class Jdbc(Postgres):

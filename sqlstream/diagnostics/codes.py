@@ -18,7 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlstream.diagnostics import codes_compile, codes_run, codes_streaming, codes_verify
+from sqlstream.diagnostics import (
+    codes_cdc,
+    codes_compile,
+    codes_expectations,
+    codes_run,
+    codes_streaming,
+    codes_verify,
+)
 
 __all__ = ["CODES", "Code", "code", "markdown_reference", "markdown_table", "replace_table"]
 
@@ -70,6 +77,8 @@ CODES: dict[str, Code] = _codes(
     *codes_compile.RECORDS,
     *codes_streaming.RECORDS,
     *codes_run.RECORDS,
+    *codes_expectations.RECORDS,
+    *codes_cdc.RECORDS,
     *codes_verify.RECORDS,
 )
 

@@ -116,6 +116,25 @@ Column = ColumnDef | ComputedColumn | MetadataColumn
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """``CONSTRAINT name EXPECT (condition) [ON VIOLATION DROP ROW | FAIL UPDATE]``: a
+    data-quality rule on every row (docs/dialect.md#expectations).
+
+    Attributes:
+        name: the constraint's name.
+        condition: the Spark SQL boolean expression; a row violates it when it is ``FALSE``.
+        action: ``keep`` (no ``ON VIOLATION``: counted), ``drop`` (``DROP ROW``) or
+            ``fail`` (``FAIL UPDATE``).
+        span: the whole constraint.
+    """
+
+    name: Name
+    condition: SqlText
+    action: str
+    span: Span
+
+
+@dataclass(frozen=True)
 class Trigger:
     """When micro-batches run (docs/dialect.md#emit).
 
@@ -170,6 +189,7 @@ class CreateStream:
     emit: Emit | None
     span: Span
     has_schema: bool = True
+    constraints: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,13 +215,15 @@ class CreateView:
 
 @dataclass(frozen=True)
 class CreateSink:
-    """``CREATE SINK name WITH (…) [AS query [EMIT …]]``."""
+    """``CREATE SINK name [(CONSTRAINT …, …)] WITH (…) [AS query [EMIT …]]``; ``constraints``
+    are checked on the rows written."""
 
     name: Name
     options: tuple[Option, ...]
     query: SqlText | None
     emit: Emit | None
     span: Span
+    constraints: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,6 +280,37 @@ class CreateFunction:
     span: Span
 
 
+@dataclass(frozen=True)
+class CreateFlow:
+    """``CREATE FLOW name AS AUTO CDC INTO target FROM STREAM(source) KEYS (…) [APPLY AS
+    DELETE WHEN cond] SEQUENCE BY expr [COLUMNS …] [STORED AS SCD TYPE n] [TRACK HISTORY ON
+    …]``: a change feed applied to a table (docs/cdc.md#auto-cdc).
+
+    Attributes:
+        columns: ``COLUMNS a, b`` (``except_columns`` ``False``) or ``COLUMNS * EXCEPT (a,
+            b)`` (``True``); ``None``: every column of the source.
+        scd_type: 1 or 2 as written (the planner checks it), ``scd_span`` where (or
+            ``None``: not written, type 1).
+        track: ``TRACK HISTORY ON a, b`` (``except_track`` ``False``) or ``* EXCEPT (…)``
+            (``True``); ``None``: every column; ``track_span`` the clause.
+    """
+
+    name: Name
+    target: Name
+    source: Name
+    keys: tuple[Name, ...]
+    delete_when: SqlText | None
+    sequence: SqlText
+    columns: tuple[Name, ...] | None
+    except_columns: bool
+    scd_type: int
+    scd_span: Span | None
+    track: tuple[Name, ...] | None
+    except_track: bool
+    track_span: Span | None
+    span: Span
+
+
 Statement = (
     SetStatement
     | CreateStream
@@ -267,6 +320,7 @@ Statement = (
     | Insert
     | Select
     | CreateFunction
+    | CreateFlow
 )
 
 

@@ -18,6 +18,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend import ast
+from sqlstream.frontend.flow_builder import build_flow, primary_key_error
 from sqlstream.frontend.grammar import as_token, as_tree, first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
@@ -160,6 +161,7 @@ class TreeBuilder:
             emit=emit,
             span=self.span(node),
             has_schema=self.find(node, "column_list") is not None,
+            constraints=self.constraints(self.find(node, "column_list")),
         )
 
     def _create_table(self, node: Tree) -> ast.CreateTable | ast.CreateSink | ast.Insert:
@@ -175,6 +177,14 @@ class TreeBuilder:
                 "'files', path = 'data/airlines.csv', format = 'csv', header = true)",
             )
         columns, watermark = self.columns(column_list)
+        if self.constraints(column_list):
+            raise SemanticError(
+                "a TABLE takes no CONSTRAINT … EXPECT: expectations are on streams and sinks",
+                self.constraints(column_list)[0].span,
+                self.source,
+                hint="declare it with CREATE STREAM, or put the rule on the sink written",
+                code="SS110",
+            )
         if watermark is not None:
             raise self.error(
                 SemanticError,
@@ -235,6 +245,7 @@ class TreeBuilder:
             query=query,
             emit=emit,
             span=self.span(node),
+            constraints=self.constraints(self.find(node, "constraint_list")),
         )
 
     def _insert_stmt(self, node: Tree) -> ast.Insert:
@@ -244,6 +255,10 @@ class TreeBuilder:
             self.emit(self.find(node, "emit")),
             self.span(node),
         )
+
+    def _create_flow(self, node: Tree) -> ast.CreateFlow:
+        """``CREATE FLOW … AS AUTO CDC INTO …`` (:func:`~sqlstream.frontend.flow_builder.build_flow`)."""
+        return build_flow(self, node)
 
     def _statement_set(self, node: Tree) -> tuple[ast.Insert, ...]:
         """Flink's ``EXECUTE STATEMENT SET BEGIN … END``: its INSERTs, each its own query."""
@@ -343,6 +358,8 @@ class TreeBuilder:
                 columns.append(
                     ast.ComputedColumn(self.name(parts[0]), self.sql(parts[1]), self.span(child))
                 )
+            elif child.data == "primary_key":
+                raise primary_key_error(self, child)
             elif child.data == "watermark_def":
                 if watermark is not None:
                     raise self.error(
@@ -355,6 +372,31 @@ class TreeBuilder:
                     self.name(parts[0]), self.sql(parts[1]), self.span(child)
                 )
         return tuple(columns), watermark
+
+    def constraints(self, node: Tree | None) -> tuple[ast.Expectation, ...]:
+        """The ``CONSTRAINT name EXPECT (cond) [ON VIOLATION …]`` elements of a column or
+        constraint list, in order (docs/dialect.md#expectations)."""
+        found = []
+        for child in node.children if node is not None else ():
+            if isinstance(child, Tree) and child.data == "constraint_def":
+                parts = kept_children(child)
+                action = next(
+                    (
+                        {"drop_row": "drop", "fail_update": "fail"}[c.data]
+                        for c in child.children
+                        if isinstance(c, Tree) and c.data in ("drop_row", "fail_update")
+                    ),
+                    "keep",
+                )
+                found.append(
+                    ast.Expectation(
+                        self.name(parts[0]),
+                        self.sql(self.find(child, "expr")),
+                        action,
+                        self.span(child),
+                    )
+                )
+        return tuple(found)
 
     def type(self, node: Tree | Token | None, depth: int = 1) -> str:
         node = as_tree(node)

@@ -10,6 +10,7 @@ and stateful operators.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from sqlstream.ir import plan as p
@@ -111,6 +112,10 @@ def _query_details(query: p.Query) -> tuple[str, ...]:
         lines.append(_short(_operator_line(operator), 60))
     if state and not state.operators:
         lines.append("stateless")
+    flow = dict(query.sink.settings).get("auto_cdc")
+    if flow is not None:  # CREATE FLOW … AUTO CDC: what the applier does (planning/flows.py)
+        cdc = json.loads(flow)
+        lines.append(f"AUTO CDC, SCD type {cdc['scd_type']}, keys {', '.join(cdc['keys'])}")
     return tuple(lines)
 
 

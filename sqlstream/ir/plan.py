@@ -60,6 +60,28 @@ class Decoding:
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """A data-quality rule on every row of a stream or of the rows a sink is written
+    (``CONSTRAINT name EXPECT (condition) [ON VIOLATION …]``, docs/dialect.md#expectations;
+    :mod:`sqlstream.planning.expectations` plans it, :mod:`sqlstream.lowering.expectation_calls`
+    lowers it).
+
+    Attributes:
+        name: the constraint's name, unique in the file: its count's key in the progress.
+        condition: its Spark SQL boolean expression; a row violates it when it is ``FALSE``
+            (``NULL`` passes).
+        action: ``keep`` (counted), ``drop`` (``ON VIOLATION DROP ROW``: counted and
+            dropped) or ``fail`` (``ON VIOLATION FAIL UPDATE``: the query stops).
+        span: the constraint in the file.
+    """
+
+    name: str
+    condition: str
+    action: str
+    span: Span
+
+
+@dataclass(frozen=True)
 class SourceRelation:
     """Read a source and register it as a temporary view.
 
@@ -93,6 +115,8 @@ class SourceRelation:
             value format and Avro schema), not passed to Spark as options.
         decoding: with ``on_error = 'drop'`` or ``'dead_letter'``, how records are decoded
             and malformed ones set aside (:class:`Decoding`); ``None`` otherwise.
+        expectations: the stream's :class:`Expectation` rules, in file order, checked on
+            its rows after the watermark.
     """
 
     name: str
@@ -110,6 +134,7 @@ class SourceRelation:
     watermark_first: bool = False
     settings: tuple[tuple[str, str], ...] = ()
     decoding: Decoding | None = None
+    expectations: tuple[Expectation, ...] = ()
 
     @cached_property
     def spark_options(self) -> dict[str, str]:
@@ -374,6 +399,8 @@ class Query:
         reads: the relations its body (every body of an ``INSERT INTO`` one sink) reads as
             written, as for :class:`SqlView`; a dead-letter query reads its source's
             decoded view.
+        expectations: the :class:`Expectation` rules of its sink, checked on the rows
+            the query writes (its result), in file order.
     """
 
     name: str
@@ -387,6 +414,7 @@ class Query:
     columns: tuple[tuple[str, str], ...] | None = None
     state: StateSignature | None = None
     reads: tuple[RelationRef, ...] = ()
+    expectations: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ def reason_sql(decoding: plan.Decoding, payload: Payload | None = None) -> str:
         if decoding.format == "csv"
         else "not a JSON object"
     )
+    if payload is not None and payload.malformed is not None:
+        what = payload.malformed
     cases.append(
         f"WHEN {quote(STRINGS)} IS NULL OR {quote(STRINGS)}.{quote(CORRUPT)} IS NOT NULL "
         f"THEN {literal('malformed: ' + what)}"
@@ -116,6 +118,8 @@ def decoding_chains(relation: plan.SourceRelation) -> tuple[Chain, ...]:
         chains, kept = _line_chains(relation, reader, what), ("_metadata",)
     else:
         chains = [Chain("spark", (reader, *spec.read_steps(relation)), assign="df", **what)]
+        if payload.skip is not None:  # records never decoded (Kafka tombstones)
+            chains.append(Chain("df", (Step("where", (payload.skip,)),), assign="df", **what))
         items = [f"{payload.raw} AS {quote(RAW)}", *payload.kept]
         if payload.typed is not None:
             items.append(f"{payload.typed} AS {quote(TYPED)}")

@@ -15,6 +15,7 @@ from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Block, Chain, ChainOrigin, Program, Step
 from sqlstream.ir.user_functions import UserFunction
+from sqlstream.lowering import expectation_calls
 from sqlstream.lowering.decoding import decoding_chains
 from sqlstream.planning.settings import STATE_STORES, is_static, watermark_policy
 
@@ -179,6 +180,8 @@ def relation_block(relation: p.Relation) -> Block:
             if relation.decoding is not None
             else connector(relation.connector).read_chains(relation)
         )
+        chains = expectation_calls.with_source_rules(relation, chains)
+        head += expectation_calls.comment(relation.expectations)
     elif isinstance(relation, p.SqlView):
         head = (f"VIEW {relation.name} {where}", *columns_comment(relation.columns))
         chains = (Chain("spark", (Step("sql", (relation.sql,)), view), **what),)
@@ -202,8 +205,10 @@ def query_block(query: p.Query, notes: tuple[str, ...] = ()) -> Block:
         f"output mode: {query.output_mode} ({query.output_mode_reason})",
         *notes,
         *columns_comment(query.columns),
+        *expectation_calls.comment(query.expectations),
     )
     chain = connector(sink.connector).write_chain(query, trigger_step(trigger))
+    chain = expectation_calls.with_query_rules(query, chain)
     return Block("query", (*head, chain), query.name)
 
 

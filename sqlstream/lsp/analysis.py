@@ -352,6 +352,7 @@ class _Indexer:
             ast.Insert: "insert",
             ast.Select: "select",
             ast.CreateFunction: "function",
+            ast.CreateFlow: "flow",
         }[type(node)]
         name = getattr(node, "name", None) or getattr(node, "sink", None)
         if isinstance(node, (ast.CreateStream, ast.CreateTable, ast.CreateView)):
@@ -364,6 +365,11 @@ class _Indexer:
             self.references.append(
                 Reference(node.sink.value.lower(), "sink", node.sink.span.start, node.sink.span.end)
             )
+        if isinstance(node, ast.CreateFlow):  # its target and stream
+            for ref, space in ((node.target, "sink"), (node.source, "relation")):
+                self.references.append(
+                    Reference(ref.value.lower(), space, ref.span.start, ref.span.end)
+                )
         calls: list[Reference] = []  # (a function is known after its own statement)
         for expression in _expressions(node):
             calls += self._calls(expression, expression_calls(expression.text, self.caches))

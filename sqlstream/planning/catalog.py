@@ -64,10 +64,12 @@ class CatalogRelation:
 
 @dataclass(frozen=True)
 class CatalogSink:
-    """A declared sink; ``sink`` and ``options`` are ``None`` when its declaration failed."""
+    """A declared sink; ``sink`` and ``options`` are ``None`` when its declaration failed;
+    ``constraints`` its expectations as written (``CREATE SINK s (CONSTRAINT …)``)."""
 
     sink: plan.Sink | None
     options: ResolvedOptions | None
+    constraints: tuple[ast.Expectation, ...] = ()
 
 
 class _Field(Mapping):

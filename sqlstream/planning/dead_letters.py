@@ -36,8 +36,9 @@ def dead_letter_query(
         raise ValueError(f"source '{relation.name}' writes no dead letters")
     payload = connector(relation.connector).payload(relation)
     position = FILE_POSITION if payload is None else payload.position
+    drops = [e for e in relation.expectations if e.action == "drop"]
     fields = (
-        ("reason", "STRING", quote(ERROR)),
+        ("reason", "STRING", quote(REASON) if drops else quote(ERROR)),
         ("source", "STRING", literal(relation.name)),
         *position,
         ("time", "TIMESTAMP", "current_timestamp()"),
@@ -52,6 +53,8 @@ def dead_letter_query(
         (("raw", "STRING"), *((n, t) for n, t, _ in fields)),
     )
     sql = f"SELECT {', '.join(items)} FROM {quote(decoded)} WHERE {quote(ERROR)} IS NOT NULL"
+    if drops:  # a row a DROP ROW rule drops is a dead letter too, its reason the rule's name
+        sql = f"SELECT {', '.join(items)} FROM ({_ruled(relation, decoded, drops)}) AS `ruled` WHERE {quote(REASON)} IS NOT NULL"
     state = plan.StateSignature(
         sources=(source_identity(relation),),
         operators=(),
@@ -72,6 +75,26 @@ def dead_letter_query(
         state,
         (plan.RelationRef(decoded, relation.span),),
     )
+
+
+REASON = "__sqlstream_reason"
+"""The column of a dead letter's reason when the source has ``DROP ROW`` rules: why the
+record is malformed, else the name of the first rule it violates, else ``NULL``."""
+
+
+def _ruled(relation: plan.SourceRelation, decoded: str, drops: list[plan.Expectation]) -> str:
+    """The source's decoded view with its computed and metadata columns (the projection's
+    items that are not a column as read) and :data:`REASON`: the rules are written over
+    the stream's columns (docs/dialect.md#expectations)."""
+    read = {n.lower() for n, _ in relation.decoding.columns} if relation.decoding else set()
+    extra = [  # `expr AS `name``, not a column the decoded view has already
+        item
+        for item in relation.projection
+        if " AS " in item and item.rsplit(" AS ", 1)[1].strip("`").lower() not in read
+    ]
+    cases = " ".join(f"WHEN NOT ({e.condition}) THEN {literal(e.name)}" for e in drops)
+    reason = f"coalesce({quote(ERROR)}, CASE {cases} END) AS {quote(REASON)}"
+    return f"SELECT *, {', '.join([*extra, reason])} FROM {quote(decoded)}"
 
 
 def reading_trigger(queries, relation: plan.SourceRelation) -> plan.Trigger | None:

@@ -31,6 +31,7 @@ from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.ir import plan
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import CompileContext
+from sqlstream.planning.expectations import plan_expectations
 from sqlstream.sql.foreign import is_proctime
 from sqlstream.sql.parsing import node_offsets, parse_expression
 from sqlstream.sql.rewrite import duration_text
@@ -269,6 +270,9 @@ class SourceDeclaration:
                 columns=columns,
                 watermark_first=bool(
                     projection and watermark and not metadata and watermark.column.lower() in types
+                ),
+                expectations=plan_expectations(
+                    getattr(statement, "constraints", ()), columns, self._context, self._record
                 ),
             ),
             statement,

@@ -31,7 +31,7 @@ from sqlstream.ir import plan
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import CompileContext, project_of
 from sqlstream.ir.user_functions import UserFunction
-from sqlstream.planning import malformed
+from sqlstream.planning import expectations, malformed
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
 from sqlstream.planning.compiler import (
     CompiledQuery,
@@ -42,6 +42,7 @@ from sqlstream.planning.compiler import (
 )
 from sqlstream.planning.dead_letters import dead_letter_query, reading_trigger
 from sqlstream.planning.declarations import SourceDeclaration, source_info
+from sqlstream.planning.flows import FlowPlanning
 from sqlstream.planning.function_definitions import resolve_function
 from sqlstream.planning.resume import mark, resume
 from sqlstream.planning.settings import expand, problem, target_version
@@ -50,7 +51,7 @@ from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_pr
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
 
-class Planner:
+class Planner(FlowPlanning):
     """Builds a :class:`~sqlstream.ir.plan.Plan` from a :class:`~sqlstream.frontend.ast.Script`.
 
     Args:
@@ -175,6 +176,8 @@ class Planner:
                 self._dead_letter_query(relation, resolved)
             except SqlStreamError as error:
                 self.findings.append(error.with_source(self.source))
+        rules = (self.relations, self.catalog, self.context, self._record)
+        queries = expectations.expect_sinks(self.queries, *rules)  # sinks' CONSTRAINTs
         findings = sorted(self.findings, key=lambda f: f.span.start if f.span is not None else -1)
         state_dir = self._state_dir()
         name = PurePath(self.path).stem if self.path else "pipeline"
@@ -183,7 +186,7 @@ class Planner:
             source=self.source,
             settings=tuple(self.settings),
             relations=tuple(self.relations),
-            queries=tuple(self._finish_query(state_dir, name, query) for query in self.queries),
+            queries=tuple(self._finish_query(state_dir, name, query) for query in queries),
             state_dir=state_dir,
             spark_version=self.spark_version,
             setting_spans=tuple(self.setting_spans),
@@ -203,9 +206,8 @@ class Planner:
             self.catalog.poison_sink(statement.name)
 
     def _record(self, finding: SqlStreamError, text: ast.SqlText | None = None) -> None:
-        """Record a finding that does not stop the plan (a rule, type or name finding),
-        positioned in ``text`` if it has only offsets; a lenient planner records it as a
-        warning, so Spark itself can be asked."""
+        """Record a finding that does not stop the plan (a rule, type or name finding), positioned
+        in ``text`` if it has only offsets; a lenient planner makes it a warning (Spark is asked)."""
         if not self.enforce:
             finding.severity = "warning"
         if text is not None:
@@ -277,7 +279,7 @@ class Planner:
         self.catalog.declare_sink(statement.name)
         resolved = self._options(statement.options, "sink", statement.name, statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
-        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved))
+        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved, statement.constraints))
         if statement.query is not None:
             self._insert(statement.name, statement.query, statement.emit, statement.span)
 
@@ -332,7 +334,7 @@ class Planner:
         self.catalog.declare(statement.name)
         resolved = self._options(statement.options, "sink", statement.name, statement.span)
         sink = self._sink(statement.name.value, resolved, statement.span)
-        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved))
+        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved, statement.constraints))
         assert statement.query is not None  # (the caller's test: AS SELECT)
         compiled = self._view(statement.name, statement.query, statement.span)
         name = self._query_name(statement.name.value, resolved, statement.name.span)

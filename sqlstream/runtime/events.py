@@ -233,6 +233,10 @@ class BatchProgress(QueryEvent):
         malformed_records: source name → records of the batch that could not be decoded
             (``on_error = 'drop'`` or ``'dead_letter'``; :mod:`sqlstream.planning.malformed`), from
             Spark's ``observedMetrics`` (``DataFrame.observe``); empty for other sources.
+        expectations: expectation name → rows of the batch that violated it (its condition
+            ``FALSE``), for the rules of the streams the query reads and of its sink
+            (docs/dialect.md#expectations), from Spark's ``observedMetrics``
+            (``expect:<stream or query>``); empty when the query has none.
     """
 
     kind: ClassVar[str] = "batch_progress"
@@ -248,6 +252,7 @@ class BatchProgress(QueryEvent):
     sources: tuple[SourceProgress, ...]
     sink: SinkProgress | None
     malformed_records: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    expectations: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
 
     @property
     def watermark(self) -> str | None:
@@ -449,6 +454,7 @@ def batch_progress(progress: Any) -> BatchProgress:
         if sink is None
         else SinkProgress(sink.description, int(sink.numOutputRows), _frozen(sink.metrics)),
         malformed_records=_malformed(progress),
+        expectations=_expectations(progress),
     )
 
 
@@ -458,4 +464,14 @@ def _malformed(progress: Any) -> Mapping[str, int]:
     for name, row in dict(getattr(progress, "observedMetrics", None) or {}).items():
         if name.startswith("malformed:"):
             found[name[len("malformed:") :]] = int(row["records"] or 0)
+    return _frozen(found)
+
+
+def _expectations(progress: Any) -> Mapping[str, int]:
+    """``{rule: violating rows}`` of the ``expect:<owner>`` observed metrics of a progress
+    (:mod:`sqlstream.lowering.expectation_calls`), every rule of every observation by name."""
+    found = {}
+    for name, row in dict(getattr(progress, "observedMetrics", None) or {}).items():
+        if name.startswith("expect:"):
+            found.update({k: int(v or 0) for k, v in row.asDict().items()})
     return _frozen(found)

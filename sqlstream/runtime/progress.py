@@ -38,8 +38,8 @@ Watermarking*; rich's ``Live`` and ``Table``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlstream.runtime.events import (
@@ -105,6 +105,8 @@ class QuerySummary(Event):
         state_rows: rows in the state store after the last micro-batch (rows).
         state_memory_bytes: memory of the state store then (bytes).
         error: Spark's reason for a failure, one paragraph, else ``None``.
+        expectations: expectation name → violating rows, all micro-batches (rows;
+            docs/dialect.md#expectations); empty when the query has none.
     """
 
     kind: ClassVar[str] = "query_summary"
@@ -121,6 +123,7 @@ class QuerySummary(Event):
     state_rows: int
     state_memory_bytes: int
     error: str | None = None
+    expectations: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -138,6 +141,7 @@ class _Query:
     stall_warned: bool = False
     idle: int = 0  # idle reports in a row
     idle_warned: bool = False
+    expectations: dict[str, int] = field(default_factory=dict)  # violating rows by rule
 
 
 def late_rows(event: BatchProgress) -> int:
@@ -193,6 +197,8 @@ class Tracker:
         query.input_rows += event.num_input_rows
         query.busy_ms += event.batch_duration_ms
         query.last = event
+        for rule, n in event.expectations.items():
+            query.expectations[rule] = query.expectations.get(rule, 0) + n
         dropped = late_rows(event)
         query.late_rows += dropped
         mark = event.watermark
@@ -282,6 +288,7 @@ class Tracker:
             rows,
             memory,
             event.exception,
+            dict(query.expectations),
         )
 
 
@@ -382,7 +389,17 @@ def batch_line(event: BatchProgress) -> str:
         f"query {event.name} batch {event.batch_id}: {cells['input rows']} input rows "
         f"({cells['input rows/s']} in, {cells['processed rows/s']} processed), "
         f"{cells['duration']}{mark}{state}{bad}; sink {cells['sink']}"
+        + (
+            f"; expectations violated: {rule_counts(event.expectations)}"
+            if event.expectations
+            else ""
+        )
     )
+
+
+def rule_counts(counts: Mapping[str, int]) -> str:
+    """``known_origin 3, has_time 0``: violating rows by expectation, in the order given."""
+    return ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
 
 
 def summary_line(summary: QuerySummary) -> str:
@@ -398,6 +415,8 @@ def summary_line(summary: QuerySummary) -> str:
         text += f", state {summary.state_rows:,} rows / {_bytes(summary.state_memory_bytes)}"
     if summary.late_rows:
         text += f", {summary.late_rows:,} late rows dropped"
+    if summary.expectations:
+        text += f", expectations violated: {rule_counts(summary.expectations)}"
     return text
 
 
@@ -475,6 +494,12 @@ class ProgressRenderer:
             query = self.tracker.queries.get(event.run_id)
             self.rows[event.name] = batch_cells(event, query.late_rows if query else None)
             if self.fmt == "live":
+                if any(event.expectations.values()):  # a line above the table
+                    self._say(
+                        f"query {event.name} batch {event.batch_id}: expectations "
+                        f"violated: {rule_counts(event.expectations)}",
+                        "yellow",
+                    )
                 self._refresh()
             else:
                 self.write(batch_line(event))
@@ -555,6 +580,11 @@ class ProgressRenderer:
                     f"{s.state_rows:,}",
                 )
             self.console.print(table)
+            for s in self.summaries:
+                if s.expectations:
+                    self.console.print(
+                        f"{s.name}: expectations violated: {rule_counts(s.expectations)}"
+                    )
             self.summaries.clear()
 
     def __enter__(self) -> ProgressRenderer:

@@ -44,6 +44,7 @@ from sqlstream.runtime.events import (
     emitter,
     redacted,
 )
+from sqlstream.runtime.expectation_failures import expectation_failure
 from sqlstream.runtime.signals import StopSignals
 from sqlstream.runtime.spark_errors import mapped
 
@@ -345,6 +346,7 @@ class _Run:
             hint=hint or (known.hint if known else None),
             code=known.code if known else None,
         )
+        error = expectation_failure(trace, self.plan, query) or error  # FAIL UPDATE: SS560
         failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
         self.emit(failed)
         return failed

@@ -64,12 +64,16 @@ class StepActual:
         watermark: query name → watermark text (queries with a watermark).
         state_rows: query name → ``numRowsTotal`` of each stateful operator.
         dropped: query name → ``numRowsDroppedByWatermark`` of each, summed over the step.
+        expectations: expectation name → rows of the step that violated it (Spark's
+            ``observedMetrics``, ``expect:<owner>``, summed over the step's micro-batches;
+            a stream's rule read by several queries counted once).
     """
 
     sinks: dict[str, list[dict]] = field(default_factory=dict)
     watermark: dict[str, str] = field(default_factory=dict)
     state_rows: dict[str, list[int]] = field(default_factory=dict)
     dropped: dict[str, list[int]] = field(default_factory=dict)
+    expectations: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -47,11 +47,13 @@ from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Program
 from sqlstream.lowering.lowered import Lowered
 from sqlstream.runtime.binder import environment, evaluate, run_block, spark_message
+from sqlstream.runtime.expectation_failures import expectation_failure
 from sqlstream.testing import capture, feed, values
 from sqlstream.testing.capture import Capture
 from sqlstream.testing.compare import CaseResult, StepActual, compare_rows, compare_value
 from sqlstream.testing.pipeline import Capturing, PipelineUnderTest, Read, time_zone
 from sqlstream.testing.spec import Case, Step, TestFile
+from sqlstream.testing.tables import current_table
 
 QUIET = {"spark.sql.streaming.noDataProgressEventInterval": "86400000"}
 """Set during a test: no idle progress events (only a micro-batch's own progress)."""
@@ -130,9 +132,9 @@ def checked_queries(case: Case, pipeline: PipelineUnderTest) -> list[p.Query]:
     only = queries[0].name if len(queries) == 1 else None
     names: set[str] = set()
     for step in case.steps:
-        if step.error is not None:
+        if step.error is not None or step.expectations:
             return list(queries)
-        for sink in step.expect:
+        for sink in (*step.expect, *step.table):
             names |= {q.name.lower() for q in pipeline.sinks.get(sink.lower(), [])}
         for check in (*step.watermark, *step.state_rows, *step.dropped_by_watermark):
             name = check.query or only
@@ -335,7 +337,9 @@ class Harness:
                 try:
                     query.running.processAllAvailable()
                 except (PySparkException, Py4JJavaError) as exc:
-                    query.failed = QueryFailedError(
+                    query.failed = expectation_failure(
+                        str(exc), pipeline.plan, query.plan
+                    ) or QueryFailedError(  # FAIL UPDATE: SS560 at the rule
                         f"query '{query.plan.name}' failed: {spark_message(exc)}",
                         query.plan.span,
                         pipeline.plan.source,
@@ -389,6 +393,15 @@ class Harness:
                 for row in rows
             ]
             actual.sinks.setdefault(sink, []).extend(shown)
+            counted: dict[str, int] = {}  # rule -> violating rows of this query's batches
+            for batch in new[id(query)]:
+                metrics = (query.progress.get(batch) or {}).get("observedMetrics") or {}
+                for owner, row in metrics.items():
+                    row = row.asDict() if hasattr(row, "asDict") else row  # a Row, or JSON
+                    for rule, n in row.items() if owner.startswith("expect:") else ():
+                        counted[rule] = counted.get(rule, 0) + int(n or 0)
+            for rule, n in counted.items():  # a stream's rule: the same in every query
+                actual.expectations[rule] = max(n, actual.expectations.get(rule, 0))
             last = query.last
             if last is None:
                 continue
@@ -418,6 +431,22 @@ class Harness:
                 rows,
                 received,
                 writers[0].capture.columns,
+                zone,
+                case.ordered,
+                case.tolerance,
+                source,
+            )
+            if failure:
+                result.failures.append(failure)
+        for sink, rows in step.table.items():  # the whole table, from every batch so far
+            (writer,) = [q for q in queries if q.plan.sink.name.lower() == sink.lower()][:1]
+            table, columns = current_table(writer.plan, writer.capture)
+            failure = compare_rows(
+                step,
+                writer.plan.sink.name,
+                rows,
+                table,
+                columns,
                 zone,
                 case.ordered,
                 case.tolerance,
@@ -460,6 +489,11 @@ class Harness:
                 )
                 if failure:
                     result.failures.append(failure)
+        for check in step.expectations:
+            got = actual.expectations.get(check.query or "", 0)
+            failure = compare_value(step, f"expectation {check.query}", check.value, got)
+            if failure:
+                result.failures.append(failure)
         from sqlstream.testing.compare import Failure
 
         if step.error is not None:

@@ -32,9 +32,11 @@ STEP_KEYS = (
     "input",
     "restart",
     "expect",
+    "table",
     "watermark",
     "state_rows",
     "dropped_by_watermark",
+    "expectations",
     "error",
 )
 QUERY_CHECKS = ("watermark", "state_rows", "dropped_by_watermark")
@@ -329,9 +331,24 @@ def _step(read: _Reader, steps: list, index: int) -> Step:
         if not isinstance(node["expect"], dict):
             raise read.error("'expect' maps sink names to rows", read.value(node, "expect"))
         step.expect = {str(k): _rows(read, node["expect"], k) for k in node["expect"]}
+    if node.get("table") is not None:
+        if not isinstance(node["table"], dict):
+            raise read.error("'table' maps sink names to rows", read.value(node, "table"))
+        step.table = {str(k): _rows(read, node["table"], k) for k in node["table"]}
     for key in QUERY_CHECKS:
         if key in node:
             setattr(step, key, _checks(read, node, key))
+    if "expectations" in node:
+        given = node["expectations"]
+        if not isinstance(given, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in given.values()
+        ):
+            raise read.error(
+                "'expectations' maps expectation names to counts of violating rows, "
+                "e.g. {known_origin: 2}",
+                read.value(node, "expectations"),
+            )
+        step.expectations = _checks(read, node, "expectations")
     if "error" in node:
         if not isinstance(node["error"], str) or not node["error"].strip():
             raise read.error(
@@ -403,6 +420,12 @@ def _count(read: _Reader, rows: list, span: Span) -> None:
         )
 
 
+def expectation_names(plan) -> list[str]:
+    """The names of the expectations of a plan's streams and sinks, in plan order."""
+    found = [e.name for r in plan.relations for e in getattr(r, "expectations", ())]
+    return found + [e.name for q in plan.queries for e in q.expectations]
+
+
 def _named(read: _Reader, names: dict, name: str, span: Span, what: str):
     found = names.get(name.lower())
     if found is None:
@@ -427,9 +450,15 @@ def _check(read: _Reader, case: Case, pipeline: PipelineUnderTest) -> None:
         for name, rows in step.expect.items():
             queries = _named(read, pipeline.sinks, name, rows.key_span, "sink")
             _expected_columns(read, rows, queries, name)
+        for name, rows in step.table.items():  # its columns: the table's (testing/tables.py)
+            _named(read, pipeline.sinks, name, rows.key_span, "sink")
         for key in QUERY_CHECKS:
             for check in getattr(step, key):
                 _query_check(read, pipeline, key, check, zone)
+        rules = {r.lower(): r for r in expectation_names(pipeline.plan)}
+        for check in step.expectations:
+            assert check.query is not None  # (a mapping: rule name → count)
+            _named(read, rules, check.query, check.key_span or check.span, "expectation")
 
 
 def _values(read: _Reader, rows: Rows, relation, zone: str) -> None:

@@ -61,6 +61,8 @@ def record(test_file: TestFile, results: list[CaseResult]) -> None:
                 )
             if actual.watermark:
                 node["watermark"] = _per_query(actual.watermark, single_query)
+            if actual.expectations or "expectations" in node:
+                node["expectations"] = CommentedMap(actual.expectations)
             if actual.state_rows:
                 node["state_rows"] = _per_query(
                     {q: (n[0] if len(n) == 1 else n) for q, n in actual.state_rows.items()},

@@ -69,7 +69,12 @@ class Step:
         input: stream name → rows of this micro-batch (``None``: not an input step).
         restart: a ``restart: true`` step.
         expect: sink name → expected rows.
+        table: sink name → the sink's whole current table after the step
+            (:mod:`sqlstream.testing.tables`).
         watermark, state_rows, dropped_by_watermark: the checks of the step.
+        expectations: ``expectations: {rule: count}``, one :class:`Check` per rule
+            (``query`` holds the rule's name): the rows of the step's micro-batch that
+            violated it (docs/dialect.md#expectations).
         error: the expected error (a code such as ``SS501`` or a message fragment).
         node: the step's YAML mapping (``--record`` writes into it).
     """
@@ -79,9 +84,11 @@ class Step:
     input: dict[str, Rows] | None = None
     restart: bool = False
     expect: dict[str, Rows] = field(default_factory=dict)
+    table: dict[str, Rows] = field(default_factory=dict)
     watermark: list[Check] = field(default_factory=list)
     state_rows: list[Check] = field(default_factory=list)
     dropped_by_watermark: list[Check] = field(default_factory=list)
+    expectations: list[Check] = field(default_factory=list)
     error: Cell | None = None
     node: object = None
 

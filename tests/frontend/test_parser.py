@@ -179,7 +179,7 @@ def test_empty_file_and_comments_only():
     ("text", "error", "message", "column"),
     [
         ("CREATE STREAM x (a INT WITH (connector='rate')", ParseError, "unexpected 'WITH'", 24),
-        ("CREATE SINK s;", ParseError, "unexpected ';'; expected WITH", 14),
+        ("CREATE SINK s;", ParseError, "unexpected ';'; expected '(', WITH", 14),
         ("CREATE VIEW v AS", ParseError, "unexpected end of file", 17),
         ("SELECT 'abc", ParseError, "unterminated string literal", 8),
         (

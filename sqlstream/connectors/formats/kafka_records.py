@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from sqlstream.connectors.base import DECODED, Payload, schema_ddl
+from sqlstream.connectors.formats import debezium
 from sqlstream.connectors.formats.avro import avro_columns, null_record
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.frontend.literals import quote_identifier as _quote
@@ -31,6 +32,7 @@ KAFKA_COLUMNS = (
 )
 HEADERS_TYPE = "ARRAY<STRUCT<`key`: STRING, `value`: BINARY>>"
 FAILFAST = "map('mode', 'FAILFAST')"
+TEXT = "CAST(`value` AS STRING)"
 TOMBSTONE_ERROR = (
     "raise_error(concat('a Kafka record with no value (a tombstone) in topic ', "
     "`topic`, ', partition ', `partition`, ', offset ', `offset`, ': on_error = "
@@ -64,6 +66,8 @@ def decode_steps(relation: p.SourceRelation) -> tuple[Step, ...]:
         if _reads_headers(relation):
             kept.append("`headers`")
         return (Step("selectExpr", tuple(casts + kept)),)
+    if fmt == debezium.DEBEZIUM:
+        return _debezium_steps(relation, settings.get("metadata") == "true")
     if fmt == "avro":
         value = _from_avro(settings, "FAILFAST")
     else:
@@ -100,8 +104,22 @@ def payload(relation: p.SourceRelation) -> Payload | None:
         record=("`value`", "`__kafka`.`key`"),
         start_caveat=LATEST if latest else None,
     )
+    if fmt == debezium.DEBEZIUM:
+        envelope = debezium.envelope_sql(TEXT)
+        common["kept"] += (f"{envelope} AS `{debezium.ENVELOPE}`",)
+        common["kept_names"] += (f"`{debezium.ENVELOPE}`",)
+        image = debezium.image_sql(envelope)
+        return Payload(
+            "json",
+            image,
+            TEXT,
+            None,
+            skip=debezium.skip_sql(TEXT),
+            malformed=debezium.MALFORMED,
+            **common,
+        )
     if fmt != "avro":
-        return Payload(fmt, "CAST(`value` AS STRING)", "CAST(`value` AS STRING)", None, **common)
+        return Payload(fmt, TEXT, TEXT, None, **common)
     schema = json.loads(settings["avro_schema"])
     columns = avro_columns(schema, None)
     nulls = " AND ".join(f"{_quote(DECODED)}.{_quote(n)} IS NULL" for n, _ in columns)
@@ -117,6 +135,18 @@ def payload(relation: p.SourceRelation) -> Payload | None:
         typed=_from_avro(settings, "PERMISSIVE"),
         failed=failed,
         **common,
+    )
+
+
+def _debezium_steps(relation: p.SourceRelation, metadata: bool) -> tuple[Step, ...]:
+    """``debezium-json`` values decoded in ``FAILFAST``: tombstones skipped (a ``where``),
+    then :func:`sqlstream.connectors.formats.debezium.decode_items`, Kafka's columns and
+    the envelope kept when metadata columns read them."""
+    first, kept = ((_kafka_struct(relation),), ("`__kafka`",)) if metadata else ((), ())
+    items = debezium.decode_items(TEXT, schema_ddl(relation) or "", first, kept, metadata)
+    return (
+        Step("where", (debezium.skip_sql(TEXT),)),
+        *(Step("selectExpr", step) for step in items),
     )
 
 

@@ -1,0 +1,241 @@
+"""``CREATE FLOW … AS AUTO CDC`` into a real PostgreSQL (``tests/support/postgres_server.py``)
+on real Spark, against a batch oracle computed here in plain Python over the whole log.
+
+The change log: the first flights of ``examples/flights/data/flights/2013-01-01.csv``, each
+a key created, updated (its ``dep_delay`` — not tracked by SCD 2 — or its ``carrier`` —
+tracked), deleted and re-created at seeded random; Debezium change events shuffled and cut
+into files read one per micro-batch, so changes arrive out of order within and across
+micro-batches, deletes before the updates they overrule. SCD 1 and SCD 2 flows read the
+same stream. The oracle sorts each key's changes by sequence: SCD 1 keeps the last, unless
+a delete; SCD 2 opens a version at each change of a tracked column (or after a delete),
+closes it at the next opening change or delete.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sqlstream import Session
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.spark
+
+DAY = ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-02.csv"
+
+PIPELINE = """
+CREATE STREAM changes (
+    id BIGINT, carrier STRING, flight INT, dep_delay DOUBLE,
+    op STRING METADATA FROM 'op',
+    seq BIGINT METADATA FROM 'source.lsn'
+) WITH (connector = 'files', path = 'changes', format = 'debezium-json',
+        maxFilesPerTrigger = 1);
+
+CREATE SINK latest WITH (connector = 'postgres', url = '{url}', user = 'postgres',
+    password = '${{env:PG_PASSWORD}}', table = '{prefix}_latest');
+CREATE SINK history WITH (connector = 'postgres', url = '{url}', user = 'postgres',
+    password = '${{env:PG_PASSWORD}}', table = '{prefix}_history');
+
+CREATE FLOW latest_cdc AS AUTO CDC INTO latest
+  FROM STREAM(changes)
+  KEYS (id)
+  APPLY AS DELETE WHEN op = 'd'
+  SEQUENCE BY seq
+  COLUMNS * EXCEPT (op, seq)
+  STORED AS SCD TYPE 1;
+
+CREATE FLOW history_cdc AS AUTO CDC INTO history
+  FROM STREAM(changes)
+  KEYS (id)
+  APPLY AS DELETE WHEN op = 'd'
+  SEQUENCE BY seq
+  COLUMNS * EXCEPT (op, seq)
+  STORED AS SCD TYPE 2
+  TRACK HISTORY ON * EXCEPT (dep_delay);
+"""
+
+
+def change_log(seed: int, count: int = 60) -> list[dict]:
+    """Debezium envelopes: per flight, a create then updates, deletes, re-creates drawn
+    at random; ``source.lsn`` strictly grows over the whole log (written order)."""
+    rng = random.Random(seed)
+    with open(DAY, newline="") as handle:
+        flights = list(itertools.islice(csv.DictReader(handle), count))
+    carriers = sorted({f["carrier"] for f in flights})
+    events, lsn = [], 100
+    for key, row in enumerate(flights):
+        image = {
+            "id": key,
+            "carrier": row["carrier"],
+            "flight": int(row["flight"]),
+            "dep_delay": None if row["dep_delay"] == "NA" else float(row["dep_delay"]),
+        }
+        live = None
+        for _ in range(rng.randint(1, 7)):
+            lsn += rng.randint(2, 9)  # never consecutive: lsn - 1 is free for a stale change
+            if live is None:
+                op, live = "c", dict(image)
+            elif rng.random() < 0.25:
+                op = "d"
+            elif rng.random() < 0.5:
+                op, live = "u", dict(live, dep_delay=round(rng.uniform(-5, 200), 1))
+            else:
+                op, live = "u", dict(live, carrier=rng.choice(carriers))
+            events.append(
+                {
+                    "before": live if op == "d" else None,
+                    "after": None if op == "d" else dict(live),
+                    "op": op,
+                    "ts_ms": 1357102800000 + lsn,
+                    "source": {"lsn": lsn, "table": "flights"},
+                }
+            )
+            if op == "d":
+                live = None
+    return events
+
+
+def write_files(folder: Path, events: list[dict], seed: int, files: int = 6) -> None:
+    """The events shuffled (out of order) into ``files`` files, named in reading order."""
+    shuffled = list(events)
+    random.Random(seed).shuffle(shuffled)
+    folder.mkdir(parents=True, exist_ok=True)
+    for part in range(files):
+        lines = [json.dumps(e) for e in shuffled[part::files]]
+        path = folder / f"part-{part:02d}.json"
+        path.write_text("\n".join(lines) + "\n")
+        os.utime(path, (1_700_000_000 + part, 1_700_000_000 + part))
+
+
+def oracle(events: list[dict]) -> tuple[set, set]:
+    """``(SCD 1 rows, SCD 2 rows)`` of the whole log, by sorting each key's changes."""
+    by_key: dict[int, list[dict]] = {}
+    for e in events:
+        image = e["before"] if e["op"] == "d" else e["after"]
+        by_key.setdefault(image["id"], []).append(e)
+    latest, history = set(), set()
+    row = lambda i: (i["id"], i["carrier"], i["flight"], i["dep_delay"])  # noqa: E731
+    for changes in by_key.values():
+        changes.sort(key=lambda e: e["source"]["lsn"])
+        last = changes[-1]
+        if last["op"] != "d":
+            latest.add(row(last["after"]))
+        version, start = None, None
+        for e in changes:
+            lsn = e["source"]["lsn"]
+            if e["op"] == "d":
+                if version is not None:
+                    history.add((*row(version), start, lsn))
+                version = None
+            elif version is not None and (version["carrier"], version["flight"]) == (
+                e["after"]["carrier"],
+                e["after"]["flight"],
+            ):
+                version = e["after"]  # dep_delay only: not tracked, changed in place
+            else:
+                if version is not None:
+                    history.add((*row(version), start, lsn))
+                version, start = e["after"], lsn
+        if version is not None:
+            history.add((*row(version), start, None))
+    return latest, history
+
+
+def tables(postgres, prefix: str) -> tuple[set, set]:
+    latest = set(postgres.rows(f"SELECT id, carrier, flight, dep_delay FROM {prefix}_latest"))
+    history = set(
+        postgres.rows(
+            f'SELECT id, carrier, flight, dep_delay, "__START_AT", "__END_AT" FROM {prefix}_history'
+        )
+    )
+    return latest, history
+
+
+def test_out_of_order_changes_applied_as_scd1_and_scd2_equal_the_oracle(
+    spark, postgres, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PG_PASSWORD", postgres.password)
+    events = change_log(seed=3301)
+    write_files(tmp_path / "changes", events, seed=11)
+    path = tmp_path / "cdc.ssql"
+    path.write_text(PIPELINE.format(url=postgres.url, prefix="inproc"))
+    session = Session(spark)
+    session.run(session.compile_file(str(path)), available_now=True)
+    expected_latest, expected_history = oracle(events)
+    latest, history = tables(postgres, "inproc")
+    assert len(expected_latest) > 20 and len(expected_history) > len(expected_latest)
+    assert sum(e["op"] == "d" for e in events) > 5
+    assert latest == expected_latest
+    assert history == expected_history
+    # a later file with changes older than every applied one changes nothing: tombstones
+    # and history keep them in their place
+    stale = [
+        dict(e, source={"lsn": e["source"]["lsn"] - 1, "table": "flights"})
+        for e in events
+        if e["op"] == "d"
+    ]
+    late = tmp_path / "changes" / "part-99.json"
+    stale = [dict(e, op="u", after=e["before"], before=None) for e in stale]
+    late.write_text("\n".join(json.dumps(e) for e in stale) + "\n")
+    session.run(session.compile_file(str(path)), available_now=True)
+    again = oracle(events + stale)
+    assert tables(postgres, "inproc") == again
+    assert again[0] == expected_latest  # an older update never brings a deleted row back
+
+
+def _committed(postgres, table: str) -> int:
+    """The last batch id committed to ``table`` (-1 before any)."""
+    if not postgres.rows("SELECT to_regclass('sqlstream_batches') IS NOT NULL")[0][0]:
+        return -1
+    rows = postgres.rows("SELECT batch_id FROM sqlstream_batches WHERE table_name = %s", (table,))
+    return rows[0][0] if rows else -1
+
+
+def test_exec_killed_at_random_points_ends_with_the_oracle(postgres, tmp_path):
+    """``sqlstream exec`` (its own JVM) killed with SIGKILL at seeded random points while
+    it applies the log, then run again on the same checkpoint until it finishes: the
+    tables equal the oracle (a micro-batch committed to PostgreSQL and replayed by Spark
+    changes nothing)."""
+    rng = random.Random(3302)
+    events = change_log(seed=3303, count=80)
+    write_files(tmp_path / "changes", events, seed=12, files=10)
+    path = tmp_path / "cdc.ssql"
+    path.write_text(PIPELINE.format(url=postgres.url, prefix="killed"))
+    env = dict(os.environ, PG_PASSWORD=postgres.password, PYTHONUNBUFFERED="1")
+    command = [sys.executable, "-m", "sqlstream.cli", "exec", str(path), "--master", "local[1]"]
+    command.append("--available-now")
+    kills = 0
+    for target in sorted(rng.sample(range(1, 9), 2)):
+        run = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        deadline = time.time() + 300
+        try:
+            while run.poll() is None and time.time() < deadline:
+                if _committed(postgres, "killed_history") >= target:
+                    time.sleep(rng.uniform(0, 1.5))  # somewhere in a later micro-batch
+                    break
+                time.sleep(0.2)
+        finally:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                kills += 1
+            run.wait(timeout=60)
+    final = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert final.returncode == 0, final.stderr[-3000:]
+    assert kills >= 1
+    assert tables(postgres, "killed") == oracle(events)
