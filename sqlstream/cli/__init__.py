@@ -469,4 +469,4 @@ def test(
 
 
 # the commands that run on Spark, registered on main by importing them
-from sqlstream.cli import run_commands  # noqa: E402, F401
+from sqlstream.cli import run_commands, verify_command  # noqa: E402, F401

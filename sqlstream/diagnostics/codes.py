@@ -24,6 +24,7 @@ from sqlstream.diagnostics import (
     codes_expectations,
     codes_run,
     codes_streaming,
+    codes_verify,
 )
 
 __all__ = ["CODES", "Code", "code", "markdown_reference", "markdown_table", "replace_table"]
@@ -78,6 +79,7 @@ CODES: dict[str, Code] = _codes(
     *codes_run.RECORDS,
     *codes_expectations.RECORDS,
     *codes_cdc.RECORDS,
+    *codes_verify.RECORDS,
 )
 
 

@@ -192,7 +192,9 @@ class SqlView:
 class Deduplicate:
     """``dropDuplicates(keys)`` or ``dropDuplicatesWithinWatermark(keys)`` of relation
     ``input``, registered as ``name`` (docs/dialect.md#deduplication). ``keys`` empty: all columns;
-    ``columns``: those of ``input`` (as for :class:`SqlView`)."""
+    ``columns``: those of ``input`` (as for :class:`SqlView`). ``order``: the event-time
+    column of a keep-first ``ROW_NUMBER … ORDER BY`` not among the keys (the SQL keeps the
+    earliest row per key, Spark the first to arrive: SS361), else ``None``."""
 
     name: str
     input: str
@@ -200,6 +202,7 @@ class Deduplicate:
     within_watermark: bool
     span: Span
     columns: tuple[tuple[str, str], ...] | None = None
+    order: str | None = None
 
 
 Relation = SourceRelation | SqlView | Deduplicate

@@ -322,7 +322,7 @@ def deduplicate(tree, text: ast.SqlText, catalog: Catalog, name: str, context: C
                 rows.columns,
                 relation_refs(relation_names(found.input), text),
             ),
-            plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns),
+            plan.Deduplicate(base, input_name, keys, within, text.span, rows.columns, found.order),
         ]
         findings += rows.findings
         tree = found.split(tree, base)
