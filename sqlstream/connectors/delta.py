@@ -90,8 +90,10 @@ class Delta(Connector):
         return tuple((k, v) for k, v in pairs if v is not None)
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``."""
-        return (lakehouse.writer_step(__name__, _WRITER, sink),)
+        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``; the applier of an
+        ``AUTO CDC`` flow into the table (:func:`.lakehouse.cdc_applier_step`)."""
+        applier = lakehouse.cdc_applier_step("DeltaCdcTable", sink)
+        return (applier or lakehouse.writer_step(__name__, _WRITER, sink),)
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common chain; ``complete=True`` to the writer in complete output mode."""

@@ -38,6 +38,7 @@ Sources: Iceberg spec *Snapshots* (summary properties), *JDBC catalog*; pyiceber
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 from sqlstream.connectors import lakehouse
@@ -52,6 +53,9 @@ from sqlstream.ir.calls import Chain, Step
 _WRITER = "IcebergWriter"
 DEFAULT_CATALOG = "sqlstream"
 CATALOG_FILE = "catalog.db"
+# pyiceberg creates the SQL catalog's tables when it opens one, not safely against another
+# thread doing it at once (two queries of one driver): they take turns
+_CATALOG_LOCK = threading.Lock()
 
 
 def table_parts(text: str) -> list[str]:
@@ -132,8 +136,10 @@ class Iceberg(Connector):
         return tuple((k, v) for k, v in pairs if v is not None)
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``."""
-        return (lakehouse.writer_step(__name__, _WRITER, sink),)
+        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``; the applier of an ``AUTO
+        CDC`` flow into the table (:func:`.lakehouse.cdc_applier_step`)."""
+        applier = lakehouse.cdc_applier_step("IcebergCdcTable", sink)
+        return (applier or lakehouse.writer_step(__name__, _WRITER, sink),)
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common chain; ``complete=True`` to the writer in complete output mode."""
@@ -194,7 +200,8 @@ class IcebergWriter(lakehouse.LakehouseWriter):
         if local:
             os.makedirs(self.warehouse, exist_ok=True)
         location = "file://" + self.warehouse if local else self.warehouse
-        return SqlCatalog(self.catalog_name, uri=self.catalog_uri, warehouse=location)
+        with _CATALOG_LOCK:
+            return SqlCatalog(self.catalog_name, uri=self.catalog_uri, warehouse=location)
 
     def load(self, schema=None):
         """The table, or ``None`` when missing; created from Arrow ``schema`` if given."""

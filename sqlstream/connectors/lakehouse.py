@@ -32,6 +32,7 @@ properties).
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from sqlstream.connectors.base import ResolvedOptions
@@ -152,6 +153,32 @@ def writer_step(module: str, writer: str, sink: p.Sink, complete: bool = False) 
     if complete:
         kwargs.append(("complete", True))
     return Step("foreachBatch", (function_chain(module, (writer,), call=tuple(kwargs)),))
+
+
+def cdc_applier_step(target: str, sink: p.Sink) -> Step | None:
+    """The sink as the target of an ``AUTO CDC`` flow (its settings' ``auto_cdc``, JSON from
+    :mod:`sqlstream.planning.flows`), or ``None`` when it is not one::
+
+        foreachBatch(importlib.import_module('sqlstream.connectors.cdc.cdc_apply').CdcApplier(
+            target=importlib.import_module('sqlstream.connectors.cdc.lakehouse_cdc')
+                .<target>(…the sink's options…),
+            keys=[…], columns=[…], scd_type=1, tracked=[…]))
+    """
+    flow_json = dict(sink.settings).get("auto_cdc")
+    if flow_json is None:
+        return None
+    flow = json.loads(flow_json)
+    options = tuple((k, v) for k, v in sink.options if k not in ("mode", "key_columns"))
+    table = function_chain("sqlstream.connectors.cdc.lakehouse_cdc", (target,), call=options)
+    call = (
+        ("target", table),
+        ("keys", tuple(flow["keys"])),
+        ("columns", tuple(flow["columns"])),
+        ("scd_type", flow["scd_type"]),
+        ("tracked", tuple(flow["tracked"])),
+    )
+    applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
+    return Step("foreachBatch", (applier,))
 
 
 def complete_chain(chain: Chain, module: str, writer: str, query: p.Query) -> Chain:

@@ -32,7 +32,7 @@ from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.frontend.literals import string_literal as literal
 
 SEQUENCE, DELETE = "__sqlstream_sequence", "__sqlstream_delete"
-CDC_TARGETS = ("postgres", "jdbc")
+CDC_TARGETS = ("postgres", "jdbc", "iceberg", "delta")
 """Connectors whose sink takes row-level changes (``iceberg`` and ``delta`` join when their
 connectors have an applier target)."""
 _UNORDERED = ("ARRAY", "MAP", "STRUCT", "VARIANT", "BINARY", "BOOLEAN")
@@ -121,8 +121,8 @@ class FlowPlanning:
                 "AUTO CDC updates and deletes rows by key",
                 statement.target.span,
                 code="SS292",
-                hint="apply the changes to a 'postgres' table (or an 'iceberg' / 'delta' table "
-                "where available); write the change events themselves with INSERT INTO",
+                hint="apply the changes to a 'postgres', 'iceberg' or 'delta' table; write the "
+                "change events themselves with INSERT INTO",
             )
         written = planner.insert_counts[sink.name.lower()] or any(  # type: ignore[attr-defined]
             q.sink.name.lower() == sink.name.lower()

@@ -1,5 +1,6 @@
 """``CREATE FLOW … AS AUTO CDC`` into a real PostgreSQL (``tests/support/postgres_server.py``)
-on real Spark, against a batch oracle computed here in plain Python over the whole log.
+on real Spark, against a batch oracle computed in plain Python over the whole log
+(``tests/support/cdc_log.py``).
 
 The change log: the first flights of ``examples/flights/data/flights/2013-01-01.csv``, each
 a key created, updated (its ``dep_delay`` — not tracked by SCD 2 — or its ``carrier`` —
@@ -13,8 +14,6 @@ closes it at the next opening change or delete.
 
 from __future__ import annotations
 
-import csv
-import itertools
 import json
 import os
 import random
@@ -22,16 +21,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from sqlstream import Session
-from tests.conftest import ROOT
+from tests.support.cdc_log import change_log, oracle, write_files
 
 pytestmark = pytest.mark.spark
-
-DAY = ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-02.csv"
 
 PIPELINE = """
 CREATE STREAM changes (
@@ -63,92 +59,6 @@ CREATE FLOW history_cdc AS AUTO CDC INTO history
   STORED AS SCD TYPE 2
   TRACK HISTORY ON * EXCEPT (dep_delay);
 """
-
-
-def change_log(seed: int, count: int = 60) -> list[dict]:
-    """Debezium envelopes: per flight, a create then updates, deletes, re-creates drawn
-    at random; ``source.lsn`` strictly grows over the whole log (written order)."""
-    rng = random.Random(seed)
-    with open(DAY, newline="") as handle:
-        flights = list(itertools.islice(csv.DictReader(handle), count))
-    carriers = sorted({f["carrier"] for f in flights})
-    events, lsn = [], 100
-    for key, row in enumerate(flights):
-        image = {
-            "id": key,
-            "carrier": row["carrier"],
-            "flight": int(row["flight"]),
-            "dep_delay": None if row["dep_delay"] == "NA" else float(row["dep_delay"]),
-        }
-        live = None
-        for _ in range(rng.randint(1, 7)):
-            lsn += rng.randint(2, 9)  # never consecutive: lsn - 1 is free for a stale change
-            if live is None:
-                op, live = "c", dict(image)
-            elif rng.random() < 0.25:
-                op = "d"
-            elif rng.random() < 0.5:
-                op, live = "u", dict(live, dep_delay=round(rng.uniform(-5, 200), 1))
-            else:
-                op, live = "u", dict(live, carrier=rng.choice(carriers))
-            events.append(
-                {
-                    "before": live if op == "d" else None,
-                    "after": None if op == "d" else dict(live),
-                    "op": op,
-                    "ts_ms": 1357102800000 + lsn,
-                    "source": {"lsn": lsn, "table": "flights"},
-                }
-            )
-            if op == "d":
-                live = None
-    return events
-
-
-def write_files(folder: Path, events: list[dict], seed: int, files: int = 6) -> None:
-    """The events shuffled (out of order) into ``files`` files, named in reading order."""
-    shuffled = list(events)
-    random.Random(seed).shuffle(shuffled)
-    folder.mkdir(parents=True, exist_ok=True)
-    for part in range(files):
-        lines = [json.dumps(e) for e in shuffled[part::files]]
-        path = folder / f"part-{part:02d}.json"
-        path.write_text("\n".join(lines) + "\n")
-        os.utime(path, (1_700_000_000 + part, 1_700_000_000 + part))
-
-
-def oracle(events: list[dict]) -> tuple[set, set]:
-    """``(SCD 1 rows, SCD 2 rows)`` of the whole log, by sorting each key's changes."""
-    by_key: dict[int, list[dict]] = {}
-    for e in events:
-        image = e["before"] if e["op"] == "d" else e["after"]
-        by_key.setdefault(image["id"], []).append(e)
-    latest, history = set(), set()
-    row = lambda i: (i["id"], i["carrier"], i["flight"], i["dep_delay"])  # noqa: E731
-    for changes in by_key.values():
-        changes.sort(key=lambda e: e["source"]["lsn"])
-        last = changes[-1]
-        if last["op"] != "d":
-            latest.add(row(last["after"]))
-        version, start = None, None
-        for e in changes:
-            lsn = e["source"]["lsn"]
-            if e["op"] == "d":
-                if version is not None:
-                    history.add((*row(version), start, lsn))
-                version = None
-            elif version is not None and (version["carrier"], version["flight"]) == (
-                e["after"]["carrier"],
-                e["after"]["flight"],
-            ):
-                version = e["after"]  # dep_delay only: not tracked, changed in place
-            else:
-                if version is not None:
-                    history.add((*row(version), start, lsn))
-                version, start = e["after"], lsn
-        if version is not None:
-            history.add((*row(version), start, None))
-    return latest, history
 
 
 def tables(postgres, prefix: str) -> tuple[set, set]:

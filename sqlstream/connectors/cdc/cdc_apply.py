@@ -175,6 +175,17 @@ class CdcApplier:
     def __repr__(self) -> str:
         return f"CdcApplier({self.target!r}, keys={list(self.keys)!r}, scd_type={self.scd_type})"
 
+    def flow(self) -> dict[str, Any]:
+        """The settings a :meth:`CdcTable.transaction` is given: keys, columns, SCD type,
+        the sequence's and the delete flag's column names."""
+        return {
+            "keys": self.keys,
+            "columns": self.columns,
+            "scd_type": self.scd_type,
+            "sequence": self.sequence,
+            "delete": self.delete,
+        }
+
     def __call__(self, df, batch_id: int) -> None:
         """Apply micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
         from sqlstream.connectors.postgres import _read_expression
@@ -183,15 +194,7 @@ class CdcApplier:
         query_id = context.getLocalProperty("sql.streaming.queryId") or "auto-cdc"
         fields = df.schema.fields
         names = [f.name for f in fields]
-        at = {n: i for i, n in enumerate(names)}
-        flow = {
-            "keys": self.keys,
-            "columns": self.columns,
-            "scd_type": self.scd_type,
-            "sequence": self.sequence,
-            "delete": self.delete,
-        }
-        with self.target.transaction(query_id, batch_id, list(fields), flow) as tx:
+        with self.target.transaction(query_id, batch_id, list(fields), self.flow()) as tx:
             if tx is None:  # committed before: run the batch, writing nowhere (see postgres)
                 df.write.format("noop").mode("overwrite").save()
                 return
@@ -205,18 +208,24 @@ class CdcApplier:
                     prefetchPartitions=True
                 )
             ]
-            key_at = [at[k] for k in self.keys]
-            keys = list(dict.fromkeys(tuple(r[i] for i in key_at) for r in batch))
-            if not keys:
-                tx.replace([], [], [])
-                return
-            kept, rows = merge(
-                tx.changes(keys) + batch,
-                key_at,
-                at[self.sequence],
-                at[self.delete],
-                self.scd_type,
-                [at[c] for c in self.columns],
-                [at[c] for c in self.tracked],
-            )
-            tx.replace(keys, rows, kept)
+            self.apply_batch(tx, batch, names)
+
+    def apply_batch(self, tx: CdcTransaction, batch: list[tuple], names: list[str]) -> None:
+        """Merge ``batch`` (rows of the micro-batch's columns ``names``) with the kept
+        changes of its keys and replace those keys' rows and changes in ``tx``."""
+        at = {n: i for i, n in enumerate(names)}
+        key_at = [at[k] for k in self.keys]
+        keys = list(dict.fromkeys(tuple(r[i] for i in key_at) for r in batch))
+        if not keys:
+            tx.replace([], [], [])
+            return
+        kept, rows = merge(
+            tx.changes(keys) + batch,
+            key_at,
+            at[self.sequence],
+            at[self.delete],
+            self.scd_type,
+            [at[c] for c in self.columns],
+            [at[c] for c in self.tracked],
+        )
+        tx.replace(keys, rows, kept)
