@@ -241,6 +241,7 @@ class SqlStreamServer(LanguageServer):
         if getattr(self.protocol, "_shutdown", False):  # exiting: nothing to free for
             return
         start = time.monotonic()
+        gc.freeze()  # no automatic full collection over the heap while this runs
         self.unlinked += free_replaced(replaced, live)
         del replaced, live
         gc.freeze()
@@ -266,6 +267,7 @@ class SqlStreamServer(LanguageServer):
             stop=stale,
         )
         lines = Lines(text, self.encoding)
+        gc.freeze()  # the new analysis: not walked by the automatic collections (see free)
         return analysis, lines, [self.diagnostic(f, lines) for f in analysis.findings]
 
     def diagnostic(self, finding, lines: Lines) -> t.Diagnostic:
