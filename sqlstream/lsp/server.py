@@ -7,7 +7,8 @@ answered meanwhile from each document's last finished analysis; a check whose do
 has a newer version (or was closed) stops before its next statement and its result is
 dropped. Each open document has its own compile stores (bounded, least recently used
 answers evicted: :class:`~sqlstream.ir.caches.BoundedCache`); closing it drops them and
-its analysis. Text is analysed with each lone surrogate (valid JSON, e.g. from a
+its analysis. A replaced or closed analysis is freed in the worker thread without a full
+garbage collection (:mod:`sqlstream.lsp.freeing`). Text is analysed with each lone surrogate (valid JSON, e.g. from a
 JavaScript client, but no character) replaced by U+FFFD, one UTF-16 unit as well, so
 positions are unchanged. Diagnostics carry the finding's exact range, severity, code and a
 ``codeDescription`` link to the code's page of the documentation (:data:`DOCS_URL`, or
