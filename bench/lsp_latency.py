@@ -14,7 +14,7 @@ resident memory after each, and after the document's analysis and stores are dro
 the server does on ``didClose``). See ``bench/README.md``.
 
     python bench/lsp_latency.py [--statements 300] [--repeat 20] [--where end top]
-    python bench/lsp_latency.py --memory 5000 [--repeat 3]
+    python bench/lsp_latency.py --memory 5000 [--repeat 3] [--free | --collect]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from compile_scaling import statements_file
 
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.lsp.analysis import analyze
+from sqlstream.lsp.freeing import free_replaced
 
 
 def _marker(text: str, where: str) -> int:
@@ -172,7 +174,30 @@ def _release() -> float:
     return _rss_mb()
 
 
-def memory(statements: int, edits: int, collect: bool = False) -> None:
+class _Ticker:
+    """A thread that wakes every millisecond and records the longest gap between two
+    wakes: how long another thread (the server's event loop) could not run Python."""
+
+    def __init__(self) -> None:
+        self.gap = 0.0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self.done.wait(0.001):
+            now = time.perf_counter()
+            self.gap = max(self.gap, now - last)
+            last = now
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        return self.gap
+
+
+def memory(statements: int, edits: int, collect: bool = False, free: bool = False) -> None:
     """Print, for a file of ``statements`` statements: the first check's time and RSS, then
     for each of ``edits`` edits at the top (the first view's ``a > 0`` toggled) the time of
     the incremental check, the answers the stores gave and the RSS (with ``collect``, also
@@ -199,18 +224,32 @@ def memory(statements: int, edits: int, collect: bool = False) -> None:
         edited = text.replace("WHERE a > 0;", "WHERE a >= 0;" if i % 2 == 0 else "WHERE a > 0;", 1)
         before = answered()
         start, cpu = time.perf_counter(), time.process_time()
-        analysis = analyze(edited, previous=analysis, caches=caches)
+        replaced, analysis = analysis, analyze(edited, previous=analysis, caches=caches)
         print(
             f"edit {i + 1} at the top: wall {time.perf_counter() - start:.1f} s, CPU "
             f"{time.process_time() - cpu:.1f} s; answers from the stores "
             f"{'?' if before is None else answered() - before}; "
             f"RSS {_rss_mb():.0f} MB"
         )
-        if collect:
-            start = time.perf_counter()
-            gc.collect()
+        if free:  # as the server does
+            gc.freeze()
+            ticker, start = _Ticker(), time.perf_counter()
+            unlinked = free_replaced(replaced, [analysis, caches])
+            del replaced
+            gc.freeze()
+            seconds, gap = time.perf_counter() - start, ticker.stop()
             print(
-                f"  a full collection (as the server makes): {time.perf_counter() - start:.1f} s, RSS {_rss_mb():.0f} MB"
+                f"  the replaced analysis freed: {seconds:.1f} s, {unlinked} objects unlinked, "
+                f"longest wait of another thread {gap * 1000:.0f} ms, RSS {_rss_mb():.0f} MB"
+            )
+        replaced = None
+        if collect:
+            ticker, start = _Ticker(), time.perf_counter()
+            gc.collect()
+            seconds, gap = time.perf_counter() - start, ticker.stop()
+            print(
+                f"  a full collection (the server's before): {seconds:.1f} s, longest wait "
+                f"of another thread {gap * 1000:.0f} ms, RSS {_rss_mb():.0f} MB"
             )
     stores.clear()  # (the list only: the stores go with caches)
     del analysis, caches
@@ -230,6 +269,9 @@ def main() -> None:
     parser.add_argument("--memory", type=int, metavar="N", help="a file of N statements")
     parser.add_argument("--collect", action="store_true", help="with --memory: collect")
     parser.add_argument(
+        "--free", action="store_true", help="with --memory: free as the server does"
+    )
+    parser.add_argument(
         "--where",
         nargs="+",
         choices=("end", "top"),
@@ -239,7 +281,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.memory:
         edits = min(args.repeat, 3) if args.repeat == 20 else args.repeat
-        memory(args.memory, edits, args.collect)
+        memory(args.memory, edits, args.collect, args.free)
         return
     text = statements_file(args.statements)
     print(

@@ -7,7 +7,8 @@ answered meanwhile from each document's last finished analysis; a check whose do
 has a newer version (or was closed) stops before its next statement and its result is
 dropped. Each open document has its own compile stores (bounded, least recently used
 answers evicted: :class:`~sqlstream.ir.caches.BoundedCache`); closing it drops them and
-its analysis. Text is analysed with each lone surrogate (valid JSON, e.g. from a
+its analysis. A replaced or closed analysis is freed in the worker thread without a full
+garbage collection (:mod:`sqlstream.lsp.freeing`). Text is analysed with each lone surrogate (valid JSON, e.g. from a
 JavaScript client, but no character) replaced by U+FFFD, one UTF-16 unit as well, so
 positions are unchanged. Diagnostics carry the finding's exact range, severity, code and a
 ``codeDescription`` link to the code's page of the documentation (:data:`DOCS_URL`, or
@@ -31,6 +32,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import re
 import sys
 import time
@@ -48,6 +50,7 @@ from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import Cancelled
 from sqlstream.lsp import completion, features
 from sqlstream.lsp.analysis import Analysis, analyze
+from sqlstream.lsp.freeing import free_replaced
 from sqlstream.lsp.positions import Lines
 
 DEBOUNCE_SECONDS = 0.15
@@ -59,14 +62,12 @@ CONFIGURATION_WAIT_SECONDS = 2.0
 DOCS_URL = "http://127.0.0.1:8000/codes/#{code}"
 """Where a finding code is documented (``{code}`` lower case, e.g. ``ss301``)."""
 
-COLLECTION_SHARE = 0.05
-"""At most this share of the time goes to full garbage collections after checks (below)."""
-
 DOCUMENTS_REQUEST = "sqlstream/documents"
 """A request (no parameters) answered with what the server holds per document:
 ``{"documents": [{"uri", "open", "version" (of its last analysis, or null), "answers"
 (kept in its compile stores, or null), "check" (one pending or running)}, …],
-"collections": <full garbage collections made so far>}``, a document the server holds
+"frees": <replaced or closed analyses freed so far>, "unlinked": <objects unlinked by
+them>, "free_seconds": <how long the last freeing took>}``, a document the server holds
 nothing for left out. For tests and for seeing what it holds."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -131,9 +132,9 @@ class SqlStreamServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlstream-check")
         self.configured = asyncio.Event()
         self.trust = trust
-        self.collected_at = 0.0  # time.monotonic() after the last full collection
-        self.collection_seconds = 0.0  # how long it took
-        self.collections = 0  # full collections made
+        self.frees = 0  # replaced analyses freed (see free)
+        self.free_seconds = 0.0  # how long the last freeing took
+        self.unlinked = 0  # objects unlinked by them
 
     @property
     def encoding(self) -> str:
@@ -213,38 +214,40 @@ class SqlStreamServer(LanguageServer):
         if done is None or stale():
             return None
         analysis, lines, diagnostics = done
-        replaced = uri in self.analyses  # else nothing to free: no collection (a pause)
+        replaced = self.analyses.get(uri)
         self.analyses[uri] = (version, analysis, lines)
         self.text_document_publish_diagnostics(
             t.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
         )
-        if replaced and not self.pending.keys() - {uri}:  # idle: free the replaced one's cycles
-            self.collect()
+        if replaced is not None:
+            self.free(replaced[1])
         return analysis
 
-    def collect(self, always: bool = False) -> None:
-        """Queue a full garbage collection in the worker thread (after the checks queued).
+    def free(self, replaced: object) -> None:
+        """Queue the freeing of ``replaced`` (an analysis no longer used) in the worker
+        thread, after the checks queued: :func:`~sqlstream.lsp.freeing.free_replaced`
+        breaks the reference cycles of what only it reaches (sqlglot's trees link each
+        node to its parent), in Python code the event loop's thread interrupts every few
+        milliseconds, so reference counting frees it and no full garbage collection
+        (which holds the GIL for seconds on a long file) is needed. What the current
+        analyses and the compile stores reach is left as it is. Then ``gc.freeze()``
+        moves the objects alive into the permanent generation, so CPython's automatic
+        collections no longer walk the live analyses (frozen objects are still freed by
+        reference counting)."""
+        live: list[object] = [known[1] for known in self.analyses.values()]
+        live += self.stores.values()
+        self.worker.submit(self._free, replaced, live)
 
-        A replaced analysis is mostly reference cycles (sqlglot's trees link each node to
-        its parent), which only a full collection frees, and :func:`run_deep` postpones
-        those while a check runs: without this, memory grows by about the size of the
-        re-planned part of a document at every check. It is queued only after a check
-        that replaced an analysis (the first check of a document frees nothing: on a
-        20,000-statement file a collection then held the first hover for 14 s), and
-        skipped unless ``always`` (a document was closed) or the time since the last one
-        is at least ``1 / COLLECTION_SHARE`` times what the last one took."""
-        since = time.monotonic() - self.collected_at
-        if always or since * COLLECTION_SHARE >= self.collection_seconds:
-            self.worker.submit(self._collect)
-
-    def _collect(self) -> None:
+    def _free(self, replaced: object, live: list[object]) -> None:
         if getattr(self.protocol, "_shutdown", False):  # exiting: nothing to free for
             return
         start = time.monotonic()
-        gc.collect()
-        self.collections += 1
-        self.collected_at = time.monotonic()
-        self.collection_seconds = self.collected_at - start
+        gc.freeze()  # no automatic full collection over the heap while this runs
+        self.unlinked += free_replaced(replaced, live)
+        del replaced, live
+        gc.freeze()
+        self.frees += 1
+        self.free_seconds = time.monotonic() - start
 
     def _analyze(
         self, uri: str, text: str, variables: dict[str, str], stale: Callable[[], bool]
@@ -265,6 +268,7 @@ class SqlStreamServer(LanguageServer):
             stop=stale,
         )
         lines = Lines(text, self.encoding)
+        gc.freeze()  # the new analysis: not walked by the automatic collections (see free)
         return analysis, lines, [self.diagnostic(f, lines) for f in analysis.findings]
 
     def diagnostic(self, finding, lines: Lines) -> t.Diagnostic:
@@ -300,9 +304,10 @@ class SqlStreamServer(LanguageServer):
         task = self.pending.pop(uri, None)
         if task is not None:
             task.cancel()
-        self.analyses.pop(uri, None)
+        known = self.analyses.pop(uri, None)
         self.stores.pop(uri, None)
-        self.collect(always=True)
+        if known is not None:
+            self.free(known[1])
 
     def state(self) -> dict[str, Any]:
         """What :data:`DOCUMENTS_REQUEST` answers."""
@@ -319,8 +324,20 @@ class SqlStreamServer(LanguageServer):
                 }
                 for uri in sorted(uris)
             ],
-            "collections": self.collections,
+            "frees": self.frees,
+            "unlinked": self.unlinked,
+            "free_seconds": self.free_seconds,
+            "rss_bytes": _rss_bytes(),
         }
+
+
+def _rss_bytes() -> int | None:
+    """The process's resident memory in bytes (Linux's ``/proc/self/statm``), or ``None``."""
+    try:
+        resident = Path("/proc/self/statm").read_text().split()[1]
+    except (OSError, IndexError):
+        return None
+    return int(resident) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _path_of(uri: str) -> str | None:
