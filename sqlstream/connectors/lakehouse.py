@@ -35,60 +35,36 @@ import dataclasses
 import json
 from typing import Any
 
+from sqlstream.connectors import upsert_options
 from sqlstream.connectors.base import ResolvedOptions
 from sqlstream.connectors.foreach_batch import function_chain
-from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.connectors.upsert_options import key_names
+from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
 
-MODES = ("append", "upsert")
 # Commit metadata: the application (query) id and the micro-batch id of each commit.
 APP_KEY = "sqlstream.app_id"
 BATCH_KEY = "sqlstream.batch_id"
 
 
-def key_names(text: str | None) -> tuple[str, ...]:
-    """``'window_start, origin'`` → ``('window_start', 'origin')`` (backticks dropped)."""
-    return tuple(k.strip().strip("`") for k in (text or "").split(",") if k.strip())
-
-
 def check_mode(compiler: dict[str, ast.Option], source: Source, connector: str) -> None:
-    """The ``mode`` / ``key_columns`` pair of a lakehouse sink.
+    """The ``mode`` / ``key_columns`` pair of a lakehouse sink
+    (:func:`.upsert_options.check_mode`).
 
     Raises:
         OptionError: ``SS281`` a mode other than append/upsert, upsert without
             ``key_columns``, ``key_columns`` without upsert.
     """
-    mode, keys = compiler.get("mode"), compiler.get("key_columns")
-    if mode is not None and mode.text.lower() not in MODES:
-        raise OptionError(
-            f"unknown mode '{mode.text}' of a {connector} sink{did_you_mean(mode.text, MODES)}",
-            mode.value_span,
-            source,
-            code="SS281",
-            hint="mode = 'append' (add every row) or 'upsert' (a MERGE by key_columns)",
-        )
-    upsert = keys is not None if mode is None else mode.text.lower() == "upsert"
-    if upsert and (keys is None or not key_names(keys.text)):
-        given = mode or keys
-        assert given is not None  # upsert: by mode or by key_columns
-        raise OptionError(
-            "mode 'upsert' needs key_columns",
-            given.value_span,
-            source,
-            code="SS281",
-            hint="key_columns = 'a, b': the columns that identify a row",
-        )
-    if keys is not None and not upsert:
-        raise OptionError(
-            "key_columns is used by mode 'upsert' only",
-            keys.key_span,
-            source,
-            code="SS281",
-            hint="set mode = 'upsert', or drop key_columns",
-        )
+    upsert_options.check_mode(
+        compiler,
+        source,
+        code="SS281",
+        subject=f" of a {connector} sink",
+        hint="mode = 'append' (add every row) or 'upsert' (a MERGE by key_columns)",
+    )
 
 
 def is_upsert(resolved: ResolvedOptions) -> bool:
@@ -125,21 +101,11 @@ def check_columns(
                 "EMIT FINAL (append) or a complete-mode query",
             )
         )
-    keys = resolved.compiler.get("key_columns")
-    if keys is not None and columns is not None:
-        names = [n for n, _ in columns]
-        lower = {n.lower() for n in names}
-        found.extend(
-            OptionError(
-                f"key column '{key}' is not a column of the query{did_you_mean(key, names)}",
-                keys.value_span,
-                source,
-                code="SS282",
-                hint=f"the query writes: {', '.join(names)}",
-            )
-            for key in key_names(keys.text)
-            if key.lower() not in lower
+    found.extend(
+        upsert_options.missing_key_columns(
+            resolved.compiler.get("key_columns"), columns, source, "SS282"
         )
+    )
     return tuple(found)
 
 

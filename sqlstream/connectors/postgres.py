@@ -45,9 +45,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from sqlstream.connectors import upsert_options
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.foreach_batch import function_chain
-from sqlstream.diagnostics.errors import OptionError, did_you_mean
+from sqlstream.connectors.upsert_options import key_names
+from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import SECRET_TOKEN, Source
 from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier
@@ -55,13 +57,7 @@ from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Step
 
 PROGRESS_TABLE = "sqlstream_batches"
-MODES = ("append", "upsert")
 _SCHEMES = ("postgresql://", "postgres://", "jdbc:postgresql://")
-
-
-def key_names(text: str | None) -> tuple[str, ...]:
-    """``'window_start, origin'`` → ``('window_start', 'origin')`` (backticks dropped)."""
-    return tuple(k.strip().strip("`") for k in (text or "").split(",") if k.strip())
 
 
 def libpq_url(url: str) -> str:
@@ -144,38 +140,13 @@ class Postgres(Connector):
                 code="SS222",
                 hint="the default is 5432",
             )
-        self._check_mode(compiler, source)
-
-    @staticmethod
-    def _check_mode(compiler: dict[str, ast.Option], source: Source) -> None:
-        mode, keys = compiler.get("mode"), compiler.get("key_columns")
-        if mode is not None and mode.text.lower() not in MODES:
-            raise OptionError(
-                f"unknown mode '{mode.text}'{did_you_mean(mode.text, MODES)}",
-                mode.value_span,
-                source,
-                code="SS223",
-                hint="mode = 'append' (insert every row) or 'upsert' (by key_columns)",
-            )
-        upsert = keys is not None if mode is None else mode.text.lower() == "upsert"
-        if upsert and (keys is None or not key_names(keys.text)):
-            given = mode or keys
-            assert given is not None  # upsert: by mode or by key_columns
-            raise OptionError(
-                "mode 'upsert' needs key_columns",
-                given.value_span,
-                source,
-                code="SS223",
-                hint="key_columns = 'a, b': the columns that identify a row",
-            )
-        if keys is not None and not upsert:
-            raise OptionError(
-                "key_columns is used by mode 'upsert' only",
-                keys.key_span,
-                source,
-                code="SS223",
-                hint="set mode = 'upsert', or drop key_columns",
-            )
+        upsert_options.check_mode(
+            compiler,
+            source,
+            code="SS223",
+            subject="",
+            hint="mode = 'append' (insert every row) or 'upsert' (by key_columns)",
+        )
 
     def check_sink(
         self,
@@ -186,21 +157,8 @@ class Postgres(Connector):
         spark_version: str,
     ) -> tuple[OptionError, ...]:
         """``SS224``: a key column the query does not write (when its columns are known)."""
-        keys = resolved.compiler.get("key_columns")
-        if keys is None or columns is None:
-            return ()
-        names = [n for n, _ in columns]
-        lower = {n.lower() for n in names}
-        return tuple(
-            OptionError(
-                f"key column '{key}' is not a column of the query{did_you_mean(key, names)}",
-                keys.value_span,
-                source,
-                code="SS224",
-                hint=f"the query writes: {', '.join(names)}",
-            )
-            for key in key_names(keys.text)
-            if key.lower() not in lower
+        return upsert_options.missing_key_columns(
+            resolved.compiler.get("key_columns"), columns, source, "SS224"
         )
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
