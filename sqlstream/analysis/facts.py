@@ -32,27 +32,24 @@ from sqlstream.sql.tree_walks import find_all
 MODES = ("append", "update", "complete")
 WINDOW_FUNCTIONS = {"window", "session_window"}
 
-NONDETERMINISTIC = frozenset(
-    {
-        # the time of the micro-batch (Spark evaluates them once per micro-batch of a stream)
-        "current_timestamp",
-        "current_date",
-        "now",
-        "curdate",
-        "localtimestamp",
-        "current_datetime",
-        # random values and ids (Spark's ``Nondeterministic`` expressions)
-        "rand",
-        "random",
-        "randn",
-        "randstr",
-        "uniform",
-        "uuid",
-        "shuffle",
-        "monotonically_increasing_id",
-        "spark_partition_id",
-    }
+CURRENT_TIME = frozenset(
+    {"current_timestamp", "current_date", "now", "curdate", "localtimestamp", "current_datetime"}
 )
+"""Lower-case names of the functions of the current time (Spark evaluates them once per
+micro-batch of a stream)."""
+
+NONDETERMINISTIC = CURRENT_TIME | {
+    # random values and ids (Spark's ``Nondeterministic`` expressions)
+    "rand",
+    "random",
+    "randn",
+    "randstr",
+    "uniform",
+    "uuid",
+    "shuffle",
+    "monotonically_increasing_id",
+    "spark_partition_id",
+}
 """Lower-case names of Spark functions whose value differs between two runs over the same
 rows: the current time (per micro-batch in a stream, per query in a batch) and Spark's
 nondeterministic expressions (``Rand``, ``Uuid``, ``Shuffle``, ``MonotonicallyIncreasingID``,

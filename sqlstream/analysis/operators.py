@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlstream.analysis.facts import (
+    CURRENT_TIME,
     NONDETERMINISTIC,
     RelationInfo,
     StreamingScope,
@@ -37,14 +38,6 @@ GENERATORS = {
     "inline_outer",
     "stack",
     "json_tuple",
-}
-CURRENT_TIME = {
-    "current_timestamp",
-    "current_date",
-    "now",
-    "curdate",
-    "localtimestamp",
-    "current_datetime",
 }
 
 

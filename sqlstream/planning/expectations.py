@@ -21,7 +21,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from sqlstream.analysis.facts import function_name
+from sqlstream.analysis.facts import NONDETERMINISTIC, function_name
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type
 from sqlstream.analysis.spark_types import aggregate_call
 from sqlstream.diagnostics.errors import SemanticError, SqlStreamError
@@ -34,30 +34,15 @@ from sqlstream.planning.compiler import locate
 from sqlstream.sql.parsing import node_offsets, parse_expression
 from sqlstream.sql.tree_walks import find_all
 
-NON_DETERMINISTIC = frozenset(
-    {
-        "rand",
-        "randn",
-        "random",
-        "randstr",
-        "uniform",
-        "uuid",
-        "shuffle",
-        "now",
-        "current_timestamp",
-        "current_date",
-        "current_time",
-        "localtimestamp",
-        "curdate",
-        "monotonically_increasing_id",
-        "spark_partition_id",
-        "input_file_name",
-        "input_file_block_start",
-        "input_file_block_length",
-    }
-)
-"""Spark's functions whose value is not a function of the row (``Nondeterministic``
-expressions, the current time, the file or partition a row was read from)."""
+NON_DETERMINISTIC = NONDETERMINISTIC | {
+    "current_time",
+    "input_file_name",
+    "input_file_block_start",
+    "input_file_block_length",
+}
+"""Spark's functions whose value is not a function of the row: those whose value differs
+from run to run (:data:`~sqlstream.analysis.facts.NONDETERMINISTIC`: ``Nondeterministic``
+expressions, the current time), the time of day, and the file a row was read from."""
 
 
 class Record(Protocol):
