@@ -23,12 +23,13 @@ Sources: Delta protocol *Transaction Identifiers*; delta-rs ``write_deltalake``,
 
 from __future__ import annotations
 
-from sqlstream.connectors import lakehouse
+from sqlstream.connectors import lakehouse, lakehouse_jvm
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
+from sqlstream.ir import spark_versions
 from sqlstream.ir.calls import Chain, Step
 
 _WRITER = "DeltaWriter"
@@ -81,22 +82,39 @@ class Delta(Connector):
         self, resolved: ResolvedOptions, resolve_path: ResolvePath, settings: dict[str, str]
     ) -> tuple[tuple[str, str], ...]:
         """The writer's arguments as ``(name, text)``: ``path`` (resolved), ``mode``
-        (``upsert`` with ``key_columns``, else ``append``), ``key_columns`` (``a,b``)."""
+        (``upsert`` with ``key_columns``, else ``append``), ``key_columns`` (``a,b``);
+        then ``engine = 'spark'`` when the target Spark minor (``settings``'
+        ``sqlstream.spark_version``) has Delta's package (the JVM path,
+        :mod:`.lakehouse_jvm`)."""
         path = resolve_path(resolved.get("path"))
         assert path is not None  # required
         keys = lakehouse.key_names(resolved.get("key_columns"))
         mode = "upsert" if lakehouse.is_upsert(resolved) else "append"
-        pairs = [("path", path), ("mode", mode), ("key_columns", ",".join(keys) or None)]
+        jvm = lakehouse_jvm.engine(self.name, settings.get(spark_versions.SETTING, ""))
+        pairs = [
+            ("path", path),
+            ("mode", mode),
+            ("key_columns", ",".join(keys) or None),
+            (lakehouse_jvm.ENGINE, jvm),
+        ]
         return tuple((k, v) for k, v in pairs if v is not None)
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``."""
-        return (lakehouse.writer_step(__name__, _WRITER, sink),)
+        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``, or
+        ``…DeltaSparkWriter(…)`` on the JVM path."""
+        return (lakehouse.writer_step(*self._writer(sink), sink),)
+
+    @staticmethod
+    def _writer(sink: p.Sink) -> tuple[str, str]:
+        """``(module, class)`` of the sink's ``foreachBatch`` writer."""
+        if lakehouse_jvm.is_jvm(sink):
+            return lakehouse_jvm.__name__, lakehouse_jvm.WRITER
+        return __name__, _WRITER
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common chain; ``complete=True`` to the writer in complete output mode."""
         chain = super().write_chain(query, trigger)
-        return lakehouse.complete_chain(chain, __name__, _WRITER, query)
+        return lakehouse.complete_chain(chain, *self._writer(query.sink), query)
 
     def start_step(self, sink: p.Sink) -> Step:
         """``start()``: the path is the writer's."""

@@ -27,7 +27,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import NestingError
-from sqlstream.ir import plan
+from sqlstream.ir import plan, spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import CompileContext, project_of
 from sqlstream.ir.user_functions import UserFunction
@@ -398,6 +398,7 @@ class Planner(FlowPlanning):
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
         settings = {k.lower(): v for k, v in self.settings}
+        settings[spark_versions.SETTING] = self.spark_version  # the target, as judged
         spec, reads = resolved.spec, (self._resolve_path, self.context.project, self.context.trust)
         options = resolved.spark + spec.sink_options(resolved, self._resolve_path, settings)
         sink_settings = spec.sink_settings(resolved, *reads)
