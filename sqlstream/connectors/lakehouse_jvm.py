@@ -110,9 +110,8 @@ class DeltaSparkWriter(lakehouse.LakehouseWriter):
         """The last transaction version ``app`` committed to the table (its log's ``txn``
         actions, read with delta-rs's ``transaction_version``), or ``None`` (no table, or
         none)."""
-        from sqlstream.connectors.delta import DeltaWriter
-
-        return DeltaWriter(self.path).committed(app)
+        table = _table(self.path)
+        return None if table is None else table.transaction_version(app)
 
     def __call__(self, df, batch_id: int) -> None:
         """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
@@ -122,7 +121,7 @@ class DeltaSparkWriter(lakehouse.LakehouseWriter):
         if last is not None and last >= batch_id:
             lakehouse.run_nowhere(df)
             return
-        exists = last is not None or _has_log(self.path)
+        exists = last is not None or _table(self.path) is not None
         if self.complete or not self.key_columns or not exists:
             if self.mode == "upsert" and not self.complete:
                 df = _last_per_key(df, self.key_columns)
@@ -155,11 +154,15 @@ class DeltaSparkWriter(lakehouse.LakehouseWriter):
             spark.catalog.dropTempView(view)
 
 
-def _has_log(path: str) -> bool:
-    """Whether a Delta table is at ``path`` (delta-rs opens it)."""
-    from sqlstream.connectors.delta import DeltaWriter
+def _table(path: str):
+    """The ``deltalake.DeltaTable`` at ``path``, or ``None`` when there is none."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
-    return DeltaWriter(path).table() is not None
+    try:
+        return DeltaTable(path)
+    except TableNotFoundError:
+        return None
 
 
 def _last_per_key(df, keys: tuple[str, ...]):
