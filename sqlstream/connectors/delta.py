@@ -1,6 +1,8 @@
 """``connector = 'delta'``: each micro-batch committed once into a Delta table at a path,
 appended, merged by key or overwritten, through ``deltalake`` (delta-rs) from
-``foreachBatch`` — no Spark package, on every supported Spark.
+``foreachBatch`` — no Spark package — where Delta's Spark package does not run (Spark 4.3);
+on Spark 4.0–4.2 through Delta's own Spark writer (:mod:`.lakehouse_jvm`, the JVM path),
+chosen in :meth:`Delta.sink_options` from the target Spark minor.
 
 The call ``translate`` prints::
 
