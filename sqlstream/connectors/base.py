@@ -219,6 +219,14 @@ class Connector:
         major.minor, the compile context's). Base: none."""
         return ()
 
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Whether the connector can be read on Spark ``spark_version`` (a major.minor, the
+        compile context's target). Base: it can.
+
+        Raises:
+            OptionError: it cannot (``delta``: no Spark package on that minor).
+        """
+
     # ---- the planner's decisions
     def declared(
         self,

@@ -42,6 +42,7 @@ class Delta(Connector):
     durable."""
 
     name = "delta"
+    source_format = "delta"
     sink_format = "foreachBatch"
     required = ("path",)
     own_options: tuple[str, ...] = ("path", "mode", "key_columns")
@@ -64,6 +65,35 @@ class Delta(Connector):
                 hint="path = 'lake/name': a folder, relative to this file",
             )
         lakehouse.check_mode(compiler, source, self.name)
+
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Raises:
+        OptionError: ``SS283`` Spark ``spark_version`` has no Delta package that runs
+            (a ``delta`` source is read by Delta's Spark reader only).
+        """
+        if spark_version in lakehouse_jvm.DELTA_PACKAGES:
+            return
+        where = resolved.compiler.get("connector")
+        served = ", ".join(lakehouse_jvm.DELTA_PACKAGES)
+        raise OptionError(
+            f"a delta source is read by Delta's Spark package, which runs on Spark {served}; "
+            f"not on Spark {spark_version}",
+            where.value_span if where is not None else None,
+            source,
+            code="SS283",
+            hint=f"run on Spark {served} (SET 'sqlstream.spark_version' names the target), "
+            "or read the table's files another way",
+        )
+
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``('delta', path)``: the table's folder, resolved against the file's folder."""
+        return self.source_format, resolve_path(resolved.get("path"))
+
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """``format('delta')``, ``load(path)``: no ``schema`` call (Delta's streaming
+        reader takes the table's schema and refuses another), each new commit's rows read
+        as appends."""
+        return (Step("format", ("delta",)), Step("load", (relation.path,)))
 
     def check_sink(
         self,

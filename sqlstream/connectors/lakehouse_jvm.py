@@ -64,19 +64,24 @@ def is_jvm(sink: p.Sink) -> bool:
     return dict(sink.options).get(ENGINE) == SPARK
 
 
+def uses_jvm(plan: p.Plan) -> bool:
+    """Whether ``plan`` has a JVM-path sink or a ``delta`` source (read by Delta's
+    package only)."""
+    return any(is_jvm(q.sink) for q in plan.queries) or any(
+        isinstance(r, p.SourceRelation) and r.connector == "delta" for r in plan.relations
+    )
+
+
 def packages(plan: p.Plan) -> tuple[str, ...]:
-    """The Spark packages (with versions) the JVM-path sinks of ``plan`` need."""
-    found: dict[str, None] = {}
-    for query in plan.queries:
-        if is_jvm(query.sink):
-            found.update(dict.fromkeys(DELTA_PACKAGES.get(plan.spark_version, ())))
-    return tuple(found)
+    """The Spark packages (with versions) the JVM-path sinks and ``delta`` sources of
+    ``plan`` need."""
+    return DELTA_PACKAGES.get(plan.spark_version, ()) if uses_jvm(plan) else ()
 
 
 def session_settings(plan: p.Plan) -> dict[str, str]:
-    """The session settings the JVM-path sinks of ``plan`` need (:data:`DELTA_SETTINGS`),
-    or ``{}``."""
-    return dict(DELTA_SETTINGS) if any(is_jvm(q.sink) for q in plan.queries) else {}
+    """The session settings the JVM-path sinks and ``delta`` sources of ``plan`` need
+    (:data:`DELTA_SETTINGS`), or ``{}``."""
+    return dict(DELTA_SETTINGS) if uses_jvm(plan) else {}
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------

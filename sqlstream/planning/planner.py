@@ -346,6 +346,8 @@ class Planner(FlowPlanning):
         resolved = resolve_options(options, self.source, role, owner, span, self.context.trust)
         if role == "sink":
             malformed.check_sink_options(resolved, self.source)
+        else:
+            resolved.spec.check_source(resolved, self.source, self.spark_version)
         for warning in resolved.warnings:
             self.findings.append(warning.with_source(self.source))
         return resolved

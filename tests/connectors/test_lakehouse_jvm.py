@@ -46,3 +46,30 @@ def test_the_write_path_and_session_follow_the_target_minor(version, tmp_path):
     else:
         assert "importlib.import_module('sqlstream.connectors.delta').DeltaWriter(" + writer in text
         assert "spark.jars.packages" not in script and "spark.sql.extensions" not in script
+
+
+SOURCE = """SET 'sqlstream.spark_version' = '{version}';
+CREATE STREAM events (id BIGINT, kind STRING) WITH (connector = 'delta', path = 'lake/events');
+CREATE SINK out WITH (connector = 'console');
+INSERT INTO out SELECT id, kind FROM events;
+"""
+
+
+def test_a_delta_source_is_read_by_delta_where_its_package_runs(tmp_path):
+    path = tmp_path / "p.ssql"
+    path.write_text(SOURCE.format(version="4.2"))
+    pipeline = sqlstream.compile_file(path)
+    assert (
+        f"spark.readStream\n    .format('delta')\n    .load('{tmp_path}/lake/events'))"
+        in pipeline.translate()
+    )
+    assert f".config('spark.jars.packages', '{PACKAGE['4.2']}')" in pipeline.to_pyspark()
+
+
+def test_a_delta_source_is_refused_at_its_connector_where_no_package_runs():
+    text = SOURCE.format(version="4.3")
+    (finding,) = sqlstream.check(text)
+    assert finding.code == "SS283"
+    assert "runs on Spark 4.0, 4.1, 4.2; not on Spark 4.3" in finding.message
+    assert text[finding.span.start : finding.span.end] == "'delta'"
+    assert finding.span.line == 2

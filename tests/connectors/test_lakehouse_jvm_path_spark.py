@@ -100,3 +100,34 @@ def _same(table, expected: dict) -> None:
         assert (got_avg is None) == (avg is None) and (
             avg is None or math.isclose(got_avg, avg, rel_tol=1e-9)
         ), key
+
+
+@pytest.mark.skipif(
+    MINOR not in DELTA_PACKAGES, reason=f"no Delta Spark package runs on PySpark {MINOR}"
+)
+def test_a_delta_source_reads_the_appends_of_a_table(tmp_path):
+    import pyarrow as pa
+
+    table = tmp_path / "lake" / "events"
+    batches = [
+        pa.table({"id": pa.array([1, 2, 3], pa.int64()), "kind": ["a", "b", "a"]}),
+        pa.table({"id": pa.array([4, 5], pa.int64()), "kind": ["c", "b"]}),
+    ]
+    writer = DeltaWriter(str(table))
+    for number, rows in enumerate(batches):  # two commits, by delta-rs
+        writer.commit(rows, None, "feeder", number, overwrite=False)
+    path = tmp_path / "copy.ssql"
+    path.write_text(
+        "CREATE STREAM events (id BIGINT, kind STRING)\n"
+        "WITH (connector = 'delta', path = 'lake/events');\n"
+        "CREATE SINK copied WITH (connector = 'delta', path = 'lake/copied');\n"
+        "INSERT INTO copied SELECT id, upper(kind) AS kind FROM events EMIT ONCE;\n"
+    )
+    _exec(path)
+    copied = DeltaWriter(str(tmp_path / "lake" / "copied")).table().to_pyarrow_table()
+    expected = sorted(
+        (i, k.upper()) for rows in batches for i, k in zip(*rows.to_pydict().values(), strict=True)
+    )
+    assert sorted(zip(*copied.select(["id", "kind"]).to_pydict().values(), strict=True)) == (
+        expected
+    )
