@@ -220,14 +220,8 @@ class Connector:
         return ()
 
     def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
-        """Whether the connector can be read on Spark ``spark_version`` (a major.minor, the
-        compile context's target). Base: it can.
+        """Raise ``OptionError`` if unreadable on Spark ``spark_version`` (base: never)."""
 
-        Raises:
-            OptionError: it cannot (``delta``: no Spark package on that minor).
-        """
-
-    # ---- the planner's decisions
     def declared(
         self,
         statement,
