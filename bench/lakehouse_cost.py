@@ -1,4 +1,4 @@
-"""The cost per micro-batch of the lakehouse sinks' Python write path (not a test).
+"""The cost per micro-batch of the lakehouse sinks' write paths (not a test).
 
 The example's hourly aggregation (``examples/lakehouse/hourly_lakehouse.ssql``: windows
 per airport over the flights of 2013, 31 day files per micro-batch, ``EMIT FINAL``) is run
@@ -10,7 +10,13 @@ For each, Spark's own measure of the time a micro-batch spent in the sink
 micro-batch's ``toArrow`` to the commit) is printed per micro-batch (median, max) and
 against ``noop``.
 
-    .venv/bin/python bench/lakehouse_cost.py [--days 365] [--files-per-batch 31]
+On a PySpark minor where Delta's package runs (4.0-4.2) the session has it (and Delta's
+extension and catalog), and two more pairs run side by side on the same data: ``delta``
+and ``delta upsert`` through the Python path (delta-rs: the file targets Spark 4.3,
+``SET 'sqlstream.spark_version' = '4.3'``, where that path is chosen) and through the JVM
+path (Delta's Spark writer: the file targets the running minor).
+
+    .venv-4.1/bin/python bench/lakehouse_cost.py [--days 365] [--files-per-batch 31]
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import sqlstream  # noqa: E402 - after the path: the checkout's package
 
 STREAM = """
 SET 'spark.sql.session.timeZone' = 'UTC';
+{target}
 CREATE STREAM flights (
     dep_delay DOUBLE, origin STRING, time_hour TIMESTAMP,
     WATERMARK FOR time_hour AS time_hour - INTERVAL '1' HOUR
@@ -51,10 +58,13 @@ SINKS = {
 }
 
 
-def run(spark, work: Path, sink: str, per_batch: int) -> list[int]:
-    """``durationMs.addBatch`` of each micro-batch with output of the query into ``sink``."""
+def run(spark, work: Path, sink: str, per_batch: int, target: str = "") -> list[int]:
+    """``durationMs.addBatch`` of each micro-batch with output of the query into ``sink``
+    (the file judged for Spark ``target`` when given)."""
     path = work / "p.ssql"
-    path.write_text(STREAM.replace("{per_batch}", str(per_batch)).replace("{sink}", sink))
+    text = STREAM.replace("{per_batch}", str(per_batch)).replace("{sink}", sink)
+    setting = f"SET 'sqlstream.spark_version' = '{target}';" if target else ""
+    path.write_text(text.replace("{target}", setting))
     (query,) = sqlstream.compile_file(path).start(spark)
     query.awaitTermination()
     assert query.exception() is None
@@ -71,10 +81,25 @@ def main() -> None:
     parser.add_argument("--files-per-batch", type=int, default=31)
     args = parser.parse_args()
 
+    from pyspark import __version__
     from pyspark.sql import SparkSession
 
+    from sqlstream.connectors.lakehouse_jvm import DELTA_PACKAGES, DELTA_SETTINGS
+
+    minor = ".".join(__version__.split(".")[:2])
+    sinks = [(label, sink, "4.3") for label, sink in SINKS.items()]
+    conf: dict[str, str] = {}
+    if minor in DELTA_PACKAGES:  # the two paths side by side
+        conf = {"spark.jars.packages": ",".join(DELTA_PACKAGES[minor]), **DELTA_SETTINGS}
+        sinks = [(label, sink, "4.3") for label, sink in SINKS.items() if label != "delta upsert"]
+        sinks.insert(3, ("delta (jvm)", SINKS["delta"], minor))
+        sinks += [
+            ("delta upsert", SINKS["delta upsert"], "4.3"),
+            ("d. ups. (jvm)", SINKS["delta upsert"], minor),
+        ]
     spark = (
         SparkSession.builder.master("local[2]")
+        .config(map=conf)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -85,12 +110,12 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="sqlstream-lakehouse-"))
     try:
         # a warm-up run (the JVM's first queries are slower), not reported
-        for label, sink in [("warm-up", SINKS["noop"]), *SINKS.items()]:
+        for label, sink, target in [("warm-up", SINKS["noop"], ""), *sinks]:
             work = base / label.replace(" ", "_")
             (work / "in").mkdir(parents=True)
             for day in days:
                 shutil.copy(day, work / "in" / day.name)
-            times = run(spark, work, sink, args.files_per_batch)
+            times = run(spark, work, sink, args.files_per_batch, target)
             if label == "warm-up":
                 baseline = None
                 continue

@@ -219,7 +219,9 @@ class Connector:
         major.minor, the compile context's). Base: none."""
         return ()
 
-    # ---- the planner's decisions
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Raise ``OptionError`` if unreadable on Spark ``spark_version`` (base: never)."""
+
     def declared(
         self,
         statement,

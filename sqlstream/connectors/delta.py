@@ -1,6 +1,8 @@
 """``connector = 'delta'``: each micro-batch committed once into a Delta table at a path,
 appended, merged by key or overwritten, through ``deltalake`` (delta-rs) from
-``foreachBatch`` — no Spark package, on every supported Spark.
+``foreachBatch`` — no Spark package — where Delta's Spark package does not run (Spark 4.3);
+on Spark 4.0–4.2 through Delta's own Spark writer (:mod:`.lakehouse_jvm`, the JVM path),
+chosen in :meth:`Delta.sink_options` from the target Spark minor.
 
 The call ``translate`` prints::
 
@@ -23,12 +25,13 @@ Sources: Delta protocol *Transaction Identifiers*; delta-rs ``write_deltalake``,
 
 from __future__ import annotations
 
-from sqlstream.connectors import lakehouse
+from sqlstream.connectors import lakehouse, lakehouse_jvm
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
+from sqlstream.ir import spark_versions
 from sqlstream.ir.calls import Chain, Step
 
 _WRITER = "DeltaWriter"
@@ -39,6 +42,7 @@ class Delta(Connector):
     durable."""
 
     name = "delta"
+    source_format = "delta"
     sink_format = "foreachBatch"
     required = ("path",)
     own_options: tuple[str, ...] = ("path", "mode", "key_columns")
@@ -62,6 +66,35 @@ class Delta(Connector):
             )
         lakehouse.check_mode(compiler, source, self.name)
 
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Raises:
+        OptionError: ``SS283`` Spark ``spark_version`` has no Delta package that runs
+            (a ``delta`` source is read by Delta's Spark reader only).
+        """
+        if spark_version in lakehouse_jvm.DELTA_PACKAGES:
+            return
+        where = resolved.compiler.get("connector")
+        served = ", ".join(lakehouse_jvm.DELTA_PACKAGES)
+        raise OptionError(
+            f"a delta source is read by Delta's Spark package, which runs on Spark {served}; "
+            f"not on Spark {spark_version}",
+            where.value_span if where is not None else None,
+            source,
+            code="SS283",
+            hint=f"run on Spark {served} (SET 'sqlstream.spark_version' names the target), "
+            "or read the table's files another way",
+        )
+
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``('delta', path)``: the table's folder, resolved against the file's folder."""
+        return self.source_format, resolve_path(resolved.get("path"))
+
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """``format('delta')``, ``load(path)``: no ``schema`` call (Delta's streaming
+        reader takes the table's schema and refuses another), each new commit's rows read
+        as appends."""
+        return (Step("format", ("delta",)), Step("load", (relation.path,)))
+
     def check_sink(
         self,
         resolved: ResolvedOptions,
@@ -81,24 +114,41 @@ class Delta(Connector):
         self, resolved: ResolvedOptions, resolve_path: ResolvePath, settings: dict[str, str]
     ) -> tuple[tuple[str, str], ...]:
         """The writer's arguments as ``(name, text)``: ``path`` (resolved), ``mode``
-        (``upsert`` with ``key_columns``, else ``append``), ``key_columns`` (``a,b``)."""
+        (``upsert`` with ``key_columns``, else ``append``), ``key_columns`` (``a,b``);
+        then ``engine = 'spark'`` when the target Spark minor (``settings``'
+        ``sqlstream.spark_version``) has Delta's package (the JVM path,
+        :mod:`.lakehouse_jvm`)."""
         path = resolve_path(resolved.get("path"))
         assert path is not None  # required
         keys = lakehouse.key_names(resolved.get("key_columns"))
         mode = "upsert" if lakehouse.is_upsert(resolved) else "append"
-        pairs = [("path", path), ("mode", mode), ("key_columns", ",".join(keys) or None)]
+        jvm = lakehouse_jvm.engine(self.name, settings.get(spark_versions.SETTING, ""))
+        pairs = [
+            ("path", path),
+            ("mode", mode),
+            ("key_columns", ",".join(keys) or None),
+            (lakehouse_jvm.ENGINE, jvm),
+        ]
         return tuple((k, v) for k, v in pairs if v is not None)
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``; the applier of an
-        ``AUTO CDC`` flow into the table (:func:`.lakehouse.cdc_applier_step`)."""
+        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``, or
+        ``…DeltaSparkWriter(…)`` on the JVM path; the applier of an ``AUTO CDC`` flow into
+        the table (:func:`.lakehouse.cdc_applier_step`, delta-rs on every Spark minor)."""
         applier = lakehouse.cdc_applier_step("DeltaCdcTable", sink)
-        return (applier or lakehouse.writer_step(__name__, _WRITER, sink),)
+        return (applier or lakehouse.writer_step(*self._writer(sink), sink),)
+
+    @staticmethod
+    def _writer(sink: p.Sink) -> tuple[str, str]:
+        """``(module, class)`` of the sink's ``foreachBatch`` writer."""
+        if lakehouse_jvm.is_jvm(sink):
+            return lakehouse_jvm.__name__, lakehouse_jvm.WRITER
+        return __name__, _WRITER
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common chain; ``complete=True`` to the writer in complete output mode."""
         chain = super().write_chain(query, trigger)
-        return lakehouse.complete_chain(chain, __name__, _WRITER, query)
+        return lakehouse.complete_chain(chain, *self._writer(query.sink), query)
 
     def start_step(self, sink: p.Sink) -> Step:
         """``start()``: the path is the writer's."""

@@ -115,6 +115,8 @@ def writer_step(module: str, writer: str, sink: p.Sink, complete: bool = False) 
     query in complete output mode (an overwrite per micro-batch)."""
     kwargs: list[tuple[str, object]] = []
     for key, text in sink.options:
+        if key == "engine":  # the choice of writer (.lakehouse_jvm), not its argument
+            continue
         kwargs.append((key, tuple(text.split(",")) if key == "key_columns" else text))
     if complete:
         kwargs.append(("complete", True))

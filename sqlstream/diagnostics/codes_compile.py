@@ -556,4 +556,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``delta`` sink (each micro-batch is merged on them). Anti-pattern: ``key_columns =
      'window'`` for a query that writes ``window_start``. Fix: a column the query writes.""",
     ),
+    (
+        "SS283",
+        "error",
+        "a `delta` source on a Spark version where Delta's Spark package does not run",
+        """
+     A ``delta`` source (``CREATE STREAM … WITH (connector = 'delta', path = …)``) is read by
+     Delta's own streaming reader, a Spark package ``exec`` adds; Delta publishes one that
+     runs on Spark 4.0, 4.1 and 4.2, none that runs on 4.3. Anti-pattern: a ``delta`` source
+     checked for Spark 4.3. Fix: target a Spark version that has the package (``SET
+     'sqlstream.spark_version' = '4.2'`` on a 4.2 installation).""",
+    ),
 )

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from sqlstream.connectors import connector
+from sqlstream.connectors import connector, lakehouse_jvm
 from sqlstream.connectors.base import SPARK_AVRO, SPARK_KAFKA
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.ir import plan as p
@@ -210,18 +210,47 @@ def fallback_note(version: str, spark: str | None = None) -> str | None:
 
 def packages_for(plan: p.Plan, conf: dict[str, str], probe: bool = True) -> str | None:
     """The ``spark.jars.packages`` value ``exec`` adds for ``plan``: the needed artifacts
-    at :func:`package_version`, or ``None`` when none is needed or the user configured
+    at :func:`package_version`, then the lakehouse packages of its JVM-path sinks
+    (:func:`sqlstream.connectors.lakehouse_jvm.packages`, versions fixed per Spark minor), or ``None`` when none is needed or the user configured
     ``spark.jars.packages`` / ``spark.jars`` (in ``conf`` or a ``SET``).
 
     Raises:
         PackageError: see :func:`package_version`.
     """
-    artifacts = needed(plan)
+    artifacts, lakehouse = needed(plan), lakehouse_jvm.packages(plan)
     given = {k.lower() for k in conf} | {k.lower() for k, _ in plan.settings}
-    if not artifacts or any(k in given for k in USER_KEYS):
+    if not (artifacts or lakehouse) or any(k in given for k in USER_KEYS):
         return None
-    version, _ = package_version(KAFKA, probe=probe)
-    return ",".join(f"{a}:{version}" for a in artifacts)
+    found = list(lakehouse)
+    if probe:
+        for coordinate in lakehouse:
+            prefetch(coordinate)
+    if artifacts:
+        version, _ = package_version(KAFKA, probe=probe)
+        found[:0] = [f"{a}:{version}" for a in artifacts]
+    return ",".join(found)
+
+
+def prefetch(coordinate: str) -> None:
+    """Fetch ``coordinate`` (``group:artifact:version``) and its dependencies with ``mvn``
+    into the local Maven repository, where Spark's Ivy resolution looks first, unless it
+    is in Spark's Ivy cache already (or there is no ``mvn``). Ivy alone fails here on a
+    dependency whose POM is cached without its jar (measured: ``jsr305`` of
+    ``delta-spark``); Maven fetches it.
+
+    Raises:
+        PackageError: Maven cannot resolve it (offline, or not served).
+    """
+    group, name, version = coordinate.split(":")
+    major_minor = ".".join(version.split(".")[:2])
+    if version in _ivy_versions(f"{group}:{name}", major_minor) or shutil.which("mvn") is None:
+        return
+    if not _mvn_resolves(f"{group}:{name}", version):
+        raise PackageError(
+            f"Spark package {coordinate} cannot be resolved with Maven (offline, or not "
+            "served by the repository)",
+            hint="run once with network access; or pass --packages / spark.jars yourself",
+        )
 
 
 def packages_with_note(
@@ -233,7 +262,7 @@ def packages_with_note(
         PackageError: see :func:`package_version`.
     """
     packages = packages_for(plan, conf, probe)
-    if not packages or os.environ.get(OVERRIDE):
+    if not packages or os.environ.get(OVERRIDE) or not needed(plan):
         return packages, None
     return packages, fallback_note(packages.split(",")[0].rsplit(":", 1)[1])
 

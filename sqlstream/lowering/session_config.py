@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from sqlstream.connectors import lakehouse_jvm
 from sqlstream.ir import plan as p
 
 
@@ -23,7 +24,10 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
     * ``spark.sql.session.timeZone`` = ``UTC`` (results do not depend on the machine's zone);
     * ``spark.ui.enabled`` and ``spark.ui.showConsoleProgress`` = ``false``;
     * ``spark.sql.streaming.forceDeleteTempCheckpointLocation`` = ``true`` (console and
-      memory sinks leave no temporary checkpoints behind).
+      memory sinks leave no temporary checkpoints behind);
+    * on the JVM path of a ``delta`` sink, Delta's ``spark.sql.extensions`` and
+      ``spark.sql.catalog.spark_catalog``
+      (:func:`sqlstream.connectors.lakehouse_jvm.session_settings`).
 
     Args:
         plan: the compiled pipeline (its ``settings`` are the ``SET`` statements).
@@ -40,6 +44,7 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        **lakehouse_jvm.session_settings(plan),
     }
     given = {k.lower() for k, _ in plan.settings} | {k.lower() for k in conf}
     return {k: v for k, v in defaults.items() if k.lower() not in given}

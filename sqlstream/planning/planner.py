@@ -1,12 +1,11 @@
 """Planner: AST → :class:`~sqlstream.ir.plan.Plan`, a fold over the file's statements.
 
-Each statement is handled in file order against the :class:`~sqlstream.planning.catalog.Catalog`
-of what was declared before it: connector options are resolved
-(:mod:`sqlstream.connectors`), streams and tables become source reads
-(:mod:`sqlstream.planning.declarations`), every query body goes through the one compile path of
-:mod:`sqlstream.planning.compiler` (rewrite → schema → facts → checks), and queries get their
-names and checkpoint locations (docs/dialect.md#checkpoints). Every finding is positioned in the
-`.ssql` file; all of them are reported together.
+Each statement is handled in file order against the :class:`~sqlstream.planning.catalog.Catalog` of
+what was declared before it: connector options are resolved (:mod:`sqlstream.connectors`), streams
+and tables become source reads (:mod:`sqlstream.planning.declarations`), every query body goes
+through the one compile path of :mod:`sqlstream.planning.compiler` (rewrite → schema → facts →
+checks), and queries get their names and checkpoint locations (docs/dialect.md#checkpoints). Every
+finding is positioned in the `.ssql` file; all of them are reported together.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.frontend import ast
 from sqlstream.frontend.limits import NestingError
-from sqlstream.ir import plan
+from sqlstream.ir import plan, spark_versions
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import CompileContext, project_of
 from sqlstream.ir.user_functions import UserFunction
@@ -346,8 +345,9 @@ class Planner(FlowPlanning):
         resolved = resolve_options(options, self.source, role, owner, span, self.context.trust)
         if role == "sink":
             malformed.check_sink_options(resolved, self.source)
-        for warning in resolved.warnings:
-            self.findings.append(warning.with_source(self.source))
+        else:  # a source the target Spark cannot read (delta on 4.3: SS283)
+            resolved.spec.check_source(resolved, self.source, self.spark_version)
+        self.findings.extend(w.with_source(self.source) for w in resolved.warnings)
         return resolved
 
     def _resolve_path(self, value: str | None) -> str | None:
@@ -397,7 +397,8 @@ class Planner(FlowPlanning):
         partition_by = tuple(
             p.strip() for p in (resolved.get("partition_by") or "").split(",") if p.strip()
         )
-        settings = {k.lower(): v for k, v in self.settings}
+        target = (spark_versions.SETTING, self.spark_version)  # the target, as judged
+        settings = {k.lower(): v for k, v in (*self.settings, target)}
         spec, reads = resolved.spec, (self._resolve_path, self.context.project, self.context.trust)
         options = resolved.spark + spec.sink_options(resolved, self._resolve_path, settings)
         sink_settings = spec.sink_settings(resolved, *reads)

@@ -24,9 +24,17 @@ class Demo(Connector):
 def test_every_module_defines_a_registered_connector():
     # base: the common path; foreign_options: other dialects' option names, mapped first;
     # user_code: the user's Python modules a connector or CREATE FUNCTION names;
-    # lakehouse: what the iceberg and delta sinks share (options, their writers' steps)
+    # lakehouse: what the iceberg and delta sinks share (options, their writers' steps);
+    # lakehouse_jvm: the delta sink's JVM write path (Delta's Spark writer)
     # upsert_options: mode and key_columns of a sink that writes by key (postgres, lakehouse)
-    common = {"base", "foreign_options", "user_code", "lakehouse", "upsert_options"}
+    common = {
+        "base",
+        "foreign_options",
+        "user_code",
+        "lakehouse",
+        "lakehouse_jvm",
+        "upsert_options",
+    }
     modules = {m.name for m in pkgutil.iter_modules(connectors.__path__) if not m.ispkg} - common
     defined = {type(c).__module__.rsplit(".", 1)[-1] for c in connectors.CONNECTORS.values()}
     assert modules == defined

@@ -4,8 +4,11 @@ on the PySpark minors whose Iceberg and Delta packages are served and run
 (``tests/support/lakehouse_jvm.py``: both formats on 4.0 and 4.1, Delta on 4.2; skipped
 on 4.3, where no such package runs).
 
-The example pipeline over three days of flights writes both tables through the Python
-path (in this run's session); a second Python process with Spark's packages (its own JVM:
+The example pipeline over three days of flights writes both tables in this run's
+session — the Iceberg table through the Python path, the Delta table through the JVM path
+(Delta's Spark writer: the session has Delta's package on these minors, and the target
+minor chooses that path), read back by delta-rs; a Delta table delta-rs writes is read by
+this session's Delta reader; a second Python process with Spark's packages (its own JVM:
 Iceberg's ``JdbcCatalog`` on the same SQLite catalog, Delta's ``DeltaCatalog``) reads them
 with Spark's batch reader — the same rows as pyiceberg and delta-rs read — and writes a
 new table of each format with Spark's writers: a Delta append with ``txnAppId`` /
@@ -67,6 +70,13 @@ def test_tables_are_read_both_ways_and_a_spark_commit_counts_as_committed(spark,
     }
     assert python_read["iceberg"] and python_read["delta"]
     formats = set(PACKAGES[MINOR])
+    if "delta" in formats:  # the Python path's table, read by this session's Delta reader
+        python = DeltaWriter(
+            str(tmp_path / "out" / "from_python"), "upsert", ("window_start", "origin")
+        )
+        assert python.apply_changes(delta.table().to_pyarrow_table(), None, "python-app", 3)
+        read = spark.read.format("delta").load(python.path).toArrow()
+        assert _rows(read) == python_read["delta"]
 
     new_rows = [["2013-01-01 05:00:00", "EWR", 3], ["2013-01-01 06:00:00", "JFK", 4]]
     spark_read = run_session(

@@ -37,16 +37,17 @@ PACKAGES: dict[str, dict[str, tuple[str, ...]]] = {
 PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
-def jars(minor: str) -> list[str]:
-    """The local jar files of every format's :data:`PACKAGES` ``[minor]``, fetched with
-    Maven if missing.
+def jars(minor: str, formats: tuple[str, ...] | None = None) -> list[str]:
+    """The local jar files of every format's (or ``formats``') :data:`PACKAGES` ``[minor]``,
+    fetched with Maven if missing.
 
     Raises:
         RuntimeError: ``mvn`` is missing or cannot resolve one.
     """
     repository = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
     found = []
-    for coordinate in (c for group in PACKAGES[minor].values() for c in group):
+    chosen = [g for f, g in PACKAGES[minor].items() if formats is None or f in formats]
+    for coordinate in (c for group in chosen for c in group):
         group, artifact, version = coordinate.split(":")
         jar = repository.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.jar")
         if not jar.is_file():

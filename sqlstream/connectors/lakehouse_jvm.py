@@ -1,0 +1,185 @@
+"""The JVM write path of the ``delta`` sink: on the Spark minors whose Delta package is
+served and runs, a micro-batch is written by Delta's own Spark writer from
+``foreachBatch`` (the package added to ``spark.jars.packages``, Delta's session extension
+and catalog set in the session's configuration); elsewhere the Python path
+(:mod:`.delta`, delta-rs) writes.
+
+The choice is made once, when the sink is planned, from the target Spark minor
+(``CompileContext.spark_version``): :func:`engine`. ``translate`` prints the writer the
+program calls::
+
+    .foreachBatch(importlib.import_module('sqlstream.connectors.lakehouse_jvm')
+        .DeltaSparkWriter(path='/abs/out/hourly_delta', mode='upsert', key_columns=[…]))
+
+The packages per minor (:data:`DELTA_PACKAGES`) were each run in a real session here
+(``tests/support/lakehouse_jvm.py``); Delta publishes none that runs on Spark 4.3
+(``delta-spark_2.13:4.3.0`` is built against Spark 4.1 and fails at the first read).
+Iceberg's JVM write path is not built yet: the ``iceberg`` sink writes through pyiceberg
+on every minor.
+
+Exactly once, as on the Python path: each commit carries Delta's *transaction
+identifier* ``(txnAppId, txnVersion)`` = (the query's id, the batch id) — the write
+options ``txnAppId`` / ``txnVersion`` of an append or overwrite, the SQL settings
+``spark.databricks.delta.write.txnAppId`` / ``txnVersion`` around a ``MERGE`` — and before
+the commit the table's log is read for that application's last version (delta-rs): a replayed
+micro-batch runs into Spark's ``noop`` sink and changes nothing.
+
+Sources: Delta Lake guide *Table streaming reads and writes* ("Idempotent table writes in
+foreachBatch": ``txnAppId``, ``txnVersion``), *Table deletes, updates, and merges*
+(``MERGE INTO delta.`path```), *Quickstart* (``spark.sql.extensions``,
+``spark.sql.catalog.spark_catalog``); Delta protocol *Transaction Identifiers*.
+"""
+
+from __future__ import annotations
+
+from sqlstream.connectors import lakehouse
+from sqlstream.ir import plan as p
+
+ENGINE = "engine"
+"""The sink option (in :attr:`~sqlstream.ir.plan.Sink.options`) that names the writer:
+``spark`` for the JVM path; absent for the Python path."""
+SPARK = "spark"
+DELTA_PACKAGES: dict[str, tuple[str, ...]] = {
+    "4.0": ("io.delta:delta-spark_2.13:4.0.1",),
+    "4.1": ("io.delta:delta-spark_4.1_2.13:4.1.0",),
+    "4.2": ("io.delta:delta-spark_2.13:4.2.0",),
+}
+"""Spark minor → Delta's Spark package (``group:artifact:version``) that runs on it."""
+DELTA_SETTINGS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+"""The session settings Delta's writer and ``MERGE`` need (Delta *Quickstart*)."""
+WRITER = "DeltaSparkWriter"
+
+
+def engine(connector: str, spark_version: str) -> str | None:
+    """``'spark'`` when a sink of ``connector`` is written by Spark's own package on Spark
+    ``spark_version`` (a major.minor), else ``None`` (the Python path)."""
+    return SPARK if connector == "delta" and spark_version in DELTA_PACKAGES else None
+
+
+def is_jvm(sink: p.Sink) -> bool:
+    """Whether ``sink`` was planned onto the JVM path (its :data:`ENGINE` option)."""
+    return dict(sink.options).get(ENGINE) == SPARK
+
+
+def uses_jvm(plan: p.Plan) -> bool:
+    """Whether ``plan`` has a JVM-path sink or a ``delta`` source (read by Delta's
+    package only)."""
+    return any(is_jvm(q.sink) for q in plan.queries) or any(
+        isinstance(r, p.SourceRelation) and r.connector == "delta" for r in plan.relations
+    )
+
+
+def packages(plan: p.Plan) -> tuple[str, ...]:
+    """The Spark packages (with versions) the JVM-path sinks and ``delta`` sources of
+    ``plan`` need."""
+    return DELTA_PACKAGES.get(plan.spark_version, ()) if uses_jvm(plan) else ()
+
+
+def session_settings(plan: p.Plan) -> dict[str, str]:
+    """The session settings the JVM-path sinks and ``delta`` sources of ``plan`` need
+    (:data:`DELTA_SETTINGS`), or ``{}``."""
+    return dict(DELTA_SETTINGS) if uses_jvm(plan) else {}
+
+
+# ---- run time: the foreachBatch writer (runs in the query's session) -------------------
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class DeltaSparkWriter(lakehouse.LakehouseWriter):
+    """The ``foreachBatch`` function of a ``delta`` sink on the JVM path: one Delta commit
+    per micro-batch by Delta's Spark writer, with the transaction identifier
+    ``(query id, batch id)``.
+
+    Args:
+        path: the table's folder or URI (created by the first micro-batch).
+        mode, key_columns, complete: see :class:`.lakehouse.LakehouseWriter`.
+
+    Calling it (``writer(df, batch_id)``) raises what Delta raises (Spark then fails the
+    query; the batch is retried on restart).
+    """
+
+    def __init__(self, path: str, mode: str = "append", key_columns=(), complete: bool = False):
+        super().__init__(mode, key_columns, complete)
+        self.path = self.target = path
+
+    def __repr__(self) -> str:
+        return f"DeltaSparkWriter(path={self.path!r}, mode={self.mode!r})"
+
+    def committed(self, app: str) -> int | None:
+        """The last transaction version ``app`` committed to the table (its log's ``txn``
+        actions, read with delta-rs's ``transaction_version``), or ``None`` (no table, or
+        none)."""
+        table = _table(self.path)
+        return None if table is None else table.transaction_version(app)
+
+    def __call__(self, df, batch_id: int) -> None:
+        """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
+        spark = df.sparkSession
+        app = lakehouse.app_id(df, f"{type(self).__name__}:{self.target}")
+        last = self.committed(app)
+        if last is not None and last >= batch_id:
+            lakehouse.run_nowhere(df)
+            return
+        exists = last is not None or _table(self.path) is not None
+        if self.complete or not self.key_columns or not exists:
+            if self.mode == "upsert" and not self.complete:
+                df = _last_per_key(df, self.key_columns)
+            (
+                df.write.format("delta")
+                .mode("overwrite" if self.complete else "append")
+                .option("txnAppId", app)
+                .option("txnVersion", str(batch_id))
+                .option(
+                    "userMetadata", f"{lakehouse.APP_KEY}={app};{lakehouse.BATCH_KEY}={batch_id}"
+                )
+                .save(self.path)
+            )
+            return
+        view = f"sqlstream_merge_{abs(hash((app, self.path)))}_{batch_id}"
+        _last_per_key(df, self.key_columns).createOrReplaceTempView(view)
+        condition = " AND ".join(f"t.{_quoted(k)} <=> s.{_quoted(k)}" for k in self.key_columns)
+        table = "delta." + _quoted(self.path)
+        keys = ("spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion")
+        spark.conf.set(keys[0], app)
+        spark.conf.set(keys[1], str(batch_id))
+        try:
+            spark.sql(
+                f"MERGE INTO {table} AS t USING {view} AS s ON {condition} "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            )
+        finally:
+            for key in keys:
+                spark.conf.unset(key)
+            spark.catalog.dropTempView(view)
+
+
+def _table(path: str):
+    """The ``deltalake.DeltaTable`` at ``path``, or ``None`` when there is none."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        return DeltaTable(path)
+    except TableNotFoundError:
+        return None
+
+
+def _last_per_key(df, keys: tuple[str, ...]):
+    """``df`` with one row per key: the last one in the micro-batch's order."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order, rank = "__sqlstream_order", "__sqlstream_rank"
+    window = Window.partitionBy(*[F.col(_quoted(k)) for k in keys]).orderBy(F.col(order).desc())
+    return (
+        df.withColumn(order, F.monotonically_increasing_id())
+        .withColumn(rank, F.row_number().over(window))
+        .where(F.col(rank) == 1)
+        .drop(order, rank)
+    )
