@@ -9,23 +9,18 @@ into files read one per micro-batch, so changes arrive out of order within and a
 micro-batches, deletes before the updates they overrule. SCD 1 and SCD 2 flows read the
 same stream. The oracle sorts each key's changes by sequence: SCD 1 keeps the last, unless
 a delete; SCD 2 opens a version at each change of a tracked column (or after a delete),
-closes it at the next opening change or delete.
+closes it at the next opening change or delete. The SIGKILL test of the three targets
+(PostgreSQL, Delta, Iceberg) is ``test_auto_cdc_crash_spark.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from sqlstream import Session
-from tests.support.cdc_log import change_log, oracle, write_files
+from tests.support.cdc_log import change_log, oracle, postgres_tables, write_files
 
 pytestmark = pytest.mark.spark
 
@@ -61,16 +56,6 @@ CREATE FLOW history_cdc AS AUTO CDC INTO history
 """
 
 
-def tables(postgres, prefix: str) -> tuple[set, set]:
-    latest = set(postgres.rows(f"SELECT id, carrier, flight, dep_delay FROM {prefix}_latest"))
-    history = set(
-        postgres.rows(
-            f'SELECT id, carrier, flight, dep_delay, "__START_AT", "__END_AT" FROM {prefix}_history'
-        )
-    )
-    return latest, history
-
-
 def test_out_of_order_changes_applied_as_scd1_and_scd2_equal_the_oracle(
     spark, postgres, tmp_path, monkeypatch
 ):
@@ -82,7 +67,7 @@ def test_out_of_order_changes_applied_as_scd1_and_scd2_equal_the_oracle(
     session = Session(spark)
     session.run(session.compile_file(str(path)), available_now=True)
     expected_latest, expected_history = oracle(events)
-    latest, history = tables(postgres, "inproc")
+    latest, history = postgres_tables(postgres, "inproc")
     assert len(expected_latest) > 20 and len(expected_history) > len(expected_latest)
     assert sum(e["op"] == "d" for e in events) > 5
     assert latest == expected_latest
@@ -99,53 +84,5 @@ def test_out_of_order_changes_applied_as_scd1_and_scd2_equal_the_oracle(
     late.write_text("\n".join(json.dumps(e) for e in stale) + "\n")
     session.run(session.compile_file(str(path)), available_now=True)
     again = oracle(events + stale)
-    assert tables(postgres, "inproc") == again
+    assert postgres_tables(postgres, "inproc") == again
     assert again[0] == expected_latest  # an older update never brings a deleted row back
-
-
-def _committed(postgres, table: str) -> int:
-    """The last batch id committed to ``table`` (-1 before any)."""
-    if not postgres.rows("SELECT to_regclass('sqlstream_batches') IS NOT NULL")[0][0]:
-        return -1
-    rows = postgres.rows("SELECT batch_id FROM sqlstream_batches WHERE table_name = %s", (table,))
-    return rows[0][0] if rows else -1
-
-
-def test_exec_killed_at_random_points_ends_with_the_oracle(postgres, tmp_path):
-    """``sqlstream exec`` (its own JVM) killed with SIGKILL at seeded random points while
-    it applies the log, then run again on the same checkpoint until it finishes: the
-    tables equal the oracle (a micro-batch committed to PostgreSQL and replayed by Spark
-    changes nothing)."""
-    rng = random.Random(3302)
-    events = change_log(seed=3303, count=80)
-    write_files(tmp_path / "changes", events, seed=12, files=10)
-    path = tmp_path / "cdc.ssql"
-    path.write_text(PIPELINE.format(url=postgres.url, prefix="killed"))
-    env = dict(os.environ, PG_PASSWORD=postgres.password, PYTHONUNBUFFERED="1")
-    command = [sys.executable, "-m", "sqlstream.cli", "exec", str(path), "--master", "local[1]"]
-    command.append("--available-now")
-    kills = 0
-    for target in sorted(rng.sample(range(1, 9), 2)):
-        run = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        deadline = time.time() + 300
-        try:
-            while run.poll() is None and time.time() < deadline:
-                if _committed(postgres, "killed_history") >= target:
-                    time.sleep(rng.uniform(0, 1.5))  # somewhere in a later micro-batch
-                    break
-                time.sleep(0.2)
-        finally:
-            if run.poll() is None:
-                os.killpg(run.pid, signal.SIGKILL)
-                kills += 1
-            run.wait(timeout=60)
-    final = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-    assert final.returncode == 0, final.stderr[-3000:]
-    assert kills >= 1
-    assert tables(postgres, "killed") == oracle(events)

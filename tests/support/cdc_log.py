@@ -103,3 +103,48 @@ def oracle(events: list[dict]) -> tuple[set, set]:
         if version is not None:
             history.add((*row(version), start, None))
     return latest, history
+
+
+COLUMNS = ["id", "carrier", "flight", "dep_delay"]
+HISTORY = [*COLUMNS, "__START_AT", "__END_AT"]
+
+
+def postgres_tables(postgres, prefix: str) -> tuple[set, set]:
+    """``(SCD 1 rows, SCD 2 rows)`` of the PostgreSQL tables ``<prefix>_latest`` and
+    ``<prefix>_history``."""
+    latest = set(postgres.rows(f"SELECT id, carrier, flight, dep_delay FROM {prefix}_latest"))
+    history = set(
+        postgres.rows(
+            f'SELECT id, carrier, flight, dep_delay, "__START_AT", "__END_AT" FROM {prefix}_history'
+        )
+    )
+    return latest, history
+
+
+def _rows(table, names) -> set:
+    columns = [table.column(n).to_pylist() for n in names]
+    return set(zip(*columns, strict=True))
+
+
+def delta_tables(folder: Path) -> tuple[set, set]:
+    """``(SCD 1 rows, SCD 2 rows)`` of the Delta tables ``lake/latest`` and ``lake/history``
+    under ``folder``, read with deltalake."""
+    from deltalake import DeltaTable
+
+    latest = DeltaTable(str(folder / "lake" / "latest")).to_pyarrow_table()
+    history = DeltaTable(str(folder / "lake" / "history")).to_pyarrow_table()
+    return _rows(latest, COLUMNS), _rows(history, HISTORY)
+
+
+def iceberg_tables(folder: Path) -> tuple[set, set]:
+    """``(SCD 1 rows, SCD 2 rows)`` of the Iceberg tables ``cdc.latest`` and ``cdc.history``
+    in the SQLite catalog of ``folder/wh``, read with pyiceberg."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    warehouse = folder / "wh"
+    catalog = SqlCatalog(
+        "sqlstream", uri=f"sqlite:///{warehouse}/catalog.db", warehouse=f"file://{warehouse}"
+    )
+    latest = catalog.load_table(("cdc", "latest")).scan().to_arrow()
+    history = catalog.load_table(("cdc", "history")).scan().to_arrow()
+    return _rows(latest, COLUMNS), _rows(history, HISTORY)
