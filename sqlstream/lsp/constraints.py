@@ -26,7 +26,8 @@ class Constraint:
 
     Attributes:
         name: the constraint's name.
-        kind: ``stream`` or ``sink``: what holds it.
+        kind: ``stream`` or ``sink``: what holds it (``CREATE STREAM … AS`` a query
+            holds sink rules: checked on the rows the query writes).
         relation: the name of the stream or sink.
         condition: the condition as written in the document (``${…}`` not substituted).
         action: ``keep``, ``drop`` or ``fail`` (:class:`~sqlstream.ir.plan.Expectation`).
@@ -60,7 +61,9 @@ def constraints(analysis: Analysis) -> list[Constraint]:
     for statement in analysis.script.statements:
         if not isinstance(statement, (ast.CreateStream, ast.CreateSink)):
             continue
-        kind = "sink" if isinstance(statement, ast.CreateSink) else "stream"
+        # CREATE STREAM … AS query is a sink too: its rules are checked on the rows written
+        written = isinstance(statement, ast.CreateSink) or statement.query is not None
+        kind = "sink" if written else "stream"
         for rule in statement.constraints:
             where = rule.condition.span
             found.append(

@@ -121,3 +121,19 @@ async def test_completion_after_on_violation(client: LanguageClient):
         )
     )
     assert [i.label for i in result.items] == ["DROP ROW", "FAIL UPDATE"]
+
+
+@pytest.mark.asyncio
+async def test_a_stream_as_select_checks_its_rules_on_the_rows_written(client: LanguageClient):
+    text = (
+        "CREATE STREAM s (v BIGINT) WITH (connector = 'files', path = '/in', format = 'json');\n"
+        "CREATE STREAM t (CONSTRAINT big EXPECT (w > 1) ON VIOLATION FAIL UPDATE)\n"
+        "  WITH (connector = 'files', path = '/out', format = 'json') AS SELECT v AS w FROM s;\n"
+    )
+    uri = "file:///work/as_select.ssql"
+    assert list(await _open(client, text, uri)) == []
+    value = (await _hover(client, text, text.index("big") + 1, uri)).contents.value
+    assert value.startswith("**expectation `big`** on sink `t` (checked on each row written)")
+    assert "- on violation: **FAIL UPDATE**" in value
+    assert "in the progress of `t` (observation `expect:t`)" in value
+    assert "not checked" not in value
