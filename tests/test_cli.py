@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from sqlstream.cli import main
 from tests.conftest import ROOT
 from tests.support.user_modules import project, sqlstream_process
+from tests.support.written_constraints import FIXTURE, written_in
 
 EXAMPLE = ROOT / "examples" / "flights" / "hourly_delays.ssql"
 BAD = "CREATE STREAM s (a INT) WITH (connector = 'files', path = 'x', format = 'csv');\nSELECT b\nFROM s\nWHERE a >;\n"
@@ -361,3 +362,43 @@ def test_a_pipeline_linked_out_of_its_project_is_not_read_untrusted(tmp_path, co
     trusted = sqlstream_process(command, "--trust", "x.ssql", cwd=repo)
     assert trusted.returncode == 1 and "TOPSECRET" in trusted.stdout + trusted.stderr  # SS101
     assert sqlstream_process(command, "y.ssql", cwd=repo).returncode == 0
+
+
+def test_check_summary_lists_each_relations_expectations(runner):
+    """Text: a line per stream and sink with rules, then each rule as written; JSON: the
+    same under ``expectations`` (name, action, ON VIOLATION clause, condition, line)."""
+    rules = written_in(FIXTURE)
+    text = runner.invoke(main, ["check", str(FIXTURE), "--var", "dir=/data"])
+    assert text.exit_code == 0, text.output
+    for relation in dict.fromkeys((r.kind, r.relation) for r in rules):
+        count = sum((r.kind, r.relation) == relation for r in rules)
+        assert f"\n  {relation[0]} {relation[1]}: {count} expectation(s)\n" in text.output
+    for rule in rules:
+        line = f"    {rule.name} EXPECT ({rule.condition})"
+        assert (f"{line} {rule.on_violation}" if rule.on_violation else line) + "\n" in (
+            text.output
+        )
+    result = runner.invoke(main, ["check", "--format", "json", str(FIXTURE), "--var", "dir=/data"])
+    assert result.exit_code == 0, result.output
+    (document,) = json.loads(result.output)
+    listed = [
+        (g["kind"], g["relation"], e["name"], e["condition"], e["on_violation"])
+        for g in document["expectations"]
+        for e in g["expectations"]
+    ]
+    assert listed == [(r.kind, r.relation, r.name, r.condition, r.on_violation) for r in rules]
+    actions = {e["name"]: e["action"] for g in document["expectations"] for e in g["expectations"]}
+    assert actions == {
+        r.name: {"": "keep", "ON VIOLATION DROP ROW": "drop"}.get(r.on_violation, "fail")
+        for r in rules
+    }
+    lines = FIXTURE.read_text(encoding="utf-8").splitlines()
+    for group in document["expectations"]:
+        for rule in group["expectations"]:
+            assert f"CONSTRAINT {rule['name']} " in lines[rule["line"] - 1]
+
+
+def test_check_summary_without_expectations_lists_none(runner):
+    result = runner.invoke(main, ["check", "--format", "json", str(EXAMPLE)])
+    assert json.loads(result.output)[0]["expectations"] == []
+    assert "expectation" not in runner.invoke(main, ["check", str(EXAMPLE)]).output

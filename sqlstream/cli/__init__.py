@@ -213,8 +213,12 @@ def _check_text(
     spark_version: str | None = None,
     trust: bool = False,
 ):
-    """``(findings, queries)``: every finding, and each query's output mode, why, columns
-    and state signature (secrets redacted), judged for Spark ``spark_version``."""
+    """``(findings, queries, expectations)``: every finding, each query's output mode,
+    why, columns and state signature, and the expectations of each stream and sink
+    (:func:`~sqlstream.lowering.expectation_listing.guarded`), secrets redacted, judged
+    for Spark ``spark_version``."""
+    from sqlstream.lowering.expectation_listing import guarded
+
     findings, plan = api.check_plan(text, variables, path, spark_version, trust)
     queries = (
         [
@@ -234,7 +238,21 @@ def _check_text(
         if plan is not None
         else []
     )
-    return findings, queries
+    return findings, queries, guarded(plan) if plan is not None else []
+
+
+def _expectations_text(guarded_relation: dict) -> str:
+    """The lines of check's summary for one stream's or sink's expectations (a
+    :func:`~sqlstream.lowering.expectation_listing.guarded` entry): a head line, then one
+    ``name EXPECT (condition) [ON VIOLATION …]`` line per rule."""
+    from sqlstream.lowering.expectation_listing import rule_line
+
+    rules = guarded_relation["expectations"]
+    lines = [
+        f"  {guarded_relation['kind']} {guarded_relation['relation']}: {len(rules)} expectation(s)"
+    ]
+    lines += [f"    {rule_line(rule)}" for rule in rules]
+    return "\n".join(lines)
 
 
 @main.command()
@@ -268,23 +286,30 @@ def check(
         try:
             text = api.read_pipeline(file, trusted(trust))
         except SqlStreamError as error:
-            findings, queries = [error], []
+            findings, queries, rules = [error], [], []
         else:
-            findings, queries = _check_text(text, variables, file, spark_version, trusted(trust))
+            findings, queries, rules = _check_text(
+                text, variables, file, spark_version, trusted(trust)
+            )
         failed = failed or any(f.severity == "error" or strict for f in findings)
-        report.append((file, findings, queries))
+        report.append((file, findings, queries, rules))
     if fmt == "json":
         click.echo(
             json.dumps(
                 [
-                    {"path": file, "findings": [f.to_dict() for f in findings], "queries": queries}
-                    for file, findings, queries in report
+                    {
+                        "path": file,
+                        "findings": [f.to_dict() for f in findings],
+                        "queries": queries,
+                        "expectations": rules,
+                    }
+                    for file, findings, queries, rules in report
                 ],
                 indent=2,
             )
         )
     else:
-        for file, findings, queries in report:
+        for file, findings, queries, rules in report:
             for finding in findings:  # the report itself: stdout, like other linters
                 click.echo(finding.render())
             errors = sum(f.severity == "error" for f in findings)
@@ -297,6 +322,8 @@ def check(
                     f"  query {query['name']}: {query['output_mode']} "
                     f"({query['output_mode_reason']})"
                 )
+            for guarded_relation in rules:
+                click.echo(_expectations_text(guarded_relation))
     if failed:
         sys.exit(1)
 

@@ -121,7 +121,9 @@ def _mermaid_id(node_id: str) -> str:
 
 
 def _mermaid_text(text: str) -> str:
-    return html.escape(text).replace("#", "&#35;")
+    """``text`` inside a quoted Mermaid label: ``&``, ``<``, ``>`` as HTML entities, ``#``
+    and ``"`` as Mermaid's entity codes (``#35;``, ``#quot;``); a ``'`` stays as it is."""
+    return html.escape(text, quote=False).replace("#", "#35;").replace('"', "#quot;")
 
 
 def to_mermaid(graph: Graph) -> str:

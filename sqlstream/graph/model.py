@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 
 from sqlstream.ir import plan as p
+from sqlstream.lowering.expectation_listing import ON_VIOLATION
 
 INTERNAL = "__"
 """Prefix of the temporary views the compiler adds (never a user's relation)."""
@@ -27,7 +28,8 @@ class Node:
         id: a unique identifier (``kind:name`` lower-case).
         kind: ``stream``, ``table``, ``view``, ``query`` or ``sink``.
         name: the relation's, query's or sink's name.
-        details: lines shown under the name (connector, watermark, output mode, …).
+        details: lines shown under the name (connector, watermark, output mode, a
+            stream's or sink's expectations ``expect name: condition [→ action]``, …).
         marks: flags that change how it is drawn: ``stateful``, ``join`` (a stream-stream
             join), ``dead_letter`` (a query writing dead letters).
     """
@@ -87,11 +89,31 @@ def _source_details(relation: p.SourceRelation) -> tuple[str, ...]:
         lines.append(f"watermark {relation.watermark.column} − {relation.watermark.delay}")
     if relation.decoding is not None:
         lines.append(f"on_error = {relation.decoding.on_error}")
-    return tuple(lines)
+    return tuple(lines) + _expectation_details(relation.expectations)
+
+
+def _expectation_details(rules: tuple[p.Expectation, ...]) -> tuple[str, ...]:
+    """One line per rule of a stream or sink: ``expect name: condition`` and its action
+    (``→ DROP ROW``, ``→ FAIL UPDATE``; none for a rule that only counts), the condition
+    shortened to fit a box."""
+    return tuple(
+        f"expect {rule.name}: {_head(rule.condition, 40)}"
+        + (
+            f" → {ON_VIOLATION[rule.action].removeprefix('ON VIOLATION ')}"
+            if rule.action != "keep"
+            else ""
+        )
+        for rule in rules
+    )
 
 
 def _short(text: str, width: int = 48) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def _head(text: str, width: int) -> str:
+    """``text``, or its first ``width - 1`` characters and ``…``."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _operator_line(operator: p.StatefulOperator) -> str:
@@ -119,14 +141,14 @@ def _query_details(query: p.Query) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _sink_details(sink: p.Sink) -> tuple[str, ...]:
+def _sink_details(sink: p.Sink, rules: tuple[p.Expectation, ...]) -> tuple[str, ...]:
     lines = [
         sink.connector
         + (f" ({sink.format})" if sink.format and sink.format != sink.connector else "")
     ]
     if sink.path:
         lines.append(_short(sink.path))
-    return tuple(lines)
+    return tuple(lines) + _expectation_details(rules)
 
 
 def build(plan: p.Plan) -> Graph:
@@ -202,7 +224,12 @@ def build(plan: p.Plan) -> Graph:
         if sink_key not in sinks:
             sinks[sink_key] = f"sink:{sink_key}"
             graph.nodes.append(
-                Node(sinks[sink_key], "sink", query.sink.name, _sink_details(query.sink))
+                Node(
+                    sinks[sink_key],
+                    "sink",
+                    query.sink.name,
+                    _sink_details(query.sink, query.expectations),
+                )
             )
         graph.edges.append(Edge(query_id, sinks[sink_key], "writes"))
     redact = plan.source.redact  # a path or option may hold a ${env:…} secret

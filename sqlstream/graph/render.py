@@ -78,6 +78,7 @@ body {{ font-family: Helvetica, Arial, sans-serif; margin: 1.5rem; color: #11182
 <span><i class="swatch" style="background:#fce7f3"></i>sink</span>
 <span style="color:#7c3aed">⟶ stream-stream join input</span>
 <span style="color:#dc2626">⇢ dead letters</span>
+<span>expect name: condition → action: an expectation of a stream or sink</span>
 </p>
 <div class="picture">
 {svg}

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from sqlstream.ir import plan as p
+from sqlstream.lowering.expectation_listing import describe_expectation, rule_line
 from sqlstream.lowering.lower import trigger_step
 from sqlstream.lowering.printer import render_step
 from sqlstream.planning.settings import state_store, watermark_policy
@@ -43,8 +44,10 @@ def trigger_of(trigger: p.Trigger | None) -> dict:
 
 def _source(relation: p.SourceRelation | None, identity: p.SourceIdentity) -> dict:
     """One streaming source a query reads: ``{"relation", "connector", "format", "path",
-    "options", "watermark"}`` (``options`` a dict, ``watermark`` ``{"column", "delay"}`` or
-    ``None``); only the identity's fields when the relation is not in the plan."""
+    "options", "watermark", "expectations"}`` (``options`` a dict, ``watermark``
+    ``{"column", "delay"}`` or ``None``, ``expectations`` the stream's rules as
+    :func:`~sqlstream.lowering.expectation_listing.describe_expectation`); only the
+    identity's fields when the relation is not in the plan."""
     if relation is None:
         return {
             "relation": identity.relation,
@@ -53,6 +56,7 @@ def _source(relation: p.SourceRelation | None, identity: p.SourceIdentity) -> di
             "path": identity.target,
             "options": {},
             "watermark": None,
+            "expectations": [],
         }
     watermark = relation.watermark
     return {
@@ -64,6 +68,7 @@ def _source(relation: p.SourceRelation | None, identity: p.SourceIdentity) -> di
         "watermark": None
         if watermark is None
         else {"column": watermark.column, "delay": watermark.delay},
+        "expectations": [describe_expectation(e) for e in relation.expectations],
     }
 
 
@@ -108,6 +113,7 @@ def describe_query(plan: p.Plan, query: p.Query) -> dict:
             "options": dict(sink.options),
             "partition_by": list(sink.partition_by),
             "checkpoint_location": query.checkpoint_location,
+            "expectations": [describe_expectation(e) for e in query.expectations],
         },
     }
     return plan.source.redact_value(described)
@@ -146,6 +152,15 @@ def _operator_lines(operator: dict) -> list[str]:
     if operator["aggregates"]:
         lines.append(f"      aggregates: {', '.join(operator['aggregates'])}")
     return lines
+
+
+def _expectation_lines(rules: list[dict], indent: str, where: str) -> list[str]:
+    """``expectations (on …):`` and one line per rule, at ``indent``; none without rules."""
+    if not rules:
+        return []
+    return [f"{indent}expectations (on {where}):"] + [
+        f"{indent}  {rule_line(rule)}" for rule in rules
+    ]
 
 
 def render_query(described: dict, physical: str | None = None) -> str:
@@ -188,12 +203,14 @@ def render_query(described: dict, physical: str | None = None) -> str:
     for source in described["sources"]:
         lines.append(f"    {source['relation']}: {_target(source)}")
         lines.append(f"      options: {_options(source['options'])}")
+        lines += _expectation_lines(source["expectations"], "      ", "each row read")
     sink = described["sink"]
     lines.append(f"  sink {sink['name']}: {_target(sink)}")
     lines.append(f"    options: {_options(sink['options'])}")
     if sink["partition_by"]:
         lines.append(f"    partition by: {', '.join(sink['partition_by'])}")
     lines.append(f"    checkpoint: {sink['checkpoint_location'] or '(temporary)'}")
+    lines += _expectation_lines(sink["expectations"], "    ", "each row written")
     lines.append(f"  sql: {described['sql']}")
     if physical is not None:
         lines.append("  physical plan:")

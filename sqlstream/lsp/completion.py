@@ -5,6 +5,7 @@ What is offered depends on where the cursor is (read from the text before it):
 * after ``alias.`` or ``relation.``: the columns of that relation;
 * inside ``WITH (…)``: the option keys of the connector the list names (``connector``
   first), or after ``connector =`` the connector names (:data:`sqlstream.connectors.CONNECTORS`);
+* after ``ON VIOLATION``: ``DROP ROW`` and ``FAIL UPDATE`` (:data:`VIOLATION_ACTIONS`);
 * after ``EMIT``: its clauses (``FINAL``, ``CHANGES``, ``ON WINDOW CLOSE``, ``COMPLETE``,
   ``EVERY INTERVAL …``, ``ONCE``, ``AVAILABLE NOW``, ``CONTINUOUS``);
 * elsewhere: the declared relations and sinks, the user functions declared in the file
@@ -43,6 +44,13 @@ EMIT_CLAUSES = (
     ),
 )
 
+VIOLATION_ACTIONS = (
+    ("DROP ROW", "a violating row is counted and dropped"),
+    ("FAIL UPDATE", "a violating row stops the query in its micro-batch (nothing written)"),
+)
+"""What may follow ``ON VIOLATION`` in a ``CONSTRAINT … EXPECT (…)`` (without it: counted,
+the row kept)."""
+
 WINDOW_TVFS = (
     (
         "TUMBLE",
@@ -72,6 +80,9 @@ KEYWORDS = (
     "WITH",
     "AS",
     "WATERMARK FOR",
+    "CONSTRAINT",
+    "EXPECT",
+    "ON VIOLATION",
     "METADATA",
     "METADATA FROM",
     "IF NOT EXISTS",
@@ -244,6 +255,8 @@ def complete(analysis: Analysis, offset: int) -> list[dict]:
                 _item(k, "option", d, f"{k} = $1") for k, d in connector_options(named.group(1))
             ]
         return items
+    if re.search(r"\bON\s+VIOLATION\s+\w*\Z", before, re.IGNORECASE):
+        return [_item(action, "keyword", detail) for action, detail in VIOLATION_ACTIONS]
     if re.search(r"\bEMIT(\s+\w+)*\s+\w*\Z", before, re.IGNORECASE) and re.search(
         r"\bEMIT\b[^;]*\Z", before, re.IGNORECASE
     ):

@@ -16,6 +16,7 @@ import re
 from sqlstream.analysis.spark_types import known_functions
 from sqlstream.diagnostics.codes import CODES
 from sqlstream.ir import spark_versions
+from sqlstream.lsp import constraints
 from sqlstream.lsp.analysis import Analysis, Declaration, Reference
 
 _WORD = re.compile(r"[A-Za-z_][\w$]*")
@@ -93,8 +94,25 @@ SYMBOL_KINDS = ("set", "stream", "table", "view", "sink", "insert", "select", "f
 def symbols(analysis: Analysis) -> list[dict]:
     """The outline: one ``{"name", "kind", "detail", "start", "end", "name_start",
     "name_end", "children"}`` per statement (``kind`` one of :data:`SYMBOL_KINDS`;
-    ``children`` the columns of a declared relation)."""
+    ``children`` the columns of a declared relation, ``{"name", "detail"}``, then the
+    expectations of a stream or sink, ``{"name", "detail", "kind": "constraint", "start",
+    "end", "name_start", "name_end"}`` with ``detail`` ``EXPECT (…) [ON VIOLATION …]``)."""
     outline = []
+    rules: dict[int, list[dict]] = {}
+    for rule in constraints.constraints(analysis):
+        statement_at = analysis.statement_at(rule.start)
+        if statement_at is not None:
+            rules.setdefault(statement_at.start, []).append(
+                {
+                    "name": rule.name,
+                    "detail": rule.line,
+                    "kind": "constraint",
+                    "start": rule.start,
+                    "end": rule.end,
+                    "name_start": rule.name_start,
+                    "name_end": rule.name_end,
+                }
+            )
     for statement in analysis.statements:
         name = statement.name or statement.kind.upper()
         namespace = {"sink": "sink", "insert": "sink", "function": "function"}.get(
@@ -114,6 +132,8 @@ def symbols(analysis: Analysis) -> list[dict]:
         children = []
         if declared and declared.columns and statement.kind != "insert":
             children = [{"name": c, "detail": t} for c, t in declared.columns]
+        if statement.kind in ("stream", "sink"):
+            children += rules.get(statement.start, [])
         outline.append(
             {
                 "name": name,
@@ -155,7 +175,8 @@ def _code_hover(code: str) -> str | None:
 
 def query_markdown(described: dict) -> str:
     """A query's ``describe_query`` dict as Markdown: output mode and why, trigger and why,
-    stateful operators with their keys, watermarks, sink."""
+    stateful operators with their keys, watermarks, sink, and the expectations of the
+    streams it reads and of its sink (names, with ``drop`` or ``fail`` when they act)."""
     trigger = described["trigger"]
     lines = [
         f"**query `{described['name']}`** → sink `{described['sink']['name']}` "
@@ -184,6 +205,19 @@ def query_markdown(described: dict) -> str:
             f"- global watermark: the **{described['global_watermark']['policy']}** "
             "of them (`spark.sql.streaming.multipleWatermarkPolicy`)"
         )
+    guarded = [
+        (f"stream `{s['relation']}`", s.get("expectations", [])) for s in described["sources"]
+    ]
+    guarded.append(
+        (f"sink `{described['sink']['name']}`", described["sink"].get("expectations", []))
+    )
+    for where, rules in guarded:
+        if rules:
+            names = ", ".join(
+                f"`{r['name']}`" + (f" ({r['action']})" if r["action"] != "keep" else "")
+                for r in rules
+            )
+            lines.append(f"- expectations on {where}: {names}")
     return "\n".join(lines)
 
 
@@ -216,6 +250,9 @@ def scope_columns(
 
 def hover(analysis: Analysis, offset: int) -> tuple[str, int, int] | None:
     """``(markdown, start, end)`` for the hover at ``offset``, or ``None``."""
+    rule = constraints.hover(analysis, offset)
+    if rule is not None:
+        return rule
     word = word_at(analysis.text, offset)
     if word and re.fullmatch(r"SS\d{3}", word[0], re.IGNORECASE):
         text = _code_hover(word[0])

@@ -490,6 +490,14 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
                     range=name_range,
                     selection_range=name_range,
                 )
+                if c.get("kind") != "constraint"
+                else t.DocumentSymbol(  # an expectation: its own place; its condition is BOOLEAN
+                    name=c["name"],
+                    detail=c["detail"],
+                    kind=t.SymbolKind.Boolean,
+                    range=_range(lines, c["start"], c["end"]),
+                    selection_range=_range(lines, c["name_start"], c["name_end"]),
+                )
                 for c in entry["children"]
             ]
             found.append(

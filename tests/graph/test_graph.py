@@ -3,6 +3,7 @@ edges its SQL implies; every format renders; the pictures in docs/pipelines are 
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 import shutil
@@ -18,6 +19,7 @@ from sqlstream.graph.dot import to_dot, to_mermaid
 from sqlstream.graph.model import build
 from sqlstream.graph.render import FORMATS, render
 from tests.conftest import ROOT
+from tests.support.written_constraints import FIXTURE, written_in
 
 EXAMPLES = sorted((ROOT / "examples").rglob("*.ssql"))
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot not installed")
@@ -183,3 +185,29 @@ def test_mermaid_ids_are_distinct():
     edges = re.findall(r"^  (\w+) [-=.]\S* (\w+)$", mermaid, re.M)
     assert len(edges) == len(graph.edges) and {e for pair in edges for e in pair} <= set(declared)
     assert "stream_a_2d_b" in declared and "stream_a__b" in declared
+
+
+def test_expectations_are_drawn_on_the_node_they_guard():
+    """Each rule is a line of its stream's or sink's box (DOT and Mermaid): its name, its
+    condition and, for DROP ROW and FAIL UPDATE, its action; the query box has none."""
+    rules = written_in(FIXTURE)
+    graph = build(sqlstream.compile(FIXTURE.read_text(encoding="utf-8"), {"dir": "/data"}).plan)
+    dot, mermaid = to_dot(graph), to_mermaid(graph)
+    for rule in rules:
+        line = f"expect {rule.name}: {rule.condition}" + (
+            f" → {rule.on_violation.removeprefix('ON VIOLATION ')}" if rule.on_violation else ""
+        )
+        assert line in graph.node(f"{rule.kind}:{rule.relation}").details
+        assert html.escape(line) in dot
+        assert html.escape(line, quote=False).replace("#", "#35;") in mermaid
+    assert not [d for d in graph.node("query:hourly_out").details if d.startswith("expect ")]
+
+
+def test_mermaid_labels_keep_quotes_readable():
+    text = (
+        "CREATE STREAM s (origin STRING, CONSTRAINT known EXPECT (origin IN ('EWR', \"#1\")))\n"
+        "  WITH (connector = 'files', path = '/in', format = 'json');\n"
+        "CREATE SINK k WITH (connector = 'console');\nINSERT INTO k SELECT origin FROM s;\n"
+    )
+    mermaid = to_mermaid(build(sqlstream.compile(text).plan))
+    assert "expect known: origin IN ('EWR', #quot;#35;1#quot;)" in mermaid

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from sqlstream.cli import main
 from tests.conftest import ROOT
+from tests.support.written_constraints import FIXTURE, written_in
 
 EXAMPLE = ROOT / "examples" / "flights" / "hourly_delays.ssql"
 DEDUP = ROOT / "examples" / "flights" / "dedup.ssql"
@@ -190,3 +191,41 @@ def test_physical_plans_json_stays_clean_of_a_module_print(tmp_path, spark, decl
     assert "Content-Length: 7" in result.stderr
     assert (tmp_path / "MARKER").exists()
     assert not spark.streams.active
+
+
+def test_expectations_at_the_stream_and_sink_they_guard(runner):
+    """Each stream rule under the source it is checked on, each sink rule under the sink,
+    as written in the file (text and JSON)."""
+    rules = written_in(FIXTURE)
+    (query,) = _json(runner, FIXTURE, "--var", "dir=/data")
+    (source,) = query["sources"]
+    shown = [
+        (source["relation"], e["name"], e["condition"], e["on_violation"])
+        for e in source["expectations"]
+    ]
+    shown += [
+        (query["sink"]["name"], e["name"], e["condition"], e["on_violation"])
+        for e in query["sink"]["expectations"]
+    ]
+    assert shown == [(r.relation, r.name, r.condition, r.on_violation) for r in rules]
+    result = runner.invoke(main, ["explain", str(FIXTURE), "--var", "dir=/data"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    stream_part, sink_part = out.split("\n  sink ")
+    stream_part += "\n"
+    for rule in rules:
+        line = f"{rule.name} EXPECT ({rule.condition})" + (
+            f" {rule.on_violation}" if rule.on_violation else ""
+        )
+        part = sink_part if rule.kind == "sink" else stream_part
+        indent = "      " if rule.kind == "sink" else "        "
+        assert f"\n{indent}{line}\n" in "\n" + part, line
+    assert "      expectations (on each row read):\n" in stream_part
+    assert "    expectations (on each row written):\n" in sink_part
+
+
+def test_no_expectations_no_lines(runner):
+    result = runner.invoke(main, ["explain", str(EXAMPLE)])
+    assert "expectations" not in result.output
+    (query,) = _json(runner, EXAMPLE)
+    assert query["sources"][0]["expectations"] == [] and query["sink"]["expectations"] == []
