@@ -14,7 +14,7 @@ from typing import Protocol
 
 from lark import Token, Tree
 
-from sqlstream.diagnostics.errors import ForeignSpellingError
+from sqlstream.diagnostics.errors import ForeignSpellingError, ParseError
 from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.frontend import ast
 
@@ -29,6 +29,8 @@ class TreeBuilder(Protocol):
     def span(self, node: Tree | Token) -> Span: ...
 
     def sql(self, node: Tree | Token | None) -> ast.SqlText: ...
+
+    def type(self, node: Tree | Token | None, depth: int = 1) -> str: ...
 
 
 def _child(node: Tree, data: str) -> Tree | None:
@@ -88,6 +90,38 @@ def build_flow(builder: TreeBuilder, node: Tree) -> ast.CreateFlow:
         track_span=builder.span(track) if track is not None else None,
         span=builder.span(node),
     )
+
+
+def sink_columns(
+    builder: TreeBuilder, node: Tree | None
+) -> tuple[tuple[ast.ColumnDef, ...], ast.PrimaryKey | None]:
+    """The columns and ``PRIMARY KEY`` of a sink's list (Flink's changelog spelling,
+    docs/cdc.md#flink-spelling), ``((), None)`` without them; the planner judges them.
+
+    Raises:
+        ParseError: a second ``PRIMARY KEY`` (at it).
+    """
+    columns: list[ast.ColumnDef] = []
+    key: ast.PrimaryKey | None = None
+    for child in node.children if node is not None else ():
+        if not isinstance(child, Tree):
+            continue
+        if child.data == "column_def":
+            parts = [c for c in child.children if isinstance(c, Tree)]
+            columns.append(
+                ast.ColumnDef(builder.name(parts[0]), builder.type(parts[1]), builder.span(child))
+            )
+        elif child.data == "primary_key":
+            if key is not None:
+                raise ParseError(
+                    "a sink has one PRIMARY KEY",
+                    builder.span(child),
+                    builder.source,
+                    hint="list every key column in one PRIMARY KEY (a, b) NOT ENFORCED",
+                )
+            enforced = not any(str(c).upper() == "ENFORCED" for c in child.children)
+            key = ast.PrimaryKey(_names(builder, child), enforced, builder.span(child))
+    return tuple(columns), key
 
 
 def primary_key_error(builder: TreeBuilder, node: Tree) -> ForeignSpellingError:

@@ -143,6 +143,32 @@ def _versions(
         yield (*(current[i] for i in value_at), start, None)
 
 
+ARRIVAL_SHIFT = 32
+"""A micro-batch's changes are numbered below ``2 ** ARRIVAL_SHIFT`` (the batch id above):
+``BIGINT`` holds batch ids below ``2 ** 31``."""
+
+
+def arrival_sequence(batch_id: int, position: int) -> int:
+    """The sequence of the change at ``position`` (0-based) of micro-batch ``batch_id``: a
+    ``BIGINT`` that orders changes by batch, then by place in the batch.
+
+    Raises:
+        ValueError: a micro-batch of ``2 ** 32`` changes or more.
+    """
+    if position >> ARRIVAL_SHIFT:
+        raise ValueError(f"micro-batch {batch_id} holds more than 2**32 changes")
+    return (batch_id << ARRIVAL_SHIFT) | position
+
+
+def arrival_order(batch: list[tuple], seq_at: int, batch_id: int) -> list[tuple]:
+    """``batch`` with each row's sequence (at ``seq_at``) replaced by its
+    :func:`arrival_sequence`."""
+    return [
+        (*row[:seq_at], arrival_sequence(batch_id, i), *row[seq_at + 1 :])
+        for i, row in enumerate(batch)
+    ]
+
+
 class CdcApplier:
     """The ``foreachBatch`` function of an ``AUTO CDC`` flow.
 
@@ -152,6 +178,11 @@ class CdcApplier:
         scd_type: 1 or 2; ``tracked``: SCD 2, the columns whose change opens a version.
         sequence, delete: the micro-batch's columns holding the sequence and whether the
             change is a delete.
+        arrival: order the changes by their arrival, as Flink applies a changelog to a
+            table with a primary key (docs/cdc.md#flink-spelling): the sequence column's
+            value is replaced by :func:`arrival_sequence` of the batch id and the change's
+            place in the micro-batch (the order Spark gives its rows: per source partition,
+            in order).
 
     Calling it (``applier(df, batch_id)``) collects the micro-batch on the driver and
     raises what the target raises (Spark then fails the query; the batch is retried on
@@ -167,10 +198,11 @@ class CdcApplier:
         tracked=(),
         sequence: str = "__sqlstream_sequence",
         delete: str = "__sqlstream_delete",
+        arrival: bool = False,
     ):
         self.target, self.keys, self.columns = target, tuple(keys), tuple(columns)
         self.scd_type, self.tracked = scd_type, tuple(tracked)
-        self.sequence, self.delete = sequence, delete
+        self.sequence, self.delete, self.arrival = sequence, delete, arrival
 
     def __repr__(self) -> str:
         return f"CdcApplier({self.target!r}, keys={list(self.keys)!r}, scd_type={self.scd_type})"
@@ -208,6 +240,8 @@ class CdcApplier:
                     prefetchPartitions=True
                 )
             ]
+            if self.arrival:
+                batch = arrival_order(batch, names.index(self.sequence), batch_id)
             self.apply_batch(tx, batch, names)
 
     def apply_batch(self, tx: CdcTransaction, batch: list[tuple], names: list[str]) -> None:
