@@ -125,18 +125,19 @@ def sink_columns(
 
 
 def primary_key_error(builder: TreeBuilder, node: Tree) -> ForeignSpellingError:
-    """Flink's ``PRIMARY KEY (k, …) NOT ENFORCED`` in a column list (an upsert table, or
-    the sink of a changelog source): ``SS108``, at the clause, with the ``AUTO CDC``
-    spelling that applies changes by key (docs/cdc.md#auto-cdc)."""
+    """Flink's ``PRIMARY KEY (k, …) NOT ENFORCED`` in the column list of a stream or table
+    (read here, not updated): ``SS108``, at the clause, with the two spellings that update
+    a table by key — the key on a ``CREATE SINK`` (Flink's, docs/cdc.md#flink-spelling) and
+    ``CREATE FLOW … AS AUTO CDC`` (Spark 4.3's, docs/cdc.md#auto-cdc)."""
     keys = ", ".join(n.value for n in _names(builder, node))
     return ForeignSpellingError(
-        f"Flink's PRIMARY KEY ({keys}) declares a table updated by key; here a stream of "
-        "changes is applied to a table by key with CREATE FLOW … AS AUTO CDC",
+        f"Flink's PRIMARY KEY ({keys}) declares a table updated by key; a stream or table "
+        "declared here is read, not updated: the key goes on the sink",
         builder.span(node),
         builder.source,
         code="SS108",
-        hint=f"declare the table as CREATE SINK name WITH (connector = 'postgres', …) and write "
+        hint=f"declare the table as CREATE SINK name (…, PRIMARY KEY ({keys}) NOT ENFORCED) "
+        "WITH (connector = 'postgres', …) and INSERT INTO name SELECT … FROM changes, or "
         f"CREATE FLOW name_cdc AS AUTO CDC INTO name FROM STREAM(changes) KEYS ({keys}) "
-        "APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq STORED AS SCD TYPE 1 (docs/cdc.md); "
-        "for an upsert of a query's rows: mode = 'upsert', key_columns = '" + keys + "'",
+        "APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq (docs/cdc.md#flink-spelling)",
     )
