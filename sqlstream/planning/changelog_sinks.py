@@ -31,6 +31,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlstream.connectors import resolve_options
+from sqlstream.connectors.formats.debezium import DEBEZIUM
 from sqlstream.diagnostics.errors import SqlStreamError, UnknownNameError, did_you_mean
 from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier as quote
@@ -38,6 +39,8 @@ from sqlstream.planning.catalog import CatalogSink
 from sqlstream.planning.compiler import compile_query
 from sqlstream.planning.flows import CDC_TARGETS, _Whole
 
+_FORMAT_KEYS = ("format", "value.format", "value_format")
+"""The keys that name a stream's format: sqlstream's, Flink's (``value.format``), ksqlDB's."""
 ARRIVAL = "CAST(0 AS BIGINT)"
 """The sequence the flow's query selects when the changes are ordered by arrival (the
 applier replaces it: :func:`sqlstream.connectors.cdc.cdc_apply.arrival_sequence`)."""
@@ -90,10 +93,11 @@ class ChangelogSinkPlanning:
         compiled = compile_query(query, planner.catalog, planner.context, name)  # type: ignore[attr-defined]
         changelog = _changelog(planner.script, planner.catalog, compiled)  # type: ignore[attr-defined]
         declared = [c.name.value for c in declaration.columns]
-        if compiled.columns is not None and [n.lower() for n, _ in compiled.columns] != [
+        written_columns = None if compiled.findings else compiled.columns  # else: reported
+        if written_columns is not None and [n.lower() for n, _ in written_columns] != [
             d.lower() for d in declared
         ]:
-            written = ", ".join(n for n, _ in compiled.columns)
+            written = ", ".join(n for n, _ in written_columns)
             raise KeyedSinkError(
                 f"the query writes ({written}) into {sink.name} ({', '.join(declared)}): the "
                 "columns of a sink with a PRIMARY KEY are written by name, in its order",
@@ -229,7 +233,7 @@ def _changelog(script: ast.Script, catalog, compiled):
         for s in script.statements
         if isinstance(s, ast.CreateStream)
         and s.query is None
-        and any(o.key.lower() == "format" and o.text == "debezium-json" for o in s.options)
+        and any(o.key.lower() in _FORMAT_KEYS and o.text.lower() == DEBEZIUM for o in s.options)
     }
     read = catalog.closure(compiled.info.relations)
     found = [r for r in read if r.name.lower() in streams]

@@ -214,3 +214,22 @@ def test_check_reports_the_finding_at_its_line():
     findings = sqlstream.check(text, path="/tmp/p.ssql")
     (finding,) = [f for f in findings if f.code == "SS109"]
     assert finding.span is not None and finding.span.line == text.count("\n")
+
+
+def test_a_kafka_changelog_in_flinks_option_names_is_a_changelog():
+    text = (
+        "CREATE STREAM k (id BIGINT, name STRING, city STRING, op STRING METADATA FROM 'op') "
+        "WITH ('connector' = 'kafka', 'topic' = 'pg.public.customers', "
+        "'properties.bootstrap.servers' = 'broker:9092', 'value.format' = 'debezium-json');\n"
+        f"CREATE SINK customers ({COLUMNS}, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({TARGETS['iceberg']});\n"
+        "INSERT INTO customers SELECT id, name, city FROM k;\n"
+    )
+    (query,) = sqlstream.compile(text, path="/tmp/p.ssql").plan.queries
+    flow = json.loads(dict(query.sink.settings)["auto_cdc"])
+    assert flow["keys"] == ["id"] and flow["arrival"] is True
+
+
+def test_an_unknown_column_is_reported_as_such():
+    error = _error(_keyed("INSERT INTO customers SELECT id, nme, city FROM rows"))
+    assert error.code == "SS205" and "nme" in error.message  # the unknown column
