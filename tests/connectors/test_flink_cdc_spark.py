@@ -51,7 +51,7 @@ INSERT INTO by_arrival SELECT id, carrier, flight, dep_delay FROM ordered;
 """
 
 
-def _in_order(folder, events: list[dict], files: int = 3) -> None:
+def _in_order(folder, events: list[dict], files: int = 2) -> None:
     """The events in log order, cut into ``files`` files named and dated in reading order."""
     folder.mkdir(parents=True)
     size = -(-len(events) // files)
@@ -66,7 +66,7 @@ def test_a_debezium_log_inserted_into_a_keyed_sink_equals_the_oracle(
 ):
     monkeypatch.setenv("PG_PASSWORD", postgres.password)
     events = change_log(seed=3310, count=40)
-    write_files(tmp_path / "shuffled", events, seed=21, files=3)
+    write_files(tmp_path / "shuffled", events, seed=21, files=2)
     _in_order(tmp_path / "ordered", events)
     path = tmp_path / "flink.ssql"
     path.write_text(PIPELINE.format(url=postgres.url))
