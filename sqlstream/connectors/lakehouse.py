@@ -144,6 +144,7 @@ def cdc_applier_step(target: str, sink: p.Sink) -> Step | None:
         ("columns", tuple(flow["columns"])),
         ("scd_type", flow["scd_type"]),
         ("tracked", tuple(flow["tracked"])),
+        *((("arrival", True),) if flow.get("arrival") else ()),
     )
     applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
     return Step("foreachBatch", (applier,))

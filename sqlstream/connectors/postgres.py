@@ -243,6 +243,7 @@ def _applier_step(kwargs: list[tuple[str, Any]], flow_json: str) -> Step:
         ("columns", tuple(flow["columns"])),
         ("scd_type", flow["scd_type"]),
         ("tracked", tuple(flow["tracked"])),
+        *((("arrival", True),) if flow.get("arrival") else ()),
     )
     applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
     return Step("foreachBatch", (applier,))

@@ -74,17 +74,36 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "SS108",
         "error",
-        "Flink's `PRIMARY KEY (…) NOT ENFORCED` in a column list",
+        "Flink's `PRIMARY KEY (…) NOT ENFORCED` in the column list of a stream or table",
         """
-     In Flink a primary key makes a sink an upsert table, and an ``INSERT INTO`` it from a
-     changelog source (``debezium-json``) applies the changes by key. Here the same is
-     spelled as Spark 4.3 spells it: the table is a ``CREATE SINK`` (``postgres``) and a
-     ``CREATE FLOW … AS AUTO CDC INTO`` it names the keys, the delete condition and the
-     sequence that orders the changes (docs/cdc.md#auto-cdc). Anti-pattern: ``CREATE TABLE
-     customers (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (connector =
-     'postgres', …)``. Fix: ``CREATE SINK customers WITH (…)`` and ``CREATE FLOW
-     customers_cdc AS AUTO CDC INTO customers FROM STREAM(changes) KEYS (id) APPLY AS DELETE
-     WHEN op = 'd' SEQUENCE BY seq``; for an upsert of a query's rows, the sink's ``mode =
+     In Flink a primary key makes a table one updated by key. A stream or table declared
+     here is read, not updated: the key belongs on the sink the changes are applied to —
+     Flink's spelling, ``CREATE SINK customers (id BIGINT, name STRING, PRIMARY KEY (id)
+     NOT ENFORCED) WITH (connector = 'postgres', …)`` and ``INSERT INTO customers SELECT
+     id, name FROM changes``, or Spark 4.3's, ``CREATE FLOW … AS AUTO CDC INTO customers
+     FROM STREAM(changes) KEYS (id) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq``
+     (docs/cdc.md#flink-spelling). Anti-pattern: ``CREATE TABLE customers (id BIGINT,
+     name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (connector = 'postgres', …)``. Fix:
+     ``CREATE SINK`` with the key; for an upsert of a query's rows, the sink's ``mode =
      'upsert'`` and ``key_columns``.""",
+    ),
+    (
+        "SS109",
+        "error",
+        "Flink's changelog spelling (a sink's `PRIMARY KEY`) where it cannot mean a table "
+        "updated by key",
+        """
+     A sink with ``PRIMARY KEY (k) NOT ENFORCED`` is a table updated by key: an ``INSERT``
+     from a ``debezium-json`` stream is applied as ``AUTO CDC … STORED AS SCD TYPE 1``, from
+     any other query as an upsert by key (docs/cdc.md#flink-spelling). Refused: the key on
+     a sink that appends (``files``, ``kafka``, …), a key without ``NOT ENFORCED`` (Flink
+     refuses it) or whose columns are not declared, a column list without a key, ``mode``
+     or ``key_columns`` beside the key, columns written other than the sink's (by name, in
+     its order), a second ``INSERT``, a query over the changelog that is more than a
+     projection of its columns or reads it through a view, a changelog that does not
+     declare ``op STRING METADATA FROM 'op'``. Anti-pattern: ``INSERT INTO customers SELECT
+     id, upper(name) AS name FROM changes WHERE city <> ''``. Fix: compute in a view and
+     write ``CREATE FLOW … AS AUTO CDC INTO customers FROM STREAM(view) KEYS (id) APPLY AS
+     DELETE WHEN op = 'd' SEQUENCE BY seq``.""",
     ),
 )

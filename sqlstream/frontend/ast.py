@@ -216,7 +216,8 @@ class CreateView:
 @dataclass(frozen=True)
 class CreateSink:
     """``CREATE SINK name [(CONSTRAINT …, …)] WITH (…) [AS query [EMIT …]]``; ``constraints``
-    are checked on the rows written."""
+    are checked on the rows written. ``columns`` and ``primary_key``: Flink's changelog
+    spelling, ``CREATE SINK t (id BIGINT, …, PRIMARY KEY (id) NOT ENFORCED) WITH (…)``."""
 
     name: Name
     options: tuple[Option, ...]
@@ -224,6 +225,18 @@ class CreateSink:
     emit: Emit | None
     span: Span
     constraints: tuple[Expectation, ...] = ()
+    columns: tuple[ColumnDef, ...] = ()
+    primary_key: PrimaryKey | None = None
+
+
+@dataclass(frozen=True)
+class PrimaryKey:
+    """Flink's ``PRIMARY KEY (k, …) NOT ENFORCED`` in a sink's column list: a table updated
+    by key (docs/cdc.md#flink-spelling); ``enforced`` when ``NOT ENFORCED`` is missing."""
+
+    names: tuple[Name, ...]
+    enforced: bool
+    span: Span
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from sqlstream.diagnostics.errors import (
 )
 from sqlstream.diagnostics.source_text import Span
 from sqlstream.frontend import ast
-from sqlstream.frontend.flow_builder import build_flow, primary_key_error
+from sqlstream.frontend.flow_builder import build_flow, primary_key_error, sink_columns
 from sqlstream.frontend.grammar import as_token, as_tree, first_token, kept_children, last_token
 from sqlstream.frontend.limits import MAX_NESTING, nesting_error
 from sqlstream.frontend.literals import duration, duration_problem, quote_identifier
@@ -239,6 +239,7 @@ class TreeBuilder:
 
     def _create_sink(self, node: Tree) -> ast.CreateSink:
         query, emit = self.as_query(self.find(node, "as_query"))
+        columns, primary_key = sink_columns(self, self.find(node, "constraint_list"))
         return ast.CreateSink(
             name=self.name(self.find(node, "name")),
             options=self.options(self.find(node, "with_clause")),
@@ -246,6 +247,8 @@ class TreeBuilder:
             emit=emit,
             span=self.span(node),
             constraints=self.constraints(self.find(node, "constraint_list")),
+            columns=columns,
+            primary_key=primary_key,
         )
 
     def _insert_stmt(self, node: Tree) -> ast.Insert:

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from lark import Token, Tree
 
-from sqlstream.diagnostics.errors import ForeignSpellingError
+from sqlstream.diagnostics.errors import ForeignSpellingError, ParseError
 from sqlstream.diagnostics.source_text import Source, Span
 from sqlstream.frontend import ast
 
@@ -29,6 +29,8 @@ class TreeBuilder(Protocol):
     def span(self, node: Tree | Token) -> Span: ...
 
     def sql(self, node: Tree | Token | None) -> ast.SqlText: ...
+
+    def type(self, node: Tree | Token | None, depth: int = 1) -> str: ...
 
 
 def _child(node: Tree, data: str) -> Tree | None:
@@ -90,19 +92,52 @@ def build_flow(builder: TreeBuilder, node: Tree) -> ast.CreateFlow:
     )
 
 
+def sink_columns(
+    builder: TreeBuilder, node: Tree | None
+) -> tuple[tuple[ast.ColumnDef, ...], ast.PrimaryKey | None]:
+    """The columns and ``PRIMARY KEY`` of a sink's list (Flink's changelog spelling,
+    docs/cdc.md#flink-spelling), ``((), None)`` without them; the planner judges them.
+
+    Raises:
+        ParseError: a second ``PRIMARY KEY`` (at it).
+    """
+    columns: list[ast.ColumnDef] = []
+    key: ast.PrimaryKey | None = None
+    for child in node.children if node is not None else ():
+        if not isinstance(child, Tree):
+            continue
+        if child.data == "column_def":
+            parts = [c for c in child.children if isinstance(c, Tree)]
+            columns.append(
+                ast.ColumnDef(builder.name(parts[0]), builder.type(parts[1]), builder.span(child))
+            )
+        elif child.data == "primary_key":
+            if key is not None:
+                raise ParseError(
+                    "a sink has one PRIMARY KEY",
+                    builder.span(child),
+                    builder.source,
+                    hint="list every key column in one PRIMARY KEY (a, b) NOT ENFORCED",
+                )
+            enforced = not any(str(c).upper() == "ENFORCED" for c in child.children)
+            key = ast.PrimaryKey(_names(builder, child), enforced, builder.span(child))
+    return tuple(columns), key
+
+
 def primary_key_error(builder: TreeBuilder, node: Tree) -> ForeignSpellingError:
-    """Flink's ``PRIMARY KEY (k, …) NOT ENFORCED`` in a column list (an upsert table, or
-    the sink of a changelog source): ``SS108``, at the clause, with the ``AUTO CDC``
-    spelling that applies changes by key (docs/cdc.md#auto-cdc)."""
+    """Flink's ``PRIMARY KEY (k, …) NOT ENFORCED`` in the column list of a stream or table
+    (read here, not updated): ``SS108``, at the clause, with the two spellings that update
+    a table by key — the key on a ``CREATE SINK`` (Flink's, docs/cdc.md#flink-spelling) and
+    ``CREATE FLOW … AS AUTO CDC`` (Spark 4.3's, docs/cdc.md#auto-cdc)."""
     keys = ", ".join(n.value for n in _names(builder, node))
     return ForeignSpellingError(
-        f"Flink's PRIMARY KEY ({keys}) declares a table updated by key; here a stream of "
-        "changes is applied to a table by key with CREATE FLOW … AS AUTO CDC",
+        f"Flink's PRIMARY KEY ({keys}) declares a table updated by key; a stream or table "
+        "declared here is read, not updated: the key goes on the sink",
         builder.span(node),
         builder.source,
         code="SS108",
-        hint=f"declare the table as CREATE SINK name WITH (connector = 'postgres', …) and write "
+        hint=f"declare the table as CREATE SINK name (…, PRIMARY KEY ({keys}) NOT ENFORCED) "
+        "WITH (connector = 'postgres', …) and INSERT INTO name SELECT … FROM changes, or "
         f"CREATE FLOW name_cdc AS AUTO CDC INTO name FROM STREAM(changes) KEYS ({keys}) "
-        "APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq STORED AS SCD TYPE 1 (docs/cdc.md); "
-        "for an upsert of a query's rows: mode = 'upsert', key_columns = '" + keys + "'",
+        "APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq (docs/cdc.md#flink-spelling)",
     )

@@ -65,11 +65,14 @@ class CatalogRelation:
 @dataclass(frozen=True)
 class CatalogSink:
     """A declared sink; ``sink`` and ``options`` are ``None`` when its declaration failed;
-    ``constraints`` its expectations as written (``CREATE SINK s (CONSTRAINT …)``)."""
+    ``constraints`` its expectations as written (``CREATE SINK s (CONSTRAINT …)``);
+    ``keyed`` its declaration when it has Flink's ``PRIMARY KEY``
+    (:mod:`sqlstream.planning.changelog_sinks`)."""
 
     sink: plan.Sink | None
     options: ResolvedOptions | None
     constraints: tuple[ast.Expectation, ...] = ()
+    keyed: ast.CreateSink | None = None
 
 
 class _Field(Mapping):

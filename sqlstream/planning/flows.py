@@ -56,6 +56,21 @@ class FlowPlanning:
     whose catalog, compile path and query list it uses)."""
 
     def _CreateFlow(self, statement: ast.CreateFlow) -> None:
+        self._plan_flow(statement)
+
+    def _plan_flow(
+        self, statement: ast.CreateFlow, arrival: bool = False, keyed: bool = False
+    ) -> None:
+        """Plan ``statement`` as a query whose ``foreachBatch`` applies its changes.
+
+        Args:
+            statement: the flow as written, or as the planner spells Flink's changelog
+                ``INSERT`` into a sink with a ``PRIMARY KEY``
+                (:mod:`sqlstream.planning.changelog_sinks`).
+            arrival: the changes are ordered by their arrival, not by a column: the applier
+                numbers them (batch id, place in the batch), ``sequence`` is not read.
+            keyed: the flow is that ``INSERT`` (one ``INSERT`` into the sink is its own).
+        """
         planner = self  # the Planner this is mixed into
         catalog = planner.catalog  # type: ignore[attr-defined]
         relation = catalog.get(statement.source.value)
@@ -124,7 +139,8 @@ class FlowPlanning:
                 hint="apply the changes to a 'postgres', 'iceberg' or 'delta' table; write the "
                 "change events themselves with INSERT INTO",
             )
-        written = planner.insert_counts[sink.name.lower()] or any(  # type: ignore[attr-defined]
+        inserts = planner.insert_counts[sink.name.lower()] - keyed  # type: ignore[attr-defined]
+        written = inserts > 0 or any(
             q.sink.name.lower() == sink.name.lower()
             for q in planner.queries  # type: ignore[attr-defined]
         )
@@ -152,6 +168,7 @@ class FlowPlanning:
             "tracked": tracked,
             "sequence": SEQUENCE,
             "delete": DELETE,
+            **({"arrival": True} if arrival else {}),
         }
         sink = replace(  # the applier replaces rows by the flow's keys: no mode of the sink's
             sink,

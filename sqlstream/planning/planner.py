@@ -32,6 +32,7 @@ from sqlstream.ir.context import CompileContext, project_of
 from sqlstream.ir.user_functions import UserFunction
 from sqlstream.planning import expectations, malformed
 from sqlstream.planning.catalog import Catalog, CatalogRelation, CatalogSink
+from sqlstream.planning.changelog_sinks import ChangelogSinkPlanning
 from sqlstream.planning.compiler import (
     CompiledQuery,
     check_query,
@@ -50,7 +51,7 @@ from sqlstream.planning.union_inserts import InsertPart, insert_counts, union_pr
 DEFAULT_STATE_DIR = ".sqlstream/checkpoints"
 
 
-class Planner(FlowPlanning):
+class Planner(FlowPlanning, ChangelogSinkPlanning):
     """Builds a :class:`~sqlstream.ir.plan.Plan` from a :class:`~sqlstream.frontend.ast.Script`.
 
     Args:
@@ -274,14 +275,6 @@ class Planner(FlowPlanning):
         self.catalog.add_view(name, compiled)
         return compiled
 
-    def _CreateSink(self, statement: ast.CreateSink) -> None:
-        self.catalog.declare_sink(statement.name)
-        resolved = self._options(statement.options, "sink", statement.name, statement.span)
-        sink = self._sink(statement.name.value, resolved, statement.span)
-        self.catalog.add_sink(statement.name, CatalogSink(sink, resolved, statement.constraints))
-        if statement.query is not None:
-            self._insert(statement.name, statement.query, statement.emit, statement.span)
-
     def _Insert(self, statement: ast.Insert) -> None:
         name = statement.sink
         if statement.ksql_table and self.catalog.sink(name.value) is None:
@@ -431,6 +424,8 @@ class Planner(FlowPlanning):
         if entry.sink is None or entry.options is None:  # its declaration failed: still check
             self._compile(query, sink_name.value)
             return
+        if entry.keyed is not None:  # Flink's changelog spelling (planning/changelog_sinks.py)
+            return self._keyed_insert(entry, query, emit, span)
         if self.insert_counts[entry.sink.name.lower()] > 1:
             self._insert_part(sink_name, entry, query, emit, span)
             return

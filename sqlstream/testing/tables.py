@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from sqlstream.connectors.cdc.cdc_apply import END_AT, START_AT, merge
+from sqlstream.connectors.cdc.cdc_apply import END_AT, START_AT, arrival_order, merge
 from sqlstream.ir import plan as p
 from sqlstream.testing import values
 from sqlstream.testing.capture import Capture
@@ -32,6 +32,12 @@ def current_table(
         cdc = json.loads(flow)
         at = {n.lower(): i for i, (n, _) in enumerate(columns)}
         seq = at[cdc["sequence"].lower()]
+        if cdc.get("arrival"):  # numbered as the applier numbers them
+            rows = [
+                row
+                for number, batch in enumerate(capture.order)
+                for row in arrival_order(list(capture.batches[batch]), seq, number)
+            ]
         _, table = merge(
             rows,
             [at[k.lower()] for k in cdc["keys"]],

@@ -31,7 +31,7 @@ these keys with these". A lakehouse table plugs in by implementing it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -143,6 +143,45 @@ def _versions(
         yield (*(current[i] for i in value_at), start, None)
 
 
+ARRIVAL_SHIFT = 32
+"""A micro-batch's changes are numbered below ``2 ** ARRIVAL_SHIFT`` (the batch id above):
+``BIGINT`` holds batch ids below ``2 ** 31``."""
+
+
+def arrival_sequence(batch_id: int, position: int) -> int:
+    """The sequence of the change at ``position`` (0-based) of micro-batch ``batch_id``: a
+    ``BIGINT`` that orders changes by batch, then by place in the batch.
+
+    Raises:
+        ValueError: a micro-batch of ``2 ** 32`` changes or more.
+    """
+    if position >> ARRIVAL_SHIFT:
+        raise ValueError(f"micro-batch {batch_id} holds more than 2**32 changes")
+    return (batch_id << ARRIVAL_SHIFT) | position
+
+
+def arrival_order(
+    batch: list[tuple],
+    seq_at: int,
+    batch_id: int,
+    kept: Sequence[tuple] = (),
+) -> list[tuple]:
+    """``batch`` with each row's sequence (at ``seq_at``) replaced by its arrival number:
+    :func:`arrival_sequence` of ``batch_id`` and its place, raised above every sequence of
+    ``kept`` (the changes kept for the batch's keys) where one is higher — a run on a new
+    checkpoint numbers its batches from 0 again, and its changes still come after the
+    ones applied before. A replay of a batch numbers its rows as the first run did, or
+    (over kept changes that already hold the batch) all above them: the same winners.
+
+    Raises:
+        ValueError: a micro-batch of ``2 ** 32`` changes or more.
+    """
+    arrival_sequence(batch_id, max(len(batch) - 1, 0))  # (raises for a batch too large)
+    highest = max((c[seq_at] for c in kept), default=-1)
+    first = max(arrival_sequence(batch_id, 0), highest + 1)
+    return [(*row[:seq_at], first + i, *row[seq_at + 1 :]) for i, row in enumerate(batch)]
+
+
 class CdcApplier:
     """The ``foreachBatch`` function of an ``AUTO CDC`` flow.
 
@@ -152,6 +191,11 @@ class CdcApplier:
         scd_type: 1 or 2; ``tracked``: SCD 2, the columns whose change opens a version.
         sequence, delete: the micro-batch's columns holding the sequence and whether the
             change is a delete.
+        arrival: order the changes by their arrival, as Flink applies a changelog to a
+            table with a primary key (docs/cdc.md#flink-spelling): the sequence column's
+            value is replaced by :func:`arrival_order`'s number, from the batch id and the
+            change's place in the micro-batch (the order Spark gives its rows: per source
+            partition, in order).
 
     Calling it (``applier(df, batch_id)``) collects the micro-batch on the driver and
     raises what the target raises (Spark then fails the query; the batch is retried on
@@ -167,10 +211,11 @@ class CdcApplier:
         tracked=(),
         sequence: str = "__sqlstream_sequence",
         delete: str = "__sqlstream_delete",
+        arrival: bool = False,
     ):
         self.target, self.keys, self.columns = target, tuple(keys), tuple(columns)
         self.scd_type, self.tracked = scd_type, tuple(tracked)
-        self.sequence, self.delete = sequence, delete
+        self.sequence, self.delete, self.arrival = sequence, delete, arrival
 
     def __repr__(self) -> str:
         return f"CdcApplier({self.target!r}, keys={list(self.keys)!r}, scd_type={self.scd_type})"
@@ -208,10 +253,13 @@ class CdcApplier:
                     prefetchPartitions=True
                 )
             ]
-            self.apply_batch(tx, batch, names)
+            self.apply_batch(tx, batch, names, batch_id)
 
-    def apply_batch(self, tx: CdcTransaction, batch: list[tuple], names: list[str]) -> None:
-        """Merge ``batch`` (rows of the micro-batch's columns ``names``) with the kept
+    def apply_batch(
+        self, tx: CdcTransaction, batch: list[tuple], names: list[str], batch_id: int = 0
+    ) -> None:
+        """Merge ``batch`` (rows of the micro-batch's columns ``names``; ``batch_id`` its
+        id, which numbers the changes when they are ordered by arrival) with the kept
         changes of its keys and replace those keys' rows and changes in ``tx``."""
         at = {n: i for i, n in enumerate(names)}
         key_at = [at[k] for k in self.keys]
@@ -219,8 +267,11 @@ class CdcApplier:
         if not keys:
             tx.replace([], [], [])
             return
+        changes = tx.changes(keys)
+        if self.arrival:
+            batch = arrival_order(batch, at[self.sequence], batch_id, changes)
         kept, rows = merge(
-            tx.changes(keys) + batch,
+            changes + batch,
             key_at,
             at[self.sequence],
             at[self.delete],

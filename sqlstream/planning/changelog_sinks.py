@@ -1,0 +1,277 @@
+"""Flink's changelog spelling (docs/cdc.md#flink-spelling): a sink with a ``PRIMARY KEY``,
+written by an ``INSERT``.
+
+In Flink a ``PRIMARY KEY (k) NOT ENFORCED`` makes a sink a table updated by key: an
+``INSERT INTO`` it from a changelog source (``format = 'debezium-json'``) applies each
+change to its key, a delete (``op = 'd'``) deleting it; from an append-only source each row
+is an upsert by key. Here the two meanings are planned on the paths that already exist:
+
+* **from a changelog** (the query is a projection of a ``debezium-json`` stream's columns):
+  the same :class:`~sqlstream.frontend.ast.CreateFlow` as ``CREATE FLOW <sink> AS AUTO CDC
+  INTO <sink> FROM STREAM(<stream>) KEYS (<primary key>) APPLY AS DELETE WHEN <op> = 'd'
+  SEQUENCE BY <seq> COLUMNS <the sink's columns> STORED AS SCD TYPE 1``, planned by
+  :class:`~sqlstream.planning.flows.FlowPlanning`. The sequence: the stream's ``METADATA
+  FROM 'source.lsn'`` column when it declares one (the change's place in the database's
+  log: unique and ordered, so an out-of-order arrival is put right); else the arrival
+  order, as Flink applies a changelog (the applier numbers the changes: batch id, then
+  place in the micro-batch). ``ts_ms`` is not taken: two changes of a key in one
+  millisecond would tie, and a tie is decided for the delete, not for the later change.
+* **from any other query**: the sink with ``mode = 'upsert'`` and ``key_columns`` the
+  primary key (the last row of a key wins, as Flink's upsert).
+
+What the spelling cannot mean here is ``SS109`` at its place: the key on a sink that cannot
+update by key (``files``, ``kafka``, …: Flink's ``kafka`` connector refuses a key too), a
+key without ``NOT ENFORCED`` (Flink refuses it), columns without a key, ``mode`` or
+``key_columns`` beside the key, a query over a changelog that is not a projection of its
+columns, a changelog without its ``op``.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlstream.connectors import resolve_options
+from sqlstream.connectors.formats.debezium import DEBEZIUM
+from sqlstream.diagnostics.errors import SqlStreamError, UnknownNameError, did_you_mean
+from sqlstream.frontend import ast
+from sqlstream.frontend.literals import quote_identifier as quote
+from sqlstream.planning.catalog import CatalogSink
+from sqlstream.planning.compiler import compile_query
+from sqlstream.planning.flows import CDC_TARGETS, _Whole
+
+_FORMAT_KEYS = ("format", "value.format", "value_format")
+"""The keys that name a stream's format: sqlstream's, Flink's (``value.format``), ksqlDB's."""
+ARRIVAL = "CAST(0 AS BIGINT)"
+"""The sequence the flow's query selects when the changes are ordered by arrival (the
+applier replaces it: :func:`sqlstream.connectors.cdc.cdc_apply.arrival_sequence`)."""
+
+
+class KeyedSinkError(SqlStreamError):
+    """Flink's changelog spelling where it cannot mean a table updated by key (``SS109``)."""
+
+    code = "SS109"
+
+
+class ChangelogSinkPlanning:
+    """The planner's ``CREATE SINK`` and the ``INSERT`` into a sink with a ``PRIMARY KEY``
+    (mixed into :class:`~sqlstream.planning.planner.Planner`)."""
+
+    def _CreateSink(self, statement: ast.CreateSink) -> None:
+        planner = self  # the Planner this is mixed into
+        catalog = planner.catalog  # type: ignore[attr-defined]
+        catalog.declare_sink(statement.name)
+        resolved = planner._options(statement.options, "sink", statement.name, statement.span)  # type: ignore[attr-defined]
+        keyed = _check_keyed(statement, resolved)
+        sink = planner._sink(statement.name.value, resolved, statement.span)  # type: ignore[attr-defined]
+        entry = CatalogSink(sink, resolved, statement.constraints, keyed)
+        catalog.add_sink(statement.name, entry)
+        if statement.query is not None:
+            planner._insert(statement.name, statement.query, statement.emit, statement.span)  # type: ignore[attr-defined]
+
+    def _keyed_insert(self, entry: CatalogSink, query: ast.SqlText, emit, span) -> None:
+        """``INSERT INTO`` a sink with a ``PRIMARY KEY``: an ``AUTO CDC`` flow from a
+        changelog, else an upsert by key (this module's docstring).
+
+        Raises:
+            KeyedSinkError: ``SS109``, a second ``INSERT``, a query over a changelog that is
+                not a projection of its columns, columns other than the sink's, a changelog
+                without ``METADATA FROM 'op'``.
+        """
+        planner = self
+        declaration, resolved, sink = entry.keyed, entry.options, entry.sink
+        assert declaration is not None and declaration.primary_key is not None
+        assert resolved is not None and sink is not None  # (the caller's test)
+        key = declaration.primary_key
+        if planner.insert_counts[sink.name.lower()] > 1:  # type: ignore[attr-defined]
+            raise KeyedSinkError(
+                f"a second INSERT INTO {sink.name}: a sink with a PRIMARY KEY is one table "
+                "updated by one query",
+                span,
+                hint="write one INSERT … SELECT … FROM a UNION ALL SELECT … FROM b",
+            )
+        name = resolved.get("query_name") or sink.name
+        compiled = compile_query(query, planner.catalog, planner.context, name)  # type: ignore[attr-defined]
+        changelog = _changelog(planner.script, planner.catalog, compiled)  # type: ignore[attr-defined]
+        declared = [c.name.value for c in declaration.columns]
+        written_columns = None if compiled.findings else compiled.columns  # else: reported
+        if written_columns is not None and [n.lower() for n, _ in written_columns] != [
+            d.lower() for d in declared
+        ]:
+            written = ", ".join(n for n, _ in written_columns)
+            raise KeyedSinkError(
+                f"the query writes ({written}) into {sink.name} ({', '.join(declared)}): the "
+                "columns of a sink with a PRIMARY KEY are written by name, in its order",
+                query.span,
+                hint=f"select {', '.join(declared)} (name a computed column with AS)",
+            )
+        if changelog is None:
+            options = (*declaration.options, *_upsert_options(key))
+            source = planner.source  # type: ignore[attr-defined]
+            upsert = resolve_options(options, source, "sink", declaration.name, declaration.span)
+            upserting = planner._sink(sink.name, upsert, declaration.span)  # type: ignore[attr-defined]
+            name = planner._query_name(sink.name, resolved, declaration.name.span)  # type: ignore[attr-defined]
+            compiled = planner._compile(query, name)  # type: ignore[attr-defined]
+            planner._add_query(name, upserting, upsert, compiled, emit, span)  # type: ignore[attr-defined]
+            return
+        stream, reference = changelog
+        _check_projection(compiled.tree, query, sink.name)
+        metadata = {
+            (c.key or c.name.value).lower(): c.name.value
+            for c in stream.columns
+            if isinstance(c, ast.MetadataColumn)
+        }
+        if "op" not in metadata:
+            raise KeyedSinkError(
+                f"the changes of '{stream.name}' carry no operation: a delete would be applied "
+                "as an update",
+                reference.span,
+                hint=f"declare it on {stream.name}: op STRING METADATA FROM 'op'",
+            )
+        whole = query.span
+        lsn = metadata.get("source.lsn")
+        sequence = quote(lsn) if lsn is not None else ARRIVAL
+        flow = ast.CreateFlow(
+            name=ast.Name(name, declaration.name.span),
+            target=ast.Name(sink.name, span),
+            source=ast.Name(stream.name.value, reference.span),
+            keys=key.names,
+            delete_when=_Whole(
+                f"{quote(metadata['op'])} = 'd'", whole.start, whole, query.source_map
+            ),
+            sequence=_Whole(sequence, whole.start, whole, query.source_map),
+            columns=tuple(ast.Name(d, whole) for d in declared),
+            except_columns=False,
+            scd_type=1,
+            scd_span=None,
+            track=None,
+            except_track=False,
+            track_span=None,
+            span=span,
+        )
+        planner._plan_flow(flow, arrival=lsn is None, keyed=True)  # type: ignore[attr-defined]
+
+
+def _check_keyed(statement: ast.CreateSink, resolved) -> ast.CreateSink | None:
+    """``statement`` when it declares a ``PRIMARY KEY`` Flink's way, ``None`` without one.
+
+    Raises:
+        KeyedSinkError: ``SS109``, columns without a key, a key without ``NOT ENFORCED`` or
+            without columns, on a sink that cannot update by key, beside ``mode`` /
+            ``key_columns``.
+        UnknownNameError: ``SS201``, a key that is not a declared column.
+    """
+    key = statement.primary_key
+    if key is None:
+        if statement.columns:
+            raise KeyedSinkError(
+                "a sink's columns are its query's; declared, they go with a PRIMARY KEY "
+                "(Flink's table updated by key)",
+                statement.columns[0].span,
+                hint="remove the column list, or add PRIMARY KEY (…) NOT ENFORCED",
+            )
+        return None
+    keys = ", ".join(n.value for n in key.names)
+    if key.enforced:
+        raise KeyedSinkError(
+            "a PRIMARY KEY here is not enforced (rows are replaced by key, not checked): "
+            "write NOT ENFORCED, as Flink asks",
+            key.span,
+            hint=f"PRIMARY KEY ({keys}) NOT ENFORCED",
+        )
+    if not statement.columns:
+        raise KeyedSinkError(
+            "a PRIMARY KEY names columns of the sink's column list",
+            key.span,
+            hint=f"declare them: CREATE SINK {statement.name} ({keys} BIGINT, …, "
+            f"PRIMARY KEY ({keys}) NOT ENFORCED) WITH (…)",
+        )
+    connector = resolved.spec.name
+    if connector not in CDC_TARGETS:
+        raise KeyedSinkError(
+            f"a '{connector}' sink appends rows: it cannot be a table updated by PRIMARY KEY",
+            key.span,
+            hint="write into a 'postgres', 'iceberg' or 'delta' table; or remove the "
+            "PRIMARY KEY to append every row",
+        )
+    given = [o for k, o in resolved.compiler.items() if k in ("mode", "key_columns")]
+    if given:
+        raise KeyedSinkError(
+            f"'{given[0].key}' beside a PRIMARY KEY: the key says how rows are written",
+            given[0].key_span,
+            hint=f"remove '{given[0].key}' (the PRIMARY KEY is the upsert's key_columns)",
+        )
+    names = {c.name.value.lower() for c in statement.columns}
+    for name in key.names:
+        if name.value.lower() not in names:
+            raise UnknownNameError(
+                f"'{name}' is not a column of sink '{statement.name}'"
+                + did_you_mean(name.value, [c.name.value for c in statement.columns]),
+                name.span,
+                hint="name a declared column in the PRIMARY KEY",
+            )
+    return statement
+
+
+def _upsert_options(key: ast.PrimaryKey) -> tuple[ast.Option, ...]:
+    """``mode = 'upsert', key_columns = '<key>'``, placed at the ``PRIMARY KEY``."""
+    keys = ",".join(n.value for n in key.names)
+    return tuple(
+        ast.Option(k, v, key.span, key.span, key.span)
+        for k, v in (("mode", "upsert"), ("key_columns", keys))
+    )
+
+
+def _changelog(script: ast.Script, catalog, compiled):
+    """``(stream declaration, where the query names it)`` when ``compiled`` reads a
+    ``debezium-json`` stream, else ``None``.
+
+    Raises:
+        KeyedSinkError: ``SS109``, a changelog read through a view or with another relation.
+    """
+    streams = {
+        s.name.value.lower(): s
+        for s in script.statements
+        if isinstance(s, ast.CreateStream)
+        and s.query is None
+        and any(o.key.lower() in _FORMAT_KEYS and o.text.lower() == DEBEZIUM for o in s.options)
+    }
+    read = catalog.closure(compiled.info.relations)
+    found = [r for r in read if r.name.lower() in streams]
+    if not found:
+        return None
+    direct = [r for r in compiled.reads if r.name.lower() in streams]
+    if len(read) > 1 or not direct:
+        where = direct[0].span if direct else compiled.reads[0].span
+        raise KeyedSinkError(
+            f"a changelog ('{found[0].name}') is applied to a table with a PRIMARY KEY when the "
+            "query selects its columns; here it is read with other relations or through a view",
+            where,
+            hint="select the columns FROM the changelog stream itself; for a computed or "
+            "joined change stream, write CREATE VIEW … and CREATE FLOW … AS AUTO CDC INTO the "
+            "sink FROM STREAM(view) (docs/cdc.md)",
+        )
+    return streams[direct[0].name.lower()], direct[0]
+
+
+def _check_projection(tree, query: ast.SqlText, sink: str) -> None:
+    """The query over a changelog is ``SELECT col, … FROM stream``, nothing more.
+
+    Raises:
+        KeyedSinkError: ``SS109``, at the query.
+    """
+    clauses = ("joins", "where", "group", "having", "qualify", "order", "limit", "distinct")
+    plain = (
+        isinstance(tree, exp.Select)
+        and not any(tree.args.get(c) for c in clauses)
+        and not tree.args.get("with")
+        and all(isinstance(e, (exp.Column, exp.Star)) for e in tree.expressions)
+    )
+    if not plain:
+        raise KeyedSinkError(
+            f"a changelog is applied to '{sink}' by key: the query selects the changelog's "
+            "columns by name (no expression, filter, join or aggregation)",
+            query.span,
+            hint=f"compute in a view and apply it with CREATE FLOW … AS AUTO CDC INTO {sink} "
+            "FROM STREAM(view) KEYS (…) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY … "
+            "(docs/cdc.md)",
+        )
