@@ -1,12 +1,14 @@
 """``delta`` and ``iceberg`` sources on the Python path (Spark's Python data source, where no
 Spark package of the format runs) on real Spark: flights of three days written as three
-commits (delta-rs, pyiceberg) and read as a stream with ``EMIT … ONCE`` (availableNow):
+commits into a Delta table (delta-rs) and an Iceberg table (pyiceberg), both read as streams
+by one pipeline with ``EMIT … ONCE`` (availableNow):
 
 * the rows read equal the batch read of the table (delta-rs, pyiceberg), and an
   aggregation over the stream equals the same aggregation computed over those rows;
 * a fourth day appended after the first run is read by a second run on the same checkpoints,
   and only it (the files sink's new files hold exactly that day's rows);
-* a commit that deletes rows fails the next run with ``SS550`` at the stream's line.
+* a commit that deletes rows fails the next run with ``SS550`` at the stream's line (the
+  Iceberg reader's refusal is tested without a JVM: tests/runtime/test_lakehouse_reader.py).
 """
 
 from __future__ import annotations
@@ -50,18 +52,22 @@ def _key(row: dict) -> tuple:
     return tuple(row[c] for c in COLUMNS)
 
 
-def _pipeline(folder: Path, stream: str) -> Path:
+def _pipeline(folder: Path) -> Path:
+    """Both sources in one pipeline (one Spark start per run): their rows, tagged, into a
+    files sink; flights and delay per format and origin upserted into a Delta table."""
+    columns = "carrier STRING, flight BIGINT, origin STRING, dep_delay BIGINT, time_hour TIMESTAMP"
     path = folder / "read.ssql"
     path.write_text(
-        f"""CREATE STREAM flights (carrier STRING, flight BIGINT, origin STRING,
-    dep_delay BIGINT, time_hour TIMESTAMP) WITH ({stream});
+        f"""CREATE STREAM d ({columns}) WITH (connector = 'delta', path = 'lake/flights');
+CREATE STREAM i ({columns}) WITH (connector = 'iceberg', table = 'lake.flights');
+CREATE VIEW both AS SELECT 'delta' AS format, * FROM d UNION ALL SELECT 'iceberg', * FROM i;
 CREATE SINK rows WITH (connector = 'files', path = 'out/rows', format = 'parquet');
-INSERT INTO rows SELECT * FROM flights EMIT FINAL ONCE;
+INSERT INTO rows SELECT * FROM both EMIT FINAL ONCE;
 CREATE SINK per_origin WITH (connector = 'delta', path = 'out/per_origin',
-                             mode = 'upsert', key_columns = 'origin');
+                             mode = 'upsert', key_columns = 'format, origin');
 INSERT INTO per_origin
-SELECT origin, count(*) AS flights, sum(dep_delay) AS delay FROM flights GROUP BY origin
-EMIT CHANGES ONCE;
+SELECT format, origin, count(*) AS flights, sum(dep_delay) AS delay FROM both
+GROUP BY format, origin EMIT CHANGES ONCE;
 """
     )
     return path
@@ -73,14 +79,14 @@ def _run(spark, path: Path) -> None:
 
 
 def _read_rows(folder: Path, files=None) -> Counter:
-    """The rows the files sink wrote (all, or those of ``files``), as a multiset."""
+    """The rows the files sink wrote (all, or those of ``files``): ``(format, *row)``."""
     files = files if files is not None else sorted((folder / "out" / "rows").glob("*.parquet"))
     rows: Counter = Counter()
     for file in files:
         table = pq.read_table(file)
         hours = table.column("time_hour").cast(pa.timestamp("us", tz="UTC"))
         table = table.set_column(table.schema.get_field_index("time_hour"), "time_hour", hours)
-        rows.update(_key(r) for r in table.to_pylist())
+        rows.update((r["format"], *_key(r)) for r in table.to_pylist())
     return rows
 
 
@@ -88,91 +94,88 @@ def _per_origin(folder: Path) -> dict:
     from deltalake import DeltaTable
 
     table = DeltaTable(str(folder / "out" / "per_origin")).to_pyarrow_table()
-    return {r["origin"]: (r["flights"], r["delay"]) for r in table.to_pylist()}
+    return {(r["format"], r["origin"]): (r["flights"], r["delay"]) for r in table.to_pylist()}
 
 
 def _oracle(rows: Counter) -> dict:
-    """flights and the sum of dep_delay per origin, computed in Python over ``rows``."""
+    """flights and the sum of dep_delay per format and origin, computed over ``rows``."""
     found: dict = {}
-    for row, n in rows.items():
-        flights, delay = found.get(row[2], (0, None))
+    for (fmt, *row), n in rows.items():
+        flights, delay = found.get((fmt, row[2]), (0, None))
         if row[3] is not None:
             delay = (delay or 0) + row[3] * n
-        found[row[2]] = (flights + n, delay)
+        found[(fmt, row[2])] = (flights + n, delay)
     return found
 
 
-def _check_both_runs(spark, folder: Path, stream: str, append, batch_read, change) -> None:
-    """Three days written, read; a fourth appended, read again from the same checkpoints
-    (only it); then a change commit fails the next run with SS550 at the stream."""
-    path = _pipeline(folder, stream)
-    _run(spark, path)
-    table = Counter(_key(r) for r in batch_read().to_pylist())
-    assert sum(table.values()) == sum(_day(d).num_rows for d in DAYS[:3])
-    assert _read_rows(folder) == table
-    assert _per_origin(folder) == _oracle(table)
+class Tables:
+    """The Delta table ``lake/flights`` (delta-rs) and the Iceberg table ``lake.flights``
+    in the default catalog (pyiceberg) of ``folder``."""
 
-    before = set((folder / "out" / "rows").glob("*.parquet"))
-    append(_day(DAYS[3]))
-    _run(spark, path)
-    new = sorted(set((folder / "out" / "rows").glob("*.parquet")) - before)
-    fourth = Counter(_key(r) for r in _day(DAYS[3]).to_pylist())
-    assert _read_rows(folder, new) == fourth
-    everything = Counter(_key(r) for r in batch_read().to_pylist())
-    assert everything == table + fourth
-    assert _read_rows(folder) == everything
-    assert _per_origin(folder) == _oracle(everything)
+    def __init__(self, folder: Path):
+        from pyiceberg.catalog.sql import SqlCatalog
 
-    change()
-    with pytest.raises(QueryFailedError) as failed:
-        _run(spark, path)
-    assert failed.value.code == "SS550"
-    assert failed.value.span.line == 1
-    assert "changes or deletes rows" in failed.value.message
+        self.delta = str(folder / "lake" / "flights")
+        warehouse = folder / ".sqlstream" / "warehouse"
+        warehouse.mkdir(parents=True)
+        self.catalog = SqlCatalog(
+            "sqlstream", uri=f"sqlite:///{warehouse}/catalog.db", warehouse=f"file://{warehouse}"
+        )
+        self.catalog.create_namespace("lake")
+        self.catalog.create_table(("lake", "flights"), schema=_day(DAYS[0]).schema)
+
+    def append(self, rows: pa.Table) -> None:
+        from deltalake import write_deltalake
+
+        write_deltalake(self.delta, rows, mode="append")
+        self.catalog.load_table(("lake", "flights")).append(rows)
+
+    def batch(self) -> Counter:
+        """Both tables read as a batch (delta-rs, pyiceberg): ``(format, *row)``."""
+        from deltalake import DeltaTable
+
+        delta = DeltaTable(self.delta).to_pyarrow_table().to_pylist()
+        iceberg = self.catalog.load_table(("lake", "flights")).scan().to_arrow().to_pylist()
+        return Counter(
+            [("delta", *_key(r)) for r in delta] + [("iceberg", *_key(r)) for r in iceberg]
+        )
 
 
 @pytest.mark.skipif(
     lakehouse_source.read_format("delta", "delta", spark_versions.default()) == "delta",
     reason="Delta's own package reads delta sources on this Spark",
 )
-def test_a_delta_table_read_as_a_stream(spark, tmp_path):
-    from deltalake import DeltaTable, write_deltalake
-
-    table = str(tmp_path / "lake" / "flights")
+def test_tables_written_in_commits_read_as_streams_then_their_appends(spark, tmp_path):
+    tables = Tables(tmp_path)
     for day in DAYS[:3]:
-        write_deltalake(table, _day(day), mode="append")
-    _check_both_runs(
-        spark,
-        tmp_path,
-        "connector = 'delta', path = 'lake/flights'",
-        lambda rows: write_deltalake(table, rows, mode="append"),
-        lambda: DeltaTable(table).to_pyarrow_table(),
-        lambda: DeltaTable(table).delete("origin = 'JFK'"),
-    )
+        tables.append(_day(day))
+    path = _pipeline(tmp_path)
+    _run(spark, path)
+    table = tables.batch()
+    assert sum(table.values()) == 2 * sum(_day(d).num_rows for d in DAYS[:3])
+    assert _read_rows(tmp_path) == table
+    assert _per_origin(tmp_path) == _oracle(table)
 
+    # a fourth day appended: the second run on the same checkpoints reads it, and only it
+    before = set((tmp_path / "out" / "rows").glob("*.parquet"))
+    tables.append(_day(DAYS[3]))
+    _run(spark, path)
+    new = sorted(set((tmp_path / "out" / "rows").glob("*.parquet")) - before)
+    day = [_key(r) for r in _day(DAYS[3]).to_pylist()]
+    fourth = Counter([("delta", *r) for r in day] + [("iceberg", *r) for r in day])
+    assert _read_rows(tmp_path, new) == fourth
+    everything = tables.batch()
+    assert everything == table + fourth
+    assert _read_rows(tmp_path) == everything
+    assert _per_origin(tmp_path) == _oracle(everything)
 
-def test_an_iceberg_table_read_as_a_stream(spark, tmp_path):
-    from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.expressions import EqualTo
+    # rows deleted from the Delta table: the next run fails at its stream
+    from deltalake import DeltaTable
 
-    warehouse = tmp_path / ".sqlstream" / "warehouse"
-    warehouse.mkdir(parents=True)
-    catalog = SqlCatalog(
-        "sqlstream", uri=f"sqlite:///{warehouse}/catalog.db", warehouse=f"file://{warehouse}"
-    )
-    catalog.create_namespace("lake")
-    table = catalog.create_table(("lake", "flights"), schema=_day(DAYS[0]).schema)
-    for day in DAYS[:3]:
-        table.append(_day(day))
-
-    def append(rows):
-        catalog.load_table(("lake", "flights")).append(rows)
-
-    _check_both_runs(
-        spark,
-        tmp_path,
-        "connector = 'iceberg', table = 'lake.flights'",
-        append,
-        lambda: catalog.load_table(("lake", "flights")).scan().to_arrow(),
-        lambda: catalog.load_table(("lake", "flights")).delete(EqualTo("origin", "JFK")),
-    )
+    DeltaTable(tables.delta).delete("origin = 'JFK'")
+    with pytest.raises(QueryFailedError) as failed:
+        _run(spark, path)
+    assert failed.value.code == "SS550"
+    assert failed.value.span.line == 1
+    assert "stream 'd': version 4 of" in failed.value.message
+    assert "(DELETE) changes or deletes rows" in failed.value.message
