@@ -2,7 +2,9 @@
 appended, merged by key or overwritten, through ``deltalake`` (delta-rs) from
 ``foreachBatch`` — no Spark package — where Delta's Spark package does not run (Spark 4.3);
 on Spark 4.0–4.2 through Delta's own Spark writer (:mod:`.lakehouse_jvm`, the JVM path),
-chosen in :meth:`Delta.sink_options` from the target Spark minor.
+chosen in :meth:`Delta.sink_options` from the target Spark minor. As a source: Delta's
+streaming reader on 4.0–4.2, sqlstream's Python data source elsewhere
+(:mod:`.lakehouse_source`).
 
 The call ``translate`` prints::
 
