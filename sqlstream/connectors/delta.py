@@ -2,7 +2,9 @@
 appended, merged by key or overwritten, through ``deltalake`` (delta-rs) from
 ``foreachBatch`` — no Spark package — where Delta's Spark package does not run (Spark 4.3);
 on Spark 4.0–4.2 through Delta's own Spark writer (:mod:`.lakehouse_jvm`, the JVM path),
-chosen in :meth:`Delta.sink_options` from the target Spark minor.
+chosen in :meth:`Delta.sink_options` from the target Spark minor. As a source: Delta's
+streaming reader on 4.0–4.2, sqlstream's Python data source elsewhere
+(:mod:`.lakehouse_source`).
 
 The call ``translate`` prints::
 
@@ -25,7 +27,7 @@ Sources: Delta protocol *Transaction Identifiers*; delta-rs ``write_deltalake``,
 
 from __future__ import annotations
 
-from sqlstream.connectors import lakehouse, lakehouse_jvm
+from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_source
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
@@ -45,7 +47,7 @@ class Delta(Connector):
     source_format = "delta"
     sink_format = "foreachBatch"
     required = ("path",)
-    own_options: tuple[str, ...] = ("path", "mode", "key_columns")
+    own_options: tuple[str, ...] = ("path", "mode", "key_columns", *lakehouse_source.SOURCE_OPTIONS)
     passes_options = False
     durable = True
     continuous_sink = False
@@ -68,32 +70,50 @@ class Delta(Connector):
 
     def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
         """Raises:
-        OptionError: ``SS283`` Spark ``spark_version`` has no Delta package that runs
-            (a ``delta`` source is read by Delta's Spark reader only).
+        OptionError: ``SS283`` a sink's option on a source, a bad ``starting_version`` or
+            ``skip_change_commits`` (:func:`.lakehouse_source.check_role`).
         """
-        if spark_version in lakehouse_jvm.DELTA_PACKAGES:
-            return
-        where = resolved.compiler.get("connector")
-        served = ", ".join(lakehouse_jvm.DELTA_PACKAGES)
-        raise OptionError(
-            f"a delta source is read by Delta's Spark package, which runs on Spark {served}; "
-            f"not on Spark {spark_version}",
-            where.value_span if where is not None else None,
-            source,
-            code="SS283",
-            hint=f"run on Spark {served} (SET 'sqlstream.spark_version' names the target), "
-            "or read the table's files another way",
-        )
+        lakehouse_source.check_role(resolved, "source", source)
+
+    def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
+        """``self``, once the declared columns are checked against the table's schema when
+        the table exists at ``path`` inside ``project`` (or ``trusted``), read with
+        delta-rs (:func:`.lakehouse_source.check_columns`: ``SS295``, ``SS296``)."""
+        path = resolve_path(resolved.get("path"))
+        if path and statement.columns and lakehouse_source.readable(path, project, trusted):
+            schema = lakehouse_source.delta_schema(path)
+            lakehouse_source.check_columns(statement, schema, f"the delta table {path}")
+        return self
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``('delta', path)``: the table's folder, resolved against the file's folder."""
         return self.source_format, resolve_path(resolved.get("path"))
 
+    def bind_columns(self, resolved, columns, path, report, project=None, trusted=False):
+        """The declared columns as declared; the options of the read: ``path``,
+        ``starting_version``, ``skip_change_commits`` (the Python reader's names)."""
+        read = tuple((c.name.value, c.type) for c in columns)
+        return read, {}, (("path", path or ""), *lakehouse_source.reader_options(resolved))
+
+    def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
+        """The common chains; on the Python path (:mod:`.lakehouse_source`) the data source
+        registered first."""
+        chains = super().read_chains(relation)
+        if lakehouse_source.is_python(relation):
+            return (lakehouse_source.register_chain(relation), *chains)
+        return chains
+
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
-        """``format('delta')``, ``load(path)``: no ``schema`` call (Delta's streaming
-        reader takes the table's schema and refuses another), each new commit's rows read
-        as appends."""
-        return (Step("format", ("delta",)), Step("load", (relation.path,)))
+        """On the JVM path ``format('delta')``, ``option('startingVersion' |
+        'skipChangeCommits', v)`` when given, ``load(path)``: no ``schema`` call (Delta's
+        streaming reader takes the table's schema and refuses another), each new commit's
+        rows read as appends. On the Python path the reader's steps
+        (:func:`.lakehouse_source.read_steps`)."""
+        if lakehouse_source.is_python(relation):
+            return lakehouse_source.read_steps(relation)
+        names = {"starting_version": "startingVersion", "skip_change_commits": "skipChangeCommits"}
+        options = [Step("option", (names[k], v)) for k, v in relation.options if k in names]
+        return (Step("format", ("delta",)), *options, Step("load", (relation.path,)))
 
     def check_sink(
         self,
@@ -103,8 +123,11 @@ class Delta(Connector):
         source: Source,
         spark_version: str,
     ) -> tuple[OptionError, ...]:
-        """``SS282`` a key column not written, ``SS370`` update mode without upsert."""
-        return lakehouse.check_columns(resolved, columns, output_mode, source, self.name)
+        """``SS282`` a key column not written, ``SS370`` update mode without upsert,
+        ``SS283`` a source's option on the sink."""
+        return lakehouse_source.sink_role(resolved, source) + lakehouse.check_columns(
+            resolved, columns, output_mode, source, self.name
+        )
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, path)``: no ``format`` call; the table's folder."""

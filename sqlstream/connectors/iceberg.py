@@ -41,7 +41,7 @@ import os
 import threading
 import warnings
 
-from sqlstream.connectors import lakehouse
+from sqlstream.connectors import lakehouse, lakehouse_source
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.table import DEFAULT_WAREHOUSE
 from sqlstream.diagnostics.errors import OptionError
@@ -68,6 +68,7 @@ class Iceberg(Connector):
     output mode (update with upsert only); durable."""
 
     name = "iceberg"
+    source_format = "iceberg"
     sink_format = "foreachBatch"
     required = ("table",)
     own_options: tuple[str, ...] = (
@@ -77,7 +78,9 @@ class Iceberg(Connector):
         "catalog_uri",
         "mode",
         "key_columns",
+        *lakehouse_source.SOURCE_OPTIONS,
     )
+    catalog_options: tuple[tuple[str, str], ...] = ()
     passes_options = False
     durable = True
     continuous_sink = False
@@ -107,8 +110,55 @@ class Iceberg(Connector):
         source: Source,
         spark_version: str,
     ) -> tuple[OptionError, ...]:
-        """``SS282`` a key column not written, ``SS370`` update mode without upsert."""
-        return lakehouse.check_columns(resolved, columns, output_mode, source, self.name)
+        """``SS282`` a key column not written, ``SS370`` update mode without upsert,
+        ``SS283`` a source's option on the sink."""
+        return lakehouse_source.sink_role(resolved, source) + lakehouse.check_columns(
+            resolved, columns, output_mode, source, self.name
+        )
+
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Raises:
+        OptionError: ``SS283`` a sink's option on a source, ``starting_version``, a bad
+            ``skip_change_commits`` (:func:`.lakehouse_source.check_role`).
+        """
+        lakehouse_source.check_role(resolved, "source", source)
+
+    def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
+        """A copy holding the catalog options of the read (:attr:`catalog_options`:
+        ``table``, ``warehouse``, ``catalog``, ``catalog_uri``, resolved as the sink's), once
+        the declared columns are checked against the table's schema when its catalog and
+        table exist in ``project`` (or ``trusted``), read with pyiceberg
+        (:func:`.lakehouse_source.check_columns`: ``SS295``, ``SS296``)."""
+        options = self.sink_options(resolved, resolve_path, {})
+        kept = tuple((k, v) for k, v in options if k not in ("mode", "key_columns"))
+        found = dict(kept)
+        if statement.columns and lakehouse_source.readable(found["warehouse"], project, trusted):
+            schema = lakehouse_source.iceberg_schema(
+                found["table"], found["warehouse"], found["catalog"], found["catalog_uri"]
+            )
+            lakehouse_source.check_columns(statement, schema, f"the iceberg table {found['table']}")
+        copy = type(self)()
+        copy.catalog_options = kept
+        return copy
+
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``('iceberg', table)``: the table's name (``namespace.name``)."""
+        return self.source_format, ".".join(table_parts(resolved.required("table")))
+
+    def bind_columns(self, resolved, columns, path, report, project=None, trusted=False):
+        """The declared columns as declared; the options of the read: the catalog's
+        (:meth:`declared`), ``skip_change_commits``."""
+        read = tuple((c.name.value, c.type) for c in columns)
+        return read, {}, (*self.catalog_options, *lakehouse_source.reader_options(resolved))
+
+    def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
+        """The Python data source registered (:func:`.lakehouse_source.register_chain`),
+        then the common chains."""
+        return (lakehouse_source.register_chain(relation), *super().read_chains(relation))
+
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """The Python reader's steps (:func:`.lakehouse_source.read_steps`)."""
+        return lakehouse_source.read_steps(relation)
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, table)``: no ``format`` call; the table's name."""

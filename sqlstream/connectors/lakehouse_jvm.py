@@ -68,7 +68,7 @@ def uses_jvm(plan: p.Plan) -> bool:
     """Whether ``plan`` has a JVM-path sink or a ``delta`` source (read by Delta's
     package only)."""
     return any(is_jvm(q.sink) for q in plan.queries) or any(
-        isinstance(r, p.SourceRelation) and r.connector == "delta" for r in plan.relations
+        isinstance(r, p.SourceRelation) and r.format == "delta" for r in plan.relations
     )
 
 

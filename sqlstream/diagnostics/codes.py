@@ -22,6 +22,7 @@ from sqlstream.diagnostics import (
     codes_cdc,
     codes_compile,
     codes_expectations,
+    codes_lakehouse_source,
     codes_run,
     codes_streaming,
     codes_verify,
@@ -80,6 +81,7 @@ CODES: dict[str, Code] = _codes(
     *codes_expectations.RECORDS,
     *codes_cdc.RECORDS,
     *codes_verify.RECORDS,
+    *codes_lakehouse_source.RECORDS,
 )
 
 

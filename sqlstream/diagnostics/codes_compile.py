@@ -559,12 +559,14 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "SS283",
         "error",
-        "a `delta` source on a Spark version where Delta's Spark package does not run",
+        "a lakehouse source's option on a sink or a sink's on a source; a bad "
+        "`starting_version` or `skip_change_commits`",
         """
-     A ``delta`` source (``CREATE STREAM … WITH (connector = 'delta', path = …)``) is read by
-     Delta's own streaming reader, a Spark package ``exec`` adds; Delta publishes one that
-     runs on Spark 4.0, 4.1 and 4.2, none that runs on 4.3. Anti-pattern: a ``delta`` source
-     checked for Spark 4.3. Fix: target a Spark version that has the package (``SET
-     'sqlstream.spark_version' = '4.2'`` on a 4.2 installation).""",
+     ``iceberg`` and ``delta`` are sources and sinks. ``mode`` and ``key_columns`` are a
+     sink's (how each micro-batch is committed); ``starting_version`` (Delta: the first
+     table version read) and ``skip_change_commits`` (skip commits that change or delete
+     rows) a source's. ``starting_version`` is a whole number, of a ``delta`` source only;
+     ``skip_change_commits`` is true or false. Anti-pattern: ``mode = 'upsert'`` on a
+     ``CREATE STREAM``. Fix: remove the option the role does not take.""",
     ),
 )

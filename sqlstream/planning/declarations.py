@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sqlstream.analysis.facts import NONDETERMINISTIC, RelationInfo, function_name
 from sqlstream.analysis.schema import UNKNOWN, Schema, expression_type, spark_type
-from sqlstream.connectors import ResolvedOptions
+from sqlstream.connectors import ResolvedOptions, lakehouse_source
 from sqlstream.diagnostics.errors import (
     ForeignSpellingError,
     SemanticError,
@@ -219,6 +219,7 @@ class SourceDeclaration:
         )
         watermark = self._watermark(statement, types, computed_types)
         fmt, path = resolved.source_target(self._resolve_path)
+        fmt = lakehouse_source.read_format(spec.name, fmt, self._context.spark_version)
         read_as: dict[str, str]
         schema, options, read_as = None, resolved.spark, {}
         if spec.fixed_schema is None and physical:

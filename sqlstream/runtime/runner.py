@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlstream.analysis.checks import reads_nothing_once
 from sqlstream.connectors import CONNECTORS
+from sqlstream.connectors.lakehouse_source import source_failure
 from sqlstream.diagnostics.errors import QueryFailedError, StreamingError
 from sqlstream.ir import plan as p
 from sqlstream.lowering.lowered import Lowered
@@ -347,6 +348,7 @@ class _Run:
             code=known.code if known else None,
         )
         error = expectation_failure(trace, self.plan, query) or error  # FAIL UPDATE: SS560
+        error = source_failure(trace, self.plan, query) or error  # lakehouse sources: SS550
         failed = QueryFailed(handle.name, str(event.id), run_id, message, error)
         self.emit(failed)
         return failed

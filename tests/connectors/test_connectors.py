@@ -27,6 +27,7 @@ def test_every_module_defines_a_registered_connector():
     # lakehouse: what the iceberg and delta sinks share (options, their writers' steps);
     # lakehouse_jvm: the delta sink's JVM write path (Delta's Spark writer)
     # upsert_options: mode and key_columns of a sink that writes by key (postgres, lakehouse)
+    # lakehouse_source: the iceberg and delta sources' Python path (options, reads, checks)
     common = {
         "base",
         "foreign_options",
@@ -34,6 +35,7 @@ def test_every_module_defines_a_registered_connector():
         "lakehouse",
         "lakehouse_jvm",
         "upsert_options",
+        "lakehouse_source",
     }
     modules = {m.name for m in pkgutil.iter_modules(connectors.__path__) if not m.ispkg} - common
     defined = {type(c).__module__.rsplit(".", 1)[-1] for c in connectors.CONNECTORS.values()}

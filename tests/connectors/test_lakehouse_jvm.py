@@ -66,10 +66,12 @@ def test_a_delta_source_is_read_by_delta_where_its_package_runs(tmp_path):
     assert f".config('spark.jars.packages', '{PACKAGE['4.2']}')" in pipeline.to_pyspark()
 
 
-def test_a_delta_source_is_refused_at_its_connector_where_no_package_runs():
-    text = SOURCE.format(version="4.3")
-    (finding,) = sqlstream.check(text)
-    assert finding.code == "SS283"
-    assert "runs on Spark 4.0, 4.1, 4.2; not on Spark 4.3" in finding.message
-    assert text[finding.span.start : finding.span.end] == "'delta'"
-    assert finding.span.line == 2
+def test_a_delta_source_is_read_by_the_python_data_source_where_no_package_runs(tmp_path):
+    path = tmp_path / "p.ssql"
+    path.write_text(SOURCE.format(version="4.3"))
+    pipeline = sqlstream.compile_file(path)
+    text = pipeline.translate()
+    assert ".format('sqlstream_delta')" in text
+    assert f".option('path', '{tmp_path}/lake/events')" in text
+    script = pipeline.to_pyspark()
+    assert "spark.jars.packages" not in script and "spark.sql.extensions" not in script
