@@ -84,13 +84,18 @@ def main() -> None:
     from pyspark import __version__
     from pyspark.sql import SparkSession
 
-    from sqlstream.connectors.lakehouse_jvm import DELTA_PACKAGES, DELTA_SETTINGS
+    from sqlstream.connectors.lakehouse_jvm import (
+        DELTA_PACKAGES,
+        DELTA_SETTINGS,
+        SNAPSHOT_PARTITIONS,
+    )
 
     minor = ".".join(__version__.split(".")[:2])
     sinks = [(label, sink, "4.3") for label, sink in SINKS.items()]
     conf: dict[str, str] = {}
     if minor in DELTA_PACKAGES:  # the two paths side by side
         conf = {"spark.jars.packages": ",".join(DELTA_PACKAGES[minor]), **DELTA_SETTINGS}
+        conf[SNAPSHOT_PARTITIONS] = "2"  # as exec sets it on 2 cores (session_defaults)
         sinks = [(label, sink, "4.3") for label, sink in SINKS.items() if label != "delta upsert"]
         sinks.insert(3, ("delta (jvm)", SINKS["delta"], minor))
         sinks += [

@@ -78,10 +78,19 @@ def packages(plan: p.Plan) -> tuple[str, ...]:
     return DELTA_PACKAGES.get(plan.spark_version, ()) if uses_jvm(plan) else ()
 
 
-def session_settings(plan: p.Plan) -> dict[str, str]:
+SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
+"""Delta's setting for the number of partitions of the job that computes a table's
+snapshot (its log replayed: Delta's ``DeltaSQLConf``, default 50). Delta runs that job
+before each commit of a table it has not read at that version — once per micro-batch
+here — and its 50 tasks were most of the JVM path's cost per micro-batch
+(``bench/README.md``, "The Python path against the JVM path")."""
+
+
+def session_settings(plan: p.Plan, cores: int = 2) -> dict[str, str]:
     """The session settings the JVM-path sinks and ``delta`` sources of ``plan`` need
-    (:data:`DELTA_SETTINGS`), or ``{}``."""
-    return dict(DELTA_SETTINGS) if uses_jvm(plan) else {}
+    (:data:`DELTA_SETTINGS`) and :data:`SNAPSHOT_PARTITIONS` = ``cores`` (as
+    ``spark.sql.shuffle.partitions``: one task per core), or ``{}``."""
+    return {**DELTA_SETTINGS, SNAPSHOT_PARTITIONS: str(cores)} if uses_jvm(plan) else {}
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------
