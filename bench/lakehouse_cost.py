@@ -79,6 +79,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--files-per-batch", type=int, default=31)
+    parser.add_argument(
+        "--snapshot-partitions",
+        default="2",
+        help="the JVM path's spark.databricks.delta.snapshotPartitions (exec: the cores; Delta: 50)",
+    )
     args = parser.parse_args()
 
     from pyspark import __version__
@@ -95,7 +100,7 @@ def main() -> None:
     conf: dict[str, str] = {}
     if minor in DELTA_PACKAGES:  # the two paths side by side
         conf = {"spark.jars.packages": ",".join(DELTA_PACKAGES[minor]), **DELTA_SETTINGS}
-        conf[SNAPSHOT_PARTITIONS] = "2"  # as exec sets it on 2 cores (session_defaults)
+        conf[SNAPSHOT_PARTITIONS] = args.snapshot_partitions  # exec: the cores (2 here)
         sinks = [(label, sink, "4.3") for label, sink in SINKS.items() if label != "delta upsert"]
         sinks.insert(3, ("delta (jvm)", SINKS["delta"], minor))
         sinks += [
