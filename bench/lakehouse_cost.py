@@ -17,6 +17,7 @@ and ``delta upsert`` through the Python path (delta-rs: the file targets Spark 4
 path (Delta's Spark writer: the file targets the running minor).
 
     .venv-4.1/bin/python bench/lakehouse_cost.py [--days 365] [--files-per-batch 31]
+        [--snapshot-partitions 2]   # the JVM path's spark.databricks.delta.snapshotPartitions
 """
 
 from __future__ import annotations
