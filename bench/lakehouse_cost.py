@@ -17,6 +17,7 @@ and ``delta upsert`` through the Python path (delta-rs: the file targets Spark 4
 path (Delta's Spark writer: the file targets the running minor).
 
     .venv-4.1/bin/python bench/lakehouse_cost.py [--days 365] [--files-per-batch 31]
+        [--snapshot-partitions 2]   # the JVM path's spark.databricks.delta.snapshotPartitions
 """
 
 from __future__ import annotations
@@ -79,18 +80,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--files-per-batch", type=int, default=31)
+    parser.add_argument(
+        "--snapshot-partitions",
+        default="2",
+        help="the JVM path's spark.databricks.delta.snapshotPartitions (exec: the cores; Delta: 50)",
+    )
     args = parser.parse_args()
 
     from pyspark import __version__
     from pyspark.sql import SparkSession
 
-    from sqlstream.connectors.lakehouse_jvm import DELTA_PACKAGES, DELTA_SETTINGS
+    from sqlstream.connectors.lakehouse_jvm import (
+        DELTA_PACKAGES,
+        DELTA_SETTINGS,
+        SNAPSHOT_PARTITIONS,
+    )
 
     minor = ".".join(__version__.split(".")[:2])
     sinks = [(label, sink, "4.3") for label, sink in SINKS.items()]
     conf: dict[str, str] = {}
     if minor in DELTA_PACKAGES:  # the two paths side by side
         conf = {"spark.jars.packages": ",".join(DELTA_PACKAGES[minor]), **DELTA_SETTINGS}
+        conf[SNAPSHOT_PARTITIONS] = args.snapshot_partitions  # exec: the cores (2 here)
         sinks = [(label, sink, "4.3") for label, sink in SINKS.items() if label != "delta upsert"]
         sinks.insert(3, ("delta (jvm)", SINKS["delta"], minor))
         sinks += [

@@ -78,10 +78,19 @@ def packages(plan: p.Plan) -> tuple[str, ...]:
     return DELTA_PACKAGES.get(plan.spark_version, ()) if uses_jvm(plan) else ()
 
 
-def session_settings(plan: p.Plan) -> dict[str, str]:
+SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
+"""Delta's setting for the number of partitions of the job that computes a table's
+snapshot (its log replayed: Delta's ``DeltaSQLConf``, default 50). Delta runs that job
+before each commit of a table it has not read at that version — once per micro-batch
+here — and its 50 tasks were most of the JVM path's cost per micro-batch
+(``bench/README.md``, "The Python path against the JVM path")."""
+
+
+def session_settings(plan: p.Plan, cores: int = 2) -> dict[str, str]:
     """The session settings the JVM-path sinks and ``delta`` sources of ``plan`` need
-    (:data:`DELTA_SETTINGS`), or ``{}``."""
-    return dict(DELTA_SETTINGS) if uses_jvm(plan) else {}
+    (:data:`DELTA_SETTINGS`) and :data:`SNAPSHOT_PARTITIONS` = ``cores`` (as
+    ``spark.sql.shuffle.partitions``: one task per core), or ``{}``."""
+    return {**DELTA_SETTINGS, SNAPSHOT_PARTITIONS: str(cores)} if uses_jvm(plan) else {}
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------
@@ -119,7 +128,11 @@ class DeltaSparkWriter(lakehouse.LakehouseWriter):
         return None if table is None else table.transaction_version(app)
 
     def __call__(self, df, batch_id: int) -> None:
-        """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
+        """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before.
+
+        An upsert reads the micro-batch twice (the last row per key is picked, then Delta's
+        ``MERGE`` reads its source), so it is persisted for the call: computed once, in one
+        order (:func:`last_per_key`), and unpersisted after the commit."""
         spark = df.sparkSession
         app = lakehouse.app_id(df, f"{type(self).__name__}:{self.target}")
         last = self.committed(app)
@@ -127,23 +140,37 @@ class DeltaSparkWriter(lakehouse.LakehouseWriter):
             lakehouse.run_nowhere(df)
             return
         exists = last is not None or _table(self.path) is not None
-        if self.complete or not self.key_columns or not exists:
-            if self.mode == "upsert" and not self.complete:
-                df = _last_per_key(df, self.key_columns)
-            (
-                df.write.format("delta")
-                .mode("overwrite" if self.complete else "append")
-                .option("txnAppId", app)
-                .option("txnVersion", str(batch_id))
-                .option(
-                    "userMetadata", f"{lakehouse.APP_KEY}={app};{lakehouse.BATCH_KEY}={batch_id}"
-                )
-                .save(self.path)
-            )
+        if self.mode != "upsert" or self.complete:
+            self._save(df, app, batch_id)
             return
+        batch = df.persist()
+        try:
+            rows = last_per_key(batch, self.key_columns)
+            if exists:
+                self._merge(spark, rows, app, batch_id)
+            else:
+                self._save(rows, app, batch_id)
+        finally:
+            batch.unpersist()
+
+    def _save(self, df, app: str, batch_id: int) -> None:
+        """Append ``df`` (overwrite in complete mode) with the transaction identifier."""
+        (
+            df.write.format("delta")
+            .mode("overwrite" if self.complete else "append")
+            .option("txnAppId", app)
+            .option("txnVersion", str(batch_id))
+            .option("userMetadata", f"{lakehouse.APP_KEY}={app};{lakehouse.BATCH_KEY}={batch_id}")
+            .save(self.path)
+        )
+
+    def _merge(self, spark, rows, app: str, batch_id: int) -> None:
+        """``MERGE`` ``rows`` (one per key) into the table by key, with the transaction
+        identifier: a key matches when its values are equal (``=``, as delta-rs's merge on
+        the Python path: a ``NULL`` key matches no row and is inserted)."""
         view = f"sqlstream_merge_{abs(hash((app, self.path)))}_{batch_id}"
-        _last_per_key(df, self.key_columns).createOrReplaceTempView(view)
-        condition = " AND ".join(f"t.{_quoted(k)} <=> s.{_quoted(k)}" for k in self.key_columns)
+        rows.createOrReplaceTempView(view)
+        condition = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in self.key_columns)
         table = "delta." + _quoted(self.path)
         keys = ("spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion")
         spark.conf.set(keys[0], app)
@@ -170,8 +197,15 @@ def _table(path: str):
         return None
 
 
-def _last_per_key(df, keys: tuple[str, ...]):
-    """``df`` with one row per key: the last one in the micro-batch's order."""
+def last_per_key(df, keys: tuple[str, ...]):
+    """``df`` with one row per key: the last one in the micro-batch's order — the order
+    ``DataFrame.toArrow`` collects it in, partition by partition and each partition's rows
+    in turn, which is the Python path's rule (:func:`.lakehouse.last_per_key` of the
+    collected batch). That position is ``monotonically_increasing_id()`` (the partition's
+    index in the upper 31 bits, the row's position in it below: PySpark's
+    ``functions.monotonically_increasing_id``), taken over ``df`` as it is; ``df`` should be
+    persisted (as :class:`DeltaSparkWriter` does): a recomputed shuffle may deliver a
+    partition's rows in another order, so only a computed-once batch has one order."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -183,3 +217,71 @@ def _last_per_key(df, keys: tuple[str, ...]):
         .where(F.col(rank) == 1)
         .drop(order, rank)
     )
+
+
+# ---- run time: a session given by the user (Pipeline.start) -----------------------------
+
+EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
+
+
+def check_session(spark, plan: p.Plan) -> None:
+    """Refuse ``spark`` for ``plan`` when ``plan`` runs on the JVM path (:func:`uses_jvm`)
+    and the session lacks what Delta's writer and reader need: the package's classes
+    (:data:`DELTA_PACKAGES`, looked up in the driver's class loader — not over Spark
+    Connect, whose server holds them) and the settings :data:`DELTA_SETTINGS` (static:
+    they must be given when the session is built). ``exec`` builds its session with all
+    three; a session the user builds (``Pipeline.start(spark)``) needs them too.
+
+    Raises:
+        SqlStreamError: ``SS545`` at the first ``delta`` sink (or source) on the JVM
+            path, naming the settings to add; nothing was run.
+    """
+    if not uses_jvm(plan):
+        return
+    from sqlstream.diagnostics.errors import SqlStreamError
+
+    wanted = {"spark.jars.packages": ",".join(DELTA_PACKAGES.get(plan.spark_version, ()))}
+    wanted.update(DELTA_SETTINGS)
+    missing = [k for k in wanted if k != "spark.jars.packages" and not _has_setting(spark, k)]
+    if not _has_classes(spark):
+        missing.insert(0, "spark.jars.packages")
+    if not missing:
+        return
+    spans = [q.sink.span for q in plan.queries if is_jvm(q.sink)]
+    spans += [r.span for r in plan.relations if isinstance(r, p.SourceRelation)]
+    added = ", ".join(f"{k}={wanted[k]}" for k in missing)
+    raise SqlStreamError(
+        f"a delta table on Spark {plan.spark_version} is written and read by Delta's Spark "
+        f"package, and this session lacks {', '.join(missing)}",
+        spans[0] if spans else None,
+        plan.source,
+        hint=f"build the session with {added} (SparkSession.builder.config), or run the "
+        "file with sqlstream exec, which adds them",
+        code="SS545",
+    )
+
+
+def _has_setting(spark, key: str) -> bool:
+    """Whether the session's ``key`` holds :data:`DELTA_SETTINGS`' value (one of the
+    comma-separated ``spark.sql.extensions``)."""
+    value = spark.conf.get(key, None) or ""
+    wanted = DELTA_SETTINGS[key]
+    return (
+        wanted in (v.strip() for v in value.split(","))
+        if "extensions" in key
+        else (value == wanted)
+    )
+
+
+def _has_classes(spark) -> bool:
+    """Whether Delta's session extension class loads in the driver (``True`` over Spark
+    Connect, where the driver is the server's)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return True
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(EXTENSION_CLASS, False, loader)
+    except Exception:  # noqa: BLE001 - py4j's Py4JJavaError: ClassNotFoundException
+        return False
+    return True

@@ -163,6 +163,21 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      set ``SQLSTREAM_SPARK_PACKAGE_VERSION``.""",
     ),
     (
+        "SS545",
+        "error",
+        "a delta sink or source on Spark 4.0-4.2 started in a session without Delta's "
+        "package, extension or catalog",
+        """
+     On the Spark minors whose Delta package runs (4.0, 4.1, 4.2) a ``delta`` sink is
+     written, and a ``delta`` source read, by Delta's own Spark writer and reader (the JVM
+     path), which need the package on the session's class path and its
+     ``spark.sql.extensions`` and ``spark.sql.catalog.spark_catalog`` settings — static
+     settings, given when the session is built. ``exec`` builds its session with them; a
+     session of your own (``pipeline.start(spark)``) is checked before anything runs.
+     Fix: build the session with the three settings the message names
+     (``SparkSession.builder.config(…)``), or run the file with ``sqlstream exec``.""",
+    ),
+    (
         "SS530",
         "error",
         "the Spark cluster cannot be reached (`--master spark://…` or "

@@ -26,8 +26,9 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
     * ``spark.sql.streaming.forceDeleteTempCheckpointLocation`` = ``true`` (console and
       memory sinks leave no temporary checkpoints behind);
     * on the JVM path of a ``delta`` sink, Delta's ``spark.sql.extensions`` and
-      ``spark.sql.catalog.spark_catalog``
-      (:func:`sqlstream.connectors.lakehouse_jvm.session_settings`).
+      ``spark.sql.catalog.spark_catalog``, and ``spark.databricks.delta.snapshotPartitions``
+      = the number of cores (Delta's default of 50 makes each commit's snapshot a job of
+      50 tiny tasks) (:func:`sqlstream.connectors.lakehouse_jvm.session_settings`).
 
     Args:
         plan: the compiled pipeline (its ``settings`` are the ``SET`` statements).
@@ -44,7 +45,7 @@ def session_defaults(plan: p.Plan, master: str | None, conf: dict[str, str]) -> 
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-        **lakehouse_jvm.session_settings(plan),
+        **lakehouse_jvm.session_settings(plan, cores),
     }
     given = {k.lower() for k, _ in plan.settings} | {k.lower() for k in conf}
     return {k: v for k, v in defaults.items() if k.lower() not in given}

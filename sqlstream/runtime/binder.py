@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession, functions
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
+from sqlstream.connectors import lakehouse_jvm
 from sqlstream.connectors.user_code import make_importable
 from sqlstream.diagnostics.errors import OptionError, QueryFailedError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
@@ -267,7 +268,9 @@ def start(
             (:func:`sqlstream.runtime.spark_session.refuse_on_connect`); (``SS271``) a
             Python function the pipeline was compiled without reading (an untrusted
             compile, ``SS274``): running needs ``compile(…, trust=True)``, as ``exec`` and
-            ``sqlstream test`` compile.
+            ``sqlstream test`` compile; (``SS545``) a ``delta`` table on Delta's JVM path
+            and a session without Delta's package or settings
+            (:func:`sqlstream.connectors.lakehouse_jvm.check_session`).
     """
     plan = pipeline.plan
     for function in plan.functions:
@@ -280,6 +283,7 @@ def start(
                 hint="compile with trust=True (exec and sqlstream test do) to run the pipeline",
                 code="SS271",
             )
+    lakehouse_jvm.check_session(spark, plan)
     if is_connect(spark):
         refuse_on_connect(pipeline, report)
     env = environment(spark, sql_functions)
