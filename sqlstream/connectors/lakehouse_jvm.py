@@ -248,7 +248,9 @@ def check_session(spark, plan: p.Plan) -> None:
     if not missing:
         return
     spans = [q.sink.span for q in plan.queries if is_jvm(q.sink)]
-    spans += [r.span for r in plan.relations if isinstance(r, p.SourceRelation)]
+    spans += [
+        r.span for r in plan.relations if isinstance(r, p.SourceRelation) and r.format == "delta"
+    ]
     added = ", ".join(f"{k}={wanted[k]}" for k in missing)
     raise SqlStreamError(
         f"a delta table on Spark {plan.spark_version} is written and read by Delta's Spark "
