@@ -32,7 +32,8 @@ def main() -> None:
     harness = Harness(test_session())
     print(f"session: {time.monotonic() - started:.1f} s")
     folder = ROOT / "examples" / "flights"
-    pipeline, data, _ = from_test(folder / "hourly_delays.test.yaml", {}, False)
+    _, (target,) = from_test(folder / "hourly_delays.test.yaml", {}, False)
+    pipeline, data = target.pipeline, target.data
     timings: list[tuple[str, float]] = []
     stream, expected = verify_module.Verifier.stream, verify_module.Verifier.expected
 

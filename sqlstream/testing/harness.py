@@ -166,10 +166,12 @@ class Harness:
         case: Case,
         pipeline: PipelineUnderTest,
         every_query: bool = False,
+        only: frozenset[str] | None = None,
     ) -> CaseResult:
         """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
         (:func:`checked_queries`), or every query of the pipeline when ``every_query``
-        (``--record``, which writes what every sink received).
+        (``--record``, which writes what every sink received), or the queries named in
+        ``only`` (lower case; ``sqlstream verify``: those its input feeds).
 
         Returns:
             A :class:`~sqlstream.testing.compare.CaseResult`: ``passed``, ``failed`` with
@@ -184,6 +186,8 @@ class Harness:
         (folder / "feed").mkdir()
         zone = time_zone(pipeline, case.settings)
         run = pipeline.plan.queries if every_query else checked_queries(case, pipeline)
+        if only is not None:
+            run = tuple(q for q in pipeline.plan.queries if q.name.lower() in only)
         queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in run]
         try:
             program = self._program(pipeline, case, queries, folder)
