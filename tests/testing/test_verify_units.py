@@ -112,3 +112,20 @@ def test_update_mode_keys_are_the_aggregations_grouping_keys_from_the_plan():
     assert keys("dedup", "sums") == ["str"]
     # a query that does not aggregate has no grouping key
     assert keys("dedup", "first_per_key") is None
+
+
+def test_k_picks_tests_of_the_test_file_and_exits_2_when_none_matches():
+    from sqlstream.testing.verify_run import from_test
+
+    suite = FIXTURES / "spark_suites" / "dedup.test.yaml"
+    _, every = from_test(suite, {}, False)
+    assert len(every) == 5 and all(t.data.rows for t in every)
+    _, picked = from_test(suite, {}, False, "WithinWatermarkSuite")
+    assert [t.name for t in picked] == [t.name for t in every if "WithinWatermark" in t.name]
+    runner = CliRunner()
+    ssql = str(FIXTURES / "spark_suites" / "dedup.ssql")
+    none = runner.invoke(main, ["verify", ssql, "--test", str(suite), "-k", "no such test"])
+    assert none.exit_code == 2
+    assert "SS216" in none.stderr and "no test whose name contains 'no such test'" in none.stderr
+    alone = runner.invoke(main, ["verify", ssql, "--input", "words=x", "-k", "a"])
+    assert alone.exit_code == 2 and "SS218" in alone.stderr
