@@ -98,12 +98,13 @@ class _Query:
     def start(self, spark) -> None:
         """Start the query: its chain of the program (``spark.sql(sql).writeStream
         .foreachBatch(capture)….start()``), the capture's columns read first from the
-        chain's ``spark.sql(sql)``."""
+        chain's ``spark.sql(sql)`` at the first start (a restart reads the same columns)."""
         assert self.chain is not None, "Harness.run sets the chain before any start"
-        frame = evaluate(self.chain, self.env, _quiet, steps=1, source=self.source)
-        self.capture.columns = [
-            (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
-        ]
+        if not self.capture.columns:
+            frame = evaluate(self.chain, self.env, _quiet, steps=1, source=self.source)
+            self.capture.columns = [
+                (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
+            ]
         self.running = evaluate(self.chain, self.env, _quiet, source=self.source)
 
     def collect_progress(self) -> None:

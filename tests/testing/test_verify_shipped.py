@@ -30,9 +30,9 @@ DIFFERS: dict[tuple[str, str], str] = {
     # ROW_NUMBER() OVER (PARTITION BY k ORDER BY eventTime) = 1 streams as
     # dropDuplicatesWithinWatermark: the first row per key to arrive, (a, 17), where the
     # batch query keeps the earliest, (a, 13) (SS361)
-    ("dedup.test.yaml", "first_within_watermark"): "batch",
+    ("spark_suites/dedup", "first_within_watermark"): "batch",
 }
-"""(test file name, query) → the property it breaks; the reason is in the module's and
+"""(test file as :func:`_id` names it, query) → the property it breaks; the reason is in the module's and
 docs/pipeline-tests.md's words."""
 
 
@@ -42,7 +42,13 @@ def _pipeline(path: Path) -> Path:
     return Path(load(path)[0].pipeline)
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name.removesuffix(".test.yaml") for p in FILES])
+def _id(path: Path) -> str:
+    """``flights/dedup``, ``spark_suites/dedup``: the file without its suffix, in its
+    folder."""
+    return str(path.relative_to(path.parent.parent)).removesuffix(".test.yaml")
+
+
+@pytest.mark.parametrize("path", FILES, ids=[_id(p) for p in FILES])
 def test_shipped_pipeline_streams_its_batch_meaning(spark, path, tmp_path):
     result = CliRunner().invoke(
         main,
@@ -70,7 +76,7 @@ def test_shipped_pipeline_streams_its_batch_meaning(spark, path, tmp_path):
     assert [t["test"] for t in document["tests"]] == names
     found = {}
     for query in document["queries"]:
-        key = (path.name, query["query"])
+        key = (_id(path), query["query"])
         found[key] = query["property"]
         assert query["result"] == ("differs" if key in DIFFERS else "equal"), (
             f"{query['test']}: {query['query']} {query['result']} ({query['property']}): "
@@ -79,5 +85,5 @@ def test_shipped_pipeline_streams_its_batch_meaning(spark, path, tmp_path):
         )
         assert query["final_rows"] + query["not_final_rows"] > 0 or key in DIFFERS
     for key, prop in DIFFERS.items():
-        if key[0] == path.name:
+        if key[0] == _id(path):
             assert found.get(key) == prop
