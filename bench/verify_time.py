@@ -5,12 +5,15 @@
 
 Runs ``examples/flights/hourly_delays.ssql`` on the input of its test file with the
 session of ``sqlstream test`` (:func:`sqlstream.testing.suite.test_session`), and prints
-the seconds of the whole verify, of the oracle and of each streaming run.
+the seconds of the whole verify, of the oracle and of each streaming run, and the
+machine's load average (1 minute, ``os.getloadavg``) before and after each verify: the
+machine is shared, and the times mean little without it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -32,7 +35,8 @@ def main() -> None:
     harness = Harness(test_session())
     print(f"session: {time.monotonic() - started:.1f} s")
     folder = ROOT / "examples" / "flights"
-    pipeline, data, _ = from_test(folder / "hourly_delays.test.yaml", {}, False)
+    _, (target,) = from_test(folder / "hourly_delays.test.yaml", {}, False)
+    pipeline, data = target.pipeline, target.data
     timings: list[tuple[str, float]] = []
     stream, expected = verify_module.Verifier.stream, verify_module.Verifier.expected
 
@@ -55,6 +59,7 @@ def main() -> None:
     verify_module.Verifier.expected = timed_expected  # type: ignore[method-assign]
     for attempt in range(args.repeat):
         timings.clear()
+        load = os.getloadavg()[0]
         begin = time.monotonic()
         report = verify(harness, pipeline, data, args.splits, args.seed)
         total = time.monotonic() - begin
@@ -63,7 +68,8 @@ def main() -> None:
         oracles = len(timings) - streams
         print(
             f"verify #{attempt + 1}: {total:.1f} s ({streams} streaming runs, {oracles} "
-            f"oracle runs: {runs}); result {[q.result for q in report.queries]}"
+            f"oracle runs: {runs}); result {[q.result for q in report.queries]}; "
+            f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after"
         )
 
 

@@ -32,7 +32,10 @@ def _usage(message: str, file: str) -> SqlStreamError:
     "--test",
     "test_path",
     type=click.Path(dir_okay=False),
-    help="Take the input from the first test of this *.test.yaml file (its input steps).",
+    help="Take the input from each test of this *.test.yaml file (its input steps).",
+)
+@click.option(
+    "-k", "keyword", metavar="TEXT", help="With --test: verify the tests whose name contains TEXT."
 )
 @click.option(
     "--input",
@@ -48,6 +51,13 @@ def _usage(message: str, file: str) -> SqlStreamError:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@click.option(
+    "--shrink/--no-shrink",
+    "shrinking",
+    default=True,
+    show_default=True,
+    help="Shrink each difference to its smallest input and write it as a test file.",
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option(
     "--counterexamples",
@@ -58,19 +68,22 @@ def _usage(message: str, file: str) -> SqlStreamError:
 def verify(
     file: str,
     test_path: str | None,
+    keyword: str | None,
     inputs: dict[str, str],
     variables: dict[str, str],
     splits: int,
     seed: int | None,
     fmt: str,
     output: str | None,
+    shrinking: bool,
     counterexamples: str | None,
     trust: bool,
     debug: bool = False,
 ) -> None:
     """Stream FILE in many ways (one micro-batch, one per input step or file, --splits
     random cuts, each with a restart) and compare every query with the same SQL run as a
-    batch query over the same input.
+    batch query over the same input: each test of --test (or those -k picks), or the
+    files of --input.
 
     Exits 0 when every query is equal, 1 when one differs (its smallest input is written
     as a test file), 2 for a usage error or a pipeline that fails.
@@ -79,7 +92,8 @@ def verify(
 
     from sqlstream.testing.harness import Harness
     from sqlstream.testing.suite import test_session
-    from sqlstream.testing.verify_run import from_files, from_test
+    from sqlstream.testing.verify_report import FileReport
+    from sqlstream.testing.verify_run import Target, from_files, from_test
     from sqlstream.testing.verify_run import verify as run_verify
 
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else seed
@@ -90,34 +104,44 @@ def verify(
             raise _usage(f"--splits must be 0 or more, got {splits}", file)
         machine_read = fmt == "json" and not output
         with contextlib.redirect_stdout(sys.stderr) if machine_read else contextlib.nullcontext():
-            test_file = None
+            if keyword and not test_path:
+                raise _usage("-k picks tests of --test FILE; there is no --test", file)
             if test_path:
-                pipeline, data, test_file = from_test(Path(test_path), variables, trusted(trust))
-                if Path(file).resolve() != pipeline.path.resolve():
-                    raise _usage(f"{test_path} tests {pipeline.path}, not {file}", file)
-                harness = Harness(test_session())
+                test_file, targets = from_test(Path(test_path), variables, trusted(trust), keyword)
+                if Path(file).resolve() != Path(test_file.pipeline).resolve():
+                    raise _usage(f"{test_path} tests {test_file.pipeline}, not {file}", file)
             else:
+                test_file = None
                 pipeline, data = from_files(
                     Path(file), inputs, variables, trusted(trust), test_session
                 )
-                harness = Harness(test_session())
-            if not data.rows:
-                raise SqlStreamError(
-                    "no input rows to verify with",
-                    pipeline.plan.queries[0].span if pipeline.plan.queries else None,
-                    pipeline.plan.source,
-                    code="SS216",
-                )
+                if not data.rows:
+                    raise SqlStreamError(
+                        "no input rows to verify with",
+                        pipeline.plan.queries[0].span if pipeline.plan.queries else None,
+                        pipeline.plan.source,
+                        code="SS216",
+                    )
+                targets = [Target("", pipeline, data)]
+            harness = Harness(test_session())
             click.echo(f"verify: seed {seed}", err=True)
-            report = run_verify(
-                harness,
-                pipeline,
-                data,
-                splits,
-                seed,
-                Path(counterexamples) if counterexamples else None,
-                test_file,
-            )
+            many = len(targets) > 1
+            report = FileReport(seed, [])
+            for number, target in enumerate(targets, 1):
+                report.reports.append(
+                    run_verify(
+                        harness,
+                        target.pipeline,
+                        target.data,
+                        splits,
+                        seed,
+                        Path(counterexamples) if counterexamples else None,
+                        test_file,
+                        target.name or None,
+                        number if many else None,
+                        shrinking,
+                    )
+                )
     except SqlStreamError as error:
         if debug:
             raise

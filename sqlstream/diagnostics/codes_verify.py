@@ -8,12 +8,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "SS216",
         "error",
-        "`sqlstream verify --test` names a test file without a test or without input rows",
+        "`sqlstream verify --test` names a test file without a test with input rows (or "
+        "`-k` picks none)",
         """
-     ``verify`` runs the rows of the first test's ``input`` steps, in order, as a batch
-     query and as streams cut in many ways. A test file without a test, or whose first
-     test has no ``input`` step with rows, gives nothing to compare. Fix: name a test file
-     whose first test feeds the pipeline's streams, or give ``--input STREAM=PATH``.""",
+     ``verify`` runs the rows of each test's ``input`` steps, in order, as a batch query
+     and as streams cut in many ways (a test without an input row is left out). A test
+     file without a test, none of whose tests has an ``input`` step with rows, or whose
+     tests ``-k TEXT`` does not match, gives nothing to compare. Fix: name a test file
+     whose tests feed the pipeline's streams, a part of a test's name with ``-k``, or give
+     ``--input STREAM=PATH``.""",
     ),
     (
         "SS217",
@@ -29,12 +32,13 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "SS218",
         "error",
-        "`sqlstream verify` without input, with both `--test` and `--input`, or with "
-        "`--splits` below 0",
+        "`sqlstream verify` without input, with both `--test` and `--input`, with "
+        "`--splits` below 0, or with `-k` but no `--test`",
         """
      ``verify`` reads its input from exactly one place: a test file (``--test``) or the
      files of the pipeline's streams (``--input STREAM=PATH``, repeated). ``--splits N``
      is the number of random cuts into micro-batches (0: only the one-batch and per-step
-     runs). Fix: give one of the two, and ``--splits`` of 0 or more.""",
+     runs); ``-k TEXT`` picks tests of ``--test``. Fix: give one of the two, ``--splits``
+     of 0 or more, and ``-k`` only with ``--test``.""",
     ),
 )

@@ -98,12 +98,13 @@ class _Query:
     def start(self, spark) -> None:
         """Start the query: its chain of the program (``spark.sql(sql).writeStream
         .foreachBatch(capture)….start()``), the capture's columns read first from the
-        chain's ``spark.sql(sql)``."""
+        chain's ``spark.sql(sql)`` at the first start (a restart reads the same columns)."""
         assert self.chain is not None, "Harness.run sets the chain before any start"
-        frame = evaluate(self.chain, self.env, _quiet, steps=1, source=self.source)
-        self.capture.columns = [
-            (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
-        ]
+        if not self.capture.columns:
+            frame = evaluate(self.chain, self.env, _quiet, steps=1, source=self.source)
+            self.capture.columns = [
+                (f.name, values.parse_type(f.dataType.simpleString())) for f in frame.schema.fields
+            ]
         self.running = evaluate(self.chain, self.env, _quiet, source=self.source)
 
     def collect_progress(self) -> None:
@@ -166,10 +167,12 @@ class Harness:
         case: Case,
         pipeline: PipelineUnderTest,
         every_query: bool = False,
+        only: frozenset[str] | None = None,
     ) -> CaseResult:
         """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
         (:func:`checked_queries`), or every query of the pipeline when ``every_query``
-        (``--record``, which writes what every sink received).
+        (``--record``, which writes what every sink received), or the queries named in
+        ``only`` (lower case; ``sqlstream verify``: those its input feeds).
 
         Returns:
             A :class:`~sqlstream.testing.compare.CaseResult`: ``passed``, ``failed`` with
@@ -184,6 +187,8 @@ class Harness:
         (folder / "feed").mkdir()
         zone = time_zone(pipeline, case.settings)
         run = pipeline.plan.queries if every_query else checked_queries(case, pipeline)
+        if only is not None:
+            run = tuple(q for q in pipeline.plan.queries if q.name.lower() in only)
         queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in run]
         try:
             program = self._program(pipeline, case, queries, folder)

@@ -7,138 +7,72 @@ files of ``--input STREAM=PATH``), the runs planned and judged
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.testing.pipeline import PipelineUnderTest, compile_pipeline
 from sqlstream.testing.spec import TestFile
-from sqlstream.testing.verify import Input, QueryReport, Verifier, plan_runs
+from sqlstream.testing.verify import Input, Verifier, plan_runs
+from sqlstream.testing.verify_report import Report, shown_path
 
-__all__ = ["Report", "from_files", "from_test", "verify"]
+__all__ = ["Target", "from_files", "from_test", "verify"]
 
 
 @dataclass
-class Report:
-    """What ``verify`` found: the ``seed``, one :class:`QueryReport` per query, the runs
-    (name → micro-batch sizes and the batch after which it restarted), the input's origin
-    and the wall time in seconds."""
+class Target:
+    """One test to verify: its ``name``, its compiled ``pipeline`` and its input ``data``."""
 
-    seed: int
-    queries: list[QueryReport]
-    runs: dict[str, dict] = field(default_factory=dict)
-    input: str = ""
-    seconds: float = 0.0
-    reruns: int = 0
-
-    @property
-    def exit_code(self) -> int:
-        """0: every query equal; 1: a query differs."""
-        return 1 if any(q.result == "differs" for q in self.queries) else 0
-
-    def to_json(self) -> str:
-        """``{"seed", "queries": [{"query", "result", "property", "reason", "final_rows",
-        "not_final_rows", "late_rows", "counterexample", …}], …}``."""
-        return json.dumps(
-            {
-                "seed": self.seed,
-                "queries": [asdict(q) for q in self.queries],
-                "runs": self.runs,
-                "input": self.input,
-                "seconds": round(self.seconds, 2),
-            },
-            indent=2,
-            default=str,
-        )
-
-    def text(self) -> str:
-        """The report for people: a line per query, then what differs."""
-        lines = [f"verify {self.input} (seed {self.seed}; runs: {', '.join(self.runs)})"]
-        for q in self.queries:
-            late = ", ".join(f"{r} {n}" for r, n in q.late_rows.items() if n) or "none"
-            if q.result == "equal":
-                lines.append(
-                    f"  {q.query}: equal — {q.final_rows} final rows compared, "
-                    f"{q.not_final_rows} not yet final, late rows dropped: {late}"
-                )
-                lines += _late_lines(q)
-                lines += [f"      not compared: {r}: {why}" for r, why in q.not_compared.items()]
-                continue
-            what = "the batch query" if q.property == "batch" else f"run {q.against}"
-            mine = "batch query" if q.property == "batch" else f"run {q.against}"
-            lines.append(
-                f"  {q.query}: DIFFERS ({q.property}) — run {q.run} (seed {self.seed}) "
-                f"against {what}; late rows dropped: {late}"
-            )
-            lines += [f"      - {_row(r)}   ({mine} only)" for r in q.missing[:10]]
-            lines += [f"      + {_row(r)}   (run {q.run} only)" for r in q.unexpected[:10]]
-            lines += _late_lines(q)
-            if q.reason:
-                lines.append(f"    reason: {q.reason}")
-            if q.counterexample:
-                lines.append(f"    smallest input: {q.counterexample} (sqlstream test fails on it)")
-        equal = sum(q.result == "equal" for q in self.queries)
-        lines.append(f"{equal} equal, {len(self.queries) - equal} differ in {self.seconds:.1f}s")
-        return "\n".join(lines)
-
-
-def _late_lines(q: QueryReport) -> list[str]:
-    """The late rows of each run, the first three of each."""
-    lines = []
-    for run, rows in q.late.items():
-        for late in rows[:3]:
-            lines.append(f"      late in {run}, micro-batch {late['batch']}: {_row(late['row'])}")
-        if len(rows) > 3:
-            lines.append(f"      … and {len(rows) - 3} more late rows in {run}")
-    return lines
-
-
-def _shown_path(path: Path) -> str:
-    """``path`` relative to the working directory when it is below it, else as it is."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-def _row(row: dict) -> str:
-    return "{" + ", ".join(f"{k}: {v}" for k, v in row.items()) + "}"
+    name: str
+    pipeline: PipelineUnderTest
+    data: Input
 
 
 def from_test(
-    path: Path, variables: dict[str, str], trust: bool
-) -> tuple[PipelineUnderTest, Input, TestFile]:
-    """The pipeline and input of the first test of the test file ``path``: its ``input``
-    steps' rows in order (a step's streams in the order written), its tables and settings;
-    and the loaded test file.
+    path: Path, variables: dict[str, str], trust: bool, keyword: str | None = None
+) -> tuple[TestFile, list[Target]]:
+    """The tests of the test file ``path`` to verify: every test (or those whose name
+    contains ``keyword``, as ``sqlstream test -k``), each with its pipeline and its input:
+    its ``input`` steps' rows in order (a step's streams in the order written), its tables
+    and settings. A test without an input row is left out.
 
     Raises:
-        SqlStreamError: the test file's first problem, or its pipeline's.
+        SqlStreamError: the test file's first problem, or its pipeline's; ``SS216``: no
+            test (with ``keyword``: none whose name contains it) feeds a row.
     """
     from sqlstream.testing.loading import load
 
     test_file, pipelines = load(path, variables, trust)
-    if not test_file.cases:
+    cases = [c for c in test_file.cases if not keyword or keyword in c.name]
+    targets = []
+    for case in cases:
+        rows: list[tuple[str, tuple]] = []
+        steps: list[list[int]] = []
+        for step in case.steps:
+            if step.input is None:
+                continue
+            ids = []
+            for name, given in step.input.items():
+                for row in given.values:
+                    ids.append(len(rows))
+                    rows.append((name.lower(), tuple(row)))
+            steps.append(ids)
+        tables = {k.lower(): list(v.values) for k, v in case.tables.items()}
+        data = Input(rows, steps, tables, dict(case.settings), str(path))
+        if rows:
+            targets.append(Target(case.name, pipelines[case.name], data))
+    if not targets:
+        which = f" whose name contains '{keyword}'" if keyword else ""
         raise SqlStreamError(
-            "the test file has no test", test_file.pipeline_span, test_file.source, code="SS216"
+            f"no test{which} has an input row to verify with"
+            if cases
+            else f"the test file has no test{which}",
+            test_file.pipeline_span,
+            test_file.source,
+            code="SS216",
         )
-    case = test_file.cases[0]
-    pipeline = pipelines[case.name]
-    rows: list[tuple[str, tuple]] = []
-    steps: list[list[int]] = []
-    for step in case.steps:
-        if step.input is None:
-            continue
-        ids = []
-        for name, given in step.input.items():
-            for row in given.values:
-                ids.append(len(rows))
-                rows.append((name.lower(), tuple(row)))
-        steps.append(ids)
-    tables = {k.lower(): list(v.values) for k, v in case.tables.items()}
-    return pipeline, Input(rows, steps, tables, dict(case.settings), str(path)), test_file
+    return test_file, targets
 
 
 def from_files(
@@ -229,6 +163,9 @@ def verify(
     seed: int = 0,
     counterexamples: Path | None = None,
     test_file=None,
+    test: str | None = None,
+    number: int | None = None,
+    shrinking: bool = True,
 ) -> Report:
     """Verify ``pipeline`` on ``data`` (see :mod:`sqlstream.testing.verify`).
 
@@ -241,6 +178,9 @@ def verify(
         counterexamples: the folder the test file of each difference goes to (default:
             the pipeline's folder).
         test_file: the test file the input comes from (``None``: files).
+        test: the name of the test the input comes from (``None``: files).
+        number: the test's place among those verified of its file (1-based), put in the
+            name of a counterexample when the file has more than one test (``None``: one).
 
     Returns:
         The :class:`Report`.
@@ -255,16 +195,18 @@ def verify(
     verifier.expected(list(range(len(data.rows))))
     runs = plan_runs(data, splits, seed)
     results = [verifier.stream(run) for run in runs]
-    report = Report(seed, [], input=data.origin)
+    report = Report(seed, [], input=data.origin, test=test)
     report.runs = {
         r.name: {"batches": [len(b) for b in r.batches], "restart_after": r.restart} for r in runs
     }
     from sqlstream.testing.verify import reason
 
-    for query in pipeline.plan.queries:
+    report.unfed = [q.name for q in pipeline.plan.queries if q not in verifier.queries]
+    for query in verifier.queries:
         verdict, failing = verifier.judge(query, results)
         if verdict.result == "differs" and failing is not None:
             verdict.reason = reason(pipeline, query)
+        if verdict.result == "differs" and failing is not None and shrinking:
             reference = results[0].run if verdict.property == "split" else None
             before = verifier.runs
             run, other, _ = shrink(
@@ -273,13 +215,14 @@ def verify(
             final = verifier.stream(run)
             folder = counterexamples or pipeline.path.parent
             stem = pipeline.path.name.removesuffix(".ssql")
-            path = folder / f"{stem}.{query.name}.counterexample.test.yaml"
+            which = f".{number}" if number is not None else ""
+            path = folder / f"{stem}.{query.name}{which}.counterexample.test.yaml"
             title = (
                 f"{query.name} differs ({verdict.property}) in run {verdict.run}, "
                 f"seed {seed}, shrunk to {sum(len(b) for b in run.batches)} rows"
             )
             write_counterexample(verifier, query, final, path, title)
-            verdict.counterexample = _shown_path(path)
+            verdict.counterexample = shown_path(path)
             report.reruns += verifier.runs - before
         report.queries.append(verdict)
     report.seconds = time.monotonic() - started

@@ -68,7 +68,7 @@ def test_hourly_delays_streams_its_batch_meaning(spark, tmp_path):
         }
     ]
     assert query["dropped_by_spark"]["per-step"] == 1
-    assert set(document["runs"]) == {"one-batch", "per-step", "split-1"}
+    assert set(document["tests"][0]["runs"]) == {"one-batch", "per-step", "split-1"}
 
 
 def test_keep_first_by_event_time_differs_from_its_batch_meaning(spark, tmp_path):
@@ -133,4 +133,4 @@ def test_input_from_a_folder_of_day_files(spark, tmp_path):
     (query,) = document["queries"]
     assert query["result"] == "equal"
     assert (query["final_rows"], query["not_final_rows"]) == (len(final), len(groups - final))
-    assert document["runs"]["per-step"]["batches"] == [40, 40]
+    assert document["tests"][0]["runs"]["per-step"]["batches"] == [40, 40]

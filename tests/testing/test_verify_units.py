@@ -94,3 +94,38 @@ def test_an_input_for_an_undeclared_stream_or_a_missing_path_exits_2(tmp_path):
     missing = runner.invoke(main, ["verify", ssql, "--input", f"flights={tmp_path}/none"])
     assert missing.exit_code == 2 and "SS217" in missing.stderr
     assert "first_flight.ssql:3:1" in missing.stderr  # at the stream's CREATE STREAM
+
+
+def test_update_mode_keys_are_the_aggregations_grouping_keys_from_the_plan():
+    from sqlstream.testing.loading import load
+    from sqlstream.testing.verify_keys import key_names
+
+    def keys(stem: str, query: str):
+        _, pipelines = load(FIXTURES / "spark_suites" / f"{stem}.test.yaml")
+        plan = next(iter(pipelines.values())).plan
+        return key_names(plan, next(q for q in plan.queries if q.name == query))
+
+    # window and word (the count is the aggregate)
+    assert keys("guide_late_data", "updated_counts") == ["window_start", "window_end", "word"]
+    # a function of the window key is a key column; an alias of a key too
+    assert keys("watermark", "updated") == ["start"]
+    assert keys("dedup", "sums") == ["str"]
+    # a query that does not aggregate has no grouping key
+    assert keys("dedup", "first_per_key") is None
+
+
+def test_k_picks_tests_of_the_test_file_and_exits_2_when_none_matches():
+    from sqlstream.testing.verify_run import from_test
+
+    suite = FIXTURES / "spark_suites" / "dedup.test.yaml"
+    _, every = from_test(suite, {}, False)
+    assert len(every) == 5 and all(t.data.rows for t in every)
+    _, picked = from_test(suite, {}, False, "WithinWatermarkSuite")
+    assert [t.name for t in picked] == [t.name for t in every if "WithinWatermark" in t.name]
+    runner = CliRunner()
+    ssql = str(FIXTURES / "spark_suites" / "dedup.ssql")
+    none = runner.invoke(main, ["verify", ssql, "--test", str(suite), "-k", "no such test"])
+    assert none.exit_code == 2
+    assert "SS216" in none.stderr and "no test whose name contains 'no such test'" in none.stderr
+    alone = runner.invoke(main, ["verify", ssql, "--input", "words=x", "-k", "a"])
+    assert alone.exit_code == 2 and "SS218" in alone.stderr
