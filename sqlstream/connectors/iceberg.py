@@ -1,6 +1,8 @@
 """``connector = 'iceberg'``: each micro-batch committed once into an Iceberg table,
 appended, merged by key or overwritten, through ``pyiceberg`` from ``foreachBatch`` — no
-Spark package, on every supported Spark.
+Spark package — on Spark 4.2 and 4.3; on 4.0 and 4.1, whose Iceberg runtime is served,
+through Iceberg's own Spark writer into the same catalog (:mod:`.iceberg_jvm`, the JVM
+path; a catalog in another database than a SQLite file stays on pyiceberg).
 
 The call ``translate`` prints::
 
@@ -41,13 +43,14 @@ import os
 import threading
 import warnings
 
-from sqlstream.connectors import lakehouse
+from sqlstream.connectors import lakehouse, lakehouse_jvm
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.table import DEFAULT_WAREHOUSE
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
+from sqlstream.ir import spark_versions
 from sqlstream.ir.calls import Chain, Step
 
 _WRITER = "IcebergWriter"
@@ -120,7 +123,9 @@ class Iceberg(Connector):
         """The writer's arguments as ``(name, text)``: ``table``, ``warehouse`` (resolved
         against the file's folder; default ``.sqlstream/warehouse``), ``catalog``,
         ``catalog_uri`` (default the SQLite file ``catalog.db`` in the warehouse),
-        ``mode``, ``key_columns`` (``a,b``)."""
+        ``mode``, ``key_columns`` (``a,b``); then ``engine = 'spark'`` when the target
+        Spark minor (``settings``' ``sqlstream.spark_version``) has Iceberg's runtime and
+        the catalog is a SQLite file (the JVM path, :mod:`.iceberg_jvm`)."""
         warehouse = resolve_path(resolved.get("warehouse") or DEFAULT_WAREHOUSE)
         assert warehouse is not None
         uri = resolved.get("catalog_uri") or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
@@ -133,18 +138,29 @@ class Iceberg(Connector):
             ("mode", "upsert" if lakehouse.is_upsert(resolved) else "append"),
             ("key_columns", ",".join(keys) or None),
         ]
+        jvm = lakehouse_jvm.engine(self.name, settings.get(spark_versions.SETTING, ""))
+        if jvm is not None and uri.startswith("sqlite:///"):
+            pairs.append((lakehouse_jvm.ENGINE, jvm))
         return tuple((k, v) for k, v in pairs if v is not None)
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``; the applier of an ``AUTO
-        CDC`` flow into the table (:func:`.lakehouse.cdc_applier_step`)."""
+        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``, or
+        ``…IcebergSparkWriter(…)`` on the JVM path; the applier of an ``AUTO CDC`` flow into
+        the table (:func:`.lakehouse.cdc_applier_step`, pyiceberg on every Spark minor)."""
         applier = lakehouse.cdc_applier_step("IcebergCdcTable", sink)
-        return (applier or lakehouse.writer_step(__name__, _WRITER, sink),)
+        return (applier or lakehouse.writer_step(*self._writer(sink), sink),)
+
+    @staticmethod
+    def _writer(sink: p.Sink) -> tuple[str, str]:
+        """``(module, class)`` of the sink's ``foreachBatch`` writer."""
+        if lakehouse_jvm.is_jvm(sink):
+            return "sqlstream.connectors.iceberg_jvm", "IcebergSparkWriter"
+        return __name__, _WRITER
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common chain; ``complete=True`` to the writer in complete output mode."""
         chain = super().write_chain(query, trigger)
-        return lakehouse.complete_chain(chain, __name__, _WRITER, query)
+        return lakehouse.complete_chain(chain, *self._writer(query.sink), query)
 
     def start_step(self, sink: p.Sink) -> Step:
         """``start()``: the table is the writer's."""

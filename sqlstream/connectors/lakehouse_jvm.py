@@ -14,8 +14,9 @@ program calls::
 The packages per minor (:data:`DELTA_PACKAGES`) were each run in a real session here
 (``tests/support/lakehouse_jvm.py``); Delta publishes none that runs on Spark 4.3
 (``delta-spark_2.13:4.3.0`` is built against Spark 4.1 and fails at the first read).
-Iceberg's JVM write path is not built yet: the ``iceberg`` sink writes through pyiceberg
-on every minor.
+The ``iceberg`` sink's JVM path (Iceberg's Spark runtime, :data:`ICEBERG_PACKAGES`, on
+4.0 and 4.1) is :mod:`.iceberg_jvm`; this module chooses it and gives the session its
+package and settings (:func:`packages`, :func:`session_settings`).
 
 Exactly once, as on the Python path: each commit carries Delta's *transaction
 identifier* ``(txnAppId, txnVersion)`` = (the query's id, the batch id) — the write
@@ -32,7 +33,7 @@ foreachBatch": ``txnAppId``, ``txnVersion``), *Table deletes, updates, and merge
 
 from __future__ import annotations
 
-from sqlstream.connectors import lakehouse
+from sqlstream.connectors import iceberg_jvm, lakehouse
 from sqlstream.ir import plan as p
 
 ENGINE = "engine"
@@ -50,13 +51,17 @@ DELTA_SETTINGS = {
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
 """The session settings Delta's writer and ``MERGE`` need (Delta *Quickstart*)."""
+ICEBERG_PACKAGES = iceberg_jvm.PACKAGES
+"""Spark minor → Iceberg's Spark runtime and the SQLite JDBC driver (its catalog's database)."""
 WRITER = "DeltaSparkWriter"
+_PACKAGES = {"delta": DELTA_PACKAGES, "iceberg": ICEBERG_PACKAGES}
 
 
 def engine(connector: str, spark_version: str) -> str | None:
-    """``'spark'`` when a sink of ``connector`` is written by Spark's own package on Spark
-    ``spark_version`` (a major.minor), else ``None`` (the Python path)."""
-    return SPARK if connector == "delta" and spark_version in DELTA_PACKAGES else None
+    """``'spark'`` when a sink of ``connector`` (``delta`` or ``iceberg``) is written by
+    Spark's own package on Spark ``spark_version`` (a major.minor), else ``None`` (the
+    Python path)."""
+    return SPARK if spark_version in _PACKAGES.get(connector, {}) else None
 
 
 def is_jvm(sink: p.Sink) -> bool:
@@ -64,24 +69,42 @@ def is_jvm(sink: p.Sink) -> bool:
     return dict(sink.options).get(ENGINE) == SPARK
 
 
+def formats(plan: p.Plan) -> tuple[str, ...]:
+    """The formats (``delta``, ``iceberg``) whose Spark package ``plan`` needs: its
+    JVM-path sinks, and its ``delta`` sources and ``iceberg`` sources (read by their Spark
+    package only), in that order."""
+    used = {q.sink.connector for q in plan.queries if is_jvm(q.sink)}
+    used |= {
+        r.connector
+        for r in plan.relations
+        if isinstance(r, p.SourceRelation) and r.connector in _PACKAGES
+    }
+    return tuple(f for f in ("delta", "iceberg") if f in used)
+
+
 def uses_jvm(plan: p.Plan) -> bool:
-    """Whether ``plan`` has a JVM-path sink or a ``delta`` source (read by Delta's
-    package only)."""
-    return any(is_jvm(q.sink) for q in plan.queries) or any(
-        isinstance(r, p.SourceRelation) and r.connector == "delta" for r in plan.relations
-    )
+    """Whether ``plan`` has a JVM-path sink or a ``delta`` or ``iceberg`` source."""
+    return bool(formats(plan))
 
 
 def packages(plan: p.Plan) -> tuple[str, ...]:
-    """The Spark packages (with versions) the JVM-path sinks and ``delta`` sources of
-    ``plan`` need."""
-    return DELTA_PACKAGES.get(plan.spark_version, ()) if uses_jvm(plan) else ()
+    """The Spark packages (with versions) the JVM-path sinks and the ``delta`` and
+    ``iceberg`` sources of ``plan`` need."""
+    return tuple(c for f in formats(plan) for c in _PACKAGES[f].get(plan.spark_version, ()))
 
 
 def session_settings(plan: p.Plan) -> dict[str, str]:
-    """The session settings the JVM-path sinks and ``delta`` sources of ``plan`` need
-    (:data:`DELTA_SETTINGS`), or ``{}``."""
-    return dict(DELTA_SETTINGS) if uses_jvm(plan) else {}
+    """The session settings the JVM-path sinks and lakehouse sources of ``plan`` need:
+    :data:`DELTA_SETTINGS` for Delta; for Iceberg its SQL extensions and a Spark catalog
+    per Iceberg catalog (:func:`.iceberg_jvm.catalog_settings`); ``{}`` for none.
+    ``spark.sql.extensions`` lists both formats' extensions when both are used."""
+    used = formats(plan)
+    settings: dict[str, str] = dict(DELTA_SETTINGS) if "delta" in used else {}
+    if "iceberg" in used:
+        extensions = [settings.get("spark.sql.extensions"), iceberg_jvm.EXTENSIONS]
+        settings["spark.sql.extensions"] = ",".join(e for e in extensions if e)
+        settings.update(iceberg_jvm.catalog_settings(plan))
+    return settings
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------

@@ -25,7 +25,8 @@ def test_every_module_defines_a_registered_connector():
     # base: the common path; foreign_options: other dialects' option names, mapped first;
     # user_code: the user's Python modules a connector or CREATE FUNCTION names;
     # lakehouse: what the iceberg and delta sinks share (options, their writers' steps);
-    # lakehouse_jvm: the delta sink's JVM write path (Delta's Spark writer)
+    # lakehouse_jvm: the lakehouse sinks' JVM write path (Delta's Spark writer, the choice)
+    # iceberg_jvm: the iceberg sink's JVM write path (Iceberg's Spark writer)
     # upsert_options: mode and key_columns of a sink that writes by key (postgres, lakehouse)
     common = {
         "base",
@@ -33,6 +34,7 @@ def test_every_module_defines_a_registered_connector():
         "user_code",
         "lakehouse",
         "lakehouse_jvm",
+        "iceberg_jvm",
         "upsert_options",
     }
     modules = {m.name for m in pkgutil.iter_modules(connectors.__path__) if not m.ispkg} - common
