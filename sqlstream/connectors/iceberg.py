@@ -39,6 +39,7 @@ Sources: Iceberg spec *Snapshots* (summary properties), *JDBC catalog*; pyiceber
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 import warnings
@@ -66,11 +67,23 @@ def table_parts(text: str) -> list[str]:
     return [part.strip().strip("`") for part in text.split(".")]
 
 
+def catalog_of(resolved: ResolvedOptions, resolve_path: ResolvePath) -> tuple[str, str, str]:
+    """``(catalog, warehouse, catalog_uri)`` of an ``iceberg`` sink or source: the catalog's
+    name (default ``sqlstream``), the warehouse folder resolved against the file's folder
+    (default ``.sqlstream/warehouse``) and the catalog's database (default the SQLite file
+    ``catalog.db`` in the warehouse)."""
+    warehouse = resolve_path(resolved.get("warehouse") or DEFAULT_WAREHOUSE)
+    assert warehouse is not None
+    uri = resolved.get("catalog_uri") or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
+    return resolved.get("catalog") or DEFAULT_CATALOG, warehouse, uri
+
+
 class Iceberg(Connector):
     """An Iceberg table ``namespace.name`` (``table`` required) in a SQL catalog; every
     output mode (update with upsert only); durable."""
 
     name = "iceberg"
+    source_format = "iceberg"
     sink_format = "foreachBatch"
     required = ("table",)
     own_options: tuple[str, ...] = (
@@ -102,6 +115,43 @@ class Iceberg(Connector):
             )
         lakehouse.check_mode(compiler, source, self.name)
 
+    # ---- as a source: Iceberg's streaming reader on Spark 4.0/4.1 (.iceberg_jvm)
+    catalog: tuple[str, str, str] | None = None
+
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Raises:
+        OptionError: ``SS284`` Spark ``spark_version`` has no Iceberg runtime;
+            ``SS285`` a catalog that is not a SQLite file (:func:`.iceberg_jvm.check_source`).
+        """
+        from sqlstream.connectors import iceberg_jvm
+
+        iceberg_jvm.check_source(resolved, source, spark_version)
+
+    def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
+        """A copy that knows the source's catalog (:func:`catalog_of`), for :meth:`planned`."""
+        found = copy.copy(self)
+        found.catalog = catalog_of(resolved, resolve_path)
+        return found
+
+    def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
+        """The catalog in the relation's settings (the session's Spark catalog is made
+        from them: :func:`.iceberg_jvm.catalog_settings`)."""
+        from sqlstream.connectors import iceberg_jvm
+
+        return iceberg_jvm.planned(relation, self.catalog)
+
+    def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
+        """``('iceberg', '<catalog>.<namespace>.<name>')``: the table in the Spark catalog."""
+        catalog, _, _ = catalog_of(resolved, resolve_path)
+        return "iceberg", ".".join([catalog, *table_parts(resolved.required("table"))])
+
+    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
+        """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: no ``schema``
+        call (Iceberg's reader takes the table's schema)."""
+        from sqlstream.connectors import iceberg_jvm
+
+        return iceberg_jvm.read_steps(relation)
+
     def check_sink(
         self,
         resolved: ResolvedOptions,
@@ -126,14 +176,12 @@ class Iceberg(Connector):
         ``mode``, ``key_columns`` (``a,b``); then ``engine = 'spark'`` when the target
         Spark minor (``settings``' ``sqlstream.spark_version``) has Iceberg's runtime and
         the catalog is a SQLite file (the JVM path, :mod:`.iceberg_jvm`)."""
-        warehouse = resolve_path(resolved.get("warehouse") or DEFAULT_WAREHOUSE)
-        assert warehouse is not None
-        uri = resolved.get("catalog_uri") or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
+        catalog, warehouse, uri = catalog_of(resolved, resolve_path)
         keys = lakehouse.key_names(resolved.get("key_columns"))
         pairs = [
             ("table", ".".join(table_parts(resolved.required("table")))),
             ("warehouse", warehouse),
-            ("catalog", resolved.get("catalog") or DEFAULT_CATALOG),
+            ("catalog", catalog),
             ("catalog_uri", uri),
             ("mode", "upsert" if lakehouse.is_upsert(resolved) else "append"),
             ("key_columns", ",".join(keys) or None),

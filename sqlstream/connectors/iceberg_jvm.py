@@ -103,9 +103,16 @@ def catalog_conf(catalog: str, warehouse: str, catalog_uri: str) -> dict[str, st
 
 
 def catalog_settings(plan: p.Plan) -> dict[str, str]:
-    """The settings of a Spark catalog for each Iceberg catalog a JVM-path ``iceberg`` sink
-    of ``plan`` writes (:func:`catalog_conf` of its options), in the order of the sinks."""
+    """The settings of a Spark catalog for each Iceberg catalog an ``iceberg`` source of
+    ``plan`` reads or a JVM-path ``iceberg`` sink writes (:func:`catalog_conf` of its
+    options), sources first."""
     settings: dict[str, str] = {}
+    for relation in plan.relations:
+        found = dict(getattr(relation, "settings", ()))
+        if getattr(relation, "connector", None) == "iceberg" and "catalog_uri" in found:
+            settings.update(
+                catalog_conf(found["catalog"], found["warehouse"], found["catalog_uri"])
+            )
     for query in plan.queries:
         options = dict(query.sink.options)
         if query.sink.connector == "iceberg" and options.get("engine") == "spark":
@@ -117,6 +124,65 @@ def catalog_settings(plan: p.Plan) -> dict[str, str]:
                 )
             )
     return settings
+
+
+# ---- as a source: Iceberg's streaming reader (appends) -----------------------------------
+
+
+def check_source(resolved, source, spark_version: str) -> None:
+    """An ``iceberg`` source is read by Iceberg's Spark runtime: on the minors of
+    :data:`PACKAGES`, from a catalog in a SQLite file.
+
+    Raises:
+        OptionError: ``SS284`` Spark ``spark_version`` has no Iceberg runtime; ``SS285`` a
+            ``catalog_uri`` that is not a SQLite file (the session has no other driver).
+    """
+    from sqlstream.diagnostics.errors import OptionError
+
+    where = resolved.compiler.get("connector")
+    if spark_version not in PACKAGES:
+        served = ", ".join(PACKAGES)
+        raise OptionError(
+            f"an iceberg source is read by Iceberg's Spark runtime, which is served for "
+            f"Spark {served}; not for Spark {spark_version}",
+            where.value_span if where is not None else None,
+            source,
+            code="SS284",
+            hint=f"run on Spark {served} (SET 'sqlstream.spark_version' names the target)",
+        )
+    uri = resolved.compiler.get("catalog_uri")
+    if uri is not None and jdbc_uri(uri.text) is None:
+        raise OptionError(
+            "an iceberg source reads a catalog in a SQLite file only (Spark's session has "
+            "the SQLite JDBC driver and no other)",
+            uri.value_span,
+            source,
+            code="SS285",
+            hint="catalog_uri = 'sqlite:///…/catalog.db', or leave it out (the warehouse's)",
+        )
+
+
+def planned(relation: p.SourceRelation, catalog: tuple[str, str, str] | None) -> p.SourceRelation:
+    """``relation`` with its catalog ``(catalog, warehouse, catalog_uri)`` in its
+    ``settings`` (read by :func:`catalog_settings`) and no Spark options."""
+    import dataclasses
+
+    if catalog is None:
+        return relation
+    names = ("catalog", "warehouse", "catalog_uri")
+    return dataclasses.replace(
+        relation, settings=(*relation.settings, *zip(names, catalog, strict=True))
+    )
+
+
+def read_steps(relation: p.SourceRelation):
+    """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: Iceberg's streaming
+    reader of the table (each new snapshot's appended rows; its schema is the table's, no
+    ``schema`` call). Source: Iceberg docs *Spark Structured Streaming* ("Streaming
+    Reads")."""
+    from sqlstream.ir.calls import Step
+
+    return (Step("format", ("iceberg",)), Step("load", (relation.path,)))
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------
@@ -185,10 +251,11 @@ class IcebergSparkWriter(lakehouse.LakehouseWriter):
         return self.python.committed(app)
 
     def use_catalog(self, spark) -> None:
-        """Give ``spark`` this sink's Spark catalog (:func:`catalog_conf`) when its settings
-        name another database or none — a session ``exec`` did not start (the run API): a
-        catalog Spark loaded before with other settings is dropped from Spark's catalog
-        manager (``CatalogManager.reset``), so it is loaded again with these."""
+        """Give ``spark`` (the micro-batch's session: the streaming query's clone of the
+        session it was started in) this sink's Spark catalog (:func:`catalog_conf`) when its
+        settings name another database or none — a session ``exec`` did not start (the run
+        API): a catalog Spark loaded before with other settings is dropped from Spark's
+        catalog manager (``CatalogManager.reset``), so it is loaded again with these."""
         uri_key = next(k for k in self.conf if k.endswith(".uri"))
         if spark.conf.get(uri_key, None) == self.conf[uri_key]:
             return

@@ -567,4 +567,25 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      checked for Spark 4.3. Fix: target a Spark version that has the package (``SET
      'sqlstream.spark_version' = '4.2'`` on a 4.2 installation).""",
     ),
+    (
+        "SS284",
+        "error",
+        "an `iceberg` source on a Spark version for which Iceberg's Spark runtime is not served",
+        """
+     An ``iceberg`` source (``CREATE STREAM … WITH (connector = 'iceberg', table = …)``) is
+     read by Iceberg's own streaming reader, a Spark package ``exec`` adds; Iceberg
+     publishes a runtime for Spark 4.0 and 4.1, none for 4.2 or 4.3. Anti-pattern: an
+     ``iceberg`` source checked for Spark 4.3. Fix: target Spark 4.0 or 4.1 (``SET
+     'sqlstream.spark_version' = '4.1'`` on a 4.1 installation).""",
+    ),
+    (
+        "SS285",
+        "error",
+        "an `iceberg` source whose catalog is not a SQLite file",
+        """
+     Spark reads an ``iceberg`` source through Iceberg's JDBC catalog over the same
+     database the sinks write, and the session gets the SQLite JDBC driver only.
+     Anti-pattern: ``catalog_uri = 'postgresql+psycopg://…'`` on a source. Fix: a catalog
+     in a SQLite file (the default: ``catalog.db`` in the warehouse).""",
+    ),
 )

@@ -82,3 +82,43 @@ def test_both_formats_share_the_session_extensions(tmp_path):
         ".config('spark.jars.packages', 'io.delta:delta-spark_2.13:4.0.1,"
         f"{RUNTIME['4.0']},org.xerial:sqlite-jdbc:3.46.1.3')" in script
     )
+
+
+SOURCE = """SET 'sqlstream.spark_version' = '{version}';
+CREATE STREAM events (id BIGINT, kind STRING)
+WITH (connector = 'iceberg', table = 'lake.events'{extra});
+CREATE SINK out WITH (connector = 'console');
+INSERT INTO out SELECT id, kind FROM events;
+"""
+
+
+def test_an_iceberg_source_is_read_by_iceberg_through_the_same_catalog(tmp_path):
+    path = tmp_path / "p.ssql"
+    path.write_text(SOURCE.format(version="4.0", extra=""))
+    pipeline = sqlstream.compile_file(path)
+    assert (
+        "spark.readStream\n    .format('iceberg')\n    .load('sqlstream.lake.events'))"
+        in pipeline.translate()
+    )
+    script = pipeline.to_pyspark()
+    assert f".config('spark.jars.packages', '{RUNTIME['4.0']},org.xerial:sqlite-jdbc" in script
+    warehouse = tmp_path / ".sqlstream" / "warehouse"
+    uri = f"jdbc:sqlite:{warehouse}/catalog.db"
+    assert f".config('spark.sql.catalog.sqlstream.uri', '{uri}')" in script
+
+
+def test_an_iceberg_source_is_refused_where_no_runtime_is_served():
+    text = SOURCE.format(version="4.3", extra="")
+    (finding,) = sqlstream.check(text)
+    assert finding.code == "SS284"
+    assert "served for Spark 4.0, 4.1; not for Spark 4.3" in finding.message
+    assert text[finding.span.start : finding.span.end] == "'iceberg'"
+    assert finding.span.line == 3
+
+
+def test_an_iceberg_source_in_another_database_is_refused():
+    uri = "'postgresql+psycopg://u@localhost/iceberg'"
+    text = SOURCE.format(version="4.1", extra=f", catalog_uri = {uri}")
+    (finding,) = sqlstream.check(text)
+    assert finding.code == "SS285"
+    assert text[finding.span.start : finding.span.end] == uri

@@ -13,6 +13,10 @@ committed by Spark with the query's id and batch id. Then Spark is made to repla
 aggregation's last micro-batch (its commit file removed, the state a kill between the
 table's commit and Spark's leaves): the run commits the batch again in the checkpoint and
 adds no snapshot to the table.
+
+An ``iceberg`` source: a table pyiceberg wrote in two commits is read by Iceberg's streaming
+reader (``readStream.format('iceberg')`` through the same catalog) and copied into another
+table by the JVM path: the copy holds every row, once.
 """
 
 from __future__ import annotations
@@ -133,3 +137,31 @@ def test_sigkill_and_a_replay_on_the_jvm_path_commit_each_micro_batch_once(tmp_p
     assert len(table.load().snapshots()) == len(snapshots)  # the table's commit was not made twice
     assert _tables(tmp_path) == (late, hourly)
     print(f"kills {report.kills}; replayed {report.replayed}")
+
+
+@pytest.mark.skipif(MINOR not in PACKAGES, reason=f"no Iceberg Spark runtime for PySpark {MINOR}")
+def test_an_iceberg_source_reads_the_appends_of_a_table(tmp_path):
+    import pyarrow as pa
+
+    warehouse = str(tmp_path / ".sqlstream" / "warehouse")
+    batches = [
+        pa.table({"id": pa.array([1, 2, 3], pa.int64()), "kind": ["a", "b", "a"]}),
+        pa.table({"id": pa.array([4, 5], pa.int64()), "kind": ["c", "b"]}),
+    ]
+    writer = IcebergWriter("lake.events", warehouse)
+    for number, rows in enumerate(batches):  # two commits, by pyiceberg
+        writer.commit(rows, None, "feeder", number, overwrite=False)
+    (tmp_path / "p.ssql").write_text(
+        "CREATE STREAM events (id BIGINT, kind STRING)\n"
+        "WITH (connector = 'iceberg', table = 'lake.events');\n"
+        "CREATE SINK copied WITH (connector = 'iceberg', table = 'lake.copied');\n"
+        "INSERT INTO copied SELECT id, upper(kind) AS kind FROM events EMIT ONCE;\n"
+    )
+    _exec(tmp_path)
+    copied = IcebergWriter("lake.copied", warehouse).load().scan().to_arrow()
+    expected = sorted(
+        (i, k.upper()) for rows in batches for i, k in zip(*rows.to_pydict().values(), strict=True)
+    )
+    assert sorted(zip(*copied.select(["id", "kind"]).to_pydict().values(), strict=True)) == (
+        expected
+    )
