@@ -40,6 +40,7 @@ Sources: Iceberg spec *Snapshots* (summary properties), *JDBC catalog*; pyiceber
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import threading
 import warnings
@@ -115,17 +116,15 @@ class Iceberg(Connector):
             )
         lakehouse.check_mode(compiler, source, self.name)
 
-    # ---- as a source: Iceberg's streaming reader on Spark 4.0/4.1 (.iceberg_jvm)
+    # ---- as a source: Iceberg's streaming reader on Spark 4.0/4.1 (functions below)
     catalog: tuple[str, str, str] | None = None
 
     def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
         """Raises:
         OptionError: ``SS284`` Spark ``spark_version`` has no Iceberg runtime;
-            ``SS285`` a catalog that is not a SQLite file (:func:`.iceberg_jvm.check_source`).
+            ``SS285`` a catalog that is not a SQLite file (:func:`_check_source`).
         """
-        from sqlstream.connectors import iceberg_jvm
-
-        iceberg_jvm.check_source(resolved, source, spark_version)
+        _check_source(resolved, source, spark_version)
 
     def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
         """A copy that knows the source's catalog (:func:`catalog_of`), for :meth:`planned`."""
@@ -135,10 +134,8 @@ class Iceberg(Connector):
 
     def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
         """The catalog in the relation's settings (the session's Spark catalog is made
-        from them: :func:`.iceberg_jvm.catalog_settings`)."""
-        from sqlstream.connectors import iceberg_jvm
-
-        return iceberg_jvm.planned(relation, self.catalog)
+        from them: :func:`.lakehouse_jvm.catalog_settings`)."""
+        return _planned(relation, self.catalog)
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``('iceberg', '<catalog>.<namespace>.<name>')``: the table in the Spark catalog."""
@@ -148,9 +145,7 @@ class Iceberg(Connector):
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
         """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: no ``schema``
         call (Iceberg's reader takes the table's schema)."""
-        from sqlstream.connectors import iceberg_jvm
-
-        return iceberg_jvm.read_steps(relation)
+        return _read_steps(relation)
 
     def check_sink(
         self,
@@ -348,3 +343,56 @@ def _key_filter(rows, delete_keys, keys: tuple[str, ...]):
         ]
         terms.append(parts[0] if len(parts) == 1 else And(*parts))
     return terms[0] if len(terms) == 1 else Or(*terms)
+
+
+# ---- as a source: Iceberg's streaming reader (appends), on Spark 4.0/4.1
+
+
+def _check_source(resolved, source, spark_version: str) -> None:
+    """An ``iceberg`` source is read by Iceberg's Spark runtime: on the minors of
+    :data:`.lakehouse_jvm.ICEBERG_PACKAGES`, from a catalog in a SQLite file.
+
+    Raises:
+        OptionError: ``SS284`` Spark ``spark_version`` has no Iceberg runtime; ``SS285`` a
+            ``catalog_uri`` that is not a SQLite file (the session has no other driver).
+    """
+    where = resolved.compiler.get("connector")
+    if spark_version not in lakehouse_jvm.ICEBERG_PACKAGES:
+        served = ", ".join(lakehouse_jvm.ICEBERG_PACKAGES)
+        raise OptionError(
+            f"an iceberg source is read by Iceberg's Spark runtime, which is served for "
+            f"Spark {served}; not for Spark {spark_version}",
+            where.value_span if where is not None else None,
+            source,
+            code="SS284",
+            hint=f"run on Spark {served} (SET 'sqlstream.spark_version' names the target)",
+        )
+    uri = resolved.compiler.get("catalog_uri")
+    if uri is not None and lakehouse_jvm.jdbc_uri(uri.text) is None:
+        raise OptionError(
+            "an iceberg source reads a catalog in a SQLite file only (Spark's session has "
+            "the SQLite JDBC driver and no other)",
+            uri.value_span,
+            source,
+            code="SS285",
+            hint="catalog_uri = 'sqlite:///…/catalog.db', or leave it out (the warehouse's)",
+        )
+
+
+def _planned(relation: p.SourceRelation, catalog: tuple[str, str, str] | None) -> p.SourceRelation:
+    """``relation`` with its catalog ``(catalog, warehouse, catalog_uri)`` in its
+    ``settings`` (read by :func:`catalog_settings`) and no Spark options."""
+    if catalog is None:
+        return relation
+    names = ("catalog", "warehouse", "catalog_uri")
+    return dataclasses.replace(
+        relation, settings=(*relation.settings, *zip(names, catalog, strict=True))
+    )
+
+
+def _read_steps(relation: p.SourceRelation):
+    """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: Iceberg's streaming
+    reader of the table (each new snapshot's appended rows; its schema is the table's, no
+    ``schema`` call). Source: Iceberg docs *Spark Structured Streaming* ("Streaming
+    Reads")."""
+    return (Step("format", ("iceberg",)), Step("load", (relation.path,)))

@@ -51,138 +51,20 @@ Sources: Iceberg docs *Spark Writes* (``writeTo``, ``MERGE INTO``), *Spark Confi
 
 from __future__ import annotations
 
-import os
 import threading
 
-# ``iceberg`` imports this module (through .lakehouse_jvm): its names are read at call time
-from sqlstream.connectors import iceberg, lakehouse
-from sqlstream.ir import plan as p
+from sqlstream.connectors import lakehouse
+from sqlstream.connectors.iceberg import DEFAULT_CATALOG, IcebergWriter, table_parts
+from sqlstream.connectors.lakehouse_jvm import ICEBERG_EXTENSIONS as EXTENSIONS
+from sqlstream.connectors.lakehouse_jvm import ICEBERG_PACKAGES as PACKAGES
+from sqlstream.connectors.lakehouse_jvm import _last_per_key, catalog_conf
 
-SQLITE_JDBC = "org.xerial:sqlite-jdbc:3.46.1.3"
-PACKAGES: dict[str, tuple[str, ...]] = {
-    "4.0": ("org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0", SQLITE_JDBC),
-    "4.1": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0", SQLITE_JDBC),
-}
-"""Spark minor → Iceberg's Spark runtime (``group:artifact:version``) that runs on it, and
-the SQLite JDBC driver of the catalog. Iceberg publishes no runtime for Spark 4.2 or 4.3
-(and the 4.1 runtime fails on Spark 4.3 at the first statement), so there the Python path
-writes."""
-EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-"""Iceberg's SQL extensions (``spark.sql.extensions``): its ``MERGE INTO`` rewrite."""
-SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
+__all__ = ["EXTENSIONS", "PACKAGES", "IcebergSparkWriter", "catalog_conf"]
+
 WRITER = "IcebergSparkWriter"
 # two queries of one driver creating one namespace at once: JdbcCatalog's check and insert
 # are not one transaction (the second insert fails on the table's key), so they take turns
 _CREATE_LOCK = threading.Lock()
-
-
-def jdbc_uri(catalog_uri: str) -> str | None:
-    """The JDBC URL of a SQLite catalog's SQLAlchemy URL (``sqlite:////abs/catalog.db`` →
-    ``jdbc:sqlite:/abs/catalog.db``; a relative file made absolute), or ``None`` for another database (the JVM path has
-    the SQLite driver only)."""
-    prefix = "sqlite:///"
-    if not catalog_uri.startswith(prefix):
-        return None
-    return "jdbc:sqlite:" + os.path.abspath(catalog_uri[len(prefix) :])
-
-
-def catalog_conf(catalog: str, warehouse: str, catalog_uri: str) -> dict[str, str]:
-    """The Spark settings of the Spark catalog ``catalog`` over the SQL catalog at
-    ``catalog_uri`` (a SQLite SQLAlchemy URL, see :func:`jdbc_uri`), new tables under
-    ``warehouse`` (a folder or URI)."""
-    prefix = f"spark.sql.catalog.{catalog}"
-    location = "file://" + os.path.abspath(warehouse) if "://" not in warehouse else warehouse
-    return {
-        prefix: SPARK_CATALOG,
-        f"{prefix}.type": "jdbc",
-        f"{prefix}.uri": jdbc_uri(catalog_uri) or catalog_uri,
-        f"{prefix}.warehouse": location,
-        f"{prefix}.jdbc.schema-version": "V1",
-        f"{prefix}.cache-enabled": "false",
-    }
-
-
-def catalog_settings(plan: p.Plan) -> dict[str, str]:
-    """The settings of a Spark catalog for each Iceberg catalog an ``iceberg`` source of
-    ``plan`` reads or a JVM-path ``iceberg`` sink writes (:func:`catalog_conf` of its
-    options), sources first."""
-    settings: dict[str, str] = {}
-    for relation in plan.relations:
-        found = dict(getattr(relation, "settings", ()))
-        if getattr(relation, "connector", None) == "iceberg" and "catalog_uri" in found:
-            settings.update(
-                catalog_conf(found["catalog"], found["warehouse"], found["catalog_uri"])
-            )
-    for query in plan.queries:
-        options = dict(query.sink.options)
-        if query.sink.connector == "iceberg" and options.get("engine") == "spark":
-            settings.update(
-                catalog_conf(
-                    options.get("catalog", iceberg.DEFAULT_CATALOG),
-                    options["warehouse"],
-                    options["catalog_uri"],
-                )
-            )
-    return settings
-
-
-# ---- as a source: Iceberg's streaming reader (appends) -----------------------------------
-
-
-def check_source(resolved, source, spark_version: str) -> None:
-    """An ``iceberg`` source is read by Iceberg's Spark runtime: on the minors of
-    :data:`PACKAGES`, from a catalog in a SQLite file.
-
-    Raises:
-        OptionError: ``SS284`` Spark ``spark_version`` has no Iceberg runtime; ``SS285`` a
-            ``catalog_uri`` that is not a SQLite file (the session has no other driver).
-    """
-    from sqlstream.diagnostics.errors import OptionError
-
-    where = resolved.compiler.get("connector")
-    if spark_version not in PACKAGES:
-        served = ", ".join(PACKAGES)
-        raise OptionError(
-            f"an iceberg source is read by Iceberg's Spark runtime, which is served for "
-            f"Spark {served}; not for Spark {spark_version}",
-            where.value_span if where is not None else None,
-            source,
-            code="SS284",
-            hint=f"run on Spark {served} (SET 'sqlstream.spark_version' names the target)",
-        )
-    uri = resolved.compiler.get("catalog_uri")
-    if uri is not None and jdbc_uri(uri.text) is None:
-        raise OptionError(
-            "an iceberg source reads a catalog in a SQLite file only (Spark's session has "
-            "the SQLite JDBC driver and no other)",
-            uri.value_span,
-            source,
-            code="SS285",
-            hint="catalog_uri = 'sqlite:///…/catalog.db', or leave it out (the warehouse's)",
-        )
-
-
-def planned(relation: p.SourceRelation, catalog: tuple[str, str, str] | None) -> p.SourceRelation:
-    """``relation`` with its catalog ``(catalog, warehouse, catalog_uri)`` in its
-    ``settings`` (read by :func:`catalog_settings`) and no Spark options."""
-    import dataclasses
-
-    if catalog is None:
-        return relation
-    names = ("catalog", "warehouse", "catalog_uri")
-    return dataclasses.replace(
-        relation, settings=(*relation.settings, *zip(names, catalog, strict=True))
-    )
-
-
-def read_steps(relation: p.SourceRelation):
-    """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: Iceberg's streaming
-    reader of the table (each new snapshot's appended rows; its schema is the table's, no
-    ``schema`` call). Source: Iceberg docs *Spark Structured Streaming* ("Streaming
-    Reads")."""
-    from sqlstream.ir.calls import Step
-
-    return (Step("format", ("iceberg",)), Step("load", (relation.path,)))
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------
@@ -236,11 +118,11 @@ class IcebergSparkWriter(lakehouse.LakehouseWriter):
         complete: bool = False,
     ):
         super().__init__(mode, key_columns, complete)
-        catalog = catalog or iceberg.DEFAULT_CATALOG
-        self.python = iceberg.IcebergWriter(table, warehouse, catalog, catalog_uri)
+        catalog = catalog or DEFAULT_CATALOG
+        self.python = IcebergWriter(table, warehouse, catalog, catalog_uri)
         self.target = table
         self.conf = catalog_conf(catalog, self.python.warehouse, self.python.catalog_uri)
-        self.name = ".".join(_quoted(n) for n in [catalog, *iceberg.table_parts(table)])
+        self.name = ".".join(_quoted(n) for n in [catalog, *table_parts(table)])
 
     def __repr__(self) -> str:
         return f"IcebergSparkWriter(table={self.target!r}, mode={self.mode!r})"
@@ -266,8 +148,6 @@ class IcebergSparkWriter(lakehouse.LakehouseWriter):
     def __call__(self, df, batch_id: int) -> None:
         """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
         from pyspark.sql import functions as F
-
-        from sqlstream.connectors.lakehouse_jvm import _last_per_key
 
         spark = df.sparkSession
         app = lakehouse.app_id(df, f"{type(self).__name__}:{self.target}")

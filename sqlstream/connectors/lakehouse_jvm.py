@@ -33,7 +33,9 @@ foreachBatch": ``txnAppId``, ``txnVersion``), *Table deletes, updates, and merge
 
 from __future__ import annotations
 
-from sqlstream.connectors import iceberg_jvm, lakehouse
+import os
+
+from sqlstream.connectors import lakehouse
 from sqlstream.ir import plan as p
 
 ENGINE = "engine"
@@ -51,8 +53,18 @@ DELTA_SETTINGS = {
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
 """The session settings Delta's writer and ``MERGE`` need (Delta *Quickstart*)."""
-ICEBERG_PACKAGES = iceberg_jvm.PACKAGES
-"""Spark minor → Iceberg's Spark runtime and the SQLite JDBC driver (its catalog's database)."""
+SQLITE_JDBC = "org.xerial:sqlite-jdbc:3.46.1.3"
+ICEBERG_PACKAGES: dict[str, tuple[str, ...]] = {
+    "4.0": ("org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0", SQLITE_JDBC),
+    "4.1": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0", SQLITE_JDBC),
+}
+"""Spark minor → Iceberg's Spark runtime (``group:artifact:version``) that runs on it, and
+the SQLite JDBC driver of the catalog. Iceberg publishes no runtime for Spark 4.2 or 4.3
+(and the 4.1 runtime fails on Spark 4.3 at the first statement), so there the Python path
+writes."""
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+"""Iceberg's SQL extensions (``spark.sql.extensions``): its ``MERGE INTO`` rewrite."""
+SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 WRITER = "DeltaSparkWriter"
 _PACKAGES = {"delta": DELTA_PACKAGES, "iceberg": ICEBERG_PACKAGES}
 
@@ -96,14 +108,67 @@ def packages(plan: p.Plan) -> tuple[str, ...]:
 def session_settings(plan: p.Plan) -> dict[str, str]:
     """The session settings the JVM-path sinks and lakehouse sources of ``plan`` need:
     :data:`DELTA_SETTINGS` for Delta; for Iceberg its SQL extensions and a Spark catalog
-    per Iceberg catalog (:func:`.iceberg_jvm.catalog_settings`); ``{}`` for none.
+    per Iceberg catalog (:func:`catalog_settings`); ``{}`` for none.
     ``spark.sql.extensions`` lists both formats' extensions when both are used."""
     used = formats(plan)
     settings: dict[str, str] = dict(DELTA_SETTINGS) if "delta" in used else {}
     if "iceberg" in used:
-        extensions = [settings.get("spark.sql.extensions"), iceberg_jvm.EXTENSIONS]
+        extensions = [settings.get("spark.sql.extensions"), ICEBERG_EXTENSIONS]
         settings["spark.sql.extensions"] = ",".join(e for e in extensions if e)
-        settings.update(iceberg_jvm.catalog_settings(plan))
+        settings.update(catalog_settings(plan))
+    return settings
+
+
+# ---- Iceberg's Spark catalog over the SQL catalog (the iceberg sink's JVM path, sources)
+
+
+def jdbc_uri(catalog_uri: str) -> str | None:
+    """The JDBC URL of a SQLite catalog's SQLAlchemy URL (``sqlite:////abs/catalog.db`` →
+    ``jdbc:sqlite:/abs/catalog.db``; a relative file made absolute), or ``None`` for another database (the JVM path has
+    the SQLite driver only)."""
+    prefix = "sqlite:///"
+    if not catalog_uri.startswith(prefix):
+        return None
+    return "jdbc:sqlite:" + os.path.abspath(catalog_uri[len(prefix) :])
+
+
+def catalog_conf(catalog: str, warehouse: str, catalog_uri: str) -> dict[str, str]:
+    """The Spark settings of the Spark catalog ``catalog`` over the SQL catalog at
+    ``catalog_uri`` (a SQLite SQLAlchemy URL, see :func:`jdbc_uri`), new tables under
+    ``warehouse`` (a folder or URI)."""
+    prefix = f"spark.sql.catalog.{catalog}"
+    location = "file://" + os.path.abspath(warehouse) if "://" not in warehouse else warehouse
+    return {
+        prefix: SPARK_CATALOG,
+        f"{prefix}.type": "jdbc",
+        f"{prefix}.uri": jdbc_uri(catalog_uri) or catalog_uri,
+        f"{prefix}.warehouse": location,
+        f"{prefix}.jdbc.schema-version": "V1",
+        f"{prefix}.cache-enabled": "false",
+    }
+
+
+def catalog_settings(plan: p.Plan) -> dict[str, str]:
+    """The settings of a Spark catalog for each Iceberg catalog an ``iceberg`` source of
+    ``plan`` reads or a JVM-path ``iceberg`` sink writes (:func:`catalog_conf` of its
+    options), sources first."""
+    settings: dict[str, str] = {}
+    for relation in plan.relations:
+        found = dict(getattr(relation, "settings", ()))
+        if getattr(relation, "connector", None) == "iceberg" and "catalog_uri" in found:
+            settings.update(
+                catalog_conf(found["catalog"], found["warehouse"], found["catalog_uri"])
+            )
+    for query in plan.queries:
+        options = dict(query.sink.options)
+        if query.sink.connector == "iceberg" and options.get("engine") == "spark":
+            settings.update(
+                catalog_conf(
+                    options.get("catalog", "sqlstream"),  # always there: the sink's options
+                    options["warehouse"],
+                    options["catalog_uri"],
+                )
+            )
     return settings
 
 
