@@ -1,6 +1,6 @@
 """``connector = 'iceberg'``: each micro-batch committed once into an Iceberg table,
 appended, merged by key or overwritten, through ``pyiceberg`` from ``foreachBatch`` — no
-Spark package — on Spark 4.2 and 4.3; on 4.0 and 4.1, whose Iceberg runtime is served,
+Spark package — on Spark 4.0, 4.2 and 4.3; on 4.1, whose Iceberg runtime is served and runs,
 through Iceberg's own Spark writer into the same catalog (:mod:`.iceberg_jvm`, the JVM
 path; a catalog in another database than a SQLite file stays on pyiceberg).
 
@@ -116,7 +116,7 @@ class Iceberg(Connector):
             )
         lakehouse.check_mode(compiler, source, self.name)
 
-    # ---- as a source: Iceberg's streaming reader on Spark 4.0/4.1 (functions below)
+    # ---- as a source: Iceberg's streaming reader on Spark 4.1 (functions below)
     catalog: tuple[str, str, str] | None = None
 
     def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
@@ -345,7 +345,7 @@ def _key_filter(rows, delete_keys, keys: tuple[str, ...]):
     return terms[0] if len(terms) == 1 else Or(*terms)
 
 
-# ---- as a source: Iceberg's streaming reader (appends), on Spark 4.0/4.1
+# ---- as a source: Iceberg's streaming reader (appends), on Spark 4.1
 
 
 def _check_source(resolved, source, spark_version: str) -> None:

@@ -1,5 +1,5 @@
 """The JVM path of the ``iceberg`` sink: on the Spark minors whose Iceberg runtime is served
-(4.0 and 4.1, :data:`PACKAGES`), a micro-batch is written by Iceberg's own Spark writer
+(4.1, :data:`PACKAGES`; 4.0's runtime fails a streaming query's second commit), a micro-batch is written by Iceberg's own Spark writer
 from ``foreachBatch``, into the same SQL catalog the Python path (:mod:`.iceberg`,
 pyiceberg) writes; elsewhere the Python path writes.
 
@@ -62,9 +62,11 @@ from sqlstream.connectors.lakehouse_jvm import _last_per_key, catalog_conf
 __all__ = ["EXTENSIONS", "PACKAGES", "IcebergSparkWriter", "catalog_conf"]
 
 WRITER = "IcebergSparkWriter"
-# two queries of one driver creating one namespace at once: JdbcCatalog's check and insert
-# are not one transaction (the second insert fails on the table's key), so they take turns
-_CREATE_LOCK = threading.Lock()
+# the queries of one driver write their Iceberg tables in turns: two writing the one SQLite
+# catalog at once fail (measured: creating one namespace at once, JdbcCatalog's check and
+# insert are not one transaction; on Iceberg 1.10 two table creations at once fail with
+# JdbcTableOperations' "Unknown failure", SQLite's lock of the file)
+_WRITE_LOCK = threading.Lock()
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------
@@ -147,18 +149,23 @@ class IcebergSparkWriter(lakehouse.LakehouseWriter):
 
     def __call__(self, df, batch_id: int) -> None:
         """Write micro-batch ``batch_id`` (its DataFrame ``df``), unless committed before."""
-        from pyspark.sql import functions as F
-
         spark = df.sparkSession
         app = lakehouse.app_id(df, f"{type(self).__name__}:{self.target}")
-        last = self.committed(app)
-        if last is not None and last >= batch_id:
-            lakehouse.run_nowhere(df)
-            return
-        self.use_catalog(spark)
-        props = lakehouse.commit_metadata(app, batch_id)
-        if self.mode == "upsert" and not self.complete:
-            df = _last_per_key(df, self.key_columns)
+        with _WRITE_LOCK:  # pyiceberg's reads of the catalog too
+            last = self.committed(app)
+            if last is not None and last >= batch_id:
+                lakehouse.run_nowhere(df)
+                return
+            self.use_catalog(spark)
+            props = lakehouse.commit_metadata(app, batch_id)
+            if self.mode == "upsert" and not self.complete:
+                df = _last_per_key(df, self.key_columns)
+            self._write(spark, df, props, batch_id)
+
+    def _write(self, spark, df, props: dict, batch_id: int) -> None:
+        """One commit of ``df``: the table created, overwritten, appended to or merged into."""
+        from pyspark.sql import functions as F
+
         exists = self.python.load() is not None
         if not exists or self.complete or not self.key_columns:
             writer = df.writeTo(self.name)
@@ -166,8 +173,7 @@ class IcebergSparkWriter(lakehouse.LakehouseWriter):
                 writer = writer.option(f"snapshot-property.{key}", value)
             if not exists:
                 namespace = self.name.rsplit(".", 1)[0]
-                with _CREATE_LOCK:
-                    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+                spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
                 writer.create()
             elif self.complete:
                 writer.overwrite(F.lit(True))

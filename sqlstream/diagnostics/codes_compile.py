@@ -573,9 +573,10 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
         "an `iceberg` source on a Spark version for which Iceberg's Spark runtime is not served",
         """
      An ``iceberg`` source (``CREATE STREAM … WITH (connector = 'iceberg', table = …)``) is
-     read by Iceberg's own streaming reader, a Spark package ``exec`` adds; Iceberg
-     publishes a runtime for Spark 4.0 and 4.1, none for 4.2 or 4.3. Anti-pattern: an
-     ``iceberg`` source checked for Spark 4.3. Fix: target Spark 4.0 or 4.1 (``SET
+     read by Iceberg's own streaming reader, a Spark package ``exec`` adds; its runtime runs
+     here on Spark 4.1 only (none is published for 4.2 or 4.3; 4.0's fails a streaming
+     query's second commit). Anti-pattern: an ``iceberg`` source checked for Spark 4.3.
+     Fix: target Spark 4.1 (``SET
      'sqlstream.spark_version' = '4.1'`` on a 4.1 installation).""",
     ),
     (

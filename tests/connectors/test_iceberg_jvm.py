@@ -1,8 +1,8 @@
 """The choice of the ``iceberg`` sink's write path, made once from the target Spark minor
-(``sqlstream.connectors.iceberg_jvm``): on 4.0 and 4.1 ``translate`` prints Iceberg's Spark
+(``sqlstream.connectors.iceberg_jvm``): on 4.1 ``translate`` prints Iceberg's Spark
 writer (``IcebergSparkWriter``) and the session gets Iceberg's runtime, the SQLite JDBC
-driver, Iceberg's extensions and a Spark catalog over the same SQLite catalog; on 4.2 and
-4.3, or with a catalog in another database, the Python writer (pyiceberg) and none of
+driver, Iceberg's extensions and a Spark catalog over the same SQLite catalog; on 4.0, 4.2
+and 4.3, or with a catalog in another database, the Python writer (pyiceberg) and none of
 them. No JVM."""
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ WITH (connector = 'files', path = 'events', format = 'json');
 CREATE SINK latest WITH (connector = 'iceberg', table = 'lake.latest', key_columns = 'kind'{extra});
 INSERT INTO latest SELECT kind, COUNT(*) AS n FROM events GROUP BY kind EMIT CHANGES;
 """
-RUNTIME = {
-    "4.0": "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0",
-    "4.1": "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0",
-}
+RUNTIME = {"4.1": "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0"}
 
 
 @pytest.mark.parametrize("version", ["4.0", "4.1", "4.2", "4.3"])
@@ -69,7 +66,7 @@ def test_a_catalog_in_another_database_stays_on_the_python_path(tmp_path):
 def test_both_formats_share_the_session_extensions(tmp_path):
     path = tmp_path / "p.ssql"
     path.write_text(
-        TEXT.format(version="4.0", extra="")
+        TEXT.format(version="4.1", extra="")
         + "CREATE SINK copy WITH (connector = 'delta', path = 'lake/copy');\n"
         + "INSERT INTO copy SELECT id, kind FROM events;\n"
     )
@@ -79,8 +76,8 @@ def test_both_formats_share_the_session_extensions(tmp_path):
         "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions')" in script
     )
     assert (
-        ".config('spark.jars.packages', 'io.delta:delta-spark_2.13:4.0.1,"
-        f"{RUNTIME['4.0']},org.xerial:sqlite-jdbc:3.46.1.3')" in script
+        ".config('spark.jars.packages', 'io.delta:delta-spark_4.1_2.13:4.1.0,"
+        f"{RUNTIME['4.1']},org.xerial:sqlite-jdbc:3.46.1.3')" in script
     )
 
 
@@ -94,14 +91,14 @@ INSERT INTO out SELECT id, kind FROM events;
 
 def test_an_iceberg_source_is_read_by_iceberg_through_the_same_catalog(tmp_path):
     path = tmp_path / "p.ssql"
-    path.write_text(SOURCE.format(version="4.0", extra=""))
+    path.write_text(SOURCE.format(version="4.1", extra=""))
     pipeline = sqlstream.compile_file(path)
     assert (
         "spark.readStream\n    .format('iceberg')\n    .load('sqlstream.lake.events'))"
         in pipeline.translate()
     )
     script = pipeline.to_pyspark()
-    assert f".config('spark.jars.packages', '{RUNTIME['4.0']},org.xerial:sqlite-jdbc" in script
+    assert f".config('spark.jars.packages', '{RUNTIME['4.1']},org.xerial:sqlite-jdbc" in script
     warehouse = tmp_path / ".sqlstream" / "warehouse"
     uri = f"jdbc:sqlite:{warehouse}/catalog.db"
     assert f".config('spark.sql.catalog.sqlstream.uri', '{uri}')" in script
@@ -111,7 +108,7 @@ def test_an_iceberg_source_is_refused_where_no_runtime_is_served():
     text = SOURCE.format(version="4.3", extra="")
     (finding,) = sqlstream.check(text)
     assert finding.code == "SS284"
-    assert "served for Spark 4.0, 4.1; not for Spark 4.3" in finding.message
+    assert "served for Spark 4.1; not for Spark 4.3" in finding.message
     assert text[finding.span.start : finding.span.end] == "'iceberg'"
     assert finding.span.line == 3
 

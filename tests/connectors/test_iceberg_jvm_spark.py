@@ -1,6 +1,7 @@
 """The ``iceberg`` sink's JVM write path (Iceberg's Spark writer, ``IcebergSparkWriter``) run
 by ``sqlstream exec`` — its own JVM, with the packages ``exec`` adds — on the PySpark minors
-whose Iceberg runtime is served (4.0, 4.1; skipped elsewhere, where pyiceberg writes).
+whose Iceberg runtime runs (4.1; skipped elsewhere, where pyiceberg writes: on 4.0 the served
+runtime fails the second commit of a streaming query over the SQLite catalog).
 
 The flights stream (one day file per micro-batch) into two Iceberg tables of the SQL
 catalog in ``.sqlstream/warehouse``: a stateless filter appended (``writeTo … append``) and

@@ -6,7 +6,7 @@ on 4.3, where no such package runs).
 
 The example pipeline over three days of flights writes both tables in this run's
 session — through the JVM path where the target minor chooses it (Delta's Spark writer on
-4.0-4.2, Iceberg's on 4.0 and 4.1: the session has their packages on these minors), read
+4.0-4.2, Iceberg's on 4.1: the session has their packages on these minors), read
 back by delta-rs and pyiceberg; a Delta table delta-rs writes and an Iceberg table
 pyiceberg writes are read by this session's readers; a second Python process with Spark's packages (its own JVM:
 Iceberg's ``JdbcCatalog`` on the same SQLite catalog, Delta's ``DeltaCatalog``) reads them
@@ -30,6 +30,7 @@ import sqlstream
 from sqlstream.connectors.delta import DeltaWriter
 from sqlstream.connectors.iceberg import IcebergWriter
 from sqlstream.connectors.iceberg_jvm import catalog_conf
+from sqlstream.connectors.lakehouse_jvm import ICEBERG_PACKAGES
 from tests.support.flights import copy_days
 from tests.support.lakehouse_jvm import PACKAGES, run_session
 
@@ -78,7 +79,7 @@ def test_tables_are_read_both_ways_and_a_spark_commit_counts_as_committed(spark,
         assert python.apply_changes(delta.table().to_pyarrow_table(), None, "python-app", 3)
         read = spark.read.format("delta").load(python.path).toArrow()
         assert _rows(read) == python_read["delta"]
-    if "iceberg" in formats:  # a pyiceberg table, read by this session's Iceberg reader
+    if MINOR in ICEBERG_PACKAGES:  # a pyiceberg table, read by this session's Iceberg reader
         python_ice = IcebergWriter(
             "lake.from_python", str(warehouse), mode="upsert", key_columns=("origin",)
         )
