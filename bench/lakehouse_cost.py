@@ -14,7 +14,9 @@ On a PySpark minor where Delta's package runs (4.0-4.2) the session has it (and 
 extension and catalog), and two more pairs run side by side on the same data: ``delta``
 and ``delta upsert`` through the Python path (delta-rs: the file targets Spark 4.3,
 ``SET 'sqlstream.spark_version' = '4.3'``, where that path is chosen) and through the JVM
-path (Delta's Spark writer: the file targets the running minor).
+path (Delta's Spark writer: the file targets the running minor). Where Iceberg's runtime is
+served (4.0, 4.1) the session has it too, and ``iceberg (jvm)`` (Iceberg's Spark writer,
+``sqlstream.connectors.iceberg_jvm``) runs beside ``iceberg`` (pyiceberg).
 
     .venv-4.1/bin/python bench/lakehouse_cost.py [--days 365] [--files-per-batch 31]
         [--snapshot-partitions 2]   # the JVM path's spark.databricks.delta.snapshotPartitions
@@ -108,6 +110,14 @@ def main() -> None:
             ("delta upsert", SINKS["delta upsert"], "4.3"),
             ("d. ups. (jvm)", SINKS["delta upsert"], minor),
         ]
+    from sqlstream.connectors.iceberg_jvm import EXTENSIONS, PACKAGES
+
+    if minor in PACKAGES:  # Iceberg's two paths side by side
+        jars = [conf.get("spark.jars.packages"), *PACKAGES[minor]]
+        extensions = [conf.get("spark.sql.extensions"), EXTENSIONS]
+        conf["spark.jars.packages"] = ",".join(j for j in jars if j)
+        conf["spark.sql.extensions"] = ",".join(e for e in extensions if e)
+        sinks.insert(2, ("iceberg (jvm)", SINKS["iceberg"], minor))
     spark = (
         SparkSession.builder.master("local[2]")
         .config(map=conf)

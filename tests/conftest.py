@@ -35,21 +35,29 @@ def program_variables(text: str) -> dict[str, str]:
 def spark():
     """The one SparkSession of the run: local[2], 2 shuffle partitions, no UI, UTC, with
     Spark's Kafka and Avro packages as local jars (``tests/kafka_broker.spark_jars``), on
-    PySpark 4.0-4.2 Delta's package and settings (a ``delta`` sink's JVM path), and
+    PySpark 4.0-4.2 Delta's package and settings (a ``delta`` sink's JVM path), on 4.0 and
+    4.1 Iceberg's runtime and extensions (an ``iceberg`` sink's JVM path), and
     checkpoints written as ``sqlstream test`` writes them (``checkpoint_file_manager``: a
     fifth of the CPU otherwise goes to processes Hadoop starts)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark import __version__
     from pyspark.sql import SparkSession
 
-    from sqlstream.connectors.lakehouse_jvm import DELTA_PACKAGES, DELTA_SETTINGS
+    from sqlstream.connectors.iceberg_jvm import EXTENSIONS as ICEBERG_EXTENSIONS
+    from sqlstream.connectors.lakehouse_jvm import DELTA_PACKAGES, DELTA_SETTINGS, ICEBERG_PACKAGES
     from sqlstream.testing.suite import checkpoint_file_manager
     from tests.support.lakehouse_jvm import jars as lakehouse_jars
 
-    # on the minors where a delta sink takes the JVM path, the session has Delta's package
+    # on the minors where a delta or iceberg sink takes the JVM path, the session has its
+    # package and extensions (an iceberg writer gives the session its catalog itself)
     minor = ".".join(__version__.split(".")[:2])
-    delta = minor in DELTA_PACKAGES
-    jars = spark_jars() + (lakehouse_jars(minor, ("delta",)) if delta else [])
+    delta, iceberg = minor in DELTA_PACKAGES, minor in ICEBERG_PACKAGES
+    formats = ("delta",) * delta + ("iceberg",) * iceberg
+    jars = spark_jars() + (lakehouse_jars(minor, formats) if formats else [])
+    lakehouse_settings = dict(DELTA_SETTINGS) if delta else {}
+    if iceberg:
+        extensions = (lakehouse_settings.get("spark.sql.extensions"), ICEBERG_EXTENSIONS)
+        lakehouse_settings["spark.sql.extensions"] = ",".join(e for e in extensions if e)
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -59,7 +67,7 @@ def spark():
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.jars", ",".join(jars))
-        .config(map=DELTA_SETTINGS if delta else {})
+        .config(map=lakehouse_settings)
         # the run's one driver holds the state stores and memory sinks of hundreds of
         # queries; Spark's local default (1g) is too small for the whole suite
         .config("spark.driver.memory", "4g")

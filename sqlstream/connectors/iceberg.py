@@ -1,6 +1,8 @@
 """``connector = 'iceberg'``: each micro-batch committed once into an Iceberg table,
 appended, merged by key or overwritten, through ``pyiceberg`` from ``foreachBatch`` — no
-Spark package, on every supported Spark.
+Spark package — on Spark 4.0, 4.2 and 4.3; on 4.1, whose Iceberg runtime is served and runs,
+through Iceberg's own Spark writer into the same catalog (:mod:`.iceberg_jvm`, the JVM
+path; a catalog in another database than a SQLite file stays on pyiceberg).
 
 The call ``translate`` prints::
 
@@ -37,17 +39,19 @@ Sources: Iceberg spec *Snapshots* (summary properties), *JDBC catalog*; pyiceber
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import warnings
 
-from sqlstream.connectors import lakehouse, lakehouse_source
+from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_source
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
 from sqlstream.connectors.table import DEFAULT_WAREHOUSE
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
+from sqlstream.ir import spark_versions
 from sqlstream.ir.calls import Chain, Step
 
 _WRITER = "IcebergWriter"
@@ -61,6 +65,17 @@ _CATALOG_LOCK = threading.Lock()
 def table_parts(text: str) -> list[str]:
     """``'analytics.hourly'`` → ``['analytics', 'hourly']`` (backticks dropped)."""
     return [part.strip().strip("`") for part in text.split(".")]
+
+
+def catalog_of(resolved: ResolvedOptions, resolve_path: ResolvePath) -> tuple[str, str, str]:
+    """``(catalog, warehouse, catalog_uri)`` of an ``iceberg`` sink or source: the catalog's
+    name (default ``sqlstream``), the warehouse folder resolved against the file's folder
+    (default ``.sqlstream/warehouse``) and the catalog's database (default the SQLite file
+    ``catalog.db`` in the warehouse)."""
+    warehouse = resolve_path(resolved.get("warehouse") or DEFAULT_WAREHOUSE)
+    assert warehouse is not None
+    uri = resolved.get("catalog_uri") or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
+    return resolved.get("catalog") or DEFAULT_CATALOG, warehouse, uri
 
 
 class Iceberg(Connector):
@@ -102,6 +117,10 @@ class Iceberg(Connector):
             )
         lakehouse.check_mode(compiler, source, self.name)
 
+    # ---- as a source: Iceberg's streaming reader where its runtime is served (Spark 4.1),
+    # sqlstream's Python data source elsewhere (:mod:`.lakehouse_source`)
+    catalog: tuple[str, str, str] | None = None
+
     def check_sink(
         self,
         resolved: ResolvedOptions,
@@ -119,9 +138,13 @@ class Iceberg(Connector):
     def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
         """Raises:
         OptionError: ``SS283`` a sink's option on a source, ``starting_version``, a bad
-            ``skip_change_commits`` (:func:`.lakehouse_source.check_role`).
+            ``skip_change_commits`` (:func:`.lakehouse_source.check_role`); ``SS285`` on a
+            minor whose Iceberg runtime reads it, a catalog that is not a SQLite file
+            (:func:`_check_source`).
         """
         lakehouse_source.check_role(resolved, "source", source)
+        if spark_version in lakehouse_jvm.ICEBERG_PACKAGES:
+            _check_source(resolved, source)
 
     def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
         """A copy holding the catalog options of the read (:attr:`catalog_options`:
@@ -137,9 +160,17 @@ class Iceberg(Connector):
                 found["table"], found["warehouse"], found["catalog"], found["catalog_uri"]
             )
             lakehouse_source.check_columns(statement, schema, f"the iceberg table {found['table']}")
-        copy = type(self)()
-        copy.catalog_options = kept
-        return copy
+        found_source = type(self)()
+        found_source.catalog_options = kept
+        found_source.catalog = catalog_of(resolved, resolve_path)
+        return found_source
+
+    def planned(self, relation: p.SourceRelation, statement) -> p.SourceRelation:
+        """On the JVM path, the catalog in the relation's settings (the session's Spark
+        catalog is made from them: :func:`.lakehouse_jvm.catalog_settings`)."""
+        if lakehouse_source.is_python(relation):
+            return relation
+        return _planned(relation, self.catalog)
 
     def source_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``('iceberg', table)``: the table's name (``namespace.name``)."""
@@ -152,13 +183,19 @@ class Iceberg(Connector):
         return read, {}, (*self.catalog_options, *lakehouse_source.reader_options(resolved))
 
     def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
-        """The Python data source registered (:func:`.lakehouse_source.register_chain`),
-        then the common chains."""
-        return (lakehouse_source.register_chain(relation), *super().read_chains(relation))
+        """The common chains; on the Python path the data source registered first
+        (:func:`.lakehouse_source.register_chain`)."""
+        chains = super().read_chains(relation)
+        if lakehouse_source.is_python(relation):
+            return (lakehouse_source.register_chain(relation), *chains)
+        return chains
 
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
-        """The Python reader's steps (:func:`.lakehouse_source.read_steps`)."""
-        return lakehouse_source.read_steps(relation)
+        """The Python reader's steps (:func:`.lakehouse_source.read_steps`), or Iceberg's
+        streaming reader's on the JVM path (:func:`_read_steps`)."""
+        if lakehouse_source.is_python(relation):
+            return lakehouse_source.read_steps(relation)
+        return _read_steps(relation)
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, table)``: no ``format`` call; the table's name."""
@@ -170,31 +207,42 @@ class Iceberg(Connector):
         """The writer's arguments as ``(name, text)``: ``table``, ``warehouse`` (resolved
         against the file's folder; default ``.sqlstream/warehouse``), ``catalog``,
         ``catalog_uri`` (default the SQLite file ``catalog.db`` in the warehouse),
-        ``mode``, ``key_columns`` (``a,b``)."""
-        warehouse = resolve_path(resolved.get("warehouse") or DEFAULT_WAREHOUSE)
-        assert warehouse is not None
-        uri = resolved.get("catalog_uri") or "sqlite:///" + os.path.join(warehouse, CATALOG_FILE)
+        ``mode``, ``key_columns`` (``a,b``); then ``engine = 'spark'`` when the target
+        Spark minor (``settings``' ``sqlstream.spark_version``) has Iceberg's runtime and
+        the catalog is a SQLite file (the JVM path, :mod:`.iceberg_jvm`)."""
+        catalog, warehouse, uri = catalog_of(resolved, resolve_path)
         keys = lakehouse.key_names(resolved.get("key_columns"))
         pairs = [
             ("table", ".".join(table_parts(resolved.required("table")))),
             ("warehouse", warehouse),
-            ("catalog", resolved.get("catalog") or DEFAULT_CATALOG),
+            ("catalog", catalog),
             ("catalog_uri", uri),
             ("mode", "upsert" if lakehouse.is_upsert(resolved) else "append"),
             ("key_columns", ",".join(keys) or None),
         ]
+        jvm = lakehouse_jvm.engine(self.name, settings.get(spark_versions.SETTING, ""))
+        if jvm is not None and uri.startswith("sqlite:///"):
+            pairs.append((lakehouse_jvm.ENGINE, jvm))
         return tuple((k, v) for k, v in pairs if v is not None)
 
     def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``; the applier of an ``AUTO
-        CDC`` flow into the table (:func:`.lakehouse.cdc_applier_step`)."""
+        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``, or
+        ``…IcebergSparkWriter(…)`` on the JVM path; the applier of an ``AUTO CDC`` flow into
+        the table (:func:`.lakehouse.cdc_applier_step`, pyiceberg on every Spark minor)."""
         applier = lakehouse.cdc_applier_step("IcebergCdcTable", sink)
-        return (applier or lakehouse.writer_step(__name__, _WRITER, sink),)
+        return (applier or lakehouse.writer_step(*self._writer(sink), sink),)
+
+    @staticmethod
+    def _writer(sink: p.Sink) -> tuple[str, str]:
+        """``(module, class)`` of the sink's ``foreachBatch`` writer."""
+        if lakehouse_jvm.is_jvm(sink):
+            return "sqlstream.connectors.iceberg_jvm", "IcebergSparkWriter"
+        return __name__, _WRITER
 
     def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
         """The common chain; ``complete=True`` to the writer in complete output mode."""
         chain = super().write_chain(query, trigger)
-        return lakehouse.complete_chain(chain, __name__, _WRITER, query)
+        return lakehouse.complete_chain(chain, *self._writer(query.sink), query)
 
     def start_step(self, sink: p.Sink) -> Step:
         """``start()``: the table is the writer's."""
@@ -334,3 +382,47 @@ def _key_filter(rows, delete_keys, keys: tuple[str, ...]):
         ]
         terms.append(parts[0] if len(parts) == 1 else And(*parts))
     return terms[0] if len(terms) == 1 else Or(*terms)
+
+
+# ---- as a source: Iceberg's streaming reader (appends), on Spark 4.1
+
+
+def _check_source(resolved, source) -> None:
+    """An ``iceberg`` source read by Iceberg's Spark runtime (the minors of
+    :data:`.lakehouse_jvm.ICEBERG_PACKAGES`) reads a catalog in a SQLite file.
+
+    Raises:
+        OptionError: ``SS285`` a ``catalog_uri`` that is not a SQLite file (the session
+            has no other driver).
+    """
+    uri = resolved.compiler.get("catalog_uri")
+    if uri is not None and lakehouse_jvm.jdbc_uri(uri.text) is None:
+        raise OptionError(
+            "on this Spark version an iceberg source is read by Iceberg's Spark runtime, "
+            "which reads a catalog in a SQLite file only (Spark's session has the SQLite "
+            "JDBC driver and no other)",
+            uri.value_span,
+            source,
+            code="SS285",
+            hint="catalog_uri = 'sqlite:///…/catalog.db', or leave it out (the warehouse's)",
+        )
+
+
+def _planned(relation: p.SourceRelation, catalog: tuple[str, str, str] | None) -> p.SourceRelation:
+    """``relation`` with its catalog ``(catalog, warehouse, catalog_uri)`` in its
+    ``settings`` (read by :func:`catalog_settings`) and no Spark options."""
+    if catalog is None:
+        return relation
+    names = ("catalog", "warehouse", "catalog_uri")
+    return dataclasses.replace(
+        relation, settings=(*relation.settings, *zip(names, catalog, strict=True))
+    )
+
+
+def _read_steps(relation: p.SourceRelation):
+    """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: Iceberg's streaming
+    reader of the table (each new snapshot's appended rows; its schema is the table's, no
+    ``schema`` call). Source: Iceberg docs *Spark Structured Streaming* ("Streaming
+    Reads")."""
+    catalog = dict(relation.options).get("catalog", "sqlstream")
+    return (Step("format", ("iceberg",)), Step("load", (f"{catalog}.{relation.path}",)))

@@ -136,7 +136,8 @@ def cdc_applier_step(target: str, sink: p.Sink) -> Step | None:
     if flow_json is None:
         return None
     flow = json.loads(flow_json)
-    options = tuple((k, v) for k, v in sink.options if k not in ("mode", "key_columns"))
+    skipped = ("mode", "key_columns", "engine")  # the applier writes with pyiceberg/delta-rs
+    options = tuple((k, v) for k, v in sink.options if k not in skipped)
     table = function_chain("sqlstream.connectors.cdc.lakehouse_cdc", (target,), call=options)
     call = (
         ("target", table),

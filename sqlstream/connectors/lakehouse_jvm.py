@@ -14,8 +14,9 @@ program calls::
 The packages per minor (:data:`DELTA_PACKAGES`) were each run in a real session here
 (``tests/support/lakehouse_jvm.py``); Delta publishes none that runs on Spark 4.3
 (``delta-spark_2.13:4.3.0`` is built against Spark 4.1 and fails at the first read).
-Iceberg's JVM write path is not built yet: the ``iceberg`` sink writes through pyiceberg
-on every minor.
+The ``iceberg`` sink's JVM path (Iceberg's Spark runtime, :data:`ICEBERG_PACKAGES`, on
+4.0 and 4.1) is :mod:`.iceberg_jvm`; this module chooses it and gives the session its
+package and settings (:func:`packages`, :func:`session_settings`).
 
 Exactly once, as on the Python path: each commit carries Delta's *transaction
 identifier* ``(txnAppId, txnVersion)`` = (the query's id, the batch id) — the write
@@ -31,6 +32,8 @@ foreachBatch": ``txnAppId``, ``txnVersion``), *Table deletes, updates, and merge
 """
 
 from __future__ import annotations
+
+import os
 
 from sqlstream.connectors import lakehouse
 from sqlstream.ir import plan as p
@@ -50,13 +53,28 @@ DELTA_SETTINGS = {
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
 """The session settings Delta's writer and ``MERGE`` need (Delta *Quickstart*)."""
+SQLITE_JDBC = "org.xerial:sqlite-jdbc:3.46.1.3"
+ICEBERG_PACKAGES: dict[str, tuple[str, ...]] = {
+    "4.1": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0", SQLITE_JDBC),
+}
+"""Spark minor → Iceberg's Spark runtime (``group:artifact:version``) that runs on it, and
+the SQLite JDBC driver of the catalog. Iceberg publishes no runtime for Spark 4.2 or 4.3
+(and the 4.1 runtime fails on Spark 4.3 at the first statement). On Spark 4.0 the served
+runtime (``iceberg-spark-runtime-4.0_2.13:1.10.0``) creates a table over the SQLite catalog
+and then fails the next commit of a streaming query (measured: ``JdbcTableOperations``
+"Unknown failure", not explained yet), so 4.0 stays on the Python path too."""
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+"""Iceberg's SQL extensions (``spark.sql.extensions``): its ``MERGE INTO`` rewrite."""
+SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 WRITER = "DeltaSparkWriter"
+_PACKAGES = {"delta": DELTA_PACKAGES, "iceberg": ICEBERG_PACKAGES}
 
 
 def engine(connector: str, spark_version: str) -> str | None:
-    """``'spark'`` when a sink of ``connector`` is written by Spark's own package on Spark
-    ``spark_version`` (a major.minor), else ``None`` (the Python path)."""
-    return SPARK if connector == "delta" and spark_version in DELTA_PACKAGES else None
+    """``'spark'`` when a sink of ``connector`` (``delta`` or ``iceberg``) is written by
+    Spark's own package on Spark ``spark_version`` (a major.minor), else ``None`` (the
+    Python path)."""
+    return SPARK if spark_version in _PACKAGES.get(connector, {}) else None
 
 
 def is_jvm(sink: p.Sink) -> bool:
@@ -64,18 +82,29 @@ def is_jvm(sink: p.Sink) -> bool:
     return dict(sink.options).get(ENGINE) == SPARK
 
 
+def formats(plan: p.Plan) -> tuple[str, ...]:
+    """The formats (``delta``, ``iceberg``) whose Spark package ``plan`` needs: its
+    JVM-path sinks, and its ``delta`` and ``iceberg`` sources read by their Spark package
+    (read format ``delta`` / ``iceberg``; the Python data source's ``sqlstream_delta`` /
+    ``sqlstream_iceberg`` need none), in that order."""
+    used = {q.sink.connector for q in plan.queries if is_jvm(q.sink)}
+    used |= {
+        r.format
+        for r in plan.relations
+        if isinstance(r, p.SourceRelation) and r.format in _PACKAGES
+    }
+    return tuple(f for f in ("delta", "iceberg") if f in used)
+
+
 def uses_jvm(plan: p.Plan) -> bool:
-    """Whether ``plan`` has a JVM-path sink or a ``delta`` source (read by Delta's
-    package only)."""
-    return any(is_jvm(q.sink) for q in plan.queries) or any(
-        isinstance(r, p.SourceRelation) and r.format == "delta" for r in plan.relations
-    )
+    """Whether ``plan`` has a JVM-path sink or a ``delta`` or ``iceberg`` source."""
+    return bool(formats(plan))
 
 
 def packages(plan: p.Plan) -> tuple[str, ...]:
-    """The Spark packages (with versions) the JVM-path sinks and ``delta`` sources of
-    ``plan`` need."""
-    return DELTA_PACKAGES.get(plan.spark_version, ()) if uses_jvm(plan) else ()
+    """The Spark packages (with versions) the JVM-path sinks and the ``delta`` and
+    ``iceberg`` sources of ``plan`` need."""
+    return tuple(c for f in formats(plan) for c in _PACKAGES[f].get(plan.spark_version, ()))
 
 
 SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
@@ -87,10 +116,73 @@ here — and its 50 tasks were most of the JVM path's cost per micro-batch
 
 
 def session_settings(plan: p.Plan, cores: int = 2) -> dict[str, str]:
-    """The session settings the JVM-path sinks and ``delta`` sources of ``plan`` need
-    (:data:`DELTA_SETTINGS`) and :data:`SNAPSHOT_PARTITIONS` = ``cores`` (as
-    ``spark.sql.shuffle.partitions``: one task per core), or ``{}``."""
-    return {**DELTA_SETTINGS, SNAPSHOT_PARTITIONS: str(cores)} if uses_jvm(plan) else {}
+    """The session settings the JVM-path sinks and lakehouse sources of ``plan`` need:
+    for Delta :data:`DELTA_SETTINGS` and :data:`SNAPSHOT_PARTITIONS` = ``cores`` (as
+    ``spark.sql.shuffle.partitions``: one task per core); for Iceberg its SQL extensions
+    and a Spark catalog per Iceberg catalog (:func:`catalog_settings`); ``{}`` for none.
+    ``spark.sql.extensions`` lists both formats' extensions when both are used."""
+    used = formats(plan)
+    settings: dict[str, str] = (
+        {**DELTA_SETTINGS, SNAPSHOT_PARTITIONS: str(cores)} if "delta" in used else {}
+    )
+    if "iceberg" in used:
+        extensions = [settings.get("spark.sql.extensions"), ICEBERG_EXTENSIONS]
+        settings["spark.sql.extensions"] = ",".join(e for e in extensions if e)
+        settings.update(catalog_settings(plan))
+    return settings
+
+
+# ---- Iceberg's Spark catalog over the SQL catalog (the iceberg sink's JVM path, sources)
+
+
+def jdbc_uri(catalog_uri: str) -> str | None:
+    """The JDBC URL of a SQLite catalog's SQLAlchemy URL (``sqlite:////abs/catalog.db`` →
+    ``jdbc:sqlite:/abs/catalog.db``; a relative file made absolute), or ``None`` for another database (the JVM path has
+    the SQLite driver only)."""
+    prefix = "sqlite:///"
+    if not catalog_uri.startswith(prefix):
+        return None
+    return "jdbc:sqlite:" + os.path.abspath(catalog_uri[len(prefix) :])
+
+
+def catalog_conf(catalog: str, warehouse: str, catalog_uri: str) -> dict[str, str]:
+    """The Spark settings of the Spark catalog ``catalog`` over the SQL catalog at
+    ``catalog_uri`` (a SQLite SQLAlchemy URL, see :func:`jdbc_uri`), new tables under
+    ``warehouse`` (a folder or URI)."""
+    prefix = f"spark.sql.catalog.{catalog}"
+    location = "file://" + os.path.abspath(warehouse) if "://" not in warehouse else warehouse
+    return {
+        prefix: SPARK_CATALOG,
+        f"{prefix}.type": "jdbc",
+        f"{prefix}.uri": jdbc_uri(catalog_uri) or catalog_uri,
+        f"{prefix}.warehouse": location,
+        f"{prefix}.jdbc.schema-version": "V1",
+        f"{prefix}.cache-enabled": "false",
+    }
+
+
+def catalog_settings(plan: p.Plan) -> dict[str, str]:
+    """The settings of a Spark catalog for each Iceberg catalog an ``iceberg`` source of
+    ``plan`` reads or a JVM-path ``iceberg`` sink writes (:func:`catalog_conf` of its
+    options), sources first."""
+    settings: dict[str, str] = {}
+    for relation in plan.relations:
+        found = dict(getattr(relation, "settings", ()))
+        if getattr(relation, "connector", None) == "iceberg" and "catalog_uri" in found:
+            settings.update(
+                catalog_conf(found["catalog"], found["warehouse"], found["catalog_uri"])
+            )
+    for query in plan.queries:
+        options = dict(query.sink.options)
+        if query.sink.connector == "iceberg" and options.get("engine") == "spark":
+            settings.update(
+                catalog_conf(
+                    options.get("catalog", "sqlstream"),  # always there: the sink's options
+                    options["warehouse"],
+                    options["catalog_uri"],
+                )
+            )
+    return settings
 
 
 # ---- run time: the foreachBatch writer (runs in the query's session) -------------------
@@ -225,8 +317,8 @@ EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 
 
 def check_session(spark, plan: p.Plan) -> None:
-    """Refuse ``spark`` for ``plan`` when ``plan`` runs on the JVM path (:func:`uses_jvm`)
-    and the session lacks what Delta's writer and reader need: the package's classes
+    """Refuse ``spark`` for ``plan`` when ``plan`` writes or reads Delta on the JVM path
+    (:func:`formats`) and the session lacks what Delta's writer and reader need: the package's classes
     (:data:`DELTA_PACKAGES`, looked up in the driver's class loader — not over Spark
     Connect, whose server holds them) and the settings :data:`DELTA_SETTINGS` (static:
     they must be given when the session is built). ``exec`` builds its session with all
@@ -236,7 +328,7 @@ def check_session(spark, plan: p.Plan) -> None:
         SqlStreamError: ``SS545`` at the first ``delta`` sink (or source) on the JVM
             path, naming the settings to add; nothing was run.
     """
-    if not uses_jvm(plan):
+    if "delta" not in formats(plan):
         return
     from sqlstream.diagnostics.errors import SqlStreamError
 

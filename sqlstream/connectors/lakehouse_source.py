@@ -65,7 +65,7 @@ _FAILED = re.compile(r"\[" + MARK + r" (SS\d{3}) ([^\]]+)\] (.*?)(?=\s+SQLSTATE|
 
 JVM_SOURCES: dict[str, dict[str, tuple[str, ...]]] = {
     "delta": lakehouse_jvm.DELTA_PACKAGES,
-    "iceberg": {},  # Iceberg's JVM source is not built here: the Python path on every minor
+    "iceberg": lakehouse_jvm.ICEBERG_PACKAGES,
 }
 """Connector → the Spark minors whose package of the format reads it (the JVM path)."""
 

@@ -569,4 +569,15 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``skip_change_commits`` is true or false. Anti-pattern: ``mode = 'upsert'`` on a
      ``CREATE STREAM``. Fix: remove the option the role does not take.""",
     ),
+    (
+        "SS285",
+        "error",
+        "an `iceberg` source read by Iceberg's Spark runtime whose catalog is not a SQLite file",
+        """
+     On Spark 4.1, where Iceberg's Spark runtime is served, Spark reads an ``iceberg``
+     source (its streaming reader of the table's appends) through Iceberg's JDBC catalog over the same
+     database the sinks write, and the session gets the SQLite JDBC driver only.
+     Anti-pattern: ``catalog_uri = 'postgresql+psycopg://…'`` on a source. Fix: a catalog
+     in a SQLite file (the default: ``catalog.db`` in the warehouse).""",
+    ),
 )

@@ -354,7 +354,7 @@ def create_session(
     packages, note = packages_with_note(plan, {**conf, **dict(plan.settings)})
     if packages:
         report(
-            f"default: spark.jars.packages={packages} (the plan reads or writes Kafka or Delta; "
+            f"default: spark.jars.packages={packages} (the plan reads or writes Kafka, Delta or Iceberg; "
             "override with --packages or SET 'spark.jars.packages' = …)"
         )
     if note:

@@ -25,7 +25,8 @@ def test_every_module_defines_a_registered_connector():
     # base: the common path; foreign_options: other dialects' option names, mapped first;
     # user_code: the user's Python modules a connector or CREATE FUNCTION names;
     # lakehouse: what the iceberg and delta sinks share (options, their writers' steps);
-    # lakehouse_jvm: the delta sink's JVM write path (Delta's Spark writer)
+    # lakehouse_jvm: the lakehouse sinks' JVM write path (Delta's Spark writer, the choice)
+    # iceberg_jvm: the iceberg sink's JVM write path (Iceberg's Spark writer)
     # upsert_options: mode and key_columns of a sink that writes by key (postgres, lakehouse)
     # lakehouse_source: the iceberg and delta sources' Python path (options, reads, checks)
     common = {
@@ -34,6 +35,7 @@ def test_every_module_defines_a_registered_connector():
         "user_code",
         "lakehouse",
         "lakehouse_jvm",
+        "iceberg_jvm",
         "upsert_options",
         "lakehouse_source",
     }

@@ -5,10 +5,10 @@ on the PySpark minors whose Iceberg and Delta packages are served and run
 on 4.3, where no such package runs).
 
 The example pipeline over three days of flights writes both tables in this run's
-session — the Iceberg table through the Python path, the Delta table through the JVM path
-(Delta's Spark writer: the session has Delta's package on these minors, and the target
-minor chooses that path), read back by delta-rs; a Delta table delta-rs writes is read by
-this session's Delta reader; a second Python process with Spark's packages (its own JVM:
+session — through the JVM path where the target minor chooses it (Delta's Spark writer on
+4.0-4.2, Iceberg's on 4.1: the session has their packages on these minors), read
+back by delta-rs and pyiceberg; a Delta table delta-rs writes and an Iceberg table
+pyiceberg writes are read by this session's readers; a second Python process with Spark's packages (its own JVM:
 Iceberg's ``JdbcCatalog`` on the same SQLite catalog, Delta's ``DeltaCatalog``) reads them
 with Spark's batch reader — the same rows as pyiceberg and delta-rs read — and writes a
 new table of each format with Spark's writers: a Delta append with ``txnAppId`` /
@@ -29,6 +29,8 @@ import pytest
 import sqlstream
 from sqlstream.connectors.delta import DeltaWriter
 from sqlstream.connectors.iceberg import IcebergWriter
+from sqlstream.connectors.iceberg_jvm import catalog_conf
+from sqlstream.connectors.lakehouse_jvm import ICEBERG_PACKAGES
 from tests.support.flights import copy_days
 from tests.support.lakehouse_jvm import PACKAGES, run_session
 
@@ -77,6 +79,19 @@ def test_tables_are_read_both_ways_and_a_spark_commit_counts_as_committed(spark,
         assert python.apply_changes(delta.table().to_pyarrow_table(), None, "python-app", 3)
         read = spark.read.format("delta").load(python.path).toArrow()
         assert _rows(read) == python_read["delta"]
+    if MINOR in ICEBERG_PACKAGES:  # a pyiceberg table, read by this session's Iceberg reader
+        python_ice = IcebergWriter(
+            "lake.from_python", str(warehouse), mode="upsert", key_columns=("origin",)
+        )
+        rows = iceberg.load().scan().to_arrow()
+        assert python_ice.apply_changes(rows, None, "python-app", 3)
+        # the Spark catalog exec gives a session over the same SQLite file (the writer set
+        # it in the streaming query's own session, a clone of this one)
+        uri = f"sqlite:///{warehouse}/catalog.db"
+        for key, value in catalog_conf("sqlstream", str(warehouse), uri).items():
+            spark.conf.set(key, value)
+        read = spark.read.table("sqlstream.lake.from_python").toArrow()
+        assert _rows(read) == sorted(python_read["iceberg"])
 
     new_rows = [["2013-01-01 05:00:00", "EWR", 3], ["2013-01-01 06:00:00", "JFK", 4]]
     spark_read = run_session(
