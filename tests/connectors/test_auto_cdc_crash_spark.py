@@ -23,6 +23,7 @@ import time
 import pytest
 
 from tests.support.cdc_log import (
+    CHANGES,
     change_log,
     delta_tables,
     iceberg_tables,
@@ -33,14 +34,9 @@ from tests.support.cdc_log import (
 
 pytestmark = pytest.mark.spark
 
-PIPELINE = """
-CREATE STREAM changes (
-    id BIGINT, carrier STRING, flight INT, dep_delay DOUBLE,
-    op STRING METADATA FROM 'op',
-    seq BIGINT METADATA FROM 'source.lsn'
-) WITH (connector = 'files', path = 'changes', format = 'debezium-json',
-        maxFilesPerTrigger = 1);
-
+PIPELINE = (
+    CHANGES
+    + """
 CREATE SINK p_latest WITH (connector = 'postgres', url = '{url}', user = 'postgres',
     password = '${{env:PG_PASSWORD}}', table = 'killed_latest');
 CREATE SINK p_history WITH (connector = 'postgres', url = '{url}', user = 'postgres',
@@ -49,16 +45,18 @@ CREATE SINK d_latest WITH (connector = 'delta', path = 'lake/latest');
 CREATE SINK d_history WITH (connector = 'delta', path = 'lake/history');
 CREATE SINK i_latest WITH (connector = 'iceberg', table = 'cdc.latest', warehouse = 'wh');
 CREATE SINK i_history WITH (connector = 'iceberg', table = 'cdc.history', warehouse = 'wh');
-""" + "".join(
-    f"""
+"""
+    + "".join(
+        f"""
 CREATE FLOW {sink}_cdc AS AUTO CDC INTO {sink}
   FROM STREAM(changes) KEYS (id) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq
   COLUMNS * EXCEPT (op, seq) STORED AS SCD TYPE {scd}{track};
 """
-    for target in ("p", "d", "i")
-    for sink, scd, track in (
-        (f"{target}_latest", 1, ""),
-        (f"{target}_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
+        for target in ("p", "d", "i")
+        for sink, scd, track in (
+            (f"{target}_latest", 1, ""),
+            (f"{target}_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
+        )
     )
 )
 

@@ -12,33 +12,37 @@ import json
 import pytest
 
 from sqlstream import Session
-from tests.support.cdc_log import change_log, delta_tables, iceberg_tables, oracle, write_files
+from tests.support.cdc_log import (
+    CHANGES,
+    change_log,
+    delta_tables,
+    iceberg_tables,
+    oracle,
+    write_files,
+)
 
 pytestmark = pytest.mark.spark
 
-PIPELINE = """
-CREATE STREAM changes (
-    id BIGINT, carrier STRING, flight INT, dep_delay DOUBLE,
-    op STRING METADATA FROM 'op',
-    seq BIGINT METADATA FROM 'source.lsn'
-) WITH (connector = 'files', path = 'changes', format = 'debezium-json',
-        maxFilesPerTrigger = 1);
-
+PIPELINE = (
+    CHANGES
+    + """
 CREATE SINK d_latest WITH (connector = 'delta', path = 'lake/latest');
 CREATE SINK d_history WITH (connector = 'delta', path = 'lake/history');
 CREATE SINK i_latest WITH (connector = 'iceberg', table = 'cdc.latest', warehouse = 'wh');
 CREATE SINK i_history WITH (connector = 'iceberg', table = 'cdc.history', warehouse = 'wh');
-""" + "".join(
-    f"""
+"""
+    + "".join(
+        f"""
 CREATE FLOW {sink}_cdc AS AUTO CDC INTO {sink}
   FROM STREAM(changes) KEYS (id) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq
   COLUMNS * EXCEPT (op, seq) STORED AS SCD TYPE {scd}{track};
 """
-    for sink, scd, track in (
-        ("d_latest", 1, ""),
-        ("d_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
-        ("i_latest", 1, ""),
-        ("i_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
+        for sink, scd, track in (
+            ("d_latest", 1, ""),
+            ("d_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
+            ("i_latest", 1, ""),
+            ("i_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
+        )
     )
 )
 

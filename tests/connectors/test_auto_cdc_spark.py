@@ -20,18 +20,13 @@ import json
 import pytest
 
 from sqlstream import Session
-from tests.support.cdc_log import change_log, oracle, postgres_tables, write_files
+from tests.support.cdc_log import CHANGES, change_log, oracle, postgres_tables, write_files
 
 pytestmark = pytest.mark.spark
 
-PIPELINE = """
-CREATE STREAM changes (
-    id BIGINT, carrier STRING, flight INT, dep_delay DOUBLE,
-    op STRING METADATA FROM 'op',
-    seq BIGINT METADATA FROM 'source.lsn'
-) WITH (connector = 'files', path = 'changes', format = 'debezium-json',
-        maxFilesPerTrigger = 1);
-
+PIPELINE = (
+    CHANGES
+    + """
 CREATE SINK latest WITH (connector = 'postgres', url = '{url}', user = 'postgres',
     password = '${{env:PG_PASSWORD}}', table = '{prefix}_latest');
 CREATE SINK history WITH (connector = 'postgres', url = '{url}', user = 'postgres',
@@ -54,6 +49,7 @@ CREATE FLOW history_cdc AS AUTO CDC INTO history
   STORED AS SCD TYPE 2
   TRACK HISTORY ON * EXCEPT (dep_delay);
 """
+)
 
 
 def test_out_of_order_changes_applied_as_scd1_and_scd2_equal_the_oracle(

@@ -18,6 +18,17 @@ from tests.conftest import ROOT
 
 DAY = ROOT / "examples" / "flights" / "data" / "flights" / "2013-01-02.csv"
 
+CHANGES = """
+CREATE STREAM changes (
+    id BIGINT, carrier STRING, flight INT, dep_delay DOUBLE,
+    op STRING METADATA FROM 'op',
+    seq BIGINT METADATA FROM 'source.lsn'
+) WITH (connector = 'files', path = 'changes', format = 'debezium-json',
+        maxFilesPerTrigger = 1);
+"""
+"""The stream of the change log's files (folder ``changes``, one file per micro-batch): the
+row image, the operation and the log position (``source.lsn``) as ``seq``."""
+
 
 def change_log(seed: int, count: int = 60) -> list[dict]:
     """Debezium envelopes: per flight, a create then updates, deletes, re-creates drawn
