@@ -48,7 +48,9 @@ __all__ = [
 
 
 def _discover() -> dict[str, Connector]:
-    """Import every module of this package and instantiate the connectors they define.
+    """Import every module of this package and instantiate the connectors they define (a
+    subclass of :class:`Connector` with a ``name``; one without is a base that connectors
+    share, such as :class:`.lakehouse.LakehouseSink`).
 
     Raises:
         ValueError: two connectors with one name.
@@ -62,7 +64,7 @@ def _discover() -> dict[str, Connector]:
             if (
                 isinstance(value, type)
                 and issubclass(value, Connector)
-                and value is not Connector
+                and value.name
                 and value.__module__ == module.__name__
             ):
                 if value.name in found:

@@ -28,7 +28,7 @@ Sources: Delta protocol *Transaction Identifiers*; delta-rs ``write_deltalake``,
 from __future__ import annotations
 
 from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_source
-from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import ResolvedOptions, ResolvePath
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
@@ -39,18 +39,17 @@ from sqlstream.ir.calls import Chain, Step
 _WRITER = "DeltaWriter"
 
 
-class Delta(Connector):
+class Delta(lakehouse.LakehouseSink):
     """A Delta table at ``path`` (required); every output mode (update with upsert only);
     durable."""
 
     name = "delta"
+    python_writer = (__name__, _WRITER)
+    jvm_writer = (lakehouse_jvm.__name__, lakehouse_jvm.WRITER)
+    cdc_table = "DeltaCdcTable"
     source_format = "delta"
-    sink_format = "foreachBatch"
     required = ("path",)
     own_options: tuple[str, ...] = ("path", "mode", "key_columns", *lakehouse_source.SOURCE_OPTIONS)
-    passes_options = False
-    durable = True
-    continuous_sink = False
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
@@ -153,33 +152,6 @@ class Delta(Connector):
             (lakehouse_jvm.ENGINE, jvm),
         ]
         return tuple((k, v) for k, v in pairs if v is not None)
-
-    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…DeltaWriter(path=…, mode=…, key_columns=[…]))``, or
-        ``…DeltaSparkWriter(…)`` on the JVM path; the applier of an ``AUTO CDC`` flow into
-        the table (:func:`.lakehouse.cdc_applier_step`, delta-rs on every Spark minor)."""
-        applier = lakehouse.cdc_applier_step("DeltaCdcTable", sink)
-        return (applier or lakehouse.writer_step(*self._writer(sink), sink),)
-
-    @staticmethod
-    def _writer(sink: p.Sink) -> tuple[str, str]:
-        """``(module, class)`` of the sink's ``foreachBatch`` writer."""
-        if lakehouse_jvm.is_jvm(sink):
-            return lakehouse_jvm.__name__, lakehouse_jvm.WRITER
-        return __name__, _WRITER
-
-    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
-        """The common chain; ``complete=True`` to the writer in complete output mode."""
-        chain = super().write_chain(query, trigger)
-        return lakehouse.complete_chain(chain, *self._writer(query.sink), query)
-
-    def start_step(self, sink: p.Sink) -> Step:
-        """``start()``: the path is the writer's."""
-        return Step("start")
-
-    def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """None: the options are the writer's arguments."""
-        return ()
 
 
 # ---- run time: the foreachBatch writer (imports deltalake when called) -----------------

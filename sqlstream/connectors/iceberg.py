@@ -45,7 +45,7 @@ import threading
 import warnings
 
 from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_source
-from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.base import ResolvedOptions, ResolvePath
 from sqlstream.connectors.table import DEFAULT_WAREHOUSE
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
@@ -78,13 +78,15 @@ def catalog_of(resolved: ResolvedOptions, resolve_path: ResolvePath) -> tuple[st
     return resolved.get("catalog") or DEFAULT_CATALOG, warehouse, uri
 
 
-class Iceberg(Connector):
+class Iceberg(lakehouse.LakehouseSink):
     """An Iceberg table ``namespace.name`` (``table`` required) in a SQL catalog; every
     output mode (update with upsert only); durable."""
 
     name = "iceberg"
+    python_writer = (__name__, _WRITER)
+    jvm_writer = ("sqlstream.connectors.iceberg_jvm", "IcebergSparkWriter")
+    cdc_table = "IcebergCdcTable"
     source_format = "iceberg"
-    sink_format = "foreachBatch"
     required = ("table",)
     own_options: tuple[str, ...] = (
         "table",
@@ -96,9 +98,6 @@ class Iceberg(Connector):
         *lakehouse_source.SOURCE_OPTIONS,
     )
     catalog_options: tuple[tuple[str, str], ...] = ()
-    passes_options = False
-    durable = True
-    continuous_sink = False
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
@@ -224,33 +223,6 @@ class Iceberg(Connector):
         if jvm is not None and uri.startswith("sqlite:///"):
             pairs.append((lakehouse_jvm.ENGINE, jvm))
         return tuple((k, v) for k, v in pairs if v is not None)
-
-    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``foreachBatch(…IcebergWriter(table=…, warehouse=…, …))``, or
-        ``…IcebergSparkWriter(…)`` on the JVM path; the applier of an ``AUTO CDC`` flow into
-        the table (:func:`.lakehouse.cdc_applier_step`, pyiceberg on every Spark minor)."""
-        applier = lakehouse.cdc_applier_step("IcebergCdcTable", sink)
-        return (applier or lakehouse.writer_step(*self._writer(sink), sink),)
-
-    @staticmethod
-    def _writer(sink: p.Sink) -> tuple[str, str]:
-        """``(module, class)`` of the sink's ``foreachBatch`` writer."""
-        if lakehouse_jvm.is_jvm(sink):
-            return "sqlstream.connectors.iceberg_jvm", "IcebergSparkWriter"
-        return __name__, _WRITER
-
-    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
-        """The common chain; ``complete=True`` to the writer in complete output mode."""
-        chain = super().write_chain(query, trigger)
-        return lakehouse.complete_chain(chain, *self._writer(query.sink), query)
-
-    def start_step(self, sink: p.Sink) -> Step:
-        """``start()``: the table is the writer's."""
-        return Step("start")
-
-    def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """None: the options are the writer's arguments."""
-        return ()
 
 
 # ---- run time: the foreachBatch writer (imports pyiceberg when called) -----------------

@@ -32,11 +32,11 @@ properties).
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from sqlstream.connectors import upsert_options
-from sqlstream.connectors.base import ResolvedOptions
+from sqlstream.connectors.base import Connector, ResolvedOptions
+from sqlstream.connectors.cdc import applier_step
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.connectors.upsert_options import key_names
 from sqlstream.diagnostics.errors import OptionError
@@ -46,6 +46,10 @@ from sqlstream.ir import plan as p
 from sqlstream.ir.calls import Chain, Step
 
 # Commit metadata: the application (query) id and the micro-batch id of each commit.
+ENGINE = "engine"
+"""The sink option (in :attr:`~sqlstream.ir.plan.Sink.options`) that names the writer:
+``spark`` for the JVM path (:mod:`.lakehouse_jvm`); absent for the Python path."""
+SPARK = "spark"
 APP_KEY = "sqlstream.app_id"
 BATCH_KEY = "sqlstream.batch_id"
 
@@ -135,20 +139,9 @@ def cdc_applier_step(target: str, sink: p.Sink) -> Step | None:
     flow_json = dict(sink.settings).get("auto_cdc")
     if flow_json is None:
         return None
-    flow = json.loads(flow_json)
-    skipped = ("mode", "key_columns", "engine")  # the applier writes with pyiceberg/delta-rs
+    skipped = ("mode", "key_columns", ENGINE)  # the applier writes with pyiceberg/delta-rs
     options = tuple((k, v) for k, v in sink.options if k not in skipped)
-    table = function_chain("sqlstream.connectors.cdc.lakehouse_cdc", (target,), call=options)
-    call = (
-        ("target", table),
-        ("keys", tuple(flow["keys"])),
-        ("columns", tuple(flow["columns"])),
-        ("scd_type", flow["scd_type"]),
-        ("tracked", tuple(flow["tracked"])),
-        *((("arrival", True),) if flow.get("arrival") else ()),
-    )
-    applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
-    return Step("foreachBatch", (applier,))
+    return applier_step(flow_json, "sqlstream.connectors.cdc.lakehouse_cdc", target, options)
 
 
 def complete_chain(chain: Chain, module: str, writer: str, query: p.Query) -> Chain:
@@ -162,6 +155,53 @@ def complete_chain(chain: Chain, module: str, writer: str, query: p.Query) -> Ch
 
 
 # ---- run time: what both writers do with a micro-batch (pyspark and pyarrow imported late)
+
+
+def is_jvm(sink: p.Sink) -> bool:
+    """Whether ``sink`` was planned onto the JVM path (its :data:`ENGINE` option)."""
+    return dict(sink.options).get(ENGINE) == SPARK
+
+
+class LakehouseSink(Connector):
+    """What the ``iceberg`` and ``delta`` connectors share as sinks: each micro-batch
+    written by a ``foreachBatch`` writer, whose arguments are the sink's options —
+    :attr:`python_writer` (pyiceberg / delta-rs), or :attr:`jvm_writer` (the format's Spark
+    package) when the sink was planned onto the JVM path (:func:`is_jvm`) — or by the
+    applier :attr:`cdc_table` of an ``AUTO CDC`` flow into the table (on every minor)."""
+
+    sink_format = "foreachBatch"
+    passes_options = False
+    durable = True
+    continuous_sink = False
+    python_writer: tuple[str, str] = ("", "")
+    """``(module, class)`` of the Python path's writer."""
+    jvm_writer: tuple[str, str] = ("", "")
+    """``(module, class)`` of the JVM path's writer."""
+    cdc_table: str = ""
+    """The applier class of an ``AUTO CDC`` flow (:func:`cdc_applier_step`)."""
+
+    def writer(self, sink: p.Sink) -> tuple[str, str]:
+        """``(module, class)`` of ``sink``'s ``foreachBatch`` writer."""
+        return self.jvm_writer if is_jvm(sink) else self.python_writer
+
+    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """``foreachBatch(…<writer>(…))`` (:func:`writer_step`), or the applier of an
+        ``AUTO CDC`` flow into the table (:func:`cdc_applier_step`)."""
+        applier = cdc_applier_step(self.cdc_table, sink)
+        return (applier or writer_step(*self.writer(sink), sink),)
+
+    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
+        """The common chain; ``complete=True`` to the writer in complete output mode."""
+        chain = super().write_chain(query, trigger)
+        return complete_chain(chain, *self.writer(query.sink), query)
+
+    def start_step(self, sink: p.Sink) -> Step:
+        """``start()``: the table is the writer's."""
+        return Step("start")
+
+    def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
+        """None: the options are the writer's arguments."""
+        return ()
 
 
 def app_id(df, fallback: str) -> str:

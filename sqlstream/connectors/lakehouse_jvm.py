@@ -38,10 +38,9 @@ import os
 from sqlstream.connectors import lakehouse
 from sqlstream.ir import plan as p
 
-ENGINE = "engine"
-"""The sink option (in :attr:`~sqlstream.ir.plan.Sink.options`) that names the writer:
-``spark`` for the JVM path; absent for the Python path."""
-SPARK = "spark"
+ENGINE, SPARK, is_jvm = lakehouse.ENGINE, lakehouse.SPARK, lakehouse.is_jvm
+"""The sink option naming the writer, its JVM path's value, and the test of a sink
+(:mod:`.lakehouse`, which the sinks' shared class reads them from)."""
 DELTA_PACKAGES: dict[str, tuple[str, ...]] = {
     "4.0": ("io.delta:delta-spark_2.13:4.0.1",),
     "4.1": ("io.delta:delta-spark_4.1_2.13:4.1.0",),
@@ -75,11 +74,6 @@ def engine(connector: str, spark_version: str) -> str | None:
     Spark's own package on Spark ``spark_version`` (a major.minor), else ``None`` (the
     Python path)."""
     return SPARK if spark_version in _PACKAGES.get(connector, {}) else None
-
-
-def is_jvm(sink: p.Sink) -> bool:
-    """Whether ``sink`` was planned onto the JVM path (its :data:`ENGINE` option)."""
-    return dict(sink.options).get(ENGINE) == SPARK
 
 
 def formats(plan: p.Plan) -> tuple[str, ...]:

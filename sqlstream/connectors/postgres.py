@@ -41,12 +41,12 @@ PostgreSQL docs *INSERT … ON CONFLICT*, *COPY*, *CREATE TABLE*; psycopg 3 *COP
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable
 from typing import Any
 
 from sqlstream.connectors import upsert_options
 from sqlstream.connectors.base import Connector, ResolvedOptions, ResolvePath
+from sqlstream.connectors.cdc import applier_step
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.connectors.upsert_options import key_names
 from sqlstream.diagnostics.errors import OptionError
@@ -207,7 +207,11 @@ class Postgres(Connector):
             kwargs.append((key, value))
         flow = dict(sink.settings).get("auto_cdc")
         if flow is not None:
-            return (_applier_step(kwargs, flow),)
+            connection = tuple((k, v) for k, v in kwargs if k not in ("mode", "key_columns"))
+            target = "PostgresCdcTable"
+            return (
+                applier_step(flow, "sqlstream.connectors.cdc.postgres_cdc", target, connection),
+            )
         return (
             Step(
                 "foreachBatch", (function_chain(__name__, ("PostgresWriter",), call=tuple(kwargs)),)
@@ -221,32 +225,6 @@ class Postgres(Connector):
     def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
         """None: the options are the writer's arguments (Spark ignores ``.option()`` here)."""
         return ()
-
-
-def _applier_step(kwargs: list[tuple[str, Any]], flow_json: str) -> Step:
-    """The sink as the target of an ``AUTO CDC`` flow (its settings' ``auto_cdc``, JSON from
-    :mod:`sqlstream.planning.flows`)::
-
-        foreachBatch(importlib.import_module('sqlstream.connectors.cdc.cdc_apply').CdcApplier(
-            target=importlib.import_module('sqlstream.connectors.cdc.postgres_cdc')
-                .PostgresCdcTable(url=…, table=…, progress_table=…),
-            keys=[…], columns=[…], scd_type=1, tracked=[…]))
-    """
-    flow = json.loads(flow_json)
-    connection = tuple((k, v) for k, v in kwargs if k not in ("mode", "key_columns"))
-    target = function_chain(
-        "sqlstream.connectors.cdc.postgres_cdc", ("PostgresCdcTable",), connection
-    )
-    call = (
-        ("target", target),
-        ("keys", tuple(flow["keys"])),
-        ("columns", tuple(flow["columns"])),
-        ("scd_type", flow["scd_type"]),
-        ("tracked", tuple(flow["tracked"])),
-        *((("arrival", True),) if flow.get("arrival") else ()),
-    )
-    applier = function_chain("sqlstream.connectors.cdc.cdc_apply", ("CdcApplier",), call=call)
-    return Step("foreachBatch", (applier,))
 
 
 class Jdbc(Postgres):
