@@ -16,6 +16,7 @@ from tests.support.cdc_log import (
     CHANGES,
     change_log,
     delta_tables,
+    flows,
     iceberg_tables,
     oracle,
     write_files,
@@ -31,19 +32,7 @@ CREATE SINK d_history WITH (connector = 'delta', path = 'lake/history');
 CREATE SINK i_latest WITH (connector = 'iceberg', table = 'cdc.latest', warehouse = 'wh');
 CREATE SINK i_history WITH (connector = 'iceberg', table = 'cdc.history', warehouse = 'wh');
 """
-    + "".join(
-        f"""
-CREATE FLOW {sink}_cdc AS AUTO CDC INTO {sink}
-  FROM STREAM(changes) KEYS (id) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq
-  COLUMNS * EXCEPT (op, seq) STORED AS SCD TYPE {scd}{track};
-"""
-        for sink, scd, track in (
-            ("d_latest", 1, ""),
-            ("d_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
-            ("i_latest", 1, ""),
-            ("i_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
-        )
-    )
+    + flows("d", "i")
 )
 
 

@@ -30,6 +30,24 @@ CREATE STREAM changes (
 row image, the operation and the log position (``source.lsn``) as ``seq``."""
 
 
+def flows(*prefixes: str) -> str:
+    """``CREATE FLOW`` statements applying ``changes`` into the sinks ``<prefix>_latest``
+    (SCD 1) and ``<prefix>_history`` (SCD 2, history of every column but ``dep_delay``) of
+    each prefix."""
+    return "".join(
+        f"""
+CREATE FLOW {sink}_cdc AS AUTO CDC INTO {sink}
+  FROM STREAM(changes) KEYS (id) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY seq
+  COLUMNS * EXCEPT (op, seq) STORED AS SCD TYPE {scd}{track};
+"""
+        for prefix in prefixes
+        for sink, scd, track in (
+            (f"{prefix}_latest", 1, ""),
+            (f"{prefix}_history", 2, " TRACK HISTORY ON * EXCEPT (dep_delay)"),
+        )
+    )
+
+
 def change_log(seed: int, count: int = 60) -> list[dict]:
     """Debezium envelopes: per flight, a create then updates, deletes, re-creates drawn
     at random; ``source.lsn`` strictly grows over the whole log (written order)."""
