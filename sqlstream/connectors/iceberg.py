@@ -284,8 +284,22 @@ class IcebergWriter(lakehouse.LakehouseWriter):
         except NoSuchTableError:
             if schema is None:
                 return None
-        catalog.create_namespace_if_not_exists(identifier[:-1])
-        return catalog.create_table_if_not_exists(identifier, schema=schema)
+        # two queries of one pipeline may create the namespace at once; pyiceberg's
+        # ``*_if_not_exists`` check then insert, so the second insert breaks the
+        # catalog database's unique key: create under the lock, and after a failure
+        # (another process won the race) look again before giving up
+        with _CATALOG_LOCK:
+            try:
+                catalog.create_namespace_if_not_exists(identifier[:-1])
+            except Exception:
+                if not catalog.namespace_exists(identifier[:-1]):
+                    raise
+            try:
+                return catalog.create_table_if_not_exists(identifier, schema=schema)
+            except Exception:
+                if not catalog.table_exists(identifier):
+                    raise
+                return catalog.load_table(identifier)
 
     @staticmethod
     def last_batch(table, app: str) -> int | None:

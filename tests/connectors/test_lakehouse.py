@@ -243,3 +243,32 @@ def test_apply_changes_needs_key_columns(tmp_path):
     writer = DeltaWriter(str(tmp_path / "t"))
     with pytest.raises(ValueError, match="key_columns"):
         writer.apply_changes(_rows((0, "EWR", 1)), None, "q", 0)
+
+
+def test_queries_creating_tables_of_one_namespace_at_once_all_succeed(tmp_path):
+    """Two queries of one pipeline each create their Iceberg table on their first micro-batch,
+    on the driver's threads; the namespace they share is created once (the CI run of 71c1b0b
+    failed on the catalog's unique key when both inserted it)."""
+    import threading
+
+    warehouse = str(tmp_path / "wh")
+    names = [f"lake.t{i}" for i in range(12)] + ["lake.t0", "lake.t1"]
+    start = threading.Barrier(len(names))
+    errors: list[BaseException] = []
+
+    def create(name: str) -> None:
+        writer = IcebergWriter(name, warehouse)
+        start.wait()
+        try:
+            writer.load(_rows((0, "EWR", 1)).schema)
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=create, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    catalog = IcebergWriter("lake.t0", warehouse).catalog()
+    assert sorted(name for _, name in catalog.list_tables("lake")) == sorted(f"t{i}" for i in range(12))
