@@ -271,4 +271,6 @@ def test_queries_creating_tables_of_one_namespace_at_once_all_succeed(tmp_path):
         thread.join()
     assert errors == []
     catalog = IcebergWriter("lake.t0", warehouse).catalog()
-    assert sorted(name for _, name in catalog.list_tables("lake")) == sorted(f"t{i}" for i in range(12))
+    assert sorted(name for _, name in catalog.list_tables("lake")) == sorted(
+        f"t{i}" for i in range(12)
+    )
