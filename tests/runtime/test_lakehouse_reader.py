@@ -122,3 +122,107 @@ def test_a_delta_stream_can_start_at_a_version(tmp_path):
     reader = table.reader(starting_version="1")
     assert reader.initialOffset() == {"version": 0}
     assert _read(reader, reader.initialOffset(), reader.latestOffset()) == [(2, "a"), (3, "a")]
+
+
+# ---- rate limits (PySpark 4.2+ admission control: latestOffset(start, limit)) -------------
+
+
+def _batches(reader, start: dict) -> list[list[tuple]]:
+    """The micro-batches Spark runs from ``start`` with the reader's default read limit,
+    until the offset stays put."""
+    limit = reader.getDefaultReadLimit()
+    found = []
+    while (end := reader.latestOffset(start, limit)) != start:
+        found.append(_read(reader, start, end))
+        start = end
+    return found
+
+
+def _limited(table, files: int | None = None, size: int | None = None):
+    names = {
+        _Delta: ("maxFilesPerTrigger", "maxBytesPerTrigger"),
+        _Iceberg: ("streaming-max-files-per-micro-batch", "streaming-max-rows-per-micro-batch"),
+    }[type(table)]
+    options = {k: str(v) for k, v in zip(names, (files, size), strict=True) if v is not None}
+    return table.reader(**options)
+
+
+def test_one_file_per_micro_batch_reads_each_commit_alone(table):
+    for ids in ([1, 2], [3], [4, 5, 6]):
+        table.append(_rows(ids))
+    reader = _limited(table, files=1)
+    batches = _batches(reader, reader.initialOffset())
+    # the first read of a table is its files as of the latest commit, one per micro-batch
+    assert sorted(map(tuple, batches)) == sorted(
+        [((1, "a"), (2, "a")), ((3, "a"),), ((4, "a"), (5, "a"), (6, "a"))]
+    )
+    end = reader.latestOffset()
+    table.append(_rows([7], "b"))
+    table.append(_rows([8], "c"))
+    assert _batches(reader, end) == [[(7, "b")], [(8, "c")]]
+
+
+def test_a_limit_of_two_files_ends_a_micro_batch_inside_a_commit(tmp_path):
+    from deltalake import write_deltalake
+
+    table = _Delta(tmp_path)
+    write_deltalake(table.path, _rows([0]), partition_by=["kind"])
+    reader = table.reader(maxFilesPerTrigger="2")
+    start = reader.latestOffset()
+    three = pa.concat_tables([_rows([1], "a"), _rows([2], "b"), _rows([3], "c")])
+    write_deltalake(table.path, three, mode="append", partition_by=["kind"])  # 3 files
+    write_deltalake(table.path, _rows([4], "d"), mode="append", partition_by=["kind"])
+    first = reader.latestOffset(start, reader.getDefaultReadLimit())
+    assert first == {"version": 1, "files": 2}  # two of version 1's three files
+    second = reader.latestOffset(first, reader.getDefaultReadLimit())
+    assert second == {"version": 2}
+    together = _read(reader, start, first) + _read(reader, first, second)
+    assert sorted(together) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    assert len(_read(reader, start, first)) == 2
+
+
+def test_read_all_available_ignores_the_limits(table):
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    for ids in ([1], [2], [3]):
+        table.append(_rows(ids))
+    reader = _limited(table, files=1)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert end == reader.latestOffset() and _read(reader, start, end) == [
+        (1, "a"),
+        (2, "a"),
+        (3, "a"),
+    ]
+
+
+def test_available_now_stops_at_the_commit_current_when_it_started(table):
+    table.append(_rows([1]))
+    reader = _limited(table, files=1)
+    start = reader.latestOffset()
+    table.append(_rows([2]))
+    reader.prepareForTriggerAvailableNow()
+    table.append(_rows([3]))  # after the run began: not read by it
+    assert _batches(reader, start) == [[(2, "a")]]
+
+
+def test_a_soft_size_limit_reads_at_least_one_file(table):
+    for ids in ([1, 2, 3], [4], [5]):
+        table.append(_rows(ids))
+    reader = _limited(table, size=1)  # one byte (Delta) or one row (Iceberg)
+    start = reader.latestOffset()
+    table.append(_rows([6, 7]))
+    table.append(_rows([8]))
+    assert _batches(reader, start) == [[(6, "a"), (7, "a")], [(8, "a")]]
+
+
+def test_delta_reads_1000_files_per_micro_batch_by_default(tmp_path):
+    assert _Delta(tmp_path).reader().getDefaultReadLimit().max_files == 1000
+
+
+def test_an_offset_of_an_older_reader_is_a_whole_commit(tmp_path):
+    table = _Delta(tmp_path)
+    for ids in ([1], [2], [3]):
+        table.append(_rows(ids))
+    reader = table.reader(maxFilesPerTrigger="1")
+    assert _batches(reader, {"version": 0}) == [[(2, "a")], [(3, "a")]]
