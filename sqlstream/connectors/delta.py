@@ -27,7 +27,7 @@ Sources: Delta protocol *Transaction Identifiers*; delta-rs ``write_deltalake``,
 
 from __future__ import annotations
 
-from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_source
+from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_offsets, lakehouse_source
 from sqlstream.connectors.base import ResolvedOptions, ResolvePath
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.diagnostics.source_text import Source
@@ -49,7 +49,8 @@ class Delta(lakehouse.LakehouseSink):
     cdc_table = "DeltaCdcTable"
     source_format = "delta"
     required = ("path",)
-    own_options: tuple[str, ...] = ("path", "mode", "key_columns", *lakehouse_source.SOURCE_OPTIONS)
+    own_options: tuple[str, ...] = ("path", *lakehouse.OWN_OPTIONS)
+    jvm_source_minors = tuple(lakehouse_jvm.DELTA_PACKAGES)
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
         """Raises:
@@ -66,13 +67,6 @@ class Delta(lakehouse.LakehouseSink):
                 hint="path = 'lake/name': a folder, relative to this file",
             )
         lakehouse.check_mode(compiler, source, self.name)
-
-    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
-        """Raises:
-        OptionError: ``SS283`` a sink's option on a source, a bad ``starting_version`` or
-            ``skip_change_commits`` (:func:`.lakehouse_source.check_role`).
-        """
-        lakehouse_source.check_role(resolved, "source", source)
 
     def declared(self, statement, resolved, resolve_path, project=None, trusted=False):
         """``self``, once the declared columns are checked against the table's schema when
@@ -104,29 +98,16 @@ class Delta(lakehouse.LakehouseSink):
 
     def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
         """On the JVM path ``format('delta')``, ``option('startingVersion' |
-        'skipChangeCommits', v)`` when given, ``load(path)``: no ``schema`` call (Delta's
+        'skipChangeCommits' | 'maxFilesPerTrigger' | 'maxBytesPerTrigger', v)`` when given, ``load(path)``: no ``schema`` call (Delta's
         streaming reader takes the table's schema and refuses another), each new commit's
         rows read as appends. On the Python path the reader's steps
         (:func:`.lakehouse_source.read_steps`)."""
         if lakehouse_source.is_python(relation):
             return lakehouse_source.read_steps(relation)
         names = {"starting_version": "startingVersion", "skip_change_commits": "skipChangeCommits"}
+        names.update((n, n) for n in lakehouse_offsets.RATE_OPTIONS["delta"])
         options = [Step("option", (names[k], v)) for k, v in relation.options if k in names]
         return (Step("format", ("delta",)), *options, Step("load", (relation.path,)))
-
-    def check_sink(
-        self,
-        resolved: ResolvedOptions,
-        columns,
-        output_mode: str,
-        source: Source,
-        spark_version: str,
-    ) -> tuple[OptionError, ...]:
-        """``SS282`` a key column not written, ``SS370`` update mode without upsert,
-        ``SS283`` a source's option on the sink."""
-        return lakehouse_source.sink_role(resolved, source) + lakehouse.check_columns(
-            resolved, columns, output_mode, source, self.name
-        )
 
     def sink_target(self, resolved: ResolvedOptions, resolve_path: ResolvePath):
         """``(None, path)``: no ``format`` call; the table's folder."""

@@ -44,7 +44,7 @@ import os
 import threading
 import warnings
 
-from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_source
+from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_offsets, lakehouse_source
 from sqlstream.connectors.base import ResolvedOptions, ResolvePath
 from sqlstream.connectors.table import DEFAULT_WAREHOUSE
 from sqlstream.diagnostics.errors import OptionError
@@ -93,10 +93,9 @@ class Iceberg(lakehouse.LakehouseSink):
         "warehouse",
         "catalog",
         "catalog_uri",
-        "mode",
-        "key_columns",
-        *lakehouse_source.SOURCE_OPTIONS,
+        *lakehouse.OWN_OPTIONS,
     )
+    jvm_source_minors = tuple(lakehouse_jvm.ICEBERG_PACKAGES)
     catalog_options: tuple[tuple[str, str], ...] = ()
 
     def validate(self, compiler: dict[str, ast.Option], source: Source) -> None:
@@ -120,28 +119,13 @@ class Iceberg(lakehouse.LakehouseSink):
     # sqlstream's Python data source elsewhere (:mod:`.lakehouse_source`)
     catalog: tuple[str, str, str] | None = None
 
-    def check_sink(
-        self,
-        resolved: ResolvedOptions,
-        columns,
-        output_mode: str,
-        source: Source,
-        spark_version: str,
-    ) -> tuple[OptionError, ...]:
-        """``SS282`` a key column not written, ``SS370`` update mode without upsert,
-        ``SS283`` a source's option on the sink."""
-        return lakehouse_source.sink_role(resolved, source) + lakehouse.check_columns(
-            resolved, columns, output_mode, source, self.name
-        )
-
     def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
         """Raises:
-        OptionError: ``SS283`` a sink's option on a source, ``starting_version``, a bad
-            ``skip_change_commits`` (:func:`.lakehouse_source.check_role`); ``SS285`` on a
-            minor whose Iceberg runtime reads it, a catalog that is not a SQLite file
-            (:func:`_check_source`).
+        OptionError: what :meth:`.lakehouse.LakehouseSink.check_source` raises (``SS283``,
+            ``SS286``-``SS288``); ``SS285`` on a minor whose Iceberg runtime reads it, a
+            catalog that is not a SQLite file (:func:`_check_source`).
         """
-        lakehouse_source.check_role(resolved, "source", source)
+        super().check_source(resolved, source, spark_version)
         if spark_version in lakehouse_jvm.ICEBERG_PACKAGES:
             _check_source(resolved, source)
 
@@ -406,9 +390,13 @@ def _planned(relation: p.SourceRelation, catalog: tuple[str, str, str] | None) -
 
 
 def _read_steps(relation: p.SourceRelation):
-    """``format('iceberg')``, ``load('<catalog>.<namespace>.<name>')``: Iceberg's streaming
+    """``format('iceberg')``, the rate limits given (``option('streaming-max-files-per-
+    micro-batch', n)``, …), ``load('<catalog>.<namespace>.<name>')``: Iceberg's streaming
     reader of the table (each new snapshot's appended rows; its schema is the table's, no
     ``schema`` call). Source: Iceberg docs *Spark Structured Streaming* ("Streaming
-    Reads")."""
+    Reads", "Limit input rate")."""
     catalog = dict(relation.options).get("catalog", "sqlstream")
-    return (Step("format", ("iceberg",)), Step("load", (f"{catalog}.{relation.path}",)))
+    rates = lakehouse_offsets.RATE_OPTIONS["iceberg"]
+    options = [Step("option", (k, v)) for k, v in relation.options if k in rates]
+    load = Step("load", (f"{catalog}.{relation.path}",))
+    return (Step("format", ("iceberg",)), *options, load)

@@ -1,6 +1,7 @@
-"""What the ``iceberg`` and ``delta`` sinks share: their option rules (``mode``,
-``key_columns``, the output modes), the ``foreachBatch`` call ``translate`` prints, and the
-run-time steps of a micro-batch written through a Python library (``pyiceberg``,
+"""What the ``iceberg`` and ``delta`` connectors share: their option rules (``mode``,
+``key_columns``, the output modes; a source's options on a sink and a sink's on a source,
+the rate limits: :meth:`LakehouseSink.check_sink`, :meth:`LakehouseSink.check_source`), the
+``foreachBatch`` call ``translate`` prints, and the run-time steps of a micro-batch written through a Python library (``pyiceberg``,
 ``deltalake``) rather than a Spark package.
 
 A micro-batch is written by :class:`LakehouseWriter`, the ``foreachBatch`` function of the
@@ -34,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sqlstream.connectors import upsert_options
+from sqlstream.connectors import lakehouse_offsets, upsert_options
 from sqlstream.connectors.base import Connector, ResolvedOptions
 from sqlstream.connectors.cdc import applier_step
 from sqlstream.connectors.foreach_batch import function_chain
@@ -50,6 +51,13 @@ ENGINE = "engine"
 """The sink option (in :attr:`~sqlstream.ir.plan.Sink.options`) that names the writer:
 ``spark`` for the JVM path (:mod:`.lakehouse_jvm`); absent for the Python path."""
 SPARK = "spark"
+SOURCE_OPTIONS = ("starting_version", "skip_change_commits")
+"""Options of a source only (``SS283`` on a sink); the rate limits too
+(:data:`.lakehouse_offsets.ALL_RATE_OPTIONS`)."""
+SINK_OPTIONS = ("mode", "key_columns")
+"""Options of a sink only (``SS283`` on a source)."""
+OWN_OPTIONS = (*SINK_OPTIONS, *SOURCE_OPTIONS, *lakehouse_offsets.ALL_RATE_OPTIONS)
+"""The options both connectors read themselves, besides where the table is."""
 APP_KEY = "sqlstream.app_id"
 BATCH_KEY = "sqlstream.batch_id"
 
@@ -111,6 +119,55 @@ def check_columns(
         )
     )
     return tuple(found)
+
+
+def check_role(resolved: ResolvedOptions, role: str, source: Source) -> None:
+    """The options of a lakehouse connector used as ``role`` (``source`` or ``sink``).
+
+    Raises:
+        OptionError: ``SS283`` a sink's option (``mode``, ``key_columns``) on a source, or a
+            source's (``starting_version``, ``skip_change_commits``) on a sink.
+    """
+    wrong = SINK_OPTIONS if role != "sink" else SOURCE_OPTIONS
+    for key in wrong:
+        option = resolved.compiler.get(key)
+        if option is not None:
+            other = "sink" if role != "sink" else "source"
+            raise OptionError(
+                f"'{key}' is an option of a {resolved.spec.name} {other}, not of a {role}",
+                option.span,
+                source,
+                code="SS283",
+                hint=f"remove {key}; a {role} takes "
+                + ", ".join(SOURCE_OPTIONS if role != "sink" else SINK_OPTIONS),
+            )
+    version = resolved.compiler.get("starting_version")
+    if version is not None and resolved.spec.name != "delta":
+        raise OptionError(
+            "starting_version is an option of a delta source (a table version)",
+            version.span,
+            source,
+            code="SS283",
+            hint="remove it: an iceberg source reads the table as of its first micro-batch, "
+            "then each append snapshot",
+        )
+    if version is not None and not version.text.strip().isdigit():
+        raise OptionError(
+            f"starting_version '{version.text}' is not a table version (a whole number >= 0)",
+            version.value_span,
+            source,
+            code="SS283",
+            hint="starting_version = 3: read the commits from version 3 on",
+        )
+    skip = resolved.compiler.get("skip_change_commits")
+    if skip is not None and skip.text.strip().lower() not in ("true", "false"):
+        raise OptionError(
+            f"skip_change_commits '{skip.text}' is not true or false",
+            skip.value_span,
+            source,
+            code="SS283",
+            hint="skip_change_commits = true: skip commits that change or delete rows",
+        )
 
 
 def writer_step(module: str, writer: str, sink: p.Sink, complete: bool = False) -> Step:
@@ -179,6 +236,37 @@ class LakehouseSink(Connector):
     """``(module, class)`` of the JVM path's writer."""
     cdc_table: str = ""
     """The applier class of an ``AUTO CDC`` flow (:func:`cdc_applier_step`)."""
+    jvm_source_minors: tuple[str, ...] = ()
+    """The Spark minors whose package of the format reads a source of it (elsewhere
+    sqlstream's Python reader does, :mod:`.lakehouse_source`)."""
+
+    def check_source(self, resolved: ResolvedOptions, source: Source, spark_version: str) -> None:
+        """Raises:
+        OptionError: ``SS283`` a sink's option on a source, a bad ``starting_version`` or
+            ``skip_change_commits`` (:func:`check_role`); ``SS286``-``SS288`` a rate limit
+            (:func:`.lakehouse_offsets.check_rates`).
+        """
+        check_role(resolved, "source", source)
+        python = spark_version not in self.jvm_source_minors
+        lakehouse_offsets.check_rates(resolved, "source", python, spark_version, source)
+
+    def check_sink(
+        self,
+        resolved: ResolvedOptions,
+        columns,
+        output_mode: str,
+        source: Source,
+        spark_version: str,
+    ) -> tuple[OptionError, ...]:
+        """``SS283`` a source's option on the sink (:func:`check_role`, a rate limit too),
+        then ``SS282`` a key column not written and ``SS370`` update mode without upsert
+        (:func:`check_columns`)."""
+        try:
+            check_role(resolved, "sink", source)
+            lakehouse_offsets.check_rates(resolved, "sink", False, spark_version, source)
+        except OptionError as error:
+            return (error,)
+        return check_columns(resolved, columns, output_mode, source, self.name)
 
     def writer(self, sink: p.Sink) -> tuple[str, str]:
         """``(module, class)`` of ``sink``'s ``foreachBatch`` writer."""

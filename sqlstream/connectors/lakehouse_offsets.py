@@ -104,7 +104,8 @@ def check_rates(
             other = next(c for c, names in RATE_OPTIONS.items() if name in names)
             meant = own[RATE_OPTIONS[other].index(name)]
             raise OptionError(
-                f"'{option.key}' is an option of {other}'s reader, not of a {connector} source",
+                f"'{option.key}' is an option of {other}'s reader, not of "
+                f"{'an' if connector == 'iceberg' else 'a'} {connector} source",
                 option.key_span,
                 source,
                 code="SS286",

@@ -16,8 +16,7 @@ the rows *appended* by the commits between its two offsets — the first one, wi
 that changes or deletes rows fails the query (``SS550``, at the stream) unless
 ``skip_change_commits = true`` (Delta's ``skipChangeCommits``) skips it.
 
-This module is the compile-time half: the choice of path (:func:`read_format`), the source
-options (:func:`check_role`), the declared columns against the table's schema when the table
+This module is the compile-time half: the choice of path (:func:`read_format`), the declared columns against the table's schema when the table
 exists in the project (:func:`check_columns`: ``SS295``, ``SS296``), the read chains
 (:func:`read_chains`) and, at run time, the reader's failure as a positioned error
 (:func:`source_failure`). No pyspark here.
@@ -34,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 
-from sqlstream.connectors import lakehouse_jvm
+from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_offsets
 from sqlstream.connectors.base import ResolvedOptions, schema_ddl
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.diagnostics.errors import (
@@ -54,10 +53,6 @@ FORMATS = {"delta": "sqlstream_delta", "iceberg": "sqlstream_iceberg"}
 """Connector → the name its Python data source is registered under."""
 SOURCES = {"delta": "DeltaSource", "iceberg": "IcebergSource"}
 """Connector → the ``DataSource`` class of :data:`READER_MODULE`."""
-SOURCE_OPTIONS = ("starting_version", "skip_change_commits")
-"""Options of a source only (``SS283`` on a sink)."""
-SINK_OPTIONS = ("mode", "key_columns")
-"""Options of a sink only (``SS283`` on a source)."""
 MARK = "SQLSTREAM_SOURCE"
 """What the reader's errors start with: ``[SQLSTREAM_SOURCE <code> <stream>] <message>``."""
 _FAILED = re.compile(r"\[" + MARK + r" (SS\d{3}) ([^\]]+)\] (.*?)(?=\s+SQLSTATE|\n|$)")
@@ -84,68 +79,12 @@ def is_python(relation: p.SourceRelation) -> bool:
     return relation.format in FORMATS.values()
 
 
-def check_role(resolved: ResolvedOptions, role: str, source: Source) -> None:
-    """The options of a lakehouse connector used as ``role`` (``source`` or ``sink``).
-
-    Raises:
-        OptionError: ``SS283`` a sink's option (``mode``, ``key_columns``) on a source, or a
-            source's (``starting_version``, ``skip_change_commits``) on a sink.
-    """
-    wrong = SINK_OPTIONS if role != "sink" else SOURCE_OPTIONS
-    for key in wrong:
-        option = resolved.compiler.get(key)
-        if option is not None:
-            other = "sink" if role != "sink" else "source"
-            raise OptionError(
-                f"'{key}' is an option of a {resolved.spec.name} {other}, not of a {role}",
-                option.span,
-                source,
-                code="SS283",
-                hint=f"remove {key}; a {role} takes "
-                + ", ".join(SOURCE_OPTIONS if role != "sink" else SINK_OPTIONS),
-            )
-    version = resolved.compiler.get("starting_version")
-    if version is not None and resolved.spec.name != "delta":
-        raise OptionError(
-            "starting_version is an option of a delta source (a table version)",
-            version.span,
-            source,
-            code="SS283",
-            hint="remove it: an iceberg source reads the table as of its first micro-batch, "
-            "then each append snapshot",
-        )
-    if version is not None and not version.text.strip().isdigit():
-        raise OptionError(
-            f"starting_version '{version.text}' is not a table version (a whole number >= 0)",
-            version.value_span,
-            source,
-            code="SS283",
-            hint="starting_version = 3: read the commits from version 3 on",
-        )
-    skip = resolved.compiler.get("skip_change_commits")
-    if skip is not None and skip.text.strip().lower() not in ("true", "false"):
-        raise OptionError(
-            f"skip_change_commits '{skip.text}' is not true or false",
-            skip.value_span,
-            source,
-            code="SS283",
-            hint="skip_change_commits = true: skip commits that change or delete rows",
-        )
-
-
-def sink_role(resolved: ResolvedOptions, source: Source) -> tuple[OptionError, ...]:
-    """:func:`check_role` of a sink, as findings."""
-    try:
-        check_role(resolved, "sink", source)
-    except OptionError as error:
-        return (error,)
-    return ()
-
-
 def reader_options(resolved: ResolvedOptions) -> tuple[tuple[str, str], ...]:
-    """The reader's ``starting_version`` and ``skip_change_commits`` options, as given."""
-    pairs = ((k, resolved.get(k)) for k in SOURCE_OPTIONS)
-    return tuple((k, v.strip().lower()) for k, v in pairs if v is not None)
+    """The reader's ``starting_version`` and ``skip_change_commits`` options and its rate
+    limits (:func:`.lakehouse_offsets.rate_options`, by Spark's names), as given."""
+    pairs = ((k, resolved.get(k)) for k in lakehouse.SOURCE_OPTIONS)
+    given = tuple((k, v.strip().lower()) for k, v in pairs if v is not None)
+    return given + lakehouse_offsets.rate_options(resolved)
 
 
 # ---- the declared columns against the table's schema (compile time, no JVM) ---------------

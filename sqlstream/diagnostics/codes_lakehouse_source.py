@@ -34,6 +34,55 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      ``long`` column. Fix: declare the table's type and convert in the query.""",
     ),
     (
+        "SS286",
+        "error",
+        "a rate limit of the other lakehouse format's reader on a source",
+        """
+     Each format's streaming reader has its own rate-limit options, and a lakehouse source
+     takes its format's names (on both paths: Spark's reader on the JVM path, sqlstream's
+     Python reader elsewhere): Delta's ``maxFilesPerTrigger`` and ``maxBytesPerTrigger``,
+     Iceberg's ``streaming-max-files-per-micro-batch`` and
+     ``streaming-max-rows-per-micro-batch``. Anti-pattern: ``maxFilesPerTrigger = 1`` on an
+     ``iceberg`` source. Fix: ``'streaming-max-files-per-micro-batch' = 1``.""",
+    ),
+    (
+        "SS287",
+        "error",
+        "a lakehouse source's rate limit is not a positive whole number",
+        """
+     A rate limit is a count of files, rows or bytes per micro-batch: a whole number of at
+     least 1; ``maxBytesPerTrigger`` also takes a byte size with a unit (``64m``, ``1g``:
+     powers of 1024, as Spark reads sizes). Anti-pattern: ``maxFilesPerTrigger = 0`` or
+     ``'streaming-max-rows-per-micro-batch' = 'many'``. Fix: ``maxFilesPerTrigger = 1``.""",
+    ),
+    (
+        "SS288",
+        "error",
+        "a rate limit on a lakehouse source read where no read limit reaches the reader",
+        """
+     Where no Spark package of the format runs, a ``delta`` or ``iceberg`` source is read by
+     sqlstream's Python data source; PySpark gives a Python stream reader a read limit
+     (admission control: ``latestOffset(start, limit)``) from 4.2 on. On an older target
+     minor (Iceberg on 4.0) the limit could not be honoured, so it is refused rather than
+     ignored. Fix: remove it (each micro-batch then reads every new commit), or target Spark
+     4.2 or later.""",
+    ),
+    (
+        "SS407",
+        "error",
+        "a lakehouse source's checkpoint was written by the other reader of its format",
+        """
+     A ``delta`` or ``iceberg`` source is read by the format's Spark package where one runs
+     (Delta on 4.0-4.2, Iceberg on 4.1) and by sqlstream's Python reader elsewhere. Their
+     offsets differ (Delta's ``reservoirVersion`` / ``index``, Iceberg's ``snapshot_id`` /
+     ``position`` against the Python reader's ``version`` / ``snapshot_id`` and ``files``),
+     and neither reads the other's: a checkpoint written on one minor and started on a minor
+     of the other path would fail inside Spark. sqlstream reads the checkpoint's last offsets
+     before any query starts and refuses, naming both readers. Fix: a new
+     ``checkpoint_location`` (the table is read from its start again), or run on the Spark
+     minor that wrote the checkpoint.""",
+    ),
+    (
         "SS550",
         "error",
         "an `iceberg` or `delta` source met a commit that changes or deletes rows",

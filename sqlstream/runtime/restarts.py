@@ -42,6 +42,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from sqlstream.connectors import lakehouse_offsets
 from sqlstream.diagnostics.errors import IncompatibleRestartError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.ir import plan as p
@@ -238,9 +239,15 @@ def prepare(
             checkpoint, or holds batches and the checkpoint is fresh
             (:func:`~sqlstream.runtime.sink_owner.conflict`, naming the owner). Nothing is
             started or written.
+        SqlStreamError: (``SS407``) a lakehouse source's offsets in the checkpoint were
+            written by the other reader of its format
+            (:func:`~sqlstream.connectors.lakehouse_offsets.checkpoint_conflict`).
     """
     decided: dict[str, Restart] = {}
     for query in plan.queries:
+        directory = local_path(query.checkpoint_location)
+        if directory is not None:  # the offsets of the other reader of a lakehouse format
+            lakehouse_offsets.checkpoint_conflict(plan, query, directory)
         if query.state is None or query.checkpoint_location is None:
             continue
         directory = local_path(query.checkpoint_location)

@@ -168,3 +168,98 @@ def test_a_readers_failure_is_reported_at_its_stream(tmp_path):
         "rows; a streaming source reads appended rows only"
     )
     assert source_failure("[STREAM_FAILED] other", plan, plan.queries[0]) is None
+
+
+# ---- rate limits: the format's own option names, on both paths ------------------------------
+
+
+def test_rate_limits_reach_the_python_reader_and_the_spark_readers(tmp_path):
+    delta = ", maxFilesPerTrigger = 1, maxBytesPerTrigger = '64m'"
+    text = sqlstream.compile_file(_file(tmp_path, DELTA, "id BIGINT", more=delta)).translate()
+    assert (
+        "    .option('maxFilesPerTrigger', '1')\n    .option('maxBytesPerTrigger', '64m')\n" in text
+    )
+    assert ".format('sqlstream_delta')" in text
+    path = _file(tmp_path, DELTA, "id BIGINT", version="4.2", more=delta)
+    text = sqlstream.compile_file(path).translate()
+    assert (
+        ".format('delta')\n    .option('maxFilesPerTrigger', '1')\n"
+        "    .option('maxBytesPerTrigger', '64m')\n"
+        f"    .load('{tmp_path}/lake/events'))"
+    ) in text
+    iceberg = ", 'streaming-max-rows-per-micro-batch' = 500"
+    text = sqlstream.compile_file(_file(tmp_path, ICEBERG, "id BIGINT", more=iceberg)).translate()
+    assert ".option('streaming-max-rows-per-micro-batch', '500')" in text
+    path = _file(tmp_path, ICEBERG, "id BIGINT", version="4.1", more=iceberg)
+    text = sqlstream.compile_file(path).translate()
+    assert (
+        ".format('iceberg')\n    .option('streaming-max-rows-per-micro-batch', '500')\n"
+        "    .load('sqlstream.lake.events'))"
+    ) in text
+
+
+@pytest.mark.parametrize(
+    ("template", "version", "more", "code", "message", "where"),
+    [
+        (
+            ICEBERG,
+            "4.3",
+            ", maxFilesPerTrigger = 1",
+            "SS286",
+            "'maxFilesPerTrigger' is an option of delta's reader, not of an iceberg source",
+            "maxFilesPerTrigger",
+        ),
+        (
+            DELTA,
+            "4.3",
+            ", 'streaming-max-rows-per-micro-batch' = 5",
+            "SS286",
+            "is an option of iceberg's reader, not of a delta source",
+            "'streaming-max-rows-per-micro-batch'",
+        ),
+        (DELTA, "4.3", ", maxFilesPerTrigger = 0", "SS287", "is not a positive whole", "0"),
+        (
+            DELTA,
+            "4.2",
+            ", maxBytesPerTrigger = 'lots'",
+            "SS287",
+            "or a byte size such as 64m",
+            "'lots'",
+        ),
+        (
+            ICEBERG,
+            "4.3",
+            ", 'streaming-max-files-per-micro-batch' = -2",
+            "SS287",
+            "is not a positive whole number",
+            "-2",
+        ),
+        (
+            ICEBERG,
+            "4.0",
+            ", 'streaming-max-files-per-micro-batch' = 2",
+            "SS288",
+            "PySpark before 4.2 gives a Python stream reader no read limit",
+            "'streaming-max-files-per-micro-batch'",
+        ),
+    ],
+)
+def test_a_bad_rate_limit_is_a_positioned_error(
+    tmp_path, template, version, more, code, message, where
+):
+    path = _file(tmp_path, template, "id BIGINT", version=version, more=more)
+    text = path.read_text()
+    (found,) = [f for f in _findings(path) if f.code == code]
+    assert message in found.message
+    assert text[found.span.start : found.span.end] == where
+
+
+def test_a_rate_limit_on_a_sink_is_refused():
+    text = (
+        "CREATE STREAM events WITH (connector = 'rate');\n"
+        "CREATE SINK out WITH (connector = 'delta', path = 'x', maxFilesPerTrigger = 1);\n"
+        "INSERT INTO out SELECT value FROM events;"
+    )
+    (found,) = [f for f in sqlstream.check(text) if f.code == "SS283"]
+    assert "'maxFilesPerTrigger' is a rate limit of a delta source, not of a sink" in found.message
+    assert text[found.span.start : found.span.end] == "maxFilesPerTrigger = 1"
