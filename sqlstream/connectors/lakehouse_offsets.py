@@ -234,7 +234,7 @@ def checkpoint_conflict(plan: p.Plan, query: p.Query, directory: str) -> None:
         if found is None or found[0] not in python or found[1] == python[found[0]]:
             continue
         connector, by_python = found
-        wrote, reads = READERS[connector][not by_python], READERS[connector][by_python]
+        wrote, reads = READERS[connector][by_python], READERS[connector][not by_python]
         raise SqlStreamError(
             f"query '{query.name}' cannot start on checkpoint {directory}: its offsets of "
             f"the {connector} source were written by {wrote}, and on Spark "
