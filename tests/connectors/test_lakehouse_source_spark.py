@@ -13,6 +13,7 @@ by one pipeline with ``EMIT … ONCE`` (availableNow):
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -179,3 +180,49 @@ def test_tables_written_in_commits_read_as_streams_then_their_appends(spark, tmp
     assert failed.value.span.line == 1
     assert "stream 'd': version 4 of" in failed.value.message
     assert "(DELETE) changes or deletes rows" in failed.value.message
+
+
+def _batch_rows(folder: Path) -> list[Counter]:
+    """The rows the files sink wrote per micro-batch (its ``_spark_metadata`` log: the
+    files of each batch id), ``(format, *row)``."""
+    log = folder / "out" / "rows" / "_spark_metadata"
+    batches = sorted(int(p.name) for p in log.iterdir() if p.name.isdigit())
+    found = []
+    for batch in batches:
+        lines = (log / str(batch)).read_text().splitlines()[1:]
+        files = [Path(json.loads(line)["path"].removeprefix("file://")) for line in lines]
+        found.append(_read_rows(folder, files))
+    return found
+
+
+@pytest.mark.skipif(
+    lakehouse_source.read_format("delta", "delta", spark_versions.default()) == "delta",
+    reason="Delta's own package reads delta sources on this Spark",
+)
+def test_one_file_per_trigger_reads_each_commit_in_a_micro_batch_of_its_own(spark, tmp_path):
+    tables = Tables(tmp_path)
+    for day in DAYS[:3]:
+        tables.append(_day(day))  # one commit (one file) per day, in each format
+    columns = "carrier STRING, flight BIGINT, origin STRING, dep_delay BIGINT, time_hour TIMESTAMP"
+    path = tmp_path / "limited.ssql"
+    path.write_text(
+        f"""CREATE STREAM d ({columns}) WITH (connector = 'delta', path = 'lake/flights',
+                               starting_version = 0, maxFilesPerTrigger = 1);
+CREATE STREAM i ({columns}) WITH (connector = 'iceberg', table = 'lake.flights',
+                               'streaming-max-files-per-micro-batch' = 1);
+CREATE SINK rows WITH (connector = 'files', path = 'out/rows', format = 'parquet');
+INSERT INTO rows SELECT 'delta' AS format, * FROM d UNION ALL SELECT 'iceberg', * FROM i
+EMIT FINAL ONCE;
+"""
+    )
+    _run(spark, path)
+    batches = _batch_rows(tmp_path)
+    assert len(batches) == 3
+    days = [[_key(r) for r in _day(day).to_pylist()] for day in DAYS[:3]]
+    # Delta from version 0: each micro-batch one commit, in order; Iceberg's first read is
+    # its table's files (by path): one day's file per micro-batch, each day once
+    for batch, day in zip(batches, days, strict=True):
+        assert Counter({k[1:]: n for k, n in batch.items() if k[0] == "delta"}) == Counter(day)
+    iceberg = [Counter({k[1:]: n for k, n in b.items() if k[0] == "iceberg"}) for b in batches]
+    assert sorted(map(sorted, iceberg)) == sorted(sorted(Counter(d)) for d in days)
+    assert sum(batches, Counter()) == tables.batch()  # together: the batch read of both
