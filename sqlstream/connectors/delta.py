@@ -130,7 +130,7 @@ class Delta(lakehouse.LakehouseSink):
             ("path", path),
             ("mode", mode),
             ("key_columns", ",".join(keys) or None),
-            (lakehouse_jvm.ENGINE, jvm),
+            (lakehouse.ENGINE, jvm),
         ]
         return tuple((k, v) for k, v in pairs if v is not None)
 

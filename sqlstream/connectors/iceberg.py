@@ -205,7 +205,7 @@ class Iceberg(lakehouse.LakehouseSink):
         ]
         jvm = lakehouse_jvm.engine(self.name, settings.get(spark_versions.SETTING, ""))
         if jvm is not None and uri.startswith("sqlite:///"):
-            pairs.append((lakehouse_jvm.ENGINE, jvm))
+            pairs.append((lakehouse.ENGINE, jvm))
         return tuple((k, v) for k, v in pairs if v is not None)
 
 

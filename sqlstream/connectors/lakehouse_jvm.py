@@ -38,9 +38,6 @@ import os
 from sqlstream.connectors import lakehouse
 from sqlstream.ir import plan as p
 
-ENGINE, SPARK, is_jvm = lakehouse.ENGINE, lakehouse.SPARK, lakehouse.is_jvm
-"""The sink option naming the writer, its JVM path's value, and the test of a sink
-(:mod:`.lakehouse`, which the sinks' shared class reads them from)."""
 DELTA_PACKAGES: dict[str, tuple[str, ...]] = {
     "4.0": ("io.delta:delta-spark_2.13:4.0.1",),
     "4.1": ("io.delta:delta-spark_4.1_2.13:4.1.0",),
@@ -73,7 +70,7 @@ def engine(connector: str, spark_version: str) -> str | None:
     """``'spark'`` when a sink of ``connector`` (``delta`` or ``iceberg``) is written by
     Spark's own package on Spark ``spark_version`` (a major.minor), else ``None`` (the
     Python path)."""
-    return SPARK if spark_version in _PACKAGES.get(connector, {}) else None
+    return lakehouse.SPARK if spark_version in _PACKAGES.get(connector, {}) else None
 
 
 def formats(plan: p.Plan) -> tuple[str, ...]:
@@ -81,7 +78,7 @@ def formats(plan: p.Plan) -> tuple[str, ...]:
     JVM-path sinks, and its ``delta`` and ``iceberg`` sources read by their Spark package
     (read format ``delta`` / ``iceberg``; the Python data source's ``sqlstream_delta`` /
     ``sqlstream_iceberg`` need none), in that order."""
-    used = {q.sink.connector for q in plan.queries if is_jvm(q.sink)}
+    used = {q.sink.connector for q in plan.queries if lakehouse.is_jvm(q.sink)}
     used |= {
         r.format
         for r in plan.relations
@@ -333,7 +330,7 @@ def check_session(spark, plan: p.Plan) -> None:
         missing.insert(0, "spark.jars.packages")
     if not missing:
         return
-    spans = [q.sink.span for q in plan.queries if is_jvm(q.sink)]
+    spans = [q.sink.span for q in plan.queries if lakehouse.is_jvm(q.sink)]
     spans += [
         r.span for r in plan.relations if isinstance(r, p.SourceRelation) and r.format == "delta"
     ]

@@ -16,9 +16,11 @@ the rows *appended* by the commits between its two offsets — the first one, wi
 that changes or deletes rows fails the query (``SS550``, at the stream) unless
 ``skip_change_commits = true`` (Delta's ``skipChangeCommits``) skips it.
 
-This module is the compile-time half: the choice of path (:func:`read_format`), the declared columns against the table's schema when the table
-exists in the project (:func:`check_columns`: ``SS295``, ``SS296``), the read chains
-(:func:`read_chains`) and, at run time, the reader's failure as a positioned error
+This module is the compile-time half: the choice of path (:func:`read_format`), the
+reader's options (:func:`reader_options`; their rules, shared with the sinks, are
+:func:`.lakehouse.check_role` and :func:`.lakehouse_offsets.check_rates`), the declared
+columns against the table's schema when the table exists in the project
+(:func:`check_columns`: ``SS295``, ``SS296``), the read steps (:func:`read_steps`) and, at run time, the reader's failure as a positioned error
 (:func:`source_failure`). No pyspark here.
 
 Sources: PySpark API reference, *Python Data Source* (``DataSource.streamReader``,

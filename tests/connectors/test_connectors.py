@@ -29,6 +29,7 @@ def test_every_module_defines_a_registered_connector():
     # iceberg_jvm: the iceberg sink's JVM write path (Iceberg's Spark writer)
     # upsert_options: mode and key_columns of a sink that writes by key (postgres, lakehouse)
     # lakehouse_source: the iceberg and delta sources' Python path (options, reads, checks)
+    # lakehouse_offsets: the lakehouse sources' rate limits and checkpoint offsets
     common = {
         "base",
         "foreign_options",
@@ -38,6 +39,7 @@ def test_every_module_defines_a_registered_connector():
         "iceberg_jvm",
         "upsert_options",
         "lakehouse_source",
+        "lakehouse_offsets",
     }
     modules = {m.name for m in pkgutil.iter_modules(connectors.__path__) if not m.ispkg} - common
     defined = {type(c).__module__.rsplit(".", 1)[-1] for c in connectors.CONNECTORS.values()}

@@ -57,7 +57,7 @@ def test_a_session_without_delta_is_refused_before_anything_runs(spark, tmp_path
     path = tmp_path / "p.ssql"
     path.write_text(PIPELINE)
     pipeline = sqlstream.compile(PIPELINE, path=str(path), spark_version="4.1")
-    assert lakehouse_jvm.is_jvm(pipeline.plan.queries[0].sink)
+    assert lakehouse.is_jvm(pipeline.plan.queries[0].sink)
     with pytest.raises(SqlStreamError) as raised:
         pipeline.start(spark)
     error = raised.value
@@ -77,5 +77,5 @@ def test_a_session_without_delta_is_refused_before_anything_runs(spark, tmp_path
 )
 def test_a_session_with_delta_passes_the_check(spark, tmp_path):
     pipeline = sqlstream.compile(PIPELINE, path=str(tmp_path / "p.ssql"))
-    assert lakehouse_jvm.is_jvm(pipeline.plan.queries[0].sink)
+    assert lakehouse.is_jvm(pipeline.plan.queries[0].sink)
     lakehouse_jvm.check_session(spark, pipeline.plan)  # raises nothing

@@ -226,3 +226,34 @@ def test_an_offset_of_an_older_reader_is_a_whole_commit(tmp_path):
         table.append(_rows(ids))
     reader = table.reader(maxFilesPerTrigger="1")
     assert _batches(reader, {"version": 0}) == [[(2, "a")], [(3, "a")]]
+
+
+def test_an_iceberg_micro_batch_can_end_inside_an_append_snapshot(tmp_path):
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    uri = f"sqlite:///{tmp_path}/catalog.db"
+    catalog = SqlCatalog("c", uri=uri, warehouse=f"file://{tmp_path}")
+    catalog.create_namespace("n")
+    schema = catalog.create_table(("n", "probe"), schema=_rows([]).schema).schema()
+    kind = schema.find_field("kind").field_id
+    spec = PartitionSpec(PartitionField(kind, 1000, IdentityTransform(), "kind"))
+    table = catalog.create_table(("n", "t"), schema=schema, partition_spec=spec)
+    table.append(_rows([0]))
+    options = {"table": "n.t", "warehouse": str(tmp_path), "catalog": "c", "catalog_uri": uri}
+    reader = IcebergReader(
+        {**options, "stream": "s", "streaming-max-files-per-micro-batch": "2"}, SCHEMA
+    )
+    start = reader.latestOffset()
+    three = pa.concat_tables([_rows([1], "a"), _rows([2], "b"), _rows([3], "c")])
+    catalog.load_table(("n", "t")).append(three)  # one snapshot of three files
+    catalog.load_table(("n", "t")).append(_rows([4], "d"))
+    limit = reader.getDefaultReadLimit()
+    first = reader.latestOffset(start, limit)
+    assert first["files"] == 2 and "scan" not in first  # two of the snapshot's three files
+    second = reader.latestOffset(first, limit)
+    assert second == reader.latestOffset()
+    assert len(_read(reader, start, first)) == 2
+    together = _read(reader, start, first) + _read(reader, first, second)
+    assert sorted(together) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
