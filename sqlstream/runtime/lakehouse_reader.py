@@ -313,10 +313,6 @@ class DeltaReader(_Reader):
             skip = 0
         return found
 
-    def appended(self, version: int) -> list[tuple[str, dict]]:
-        """``(path, partition values)`` of the files commit ``version`` added."""
-        return [(path, values) for path, values, _ in self.commit_files(version)]
-
     def commit_files(self, version: int, strict: bool = True) -> list[tuple[str, dict, int]]:
         """``(path, partition values, size in bytes)`` of the files commit ``version``
         added, in the log's order; a commit that removes rows has none (``strict=False``,
