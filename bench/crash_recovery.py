@@ -16,7 +16,7 @@ equal the oracle); the topic with confluent-kafka (at least once: nothing missin
 wrong, duplicates counted and traced to the interrupted micro-batches).
 
     python bench/crash_recovery.py --days 31 --kills 12 --seed 7
-    python bench/crash_recovery.py --days 10 --kills 6 --seed 12   # the CI case
+    python bench/crash_recovery.py --days 10 --kills 3 --seed 12   # the CI case
 
 Prints one JSON object (see ``bench/README.md`` for measured results). Exit 1 when a
 sink differs from its oracle (for Kafka: a row missing or wrong, or a duplicate that no

@@ -3,7 +3,7 @@
 ``sqlstream exec`` runs the flights stream (10 days, one day file per micro-batch) into
 four sinks — a stateless filter and an hourly windowed aggregation as parquet files
 sinks, the same filter into a ``table`` sink (``toTable``) and a ``kafka`` topic on a
-real broker — and is killed with SIGKILL (the driver and its JVM) at 6 seeded random points
+real broker — and is killed with SIGKILL (the driver and its JVM) at 3 seeded random points
 of the stream (once every query has committed a drawn number of micro-batches, 0–8, each
 once, then up to 2 s into the next), restarted after each kill, then left to finish: one
 ``exec`` process per run, every sink a query of it. Against the batch oracle computed in
@@ -46,7 +46,7 @@ from tests.support.crash_harness import (
 )
 from tests.support.kafka_broker import spark_jars
 
-DAYS, KILLS, SEED = 10, 6, 12
+DAYS, KILLS, SEED = 10, 3, 12
 
 
 @pytest.mark.spark
