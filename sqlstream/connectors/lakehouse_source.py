@@ -35,7 +35,8 @@ import os
 import re
 
 from sqlstream.connectors import lakehouse_jvm
-from sqlstream.connectors.base import ResolvedOptions, schema_ddl
+from sqlstream.connectors.base import ResolvedOptions
+from sqlstream.connectors.call_sequence import schema_ddl
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.diagnostics.errors import (
     OptionError,
