@@ -49,7 +49,8 @@ from pygls.workspace import TextDocument
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import Cancelled
 from sqlstream.lsp import completion, features
-from sqlstream.lsp.analysis import Analysis, analyze
+from sqlstream.lsp.analysis import analyze
+from sqlstream.lsp.document_index import Analysis
 from sqlstream.lsp.freeing import free_replaced
 from sqlstream.lsp.positions import Lines
 
