@@ -5,7 +5,7 @@ query's output mode and why, trigger, stateful operators with their keys, waterm
 ``sqlstream explain`` reports them; a user function's signature and language), go to
 definition, find references, document symbols and rename of a stream, table, view, sink or
 user function (``CREATE FUNCTION``; its calls are references). Every function takes character offsets and
-returns plain values (offsets, Markdown); :mod:`sqlstream.lsp.server` turns them into
+returns plain values (offsets, Markdown); :mod:`sqlstream.lsp.requests` turns them into
 LSP messages.
 """
 
