@@ -17,6 +17,8 @@ from lsprotocol import types as t
 
 from sqlstream.lsp import completion, features
 from sqlstream.lsp.document_checks import SqlStreamServer, text_range
+from sqlstream.lsp.document_index import Analysis
+from sqlstream.lsp.positions import Lines
 
 _KINDS = {
     "relation": t.CompletionItemKind.Class,
@@ -40,18 +42,37 @@ _SYMBOLS = {
 }
 
 
+_PositionParams = (
+    t.HoverParams
+    | t.CompletionParams
+    | t.DefinitionParams
+    | t.ReferenceParams
+    | t.PrepareRenameParams
+    | t.RenameParams
+)
+"""The requests at a position of a document (each has ``text_document`` and ``position``)."""
+
+
+def _at(ls: SqlStreamServer, params: _PositionParams) -> tuple[Analysis, Lines, int] | None:
+    """The document's last analysis, its lines and the offset of the request's position, or
+    ``None`` before the document's first check ends."""
+    known = ls.current(params.text_document.uri)
+    if known is None:  # not checked yet
+        return None
+    analysis, lines = known
+    return analysis, lines, lines.offset(params.position.line, params.position.character)
+
+
 def register(server: SqlStreamServer) -> None:
     """Register the handlers of the editor's requests on ``server``."""
 
     @server.feature(t.TEXT_DOCUMENT_HOVER)
     def hover(ls: SqlStreamServer, params: t.HoverParams) -> t.Hover | None:
-        known = ls.current(params.text_document.uri)
-        if known is None:  # not checked yet
+        at = _at(ls, params)
+        if at is None:
             return None
-        analysis, lines = known
-        found = features.hover(
-            analysis, lines.offset(params.position.line, params.position.character)
-        )
+        analysis, lines, offset = at
+        found = features.hover(analysis, offset)
         if found is None:
             return None
         text, start, end = found
@@ -64,11 +85,10 @@ def register(server: SqlStreamServer) -> None:
         t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=[".", "(", "'"])
     )
     def complete(ls: SqlStreamServer, params: t.CompletionParams) -> t.CompletionList:
-        known = ls.current(params.text_document.uri)
-        if known is None:  # not checked yet
+        at = _at(ls, params)
+        if at is None:
             return t.CompletionList(is_incomplete=False, items=[])
-        analysis, lines = known
-        offset = lines.offset(params.position.line, params.position.character)
+        analysis, lines, offset = at
         items = []
         for item in completion.complete(analysis, offset):
             snippet = item["insert"] is not None and "$" in item["insert"]
@@ -85,13 +105,11 @@ def register(server: SqlStreamServer) -> None:
 
     @server.feature(t.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: SqlStreamServer, params: t.DefinitionParams) -> t.Location | None:
-        known = ls.current(params.text_document.uri)
-        if known is None:  # not checked yet
+        at = _at(ls, params)
+        if at is None:
             return None
-        analysis, lines = known
-        found = features.definition(
-            analysis, lines.offset(params.position.line, params.position.character)
-        )
+        analysis, lines, offset = at
+        found = features.definition(analysis, offset)
         return (
             None
             if found is None
@@ -100,11 +118,10 @@ def register(server: SqlStreamServer) -> None:
 
     @server.feature(t.TEXT_DOCUMENT_REFERENCES)
     def references(ls: SqlStreamServer, params: t.ReferenceParams) -> list[t.Location]:
-        known = ls.current(params.text_document.uri)
-        if known is None:  # not checked yet
+        at = _at(ls, params)
+        if at is None:
             return []
-        analysis, lines = known
-        offset = lines.offset(params.position.line, params.position.character)
+        analysis, lines, offset = at
         return [
             t.Location(uri=params.text_document.uri, range=text_range(lines, s, e))
             for s, e in features.references(analysis, offset, params.context.include_declaration)
@@ -151,26 +168,22 @@ def register(server: SqlStreamServer) -> None:
 
     @server.feature(t.TEXT_DOCUMENT_PREPARE_RENAME)
     def prepare_rename(ls: SqlStreamServer, params: t.PrepareRenameParams):
-        known = ls.current(params.text_document.uri)
-        if known is None:  # not checked yet
+        at = _at(ls, params)
+        if at is None:
             return None
-        analysis, lines = known
-        reference = analysis.reference_at(
-            lines.offset(params.position.line, params.position.character)
-        )
+        analysis, lines, offset = at
+        reference = analysis.reference_at(offset)
         if reference is None or features.declaration_of(analysis, reference) is None:
             return None
         return text_range(lines, reference.start, reference.end)
 
     @server.feature(t.TEXT_DOCUMENT_RENAME)
     def rename(ls: SqlStreamServer, params: t.RenameParams) -> t.WorkspaceEdit:
-        known = ls.current(params.text_document.uri)
-        if known is None:  # not checked yet
+        at = _at(ls, params)
+        if at is None:
             return t.WorkspaceEdit()
-        analysis, lines = known
-        edits = features.rename(
-            analysis, lines.offset(params.position.line, params.position.character), params.new_name
-        )
+        analysis, lines, offset = at
+        edits = features.rename(analysis, offset, params.new_name)
         if isinstance(edits, str):
             from pygls.exceptions import JsonRpcInvalidParams
 
