@@ -18,7 +18,10 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "sqlstream"
 MAX_LINES = 600
 """A few hundred lines. The bound was 500 lines of the hand-wrapped style; ``ruff format``'s
-lines are about a fifth more for the same code (the package: 24,546 -> 29,532 lines)."""
+lines are about a fifth more for the same code (the package: 24,546 -> 29,532 lines). The
+modules at the bound were split (connectors' base, runtime's progress and runner, the window
+TVFs, the language server's analysis and server, the tree builder); the bound is the largest
+module left, rounded up to 50: ``planning/planner.py`` (595 lines)."""
 
 OVERSIZED = {}
 """Modules past the bound since the formatter, each being split (this set only shrinks)."""

@@ -17,17 +17,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from sqlstream.connectors.base import (
-    ALL_MODES,
-    COMPILER_OPTIONS,
-    DURABLE,
-    Connector,
-    ResolvedOptions,
-    snake_case,
-    split_options,
-)
+from sqlstream.connectors.base import ALL_MODES, DURABLE, Connector, ResolvedOptions
 from sqlstream.connectors.files import FILE_FORMATS, FILE_METADATA
 from sqlstream.connectors.foreign_options import map_foreign_options
+from sqlstream.connectors.option_resolution import COMPILER_OPTIONS, snake_case, split_options
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast

@@ -1,4 +1,4 @@
-"""The connector base class: option resolution and the common call sequence.
+"""The connector base class: what a connector is on Spark, and the options it resolved.
 
 A connector (docs/connectors.md) is a subclass of :class:`Connector`, one module per
 connector under ``sqlstream/connectors/``. Its class attributes say what it is on Spark
@@ -12,16 +12,14 @@ common path:
   (the format and path of a read or a write), :meth:`Connector.declared` and
   :meth:`Connector.bind_columns` (what a declared source reads: ``kafka``'s fixed or Avro
   columns, ``files``' CSV columns bound to the header by name);
-* lowering to binding calls (:mod:`sqlstream.ir.calls`): :meth:`Connector.read_steps` (after
-  ``spark.readStream`` / ``spark.read``), :meth:`Connector.format_steps` and
-  :meth:`Connector.start_step` (the ``writeStream`` ends). The sequence around them —
-  projection, watermark, temporary view; output mode, trigger, options, checkpoint,
-  query name — is :meth:`Connector.read_chains` / :meth:`Connector.write_chain`.
+* lowering to binding calls: the read and write call sequence it inherits from
+  :class:`~sqlstream.connectors.call_sequence.CallSequence` (``read_steps``,
+  ``format_steps``, ``start_step`` and the chains around them).
 
-Option handling (:func:`resolve_options`): an option the compiler knows is consumed; a
-known Spark option may be written in Spark's camelCase or in snake_case
-(``max_files_per_trigger``); an unknown option close to a known one is an error with a
-suggestion; any other option is passed to Spark unchanged under the name written.
+A ``WITH (…)`` list is split into compiler and Spark options by
+:mod:`sqlstream.connectors.option_resolution`; the result is a :class:`ResolvedOptions`.
+A record's payload, as malformed-record handling decodes it, is a
+:class:`~sqlstream.connectors.payload.Payload`.
 
 Sources: Spark "Structured Streaming Programming Guide", *Input Sources* and *Output
 Sinks*; PySpark ``DataStreamReader`` and ``DataStreamWriter``.
@@ -29,39 +27,18 @@ Sinks*; PySpark ``DataStreamReader`` and ``DataStreamWriter``.
 
 from __future__ import annotations
 
-import difflib
-import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
+from sqlstream.connectors.call_sequence import CallSequence
+from sqlstream.connectors.payload import Payload
+from sqlstream.diagnostics.errors import OptionError, SqlStreamError
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
-from sqlstream.frontend.literals import quote_identifier
 from sqlstream.ir import plan as p
-from sqlstream.ir.calls import Chain, ChainOrigin, Step
 
-# Options read by the compiler, never passed to Spark as they are.
-COMPILER_OPTIONS = {
-    "connector",
-    "format",
-    "path",
-    "infer_schema",
-    "checkpoint_location",
-    "query_name",
-    "partition_by",
-    "table",
-    "function",
-    "on_error",
-    "dead_letter",
-    "dead_letter_path",
-}
 ALL_MODES = frozenset({"append", "update", "complete"})
 DURABLE = "durable"
-
-# The column holding a record's payload decoded into its declared types (sqlstream.planning.malformed).
-DECODED = "__sqlstream_t"
 
 SPARK_KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13"  # Spark's external modules
 SPARK_AVRO = "org.apache.spark:spark-avro_2.13"
@@ -70,14 +47,7 @@ ResolvePath = Callable[[str | None], str | None]
 Report = Callable[[SqlStreamError], None]
 
 
-@functools.lru_cache(maxsize=4096)
-def snake_case(name: str) -> str:
-    """``maxFilesPerTrigger`` → ``max_files_per_trigger`` (cached: every statement's
-    options are matched against every Spark option name of its connector)."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-
-
-class Connector:
+class Connector(CallSequence):
     """One ``connector = …`` value and what it means on Spark.
 
     Class attributes (a subclass sets those that differ):
@@ -101,7 +71,9 @@ class Connector:
             REAL TIME``) may read it (``kafka``) or write it (``kafka``, ``console``,
             ``memory``): Spark's ``RealTimeModeAllowlist`` and its guide, *Real-time Mode*.
         own_options: options this connector reads itself (never passed to Spark as they
-            are), besides :data:`COMPILER_OPTIONS` (``kafka``'s ``bootstrap_servers``, renamed
+            are), besides
+            :data:`~sqlstream.connectors.option_resolution.COMPILER_OPTIONS`
+            (``kafka``'s ``bootstrap_servers``, renamed
             by :meth:`finish`; ``postgres``: ``url``, ``user``, ``mode``, …).
         passes_options: an option the connector does not know goes to Spark unchanged
             (``False``: it is an error, for sinks whose ``.option()`` Spark ignores, such
@@ -311,23 +283,7 @@ class Connector:
         key. Base: none."""
         return ()
 
-    # ---- lowering: reads (DataStreamReader / DataFrameReader)
-    def read_steps(self, relation: p.SourceRelation) -> tuple[Step, ...]:
-        """The steps after ``spark.readStream`` (or ``spark.read``) up to the DataFrame:
-        ``format(f)``, ``schema(ddl)``, ``option(k, v)``…, ``load([path])``
-        (PySpark ``DataStreamReader.format/schema/option/load``)."""
-        steps = [Step("format", (relation.format,))]
-        schema = self.schema_arg(relation)
-        if schema is not None:
-            steps.append(Step("schema", (schema,)))
-        steps += [Step("option", (k, v)) for k, v in relation.options]
-        steps.append(Step("load", (relation.path,) if relation.path else ()))
-        return tuple(steps)
-
-    def schema_arg(self, relation: p.SourceRelation):
-        """The ``schema(…)`` argument: the declared DDL string, or ``None`` (no call)."""
-        return schema_ddl(relation)
-
+    # ---- malformed records (sqlstream.planning.malformed)
     def payload(self, relation: p.SourceRelation) -> Payload | None:
         """How ``on_error = 'drop'`` / ``'dead_letter'`` (:mod:`sqlstream.planning.malformed`) finds
         the payload of each record this connector reads: ``kafka``'s ``value`` decoded as
@@ -345,125 +301,6 @@ class Connector:
         SQL)`` (reason, source, position, time). Base: ``None``, a row of those columns
         beside ``raw`` (:mod:`sqlstream.planning.malformed`)."""
         return None
-
-    def read_chains(self, relation: p.SourceRelation) -> tuple[Chain, ...]:
-        """The chains of a source read registered as a temporary view (the common sequence)::
-
-            df = (spark.readStream <read_steps>)      # spark.read for CREATE TABLE
-            df = df.withWatermark(column, delay)     # before the projection if watermark_first
-            df = df.selectExpr(*projection)
-            df = df.withWatermark(column, delay)     # otherwise after it
-            df.createOrReplaceTempView(name)
-
-        Spark guide: *Input Sources*, *Handling Late Data and Watermarking*.
-        """
-        what: ChainOrigin = dict(label=f"Spark rejected '{relation.name}'", span=relation.span)
-        reader = Step("read" if relation.bounded else "readStream", call=False)
-        chains = [Chain("spark", (reader, *self.read_steps(relation)), assign="df", **what)]
-        steps = []
-        if relation.projection:
-            steps.append(Step("selectExpr", relation.projection))
-        w = relation.watermark
-        if w is not None:
-            steps.insert(
-                0 if relation.watermark_first else len(steps),
-                Step("withWatermark", (w.column, w.delay)),
-            )
-        chains += [Chain("df", (step,), assign="df", **what) for step in steps]
-        chains.append(Chain("df", (Step("createOrReplaceTempView", (relation.name,)),), **what))
-        return tuple(chains)
-
-    # ---- lowering: writes (DataStreamWriter)
-    def format_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``format(f)`` after ``writeStream`` (none when the sink has no format)."""
-        return (Step("format", (sink.format,)),) if sink.format else ()
-
-    def option_steps(self, sink: p.Sink) -> tuple[Step, ...]:
-        """``option(k, v)`` for each of the sink's options (``DataStreamWriter.option``);
-        a ``foreachBatch`` sink passes them to its function instead."""
-        return tuple(Step("option", (k, v)) for k, v in sink.options)
-
-    def start_step(self, sink: p.Sink) -> Step:
-        """The call that starts the query: ``start([path])`` (``DataStreamWriter.start``)."""
-        return Step("start", (sink.path,) if sink.path else ())
-
-    def write_chain(self, query: p.Query, trigger: Step | None) -> Chain:
-        """The chain that starts ``query`` (the common sequence)::
-
-            (spark.sql(sql).writeStream <format_steps> .outputMode(mode) [.trigger(…)]
-                .option(k, v)… [.partitionBy(…)] [.option('checkpointLocation', dir)]
-                .queryName(name) <start_step>)
-
-        ``trigger`` is the lowered trigger (:func:`sqlstream.lowering.lower.trigger_step`).
-        Spark guide: *Starting Streaming Queries*, *Output Modes*, *Triggers*.
-        """
-        sink = query.sink
-        steps = [
-            Step("sql", (query.sql,)),
-            Step("writeStream", call=False),
-            *self.format_steps(sink),
-            Step("outputMode", (query.output_mode,)),
-        ]
-        if trigger is not None:
-            steps.append(trigger)
-        steps += self.option_steps(sink)
-        if sink.partition_by:
-            steps.append(Step("partitionBy", sink.partition_by))
-        if query.checkpoint_location:
-            steps.append(Step("option", ("checkpointLocation", query.checkpoint_location)))
-        steps += [Step("queryName", (query.name,)), self.start_step(sink)]
-        return Chain(
-            "spark",
-            tuple(steps),
-            label=f"Spark refused to start query '{query.name}'",
-            span=query.span,
-        )
-
-
-@dataclass(frozen=True)
-class Payload:
-    """The payload of a connector's records as :mod:`sqlstream.planning.malformed` decodes it
-    (:meth:`Connector.payload`), all as Spark SQL over the columns Spark's reader gives.
-
-    Attributes:
-        format: the payload's format: ``json``, ``csv`` (parsed twice, as strings and as
-            the declared types) or ``avro`` (decoded once, ``typed``).
-        text: the payload as the parser reads it (``CAST(`value` AS STRING)``).
-        raw: the payload as a dead letter keeps it (a string; ``base64(`value`)`` for
-            binary Avro).
-        columns: ``(name, Spark type)`` of the decoded payload, in order (``None``: the
-            declared columns, the relation's ``schema``).
-        kept: ``selectExpr`` items kept beside the payload (the record's position and
-            metadata, e.g. ``struct(`topic`, …) AS `__kafka```), and ``kept_names`` the
-            columns they make.
-        position: ``(name, type, SQL)`` of the dead-letter columns that say where a
-            record was read (``kafka``: ``topic``, ``partition``, ``offset``).
-        typed: ``avro``: the SQL decoding ``value`` into a struct of ``columns`` without
-            failing (Spark's ``PERMISSIVE`` mode); ``failed``: the SQL condition, over the
-            kept items and :data:`DECODED` (that struct), of a record it could not decode.
-        record: the SQL of the record's own value and key (over the kept columns), for a
-            sink that writes dead letters as records (:meth:`Connector.dead_letter_row`).
-        start_caveat: why, on a new checkpoint, the dead-letter query may not read the
-            records the other queries read (warning ``SS256``), or ``None``.
-        skip: the SQL condition, over the reader's columns, of the records decoded at all
-            (``debezium-json``: not a tombstone nor a blank line), or ``None``: every one.
-        malformed: the reason's words for a payload that does not parse, or ``None``
-            (``not a JSON object``, …).
-    """
-
-    format: str
-    text: str
-    raw: str
-    columns: tuple[tuple[str, str], ...] | None
-    kept: tuple[str, ...]
-    kept_names: tuple[str, ...]
-    position: tuple[tuple[str, str, str], ...]
-    typed: str | None = None
-    failed: str | None = None
-    record: tuple[str, str] | None = None
-    start_caveat: str | None = None
-    skip: str | None = None
-    malformed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -508,93 +345,3 @@ class ResolvedOptions:
     def sink_target(self, resolve_path: ResolvePath) -> tuple[str | None, str | None]:
         """:meth:`Connector.sink_target` of these options."""
         return self.spec.sink_target(self, resolve_path)
-
-
-def split_options(
-    connector: Connector, options: tuple[ast.Option, ...], source: Source
-) -> tuple[dict[str, ast.Option], tuple[tuple[str, str], ...]]:
-    """``(compiler options by lower-case key, Spark (name, value) pairs)``.
-
-    Raises:
-        OptionError: an unknown option close to a known one (with the suggestion).
-    """
-    known = {}
-    for spark_name in connector.spark_options:
-        known[spark_name.lower()] = spark_name
-        known[snake_case(spark_name)] = spark_name
-    own = {o.lower() for o in connector.own_options}
-    compiler: dict[str, ast.Option] = {}
-    spark: list[tuple[str, str]] = []
-    for option in options:
-        key = option.key.lower()
-        if key in COMPILER_OPTIONS or key in own:
-            compiler[key] = option
-        elif key in known:
-            _check_number(connector, known[key], option, source)
-            spark.append((known[key], option.text))
-        elif not connector.passes_options:
-            names = sorted(own | {"connector", "checkpoint_location", "query_name"})
-            raise OptionError(
-                f"unknown option '{option.key}' for connector '{connector.name}'"
-                f"{did_you_mean(key, names)}",
-                option.key_span,
-                source,
-                hint=f"options of '{connector.name}': {', '.join(names)}",
-            )
-        elif "." not in key and (
-            close := difflib.get_close_matches(
-                key, list(known) + sorted(own | COMPILER_OPTIONS), n=1, cutoff=0.8
-            )
-        ):
-            suggestion = known.get(close[0], close[0])
-            raise OptionError(
-                f"unknown option '{option.key}' for connector '{connector.name}'; did you mean "
-                f"'{suggestion}'?",
-                option.key_span,
-                source,
-                hint=f"write '{suggestion}'; keys that are not close to a known option are passed "
-                "to Spark unchanged",
-            )
-        else:
-            spark.append((option.key, option.text))
-    return compiler, tuple(spark)
-
-
-_WHOLE = re.compile(r"[+-]?\d+\Z")
-
-
-def _check_number(connector: Connector, name: str, option: ast.Option, source: Source) -> None:
-    """Refuse a value of a number option that Spark cannot read or refuses (``number_options``).
-
-    Raises:
-        OptionError: at the value.
-    """
-    rule = connector.number_options.get(name)
-    if rule is None:
-        return
-    bits, minimum = rule
-    text = option.text
-    largest = 2 ** (bits - 1) - 1
-    if not _WHOLE.match(text):
-        problem = "is not a whole number"
-    elif int(text) > largest:
-        problem = f"is larger than {largest}"
-    elif int(text) < minimum:
-        problem = "must be positive" if minimum == 1 else f"must be at least {minimum}"
-    else:
-        return
-    raise OptionError(
-        f"option '{option.key}' = '{text}' {problem}",
-        option.value_span,
-        source,
-        hint=f"Spark reads '{name}' as a whole number of at least {minimum}",
-    )
-
-
-def schema_ddl(relation: p.SourceRelation) -> str | None:
-    """The relation's ``read_columns`` as a Spark DDL schema string (``"`a` STRING, `b` INT"``,
-    the argument of ``DataStreamReader.schema``), or ``None`` when it declares none (the
-    reader infers them)."""
-    if not relation.read_columns:
-        return None
-    return ", ".join(f"{quote_identifier(n)} {t}" for n, t in relation.read_columns)

@@ -18,16 +18,11 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 
-from sqlstream.connectors.base import (
-    Connector,
-    Payload,
-    Report,
-    ResolvedOptions,
-    ResolvePath,
-    schema_ddl,
-)
+from sqlstream.connectors.base import Connector, Report, ResolvedOptions, ResolvePath
+from sqlstream.connectors.call_sequence import schema_ddl
 from sqlstream.connectors.formats import debezium
 from sqlstream.connectors.formats.csv_header import declared_columns
+from sqlstream.connectors.payload import Payload
 from sqlstream.diagnostics.errors import OptionError, SqlStreamError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast

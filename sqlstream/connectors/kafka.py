@@ -52,13 +52,13 @@ from sqlstream.connectors.base import (
     SPARK_AVRO,
     SPARK_KAFKA,
     Connector,
-    Payload,
     ResolvedOptions,
     ResolvePath,
 )
 from sqlstream.connectors.formats import debezium, kafka_records
 from sqlstream.connectors.formats.avro import avro_columns, load_schema, quotable
 from sqlstream.connectors.formats.kafka_records import HEADERS_TYPE, KAFKA_COLUMNS, split_names
+from sqlstream.connectors.payload import Payload
 from sqlstream.diagnostics.errors import SqlStreamError, did_you_mean
 from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier as _quote

@@ -36,7 +36,8 @@ import os
 import re
 
 from sqlstream.connectors import lakehouse, lakehouse_jvm, lakehouse_offsets
-from sqlstream.connectors.base import ResolvedOptions, schema_ddl
+from sqlstream.connectors.base import ResolvedOptions
+from sqlstream.connectors.call_sequence import schema_ddl
 from sqlstream.connectors.foreach_batch import function_chain
 from sqlstream.diagnostics.errors import (
     OptionError,

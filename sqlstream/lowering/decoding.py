@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sqlstream.analysis.spark_types import spark_type
 from sqlstream.connectors import connector
-from sqlstream.connectors.base import Payload
+from sqlstream.connectors.payload import Payload
 from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.frontend.literals import string_literal as literal
 from sqlstream.ir import plan

@@ -25,7 +25,7 @@ import re
 from sqlstream.analysis.spark_types import known_functions
 from sqlstream.connectors import COMPILER_OPTIONS, CONNECTORS, snake_case
 from sqlstream.ir import spark_versions
-from sqlstream.lsp.analysis import Analysis
+from sqlstream.lsp.document_index import Analysis
 from sqlstream.lsp.features import scope_columns
 
 EMIT_CLAUSES = (

@@ -2,7 +2,7 @@
 [ON VIOLATION DROP ROW | FAIL UPDATE]`` of each stream and sink (docs/dialect.md#expectations).
 
 :func:`constraints` reads them from the parsed script of an
-:class:`~sqlstream.lsp.analysis.Analysis` (a refused statement has none), each with its
+:class:`~sqlstream.lsp.document_index.Analysis` (a refused statement has none), each with its
 place in the text; :func:`hover` says what a rule does when the cursor is on its name: its
 condition as written in the editor, its action, the queries in whose progress its
 violations are counted, and whether the compiler accepted it. Offsets are characters in the
@@ -17,7 +17,7 @@ from sqlstream.frontend import ast
 from sqlstream.ir import plan as p
 from sqlstream.lowering.expectation_calls import METRIC_PREFIX
 from sqlstream.lowering.expectation_listing import COUNTED, EFFECT, ON_VIOLATION
-from sqlstream.lsp.analysis import Analysis
+from sqlstream.lsp.document_index import Analysis
 
 
 @dataclass(frozen=True)

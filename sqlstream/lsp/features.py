@@ -1,11 +1,11 @@
-"""Answers to an editor's requests, from an :class:`~sqlstream.lsp.analysis.Analysis`.
+"""Answers to an editor's requests, from an :class:`~sqlstream.lsp.document_index.Analysis`.
 
 Hover (a finding code's text; a relation's kind, columns and types; a column's type; a
 query's output mode and why, trigger, stateful operators with their keys, watermarks, as
 ``sqlstream explain`` reports them; a user function's signature and language), go to
 definition, find references, document symbols and rename of a stream, table, view, sink or
 user function (``CREATE FUNCTION``; its calls are references). Every function takes character offsets and
-returns plain values (offsets, Markdown); :mod:`sqlstream.lsp.server` turns them into
+returns plain values (offsets, Markdown); :mod:`sqlstream.lsp.requests` turns them into
 LSP messages.
 """
 
@@ -17,7 +17,7 @@ from sqlstream.analysis.spark_types import known_functions
 from sqlstream.diagnostics.codes import CODES
 from sqlstream.ir import spark_versions
 from sqlstream.lsp import constraints
-from sqlstream.lsp.analysis import Analysis, Declaration, Reference
+from sqlstream.lsp.document_index import Analysis, Declaration, Reference
 
 _WORD = re.compile(r"[A-Za-z_][\w$]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")

@@ -1,6 +1,6 @@
 """Freeing a replaced analysis without a full garbage collection.
 
-A replaced :class:`~sqlstream.lsp.analysis.Analysis` is mostly reference cycles: each
+A replaced :class:`~sqlstream.lsp.document_index.Analysis` is mostly reference cycles: each
 sqlglot node links to its parent (``parent``) and the parent to it (``args``). Only a full
 collection frees such cycles, and CPython's collector holds the GIL for the whole pass —
 seconds on a long file, during which the language server's event loop answers nothing.

@@ -61,8 +61,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sqlstream.connectors import ResolvedOptions, connector
-from sqlstream.connectors.base import DECODED
 from sqlstream.connectors.files import FORMAT_OPTIONS
+from sqlstream.connectors.payload import DECODED
 from sqlstream.diagnostics.errors import OptionError, did_you_mean
 from sqlstream.diagnostics.source_text import Source
 from sqlstream.frontend import ast
@@ -131,7 +131,7 @@ def plan_source(
 
     Warns:
         ``SS256``: dead letters of a Kafka stream read from the end of the topic
-        (:attr:`~sqlstream.connectors.base.Payload.start_caveat`), at ``starting_offsets``
+        (:attr:`~sqlstream.connectors.payload.Payload.start_caveat`), at ``starting_offsets``
         or ``on_error``.
     """
     compiler = resolved.compiler

@@ -1,5 +1,6 @@
 """Flink's cumulating windows, ``CUMULATE(rel, ts, step, size [, offset])``, built from Spark's
-hopping ``window()``: the relation part of :mod:`sqlstream.sql.window_tvfs`.
+hopping ``window()``: the CUMULATE part of :mod:`sqlstream.sql.window_tvfs` (its relation, and
+the query grouped by it or expanding each row into its windows).
 
 Flink's meaning ("Windowing table-valued functions", CUMULATE): the time line is cut into
 windows of ``size`` starting at ``offset + k·size`` (the size-aligned start ``S`` of a row);
@@ -33,6 +34,10 @@ because a WHERE cannot read a select item's alias.
 from __future__ import annotations
 
 from sqlglot import exp
+
+from sqlstream.sql.dialect import WindowTVF
+from sqlstream.sql.window_durations import micros_of, window_duration, window_error
+from sqlstream.sql.window_grouping import group_by_window, minus_micro
 
 __all__ = ["CUMULATE_START", "CUMULATE_WINDOW", "cumulate_relation"]
 
@@ -107,3 +112,87 @@ def cumulate_relation(
     if alias:
         subquery.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
     return subquery
+
+
+def cumulate_window(tvf: WindowTVF) -> exp.Subquery:
+    """The relation of a CUMULATE (:func:`sqlstream.sql.cumulate.cumulate_relation`)."""
+    step = window_duration(tvf.args["step"], "step", "CUMULATE")
+    size = window_duration(tvf.args["size"], "size", "CUMULATE")
+    step_us, size_us = micros_of(step), micros_of(size)
+    if size_us % step_us:
+        raise window_error(
+            f"the size of CUMULATE ('{size.name}') is not a multiple of its step ('{step.name}')",
+            tvf.args["size"],
+            hint="Flink's rule: size = n × step, e.g. step INTERVAL '1' HOUR, "
+            "size INTERVAL '1' DAY",
+        )
+    offset = tvf.args.get("offset")
+    offset_literal = window_duration(offset, "offset", "CUMULATE") if offset is not None else None
+    offset_us = micros_of(offset_literal) if offset_literal is not None else 0
+    relation = tvf.this
+    alias = tvf.alias or (relation.name if isinstance(relation, exp.Table) else None)
+    time_column = tvf.args["time_column"].copy()
+    for part in ("table", "db", "catalog"):
+        time_column.set(part, None)
+    return cumulate_relation(
+        relation,
+        time_column,
+        step.name,
+        size.name,
+        offset_literal.name if offset_literal is not None else None,
+        step_us,
+        size_us,
+        offset_us,
+        alias,
+    )
+
+
+def rewrite_cumulate_aggregated(
+    select: exp.Select, tvf: WindowTVF, qualifiers: set[str]
+) -> exp.Expr:
+    """CUMULATE under ``GROUP BY window_start, window_end``: group by the hopping window and
+    the cumulating start (see :mod:`sqlstream.sql.cumulate`)."""
+    relation = cumulate_window(tvf)
+    qualifier = relation.alias if select.args.get("joins") and relation.alias else None
+    calls = [
+        exp.column(CUMULATE_WINDOW, table=qualifier),
+        exp.column(CUMULATE_START, table=qualifier),
+    ]
+
+    def fields(ref: str) -> exp.Expr:
+        if ref == "window_start":
+            return exp.column(CUMULATE_START, table=qualifier)
+        end = (
+            exp.Dot(
+                this=exp.column(CUMULATE_WINDOW, table=qualifier),
+                expression=exp.to_identifier("end"),
+            )
+            if qualifier
+            else exp.column("end", table=CUMULATE_WINDOW)
+        )
+        return end if ref == "window_end" else minus_micro(end)
+
+    return group_by_window(select, tvf, qualifiers, calls, relation, fields, CUMULATE_WINDOW)
+
+
+def rewrite_cumulate_per_row(tvf: WindowTVF) -> None:
+    """CUMULATE without aggregation: one row per cumulating window of each row."""
+    relation = cumulate_window(tvf)
+    alias = relation.alias
+    relation.set("alias", None)
+    hidden = exp.column(CUMULATE_WINDOW)
+    expand = exp.Select(
+        expressions=[
+            exp.Star(except_=[hidden.copy(), exp.column(CUMULATE_START)]),
+            exp.alias_(exp.column(CUMULATE_START), "window_start"),
+            exp.alias_(exp.column("end", table=CUMULATE_WINDOW), "window_end"),
+            exp.alias_(
+                exp.Anonymous(this="window_time", expressions=[hidden.copy()]), "window_time"
+            ),
+        ]
+    )
+    expand.set("from_", exp.From(this=relation))
+    subquery = exp.Subquery(this=expand)
+    if alias:
+        subquery.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    tvf.replace(subquery)

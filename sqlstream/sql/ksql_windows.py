@@ -34,7 +34,7 @@ from sqlglot import exp
 from sqlstream.diagnostics.errors import ForeignSpellingError
 from sqlstream.frontend.literals import duration
 from sqlstream.sql.expressions import WindowTVF
-from sqlstream.sql.window_tvfs import duration_text
+from sqlstream.sql.window_durations import duration_text
 
 __all__ = ["EventTime", "ksql_windows"]
 

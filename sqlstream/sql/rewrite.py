@@ -23,7 +23,8 @@ from sqlstream.ir.caches import CompileCaches
 from sqlstream.sql.meta import LOOKUP, LOOKUP_TIME, REWRITTEN_FROM
 from sqlstream.sql.parsing import node_offsets
 from sqlstream.sql.tree_walks import copy_tree, find_all, tree_key
-from sqlstream.sql.window_tvfs import check_window_durations, duration_text, rewrite_window_tvfs
+from sqlstream.sql.window_durations import check_window_durations, duration_text
+from sqlstream.sql.window_tvfs import rewrite_window_tvfs
 
 __all__ = [
     "REWRITES",

@@ -30,8 +30,13 @@ def test_every_module_defines_a_registered_connector():
     # upsert_options: mode and key_columns of a sink that writes by key (postgres, lakehouse)
     # lakehouse_source: the iceberg and delta sources' Python path (options, reads, checks)
     # lakehouse_offsets: the lakehouse sources' rate limits and checkpoint offsets
+    # call_sequence, option_resolution, payload: the base's read and write calls, its
+    # option split, a record's payload
     common = {
         "base",
+        "call_sequence",
+        "option_resolution",
+        "payload",
         "foreign_options",
         "user_code",
         "lakehouse",

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 import pytest
 
 import sqlstream
-from sqlstream.connectors.base import schema_ddl
+from sqlstream.connectors.call_sequence import schema_ddl
 from sqlstream.connectors.formats.csv_header import Header, bind, first_record
 from sqlstream.diagnostics.errors import SqlStreamError
 from sqlstream.runtime.events import BatchProgress

@@ -16,7 +16,7 @@ import pytest
 
 import sqlstream
 from sqlstream.runtime.events import BatchProgress
-from sqlstream.runtime.progress import QuerySummary, Tracker
+from sqlstream.runtime.progress_tracker import QuerySummary, Tracker
 from tests.conftest import ROOT
 from tests.support.flights import DAYS, copy_days
 

@@ -11,7 +11,8 @@ import sqlglot
 from sqlglot import exp
 
 from sqlstream.ir.caches import CompileCaches
-from sqlstream.lsp.analysis import Analysis, analyze
+from sqlstream.lsp.analysis import analyze
+from sqlstream.lsp.document_index import Analysis
 from sqlstream.lsp.freeing import free_replaced
 from tests.support.long_files import mixed_file
 

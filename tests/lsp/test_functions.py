@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from sqlstream.lsp import completion, features
-from sqlstream.lsp.analysis import _lexical, analyze
+from sqlstream.lsp.analysis import analyze
+from sqlstream.lsp.lexical_index import lexical_analysis
 from tests.conftest import ROOT
 
 UDFS = ROOT / "examples" / "flights" / "udfs.ssql"
@@ -141,7 +142,7 @@ def test_a_function_that_does_not_resolve_shows_what_was_written():
 
 
 def test_a_text_the_grammar_refuses_still_declares_its_functions():
-    analysis = _lexical(
+    analysis = lexical_analysis(
         "CREATE TEMPORARY FUNCTION f2c(x DOUBLE) RETURNS DOUBLE RETURN x;\nCREATE VIEW v AS SELEC",
         [],
     )

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from sqlstream.frontend.parser import parse, reparse
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import Cancelled
-from sqlstream.lsp.analysis import Analysis, analyze
+from sqlstream.lsp.analysis import analyze
+from sqlstream.lsp.document_index import Analysis
 
 VARIABLES = {"dir": "/data"}
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import sqlstream
-from sqlstream.connectors.base import schema_ddl
+from sqlstream.connectors.call_sequence import schema_ddl
 from sqlstream.runtime.events import BatchProgress
 from tests.conftest import ROOT
 from tests.support.run_failures import failure_of

@@ -18,7 +18,8 @@ import pytest
 import sqlstream
 from sqlstream.diagnostics.errors import QueryFailedError
 from sqlstream.runtime.events import BatchProgress
-from sqlstream.runtime.progress import ProgressRenderer, QuerySummary, Tracker
+from sqlstream.runtime.progress import ProgressRenderer
+from sqlstream.runtime.progress_tracker import QuerySummary, Tracker
 from tests.support.flights import DAYS, FLIGHT_COLUMNS, copy_days
 
 pytestmark = pytest.mark.spark

@@ -25,7 +25,8 @@ import pytest
 
 import sqlstream
 from sqlstream.runtime.events import BatchProgress, QueryIdle, QueryStarted, QueryTerminated
-from sqlstream.runtime.progress import COLUMNS, ProgressRenderer, Tracker, show_time
+from sqlstream.runtime.progress import COLUMNS, ProgressRenderer
+from sqlstream.runtime.progress_tracker import Tracker, show_time
 
 FLIGHTS = Path(__file__).resolve().parents[2] / "examples" / "flights" / "data" / "flights"
 HEADER = (

@@ -23,9 +23,10 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from sqlstream.lsp import completion, features
-from sqlstream.lsp.analysis import Analysis, analyze
+from sqlstream.lsp.analysis import analyze
+from sqlstream.lsp.document_checks import scrubbed
+from sqlstream.lsp.document_index import Analysis
 from sqlstream.lsp.positions import Lines
-from sqlstream.lsp.server import scrubbed
 from tests.support.fuzzing import VARIABLES, mutate
 
 ROOT = Path(__file__).resolve().parents[2]

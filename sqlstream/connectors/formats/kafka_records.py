@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlstream.connectors.base import DECODED, Payload, schema_ddl
+from sqlstream.connectors.call_sequence import schema_ddl
 from sqlstream.connectors.formats import debezium
 from sqlstream.connectors.formats.avro import avro_columns, null_record
+from sqlstream.connectors.payload import DECODED, Payload
 from sqlstream.diagnostics.errors import OptionError
 from sqlstream.frontend.literals import quote_identifier as _quote
 from sqlstream.frontend.literals import string_literal as sql_string
