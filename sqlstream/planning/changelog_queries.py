@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlstream.analysis.facts import function_name
+from sqlstream.analysis.facts import function_name, outer_select
 from sqlstream.analysis.spark_types import UNKNOWN, aggregate_call
 from sqlstream.analysis.store_assignment import assignable, widening
 from sqlstream.diagnostics.errors import SqlStreamError
@@ -285,4 +285,35 @@ def plain(projection: Projection, declared: list[tuple[str, str]], casts) -> boo
         and item.name.lower() == name.lower()
         and cast is None
         for item, (name, _), cast in zip(projection.items, declared, casts, strict=True)
+    )
+
+
+def item_spans(tree: exp.Expr | None, query: ast.SqlText, count: int) -> list[ast.Span]:
+    """Where each of the ``count`` result columns of ``tree`` is selected: its item of the
+    outer ``SELECT``, or the whole query when the items are not the columns one for one (a
+    star, a set operation)."""
+    select = outer_select(tree) if tree is not None else None
+    items = select.expressions if select is not None else []
+    if len(items) != count or any(isinstance(i, exp.Star) or _qualified_star(i) for i in items):
+        return [query.span] * count
+    spans = []
+    for item in items:
+        offsets = node_offsets(item)
+        spans.append(query.locate(*offsets) if offsets else query.span)
+    return spans
+
+
+def typed_query(query: ast.SqlText, columns, casts: list[str | None]) -> ast.SqlText:
+    """``query`` as written when no column needs a ``CAST``, else ``SELECT CAST(`c` AS
+    <declared>) AS `c`, … FROM (<query>) AS `__sqlstream_typed```: the query's own text kept
+    at its place in the file, so its findings stay positioned."""
+    if not any(casts):
+        return query
+    items = ", ".join(
+        f"CAST({quote(name)} AS {cast}) AS {quote(name)}" if cast else quote(name)
+        for (name, _), cast in zip(columns, casts, strict=True)
+    )
+    prefix, suffix = f"SELECT {items} FROM (", "\n) AS `__sqlstream_typed`"
+    return ast.SqlText(
+        prefix + query.text + suffix, query.start - len(prefix), query.span, query.source_map
     )

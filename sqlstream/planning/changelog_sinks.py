@@ -41,8 +41,10 @@ from sqlstream.planning.changelog_queries import (
     SEQUENCE_COLUMN,
     assignments,
     check_keys,
+    item_spans,
     plain,
     projection,
+    typed_query,
     view_sql,
 )
 from sqlstream.planning.compiler import compile_query
@@ -119,6 +121,11 @@ class ChangelogSinkPlanning:
             upsert = resolve_options(options, source, "sink", declaration.name, declaration.span)
             upserting = planner._sink(sink.name, upsert, declaration.span)  # type: ignore[attr-defined]
             name = planner._query_name(sink.name, resolved, declaration.name.span)  # type: ignore[attr-defined]
+            if written_columns is not None:  # the declared types: checked, widened by CASTs
+                typed = [(c.name.value, c.type) for c in declaration.columns]
+                spans = item_spans(compiled.tree, query, len(written_columns))
+                casts = assignments(list(written_columns), typed, spans, sink.name)
+                query = typed_query(query, written_columns, casts)
             compiled = planner._compile(query, name)  # type: ignore[attr-defined]
             planner._add_query(name, upserting, upsert, compiled, emit, span)  # type: ignore[attr-defined]
             return

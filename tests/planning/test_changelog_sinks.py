@@ -401,3 +401,23 @@ def test_a_type_refused_names_both_types():
     )
     assert error.code == "SS225"
     assert "STRING" in error.message and "BIGINT" in error.message
+
+
+def test_an_upsert_writes_the_declared_types():
+    """From a query that is not a changelog, too: widened by CASTs around the query (its
+    text kept), or SS225 at the select item."""
+    text = STREAMS + (
+        "CREATE SINK customers (id BIGINT, name STRING, n DOUBLE, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({TARGETS['delta']});\n"
+        "INSERT INTO customers SELECT id, name, length(city) AS n FROM rows;\n"
+    )
+    (query,) = sqlstream.compile(text, path="/tmp/p.ssql").plan.queries
+    assert query.sql == (
+        "SELECT `id`, `name`, CAST(`n` AS DOUBLE) AS `n` FROM (SELECT id, name, LENGTH(city) "
+        "AS n FROM rows) AS `__sqlstream_typed`"
+    )
+    assert query.columns == (("id", "BIGINT"), ("name", "STRING"), ("n", "DOUBLE"))
+    refused = text.replace("n DOUBLE", "n DATE")
+    error = _error(refused)
+    assert error.code == "SS225" and error.span is not None
+    assert refused[error.span.start :].startswith("length(city) AS n")
