@@ -128,7 +128,7 @@ def projection(tree: exp.Expr, query: ast.SqlText, columns, sink: str, version: 
                 f"'{name}()' is not a function of the change: a micro-batch replayed after a "
                 "crash would write other values for the same changes",
                 at,
-                hint="compute the columns from the change's own columns",
+                hint="compute columns and conditions from the change's own columns",
             )
         if name in _GENERATORS:
             raise ChangelogQueryError(
@@ -202,8 +202,8 @@ def assignments(
                 f"which Spark does not assign from {kind} (ANSI store assignment)",
                 span,
                 code="SS225",
-                hint=f"convert it explicitly (CAST({name} AS {wanted}), try_cast, …) or "
-                f"declare {column} {kind}",
+                hint=f"convert it in the query (CAST(… AS {wanted}), or try_cast(… AS "
+                f"{wanted}) for NULL where it does not convert), or declare {column} {kind}",
             )
         casts.append(wanted if answer and kind != wanted and kind != UNKNOWN else None)
     return casts

@@ -6,24 +6,30 @@ In Flink a ``PRIMARY KEY (k) NOT ENFORCED`` makes a sink a table updated by key:
 change to its key, a delete (``op = 'd'``) deleting it; from an append-only source each row
 is an upsert by key. Here the two meanings are planned on the paths that already exist:
 
-* **from a changelog** (the query is a projection of a ``debezium-json`` stream's columns):
-  the same :class:`~sqlstream.frontend.ast.CreateFlow` as ``CREATE FLOW <sink> AS AUTO CDC
-  INTO <sink> FROM STREAM(<stream>) KEYS (<primary key>) APPLY AS DELETE WHEN <op> = 'd'
+* **from a changelog** (the query reads a ``debezium-json`` stream alone): the same
+  :class:`~sqlstream.frontend.ast.CreateFlow` as ``CREATE FLOW <sink> AS AUTO CDC INTO
+  <sink> FROM STREAM(<stream>) KEYS (<primary key>) APPLY AS DELETE WHEN <op> = 'd'
   SEQUENCE BY <seq> COLUMNS <the sink's columns> STORED AS SCD TYPE 1``, planned by
-  :class:`~sqlstream.planning.flows.FlowPlanning`. The sequence: the stream's ``METADATA
-  FROM 'source.lsn'`` column when it declares one (the change's place in the database's
-  log: unique and ordered, so an out-of-order arrival is put right); else the arrival
-  order, as Flink applies a changelog (the applier numbers the changes: batch id, then
-  place in the micro-batch). ``ts_ms`` is not taken: two changes of a key in one
-  millisecond would tie, and a tie is decided for the delete, not for the later change.
+  :class:`~sqlstream.planning.flows.FlowPlanning`, when the query selects the stream's
+  columns as they are; with a ``WHERE``, expressions, renames or the declared types'
+  ``CAST``s, the flow reads a view of one row per change instead, the ``WHERE`` in its
+  delete condition (:mod:`sqlstream.planning.changelog_queries`: Flink's filter on each
+  change). The sequence: the stream's ``METADATA FROM 'source.lsn'`` column when it
+  declares one (the change's place in the database's log: unique and ordered, so an
+  out-of-order arrival is put right); else the arrival order, as Flink applies a changelog
+  (the applier numbers the changes: batch id, then place in the micro-batch). ``ts_ms`` is
+  not taken: two changes of a key in one millisecond would tie, and a tie is decided for
+  the delete, not for the later change.
 * **from any other query**: the sink with ``mode = 'upsert'`` and ``key_columns`` the
-  primary key (the last row of a key wins, as Flink's upsert).
+  primary key (the last row of a key wins, as Flink's upsert), the query's columns cast to
+  the declared types where they differ.
 
-What the spelling cannot mean here is ``SS109`` at its place: the key on a sink that cannot
-update by key (``files``, ``kafka``, …: Flink's ``kafka`` connector refuses a key too), a
-key without ``NOT ENFORCED`` (Flink refuses it), columns without a key, ``mode`` or
-``key_columns`` beside the key, a query over a changelog that is not a projection of its
-columns, a changelog without its ``op``.
+The declared types are checked by Spark's store assignment (``SS225``). What the spelling
+cannot mean here is ``SS109`` at its place: the key on a sink that cannot update by key
+(``files``, ``kafka``, …: Flink's ``kafka`` connector refuses a key too), a key without
+``NOT ENFORCED`` (Flink refuses it), columns without a key, ``mode`` or ``key_columns``
+beside the key, a query over a changelog that is not a function of one change or computes
+its key, a changelog without its ``op``.
 """
 
 from __future__ import annotations
@@ -84,9 +90,12 @@ class ChangelogSinkPlanning:
         changelog, else an upsert by key (this module's docstring).
 
         Raises:
-            KeyedSinkError: ``SS109``, a second ``INSERT``, a query over a changelog that is
-                not a projection of its columns, columns other than the sink's, a changelog
-                without ``METADATA FROM 'op'``.
+            KeyedSinkError: ``SS109``, a second ``INSERT``, columns other than the sink's, a
+                changelog read with other relations or through a view, a changelog without
+                ``METADATA FROM 'op'``.
+            ChangelogQueryError: ``SS109``, a query over a changelog that is not a function
+                of one change or computes its key; ``SS225``, a column whose type the
+                declared column cannot take (both paths).
         """
         planner = self
         declaration, resolved, sink = entry.keyed, entry.options, entry.sink
