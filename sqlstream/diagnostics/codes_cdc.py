@@ -100,10 +100,32 @@ RECORDS: tuple[tuple[str, str, str, str], ...] = (
      refuses it) or whose columns are not declared, a column list without a key, ``mode``
      or ``key_columns`` beside the key, columns written other than the sink's (by name, in
      its order), a second ``INSERT``, a query over the changelog that is more than a
-     projection of its columns or reads it through a view, a changelog that does not
-     declare ``op STRING METADATA FROM 'op'``. Anti-pattern: ``INSERT INTO customers SELECT
-     id, upper(name) AS name FROM changes WHERE city <> ''``. Fix: compute in a view and
-     write ``CREATE FLOW … AS AUTO CDC INTO customers FROM STREAM(view) KEYS (id) APPLY AS
-     DELETE WHEN op = 'd' SEQUENCE BY seq``.""",
+     function of one change (a join, an aggregation, a window, ``DISTINCT``, ``ORDER BY`` /
+     ``LIMIT``, a subquery, a generator, a non-deterministic function such as ``rand()``,
+     ``uuid()`` or ``current_timestamp()``) or reads it through a view, a key column that is
+     computed (Flink's upsert key must be derivable: a column of the changelog, renamed or
+     widened at most), a changelog that does not declare ``op STRING METADATA FROM 'op'``.
+     A ``WHERE`` and expressions of the change's own columns are allowed (a change whose
+     image fails the ``WHERE`` deletes its key, as in Flink). Anti-pattern: ``INSERT INTO
+     customers SELECT upper(code) AS id, name FROM changes``. Fix: select the key column
+     itself (``SELECT code AS id, …``), or compute in a view and write ``CREATE FLOW … AS
+     AUTO CDC INTO customers FROM STREAM(view) KEYS (id) APPLY AS DELETE WHEN op = 'd'
+     SEQUENCE BY seq``.""",
+    ),
+    (
+        "SS225",
+        "error",
+        "a column of Flink's changelog `INSERT` whose type the sink's declared column cannot take",
+        """
+     A sink declared with columns (``CREATE SINK t (id BIGINT, …, PRIMARY KEY (id) NOT
+     ENFORCED)``) is written by Spark's store assignment (``spark.sql.storeAssignmentPolicy
+     = ANSI``, Spark's default; ``Cast.canANSIStoreAssign``): the same type, ``NULL``, a
+     number into any number, any atomic type into ``STRING``, a date or timestamp into a date
+     or timestamp, arrays, maps and structs element by element. An assignable column of
+     another type is converted with a ``CAST`` (``translate`` prints it; a number that does
+     not fit fails the query, as Spark's ``CAST`` under ANSI); any other is refused, as Spark
+     refuses it (``INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST``). Anti-pattern: ``city
+     BIGINT`` declared for a ``STRING`` column. Fix: declare the column's type, or convert
+     it in the query (``try_cast(city AS BIGINT)``).""",
     ),
 )

@@ -6,29 +6,35 @@ In Flink a ``PRIMARY KEY (k) NOT ENFORCED`` makes a sink a table updated by key:
 change to its key, a delete (``op = 'd'``) deleting it; from an append-only source each row
 is an upsert by key. Here the two meanings are planned on the paths that already exist:
 
-* **from a changelog** (the query is a projection of a ``debezium-json`` stream's columns):
-  the same :class:`~sqlstream.frontend.ast.CreateFlow` as ``CREATE FLOW <sink> AS AUTO CDC
-  INTO <sink> FROM STREAM(<stream>) KEYS (<primary key>) APPLY AS DELETE WHEN <op> = 'd'
+* **from a changelog** (the query reads a ``debezium-json`` stream alone): the same
+  :class:`~sqlstream.frontend.ast.CreateFlow` as ``CREATE FLOW <sink> AS AUTO CDC INTO
+  <sink> FROM STREAM(<stream>) KEYS (<primary key>) APPLY AS DELETE WHEN <op> = 'd'
   SEQUENCE BY <seq> COLUMNS <the sink's columns> STORED AS SCD TYPE 1``, planned by
-  :class:`~sqlstream.planning.flows.FlowPlanning`. The sequence: the stream's ``METADATA
-  FROM 'source.lsn'`` column when it declares one (the change's place in the database's
-  log: unique and ordered, so an out-of-order arrival is put right); else the arrival
-  order, as Flink applies a changelog (the applier numbers the changes: batch id, then
-  place in the micro-batch). ``ts_ms`` is not taken: two changes of a key in one
-  millisecond would tie, and a tie is decided for the delete, not for the later change.
+  :class:`~sqlstream.planning.flows.FlowPlanning`, when the query selects the stream's
+  columns as they are; with a ``WHERE``, expressions, renames or the declared types'
+  ``CAST``s, the flow reads a view of one row per change instead, the ``WHERE`` in its
+  delete condition (:mod:`sqlstream.planning.changelog_queries`: Flink's filter on each
+  change). The sequence: the stream's ``METADATA FROM 'source.lsn'`` column when it
+  declares one (the change's place in the database's log: unique and ordered, so an
+  out-of-order arrival is put right); else the arrival order, as Flink applies a changelog
+  (the applier numbers the changes: batch id, then place in the micro-batch). ``ts_ms`` is
+  not taken: two changes of a key in one millisecond would tie, and a tie is decided for
+  the delete, not for the later change.
 * **from any other query**: the sink with ``mode = 'upsert'`` and ``key_columns`` the
-  primary key (the last row of a key wins, as Flink's upsert).
+  primary key (the last row of a key wins, as Flink's upsert), the query's columns cast to
+  the declared types where they differ.
 
-What the spelling cannot mean here is ``SS109`` at its place: the key on a sink that cannot
-update by key (``files``, ``kafka``, …: Flink's ``kafka`` connector refuses a key too), a
-key without ``NOT ENFORCED`` (Flink refuses it), columns without a key, ``mode`` or
-``key_columns`` beside the key, a query over a changelog that is not a projection of its
-columns, a changelog without its ``op``.
+The declared types are checked by Spark's store assignment (``SS225``). What the spelling
+cannot mean here is ``SS109`` at its place: the key on a sink that cannot update by key
+(``files``, ``kafka``, …: Flink's ``kafka`` connector refuses a key too), a key without
+``NOT ENFORCED`` (Flink refuses it), columns without a key, ``mode`` or ``key_columns``
+beside the key, a query over a changelog that is not a function of one change or computes
+its key, a changelog without its ``op``.
 """
 
 from __future__ import annotations
 
-from sqlglot import exp
+import re
 
 from sqlstream.connectors import resolve_options
 from sqlstream.connectors.formats.debezium import DEBEZIUM
@@ -36,6 +42,17 @@ from sqlstream.diagnostics.errors import SqlStreamError, UnknownNameError, did_y
 from sqlstream.frontend import ast
 from sqlstream.frontend.literals import quote_identifier as quote
 from sqlstream.planning.catalog import CatalogSink
+from sqlstream.planning.changelog_queries import (
+    DELETE_COLUMN,
+    SEQUENCE_COLUMN,
+    assignments,
+    check_keys,
+    item_spans,
+    plain,
+    projection,
+    typed_query,
+    view_sql,
+)
 from sqlstream.planning.compiler import compile_query
 from sqlstream.planning.flows import CDC_TARGETS, _Whole
 
@@ -73,9 +90,12 @@ class ChangelogSinkPlanning:
         changelog, else an upsert by key (this module's docstring).
 
         Raises:
-            KeyedSinkError: ``SS109``, a second ``INSERT``, a query over a changelog that is
-                not a projection of its columns, columns other than the sink's, a changelog
-                without ``METADATA FROM 'op'``.
+            KeyedSinkError: ``SS109``, a second ``INSERT``, columns other than the sink's, a
+                changelog read with other relations or through a view, a changelog without
+                ``METADATA FROM 'op'``.
+            ChangelogQueryError: ``SS109``, a query over a changelog that is not a function
+                of one change or computes its key; ``SS225``, a column whose type the
+                declared column cannot take (both paths).
         """
         planner = self
         declaration, resolved, sink = entry.keyed, entry.options, entry.sink
@@ -110,11 +130,22 @@ class ChangelogSinkPlanning:
             upsert = resolve_options(options, source, "sink", declaration.name, declaration.span)
             upserting = planner._sink(sink.name, upsert, declaration.span)  # type: ignore[attr-defined]
             name = planner._query_name(sink.name, resolved, declaration.name.span)  # type: ignore[attr-defined]
+            if written_columns is not None:  # the declared types: checked, widened by CASTs
+                typed = [(c.name.value, c.type) for c in declaration.columns]
+                spans = item_spans(compiled.tree, query, len(written_columns))
+                casts = assignments(list(written_columns), typed, spans, sink.name)
+                query = typed_query(query, written_columns, casts)
             compiled = planner._compile(query, name)  # type: ignore[attr-defined]
             planner._add_query(name, upserting, upsert, compiled, emit, span)  # type: ignore[attr-defined]
             return
         stream, reference = changelog
-        _check_projection(compiled.tree, query, sink.name)
+        if compiled.findings or written_columns is None:  # unknown names, types: reported
+            for finding in compiled.findings:
+                planner._record(finding)  # type: ignore[attr-defined]
+            return
+        version = planner.context.spark_version  # type: ignore[attr-defined]
+        assert compiled.tree is not None  # (a compiled query keeps its tree)
+        shape = projection(compiled.tree, query, written_columns, sink.name, version)
         metadata = {
             (c.key or c.name.value).lower(): c.name.value
             for c in stream.columns
@@ -127,17 +158,33 @@ class ChangelogSinkPlanning:
                 reference.span,
                 hint=f"declare it on {stream.name}: op STRING METADATA FROM 'op'",
             )
+        typed = [(c.name.value, c.type) for c in declaration.columns]
+        casts = assignments(list(written_columns), typed, shape.spans, sink.name)
+        stream_columns = {c.name.value.lower() for c in stream.columns}
+        keys = [n.value for n in key.names]
+        check_keys(shape, keys, typed, list(written_columns), stream_columns)
         whole = query.span
         lsn = metadata.get("source.lsn")
+        source = ast.Name(stream.name.value, reference.span)
+        delete = f"{quote(metadata['op'])} = 'd'"
         sequence = quote(lsn) if lsn is not None else ARRIVAL
+        if not plain(shape, typed, casts):  # a view of one row per change, read by the flow
+            view = _fresh_view(planner.catalog, name)  # type: ignore[attr-defined]
+            text = _Whole(
+                view_sql(shape, typed, casts, metadata["op"], lsn),
+                whole.start,
+                whole,
+                query.source_map,
+            )
+            planner._view(ast.Name(view, whole), text, span)  # type: ignore[attr-defined]
+            source, delete = ast.Name(view, reference.span), quote(DELETE_COLUMN)
+            sequence = quote(SEQUENCE_COLUMN) if lsn is not None else ARRIVAL
         flow = ast.CreateFlow(
             name=ast.Name(name, declaration.name.span),
             target=ast.Name(sink.name, span),
-            source=ast.Name(stream.name.value, reference.span),
+            source=source,
             keys=key.names,
-            delete_when=_Whole(
-                f"{quote(metadata['op'])} = 'd'", whole.start, whole, query.source_map
-            ),
+            delete_when=_Whole(delete, whole.start, whole, query.source_map),
             sequence=_Whole(sequence, whole.start, whole, query.source_map),
             columns=tuple(ast.Name(d, whole) for d in declared),
             except_columns=False,
@@ -243,35 +290,23 @@ def _changelog(script: ast.Script, catalog, compiled):
     if len(read) > 1 or not direct:
         where = direct[0].span if direct else compiled.reads[0].span
         raise KeyedSinkError(
-            f"a changelog ('{found[0].name}') is applied to a table with a PRIMARY KEY when the "
-            "query selects its columns; here it is read with other relations or through a view",
+            f"a changelog ('{found[0].name}') is applied to a table with a PRIMARY KEY one "
+            "change at a time, when the query reads it alone; here it is read with other "
+            "relations, deduplicated or through a view",
             where,
-            hint="select the columns FROM the changelog stream itself; for a computed or "
-            "joined change stream, write CREATE VIEW … and CREATE FLOW … AS AUTO CDC INTO the "
+            hint="select FROM the changelog stream itself; for a joined or deduplicated "
+            "change stream, write CREATE VIEW … and CREATE FLOW … AS AUTO CDC INTO the "
             "sink FROM STREAM(view) (docs/cdc.md)",
         )
     return streams[direct[0].name.lower()], direct[0]
 
 
-def _check_projection(tree, query: ast.SqlText, sink: str) -> None:
-    """The query over a changelog is ``SELECT col, … FROM stream``, nothing more.
-
-    Raises:
-        KeyedSinkError: ``SS109``, at the query.
-    """
-    clauses = ("joins", "where", "group", "having", "qualify", "order", "limit", "distinct")
-    plain = (
-        isinstance(tree, exp.Select)
-        and not any(tree.args.get(c) for c in clauses)
-        and not tree.args.get("with")
-        and all(isinstance(e, (exp.Column, exp.Star)) for e in tree.expressions)
-    )
-    if not plain:
-        raise KeyedSinkError(
-            f"a changelog is applied to '{sink}' by key: the query selects the changelog's "
-            "columns by name (no expression, filter, join or aggregation)",
-            query.span,
-            hint=f"compute in a view and apply it with CREATE FLOW … AS AUTO CDC INTO {sink} "
-            "FROM STREAM(view) KEYS (…) APPLY AS DELETE WHEN op = 'd' SEQUENCE BY … "
-            "(docs/cdc.md)",
-        )
+def _fresh_view(catalog, name: str) -> str:
+    """``__<name>_changes`` (``_2``, … when taken): the view of one row per change that the
+    flow of a computed changelog ``INSERT`` reads (a compiler's view: ``__``)."""
+    stem = "__" + re.sub(r"\W", "_", name) + "_changes"
+    candidate, number = stem, 1
+    while candidate in catalog:
+        number += 1
+        candidate = f"{stem}_{number}"
+    return candidate

@@ -10,6 +10,9 @@ log position, so the table equals the oracle; one declares no position and reads
 events in log order, a file per micro-batch: the sequence is the arrival order (numbered by
 the applier across micro-batches), which is then the log's order, so it equals the oracle
 too.
+The same shuffled log through a ``WHERE`` and computed, renamed and widened columns into a
+third table equals a Python oracle of Flink's meaning (a change whose row fails the
+``WHERE`` deletes its key).
 """
 
 from __future__ import annotations
@@ -46,9 +49,37 @@ CREATE SINK by_arrival (id BIGINT, carrier STRING, flight INT, dep_delay DOUBLE,
   WITH (connector = 'postgres', url = '{url}', user = 'postgres',
         password = '${{env:PG_PASSWORD}}', table = 'flink_by_arrival');
 
+CREATE SINK on_time (flight_id BIGINT, carrier STRING, flight BIGINT, delay_hours DOUBLE,
+                     PRIMARY KEY (flight_id) NOT ENFORCED)
+  WITH (connector = 'postgres', url = '{url}', user = 'postgres',
+        password = '${{env:PG_PASSWORD}}', table = 'flink_on_time');
+
 INSERT INTO by_lsn SELECT id, carrier, flight, dep_delay FROM shuffled;
 INSERT INTO by_arrival SELECT id, carrier, flight, dep_delay FROM ordered;
+INSERT INTO on_time
+SELECT id AS flight_id, lower(carrier) AS carrier, flight, dep_delay / 60 AS delay_hours
+FROM shuffled
+WHERE dep_delay < 30;
 """
+
+
+def _on_time_oracle(events: list[dict]) -> set:
+    """The rows of ``on_time`` in plain Python, with Flink's meaning of the WHERE: per key,
+    the change with the highest ``source.lsn``; the key is in the table when that change
+    is not a delete and its row passes ``dep_delay < 30`` (a NULL delay does not); the
+    columns computed from that row."""
+    last: dict[int, dict] = {}
+    for event in sorted(events, key=lambda e: e["source"]["lsn"]):
+        image = event["before"] if event["op"] == "d" else event["after"]
+        last[image["id"]] = event
+    rows = set()
+    for event in last.values():
+        image = event["after"]
+        if event["op"] != "d" and image["dep_delay"] is not None and image["dep_delay"] < 30:
+            rows.add(
+                (image["id"], image["carrier"].lower(), image["flight"], image["dep_delay"] / 60)
+            )
+    return rows
 
 
 def _in_order(folder, events: list[dict], files: int = 2) -> None:
@@ -81,6 +112,12 @@ def test_a_debezium_log_inserted_into_a_keyed_sink_equals_the_oracle(
     columns = "id, carrier, flight, dep_delay"
     assert set(postgres.rows(f"SELECT {columns} FROM flink_by_lsn")) == expected
     assert set(postgres.rows(f"SELECT {columns} FROM flink_by_arrival")) == expected
+    # through a WHERE and a projection: a change whose row fails the WHERE deletes its key
+    on_time = _on_time_oracle(events)
+    filtered_out = {r[0] for r in expected} - {r[0] for r in on_time}
+    assert len(on_time) > 5 and len(filtered_out) > 5
+    columns = "flight_id, carrier, flight, delay_hours"
+    assert set(postgres.rows(f"SELECT {columns} FROM flink_on_time")) == on_time
     # the shuffled log is out of order: applied by arrival it would not be the oracle
     shuffled = sorted((tmp_path / "shuffled").glob("*.json"))
     arrived = [json.loads(line) for f in shuffled for line in f.read_text().splitlines()]

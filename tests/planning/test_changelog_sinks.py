@@ -146,16 +146,96 @@ FILES = "connector = 'files', path = 'o', format = 'json'"
             "SS101",
             "PRIMARY KEY (name)",
         ),
-        # more than a projection of the changelog
+        # more than a function of one change
         (
-            _keyed("INSERT INTO customers SELECT id, name, city FROM changes WHERE id > 0"),
+            _keyed(
+                "INSERT INTO customers SELECT id, name, city FROM changes GROUP BY id, name, city"
+            ),
             "SS109",
-            "SELECT id, name, city FROM changes WHERE",
+            "SELECT id, name, city FROM changes GROUP",
         ),
         (
-            _keyed("INSERT INTO customers SELECT id, upper(name) AS name, city FROM changes"),
+            _keyed(
+                "INSERT INTO customers SELECT c.id, c.name, r.city FROM changes c "
+                "JOIN rows r ON c.id = r.id"
+            ),
             "SS109",
-            "SELECT id, upper",
+            "changes c JOIN",
+        ),
+        (
+            _keyed("INSERT INTO customers SELECT id, name, uuid() AS city FROM changes"),
+            "SS109",
+            "uuid()",
+        ),
+        (
+            _keyed("INSERT INTO customers SELECT id, name, city FROM changes WHERE rand() > 0.5"),
+            "SS109",
+            "rand()",
+        ),
+        (
+            _keyed(
+                "INSERT INTO customers SELECT id, name, CAST(current_timestamp() AS STRING) "
+                "AS city FROM changes"
+            ),
+            "SS109",
+            "current_timestamp()",
+        ),
+        (
+            _keyed("INSERT INTO customers SELECT DISTINCT id, name, city FROM changes"),
+            "SS109",
+            "changes;",
+        ),
+        (
+            _keyed(
+                "INSERT INTO customers SELECT id, name, city FROM changes "
+                "WHERE id IN (SELECT id FROM rows)"
+            ),
+            "SS109",
+            "changes WHERE id IN",
+        ),
+        (
+            _keyed(
+                "INSERT INTO customers SELECT id, name, city FROM TUMBLE(TABLE changes, "
+                "DESCRIPTOR(at), INTERVAL '1' HOUR)"
+            ).replace("'source.lsn'", "'source.lsn', at TIMESTAMP METADATA FROM 'ts_ms'"),
+            "SS109",
+            "SELECT id, name, city FROM TUMBLE",
+        ),
+        (
+            _keyed(
+                "INSERT INTO customers SELECT id, name, explode(array(city)) AS city FROM changes"
+            ),
+            "SS109",
+            "explode(",
+        ),
+        # a computed key; a key cast that could merge two keys
+        (
+            _keyed("INSERT INTO customers SELECT id + 1 AS id, name, city FROM changes"),
+            "SS109",
+            "id + 1 AS id",
+        ),
+        (
+            _keyed("INSERT INTO customers SELECT id, name, city FROM changes").replace(
+                "id BIGINT, name STRING, city STRING, PRIMARY",
+                "id INT, name STRING, city STRING, PRIMARY",
+            ),
+            "SS109",
+            "id, name, city FROM changes;",
+        ),
+        # a type the sink's declared column cannot take (Spark's ANSI store assignment)
+        (
+            _keyed("INSERT INTO customers SELECT id, name, city FROM changes").replace(
+                "city STRING, PRIMARY", "city BIGINT, PRIMARY"
+            ),
+            "SS225",
+            "city FROM changes;",
+        ),
+        (
+            _keyed("INSERT INTO customers SELECT id, name, id > 3 AS city FROM changes").replace(
+                "city STRING, PRIMARY", "city INT, PRIMARY"
+            ),
+            "SS225",
+            "id > 3 AS city",
         ),
         # columns other than the sink's
         (
@@ -233,3 +313,111 @@ def test_a_kafka_changelog_in_flinks_option_names_is_a_changelog():
 def test_an_unknown_column_is_reported_as_such():
     error = _error(_keyed("INSERT INTO customers SELECT id, nme, city FROM rows"))
     assert error.code == "SS205" and "nme" in error.message  # the unknown column
+
+
+COMPUTED = (
+    "INSERT INTO customers SELECT c.id AS customer_id, upper(name) AS name, city, score "
+    "FROM changes c WHERE city <> 'Oslo'"
+)
+SCORED = STREAMS.replace("city STRING,\n    op", "city STRING, score INT,\n    op")
+SCORED_SINK = (
+    "customer_id BIGINT, name STRING, city STRING, score DOUBLE, "
+    "PRIMARY KEY (customer_id) NOT ENFORCED"
+)
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_a_filter_and_expressions_print_the_auto_cdc_flow_over_a_view(target):
+    """The golden of WHERE and expressions: the INSERT is translated to the very program of
+    the AUTO CDC flow over a hand-written view of one row per change (its WHERE in the
+    delete condition, a renamed key, the declared types as CASTs), line for line."""
+    flink = (
+        SCORED + f"CREATE SINK customers ({SCORED_SINK}) WITH ({TARGETS[target]});\n{COMPUTED};\n"
+    )
+    view = (
+        "SELECT c.id AS `customer_id`, upper(name) AS `name`, city AS `city`, "
+        "CAST(score AS DOUBLE) AS `score`, "
+        "(`op` = 'd' OR NOT COALESCE((city <> 'Oslo'), FALSE)) AS `__sqlstream_delete`, "
+        "`seq` AS `__sqlstream_sequence` FROM changes AS c"
+    )
+    auto = (
+        SCORED + f"CREATE SINK customers WITH ({TARGETS[target]});\n"
+        f"CREATE VIEW __customers_changes AS {view}; "
+        "CREATE FLOW customers AS AUTO CDC INTO customers FROM STREAM(__customers_changes) "
+        "KEYS (customer_id) APPLY AS DELETE WHEN `__sqlstream_delete` "
+        "SEQUENCE BY `__sqlstream_sequence` COLUMNS customer_id, name, city, score "
+        "STORED AS SCD TYPE 1;\n"
+    )
+    printed = sqlstream.translate(flink, path="/tmp/p.ssql")
+    assert printed == sqlstream.translate(auto, path="/tmp/p.ssql")
+    assert "NOT COALESCE((city <> 'Oslo'), FALSE)) AS `__sqlstream_delete`" in printed
+    assert "c.id AS `customer_id`" in printed and "CAST(score AS DOUBLE)" in printed
+    assert "keys=['customer_id'], columns=['customer_id', 'name', 'city', 'score']" in printed
+
+
+def test_a_filter_alone_is_a_delete_condition_sequenced_like_any_change():
+    pipeline = sqlstream.compile(
+        _keyed("INSERT INTO customers SELECT id, name, city FROM changes WHERE id > 0"),
+        path="/tmp/p.ssql",
+    )
+    (view,) = [r for r in pipeline.plan.relations if r.name == "__customers_changes"]
+    assert view.sql == (
+        "SELECT id AS `id`, name AS `name`, city AS `city`, "
+        "(`op` = 'd' OR NOT COALESCE((id > 0), FALSE)) AS `__sqlstream_delete`, "
+        "`seq` AS `__sqlstream_sequence` FROM changes"
+    )
+    (query,) = pipeline.plan.queries
+    assert "FROM `__customers_changes`" in query.sql
+    assert "(`__sqlstream_sequence`) AS `__sqlstream_sequence`" in query.sql
+
+
+def test_without_a_log_position_a_filtered_view_is_ordered_by_arrival():
+    text = _keyed("INSERT INTO customers SELECT id, lower(name) AS name, city FROM unordered")
+    pipeline = sqlstream.compile(text, path="/tmp/p.ssql")
+    (view,) = [r for r in pipeline.plan.relations if r.name == "__customers_changes"]
+    assert "__sqlstream_sequence" not in view.sql
+    (query,) = pipeline.plan.queries
+    assert json.loads(dict(query.sink.settings)["auto_cdc"])["arrival"] is True
+
+
+def test_a_plain_projection_reads_the_stream_itself():
+    pipeline = sqlstream.compile(
+        _keyed("INSERT INTO customers SELECT * EXCEPT (op, seq) FROM changes"), path="/tmp/p.ssql"
+    )
+    assert [r.name for r in pipeline.plan.relations] == [
+        "changes",
+        "unordered",
+        "no_op",
+        "rows",
+        "renamed",
+    ]
+
+
+def test_a_type_refused_names_both_types():
+    error = _error(
+        _keyed("INSERT INTO customers SELECT id, name, city FROM changes").replace(
+            "city STRING, PRIMARY", "city BIGINT, PRIMARY"
+        )
+    )
+    assert error.code == "SS225"
+    assert "STRING" in error.message and "BIGINT" in error.message
+
+
+def test_an_upsert_writes_the_declared_types():
+    """From a query that is not a changelog, too: widened by CASTs around the query (its
+    text kept), or SS225 at the select item."""
+    text = STREAMS + (
+        "CREATE SINK customers (id BIGINT, name STRING, n DOUBLE, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({TARGETS['delta']});\n"
+        "INSERT INTO customers SELECT id, name, length(city) AS n FROM rows;\n"
+    )
+    (query,) = sqlstream.compile(text, path="/tmp/p.ssql").plan.queries
+    assert query.sql == (
+        "SELECT `id`, `name`, CAST(`n` AS DOUBLE) AS `n` FROM (SELECT id, name, LENGTH(city) "
+        "AS n FROM rows) AS `__sqlstream_typed`"
+    )
+    assert query.columns == (("id", "BIGINT"), ("name", "STRING"), ("n", "DOUBLE"))
+    refused = text.replace("n DOUBLE", "n DATE")
+    error = _error(refused)
+    assert error.code == "SS225" and error.span is not None
+    assert refused[error.span.start :].startswith("length(city) AS n")
