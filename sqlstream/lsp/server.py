@@ -48,7 +48,7 @@ from pygls.workspace import TextDocument
 
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import Cancelled
-from sqlstream.lsp import completion, features
+from sqlstream.lsp import completion, features, test_files
 from sqlstream.lsp.analysis import Analysis, analyze
 from sqlstream.lsp.freeing import free_replaced
 from sqlstream.lsp.positions import Lines
@@ -164,7 +164,10 @@ class SqlStreamServer(LanguageServer):
 
     def schedule(self, uri: str, delay: float = 0.0, settings_wait: float = 0.0) -> None:
         """Check ``uri`` after ``delay`` seconds (and after the workspace's settings came,
-        waiting at most ``settings_wait`` seconds), replacing a check pending for it."""
+        waiting at most ``settings_wait`` seconds), replacing a check pending for it. A
+        test file (``*.test.yaml``) is not checked: it only answers go to definition."""
+        if test_files.is_test_file(uri):
+            return
         previous = self.pending.pop(uri, None)
         if previous is not None:
             previous.cancel()
@@ -448,6 +451,16 @@ def build(variables: dict[str, str] | None = None, trust: bool = False) -> SqlSt
 
     @server.feature(t.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: SqlStreamServer, params: t.DefinitionParams) -> t.Location | None:
+        test_file = ls.document(params.text_document.uri)
+        if test_file is not None and test_files.is_test_file(params.text_document.uri):
+            return test_files.definition(
+                params.text_document.uri,
+                test_file.source,
+                params.position,
+                ls.document,
+                {**ls.file_variables, **ls.setting_variables},
+                ls.encoding,
+            )
         known = ls.current(params.text_document.uri)
         if known is None:  # not checked yet
             return None
