@@ -165,8 +165,8 @@ class SqlStreamServer(LanguageServer):
     def schedule(self, uri: str, delay: float = 0.0, settings_wait: float = 0.0) -> None:
         """Check ``uri`` after ``delay`` seconds (and after the workspace's settings came,
         waiting at most ``settings_wait`` seconds), replacing a check pending for it. A
-        test file (``*.test.yaml``) is not checked: it only answers go to definition."""
-        if test_files.is_test_file(uri):
+        YAML file (a test file) is not checked: a test file answers go to definition."""
+        if test_files.is_yaml(uri):
             return
         previous = self.pending.pop(uri, None)
         if previous is not None:

@@ -30,13 +30,19 @@ from sqlstream.frontend import ast
 from sqlstream.frontend.parser import parse
 from sqlstream.lsp.positions import Lines
 
-__all__ = ["definition", "is_test_file", "targets"]
+__all__ = ["definition", "is_test_file", "is_yaml", "targets"]
 
 SUFFIXES = (".test.yaml", ".test.yml")
 """What a pipeline test file's name ends with."""
 
 _STEP_KEYS = {"input": "stream", "expect": "sink", "table": "sink", "expectations": "constraint"}
 """A step's keys whose mapping's keys are names, and what they name."""
+
+
+def is_yaml(uri: str) -> bool:
+    """Whether the document ``uri`` is YAML (``.yaml``, ``.yml``): never checked as a
+    pipeline (an editor may send every YAML file to the server)."""
+    return unquote(urlparse(uri).path).endswith((".yaml", ".yml"))
 
 
 def is_test_file(uri: str) -> bool:
