@@ -81,7 +81,8 @@ def verify(
     debug: bool = False,
 ) -> None:
     """Stream FILE in many ways (one micro-batch, one per input step or file, --splits
-    random cuts, each with a restart) and compare every query with the same SQL run as a
+    random cuts; each run of several micro-batches restarted once where a query has
+    state) and compare every query with the same SQL run as a
     batch query over the same input: each test of --test (or those -k picks), or the
     files of --input.
 

@@ -36,6 +36,7 @@ from pygls.workspace import TextDocument
 
 from sqlstream.ir.caches import CompileCaches
 from sqlstream.ir.context import Cancelled
+from sqlstream.lsp import test_files
 from sqlstream.lsp.analysis import analyze
 from sqlstream.lsp.document_index import Analysis
 from sqlstream.lsp.freeing import free_replaced
@@ -114,7 +115,10 @@ class SqlStreamServer(LanguageServer):
 
     def schedule(self, uri: str, delay: float = 0.0, settings_wait: float = 0.0) -> None:
         """Check ``uri`` after ``delay`` seconds (and after the workspace's settings came,
-        waiting at most ``settings_wait`` seconds), replacing a check pending for it."""
+        waiting at most ``settings_wait`` seconds), replacing a check pending for it. A
+        YAML file (a test file) is not checked: a test file answers go to definition."""
+        if test_files.is_yaml(uri):
+            return
         previous = self.pending.pop(uri, None)
         if previous is not None:
             previous.cancel()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from sqlstream.lsp import completion, features
+from sqlstream.lsp import completion, features, test_files
 from sqlstream.lsp.document_checks import SqlStreamServer, text_range
 from sqlstream.lsp.document_index import Analysis
 from sqlstream.lsp.positions import Lines
@@ -105,6 +105,16 @@ def register(server: SqlStreamServer) -> None:
 
     @server.feature(t.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: SqlStreamServer, params: t.DefinitionParams) -> t.Location | None:
+        test_file = ls.document(params.text_document.uri)
+        if test_file is not None and test_files.is_test_file(params.text_document.uri):
+            return test_files.definition(
+                params.text_document.uri,
+                test_file.source,
+                params.position,
+                ls.document,
+                {**ls.file_variables, **ls.setting_variables},
+                ls.encoding,
+            )
         at = _at(ls, params)
         if at is None:
             return None

@@ -168,11 +168,14 @@ class Harness:
         pipeline: PipelineUnderTest,
         every_query: bool = False,
         only: frozenset[str] | None = None,
+        columns: dict[str, list] | None = None,
     ) -> CaseResult:
         """Run ``case`` of ``test_file`` on ``pipeline``: the queries it checks
         (:func:`checked_queries`), or every query of the pipeline when ``every_query``
         (``--record``, which writes what every sink received), or the queries named in
-        ``only`` (lower case; ``sqlstream verify``: those its input feeds).
+        ``only`` (lower case; ``sqlstream verify``: those its input feeds). ``columns``:
+        each query's columns by name, read from the query when missing and kept there
+        (``sqlstream verify``'s runs of one pipeline analyse each query once).
 
         Returns:
             A :class:`~sqlstream.testing.compare.CaseResult`: ``passed``, ``failed`` with
@@ -190,6 +193,8 @@ class Harness:
         if only is not None:
             run = tuple(q for q in pipeline.plan.queries if q.name.lower() in only)
         queries = [_Query(q, folder / "checkpoints" / q.name, zone) for q in run]
+        for query in queries:
+            query.capture.columns = list((columns or {}).get(query.plan.name, []))
         try:
             program = self._program(pipeline, case, queries, folder)
             restore = self._settings(pipeline, program, case)
@@ -206,6 +211,8 @@ class Harness:
         finally:
             for query in queries:
                 capture.unregister(query.function)
+                if columns is not None and query.capture.columns:
+                    columns[query.plan.name] = query.capture.columns
             shutil.rmtree(folder, ignore_errors=True)
         if result.status == "passed" and result.failures:
             result.status = "failed"

@@ -7,8 +7,9 @@ The input (the rows of a test's ``input`` steps, or the files of a file source) 
   (:class:`~sqlstream.testing.harness.Harness`, one SparkSession, the test feed): all
   input in one micro-batch (``one-batch``), one micro-batch per input step or file
   (``per-step``), and ``splits`` seeded random cuts of the input in arrival order
-  (``split-1`` …); each stopped and started again on its checkpoint at a random batch
-  boundary (the harness's ``restart`` step).
+  (``split-1`` …); each of several micro-batches stopped and started again on its
+  checkpoint at a random batch boundary with a batch after it, where a query has state
+  (the harness's ``restart`` step; :func:`plan_runs`).
 
 Per query, what must agree (:func:`judge`): *split and restart invariance* (every run that
 dropped no late row writes the same final rows) and *batch equivalence* (the final rows
@@ -38,9 +39,18 @@ from sqlstream.testing.compare import CaseResult
 from sqlstream.testing.oracle import Oracle, hashable
 from sqlstream.testing.pipeline import PipelineUnderTest, time_zone
 from sqlstream.testing.spec import Case, Rows, Step, TestFile
+from sqlstream.testing.verify_diff import _drop, _key, _once, diff
 from sqlstream.testing.verify_keys import key_names
 
-__all__ = ["Input", "QueryReport", "Run", "Verifier", "plan_runs"]
+__all__ = ["Input", "QueryReport", "Run", "Verifier", "diff", "plan_runs"]
+
+PARTITIONS = "spark.sql.shuffle.partitions"
+"""Set to 1 in verify's streaming runs unless the pipeline or the test sets it: a run's
+few rows then go through one state store per stateful operator and one task per stage
+(as ``sqlstream test``'s session, :data:`sqlstream.testing.suite.SESSION_DEFAULTS`). What
+a query writes does not depend on the number (rows compare as multisets), and a restart
+reads it from the checkpoint (Spark guide, *Recovery Semantics after Changes in a
+Streaming Query*)."""
 
 
 @dataclass
@@ -119,10 +129,20 @@ class QueryReport:
     unexpected: list[dict] = field(default_factory=list)
 
 
-def plan_runs(data: Input, splits: int, seed: int) -> list[Run]:
+def plan_runs(data: Input, splits: int, seed: int, restarts: bool = True) -> list[Run]:
     """The runs of verify: ``one-batch``, ``per-step`` and ``splits`` random cuts of the
-    input in arrival order (2 to 5 micro-batches each), each with a restart after a random
-    micro-batch; all drawn from ``random.Random(seed)``."""
+    input in arrival order (2 to 5 micro-batches each); all drawn from
+    ``random.Random(seed)``.
+
+    Each run of two micro-batches or more is stopped and started again on its checkpoint
+    after a random micro-batch that has another after it (``restarts``: when a query it
+    runs has state; a restart of a query without state only re-reads its source's
+    offsets). A run of one micro-batch is not restarted: the only boundaries it has are
+    before and after all of its input, where a restart has no state to carry into a next
+    micro-batch. A run whose micro-batches and restart are those of an earlier run (the
+    ``per-step`` run of an input of one step, a cut drawn twice) is left out: it is the
+    same run.
+    """
     rng = random.Random(seed)
     ids = list(range(len(data.rows)))
     shapes: list[tuple[str, list[list[int]]]] = [("one-batch", [ids]), ("per-step", data.steps)]
@@ -131,46 +151,14 @@ def plan_runs(data: Input, splits: int, seed: int) -> list[Run]:
         cuts = sorted(rng.sample(range(1, len(ids)), min(parts, len(ids)) - 1)) if ids else []
         edges = [0, *cuts, len(ids)]
         shapes.append((f"split-{n}", [ids[a:b] for a, b in zip(edges, edges[1:], strict=False)]))
-    runs = []
+    runs: list[Run] = []
     for name, batches in shapes:
         kept = tuple(tuple(b) for b in batches if b) or ((),)
-        runs.append(Run(name, kept, rng.randrange(len(kept))))
+        restart = rng.randrange(len(kept) - 1) if len(kept) > 1 else None
+        run = Run(name, kept, restart if restarts else None)
+        if not any((r.batches, r.restart) == (run.batches, run.restart) for r in runs):
+            runs.append(run)
     return runs
-
-
-def _key(row: tuple) -> tuple:
-    """A row as a comparison key: doubles rounded to 9 significant digits (the tests'
-    relative tolerance of ``1e-9``)."""
-    return tuple(float(f"{v:.9g}") if isinstance(v, float) and v == v else v for v in row)
-
-
-def diff(want: list[tuple], got: list[tuple]) -> tuple[list[tuple], list[tuple]]:
-    """``(missing, unexpected)``: the rows of ``want`` not in ``got`` and of ``got`` not in
-    ``want``, as multisets."""
-    a, b = Counter(map(_key, want)), Counter(map(_key, got))
-    missing = [r for r in want if (a - b)[_key(r)] > 0]
-    unexpected = [r for r in got if (b - a)[_key(r)] > 0]
-    return _once(missing, a - b), _once(unexpected, b - a)
-
-
-def _once(rows: list[tuple], counts: Counter) -> list[tuple]:
-    left, out = Counter(counts), []
-    for row in rows:
-        if left[_key(row)] > 0:
-            left[_key(row)] -= 1
-            out.append(row)
-    return out
-
-
-def _drop(rows: list[tuple], counts: Counter) -> list[tuple]:
-    """``rows`` less ``counts[key]`` rows of each key (the first ones met)."""
-    left, out = Counter(counts), []
-    for row in rows:
-        if left[_key(row)] > 0:
-            left[_key(row)] -= 1
-        else:
-            out.append(row)
-    return out
 
 
 class Verifier:
@@ -205,6 +193,7 @@ class Verifier:
         )
         self._oracles: dict[tuple[int, ...], dict] = {}
         self._times: dict[int, int] | None = None
+        self._columns: dict[str, list] = {}  # the harness's columns per query, shared by runs
         self.columns: dict[str, list[str]] = {}
         self.runs = 0
 
@@ -218,6 +207,15 @@ class Verifier:
             for name, (columns, _) in self._oracles[key].items():
                 self.columns[name] = columns
         return self._oracles[key]
+
+    def settings(self) -> dict[str, str]:
+        """The Spark settings of a streaming run: the test's, and one shuffle partition
+        (:data:`PARTITIONS`) unless the pipeline or the test sets their number."""
+        given = {k.lower() for k, _ in self.pipeline.plan.settings} | {
+            k.lower() for k in self.data.settings
+        }
+        extra = {} if PARTITIONS.lower() in given else {PARTITIONS: "1"}
+        return {**extra, **self.data.settings}
 
     # ---- a streaming run
     def stream(self, run: Run) -> RunResult:
@@ -238,9 +236,11 @@ class Verifier:
                 steps.append(Step(len(steps) + 1, span, restart=True))
                 batch_of.append(None)
         tables = {k: Rows([], span, span, values=list(v)) for k, v in self.data.tables.items() if v}
-        case = Case(f"verify {run.name}", span, steps, tables, {}, dict(self.data.settings))
+        case = Case(f"verify {run.name}", span, steps, tables, {}, self.settings())
         only = frozenset(q.name.lower() for q in self.queries)
-        result: CaseResult = self.harness.run(self.test_file, case, self.pipeline, True, only)
+        result: CaseResult = self.harness.run(
+            self.test_file, case, self.pipeline, True, only, self._columns
+        )
         if result.status == "error" and result.error is not None:
             raise result.error
         failed = [f for f in result.failures if f.check == "error"]
@@ -471,7 +471,7 @@ class Verifier:
         if clean:
             reference = self.final(query, clean[0])
             for other in clean[1:]:
-                missing, unexpected = diff(reference, self.final(query, other))
+                missing, unexpected = self.split_diff(query, clean[0], other)
                 if missing or unexpected:
                     self._differs(report, query, "split", other, missing, unexpected)
                     report.against = clean[0].run.name
@@ -488,6 +488,35 @@ class Verifier:
         want, _, open_ = self.compared(query, results[0])
         report.final_rows, report.not_final_rows = len(want), open_
         return report, results[0]
+
+    def split_diff(
+        self, query: p.Query, a: RunResult, b: RunResult
+    ) -> tuple[list[tuple], list[tuple]]:
+        """``(missing, unexpected)``: the final rows of run ``a`` that run ``b`` did not
+        write and those ``b`` wrote that ``a`` did not, less the rows still pending in the
+        run that lacks them: of an outer join of two streams (append mode, no
+        aggregation), rows with a ``NULL`` up to the rows in that run's join state
+        (``numRowsTotal``). Such a row is written once the watermark passes its time
+        bound, and a restart holds the watermark back: Spark keeps only the global
+        watermark in the checkpoint, and after a restart a stream counts as at 0 until
+        it has a row again (the minimum of the streams' watermarks), so a run restarted
+        between one stream's last rows and another's writes such a row later."""
+        missing, unexpected = diff(self.final(query, a), self.final(query, b))
+        operators = query.state.operators if query.state else ()
+        outer = query.output_mode == "append" and any(
+            o.kind == "stream_stream_join" and o.join_type in ("left", "right", "full")
+            for o in operators
+        )
+        if not outer or any(o.kind == "aggregation" for o in operators):
+            return missing, unexpected
+
+        def pending(rows: list[tuple], result: RunResult) -> list[tuple]:
+            nulls = [r for r in rows if None in r]
+            if nulls and len(nulls) <= sum(result.state_rows.get(query.name, [])):
+                return [r for r in rows if None not in r]
+            return rows
+
+        return pending(missing, b), pending(unexpected, a)
 
     def describe(self, run: Run, i: int) -> dict:
         """Input row ``i`` of ``run`` for the report: its micro-batch (1-based), stream and
@@ -522,7 +551,7 @@ class Verifier:
         other = self.stream(reference)
         if other.dropped.get(query.name):
             return False
-        return any(diff(self.final(query, other), self.final(query, result)))
+        return any(self.split_diff(query, other, result))
 
 
 def fed_queries(pipeline: PipelineUnderTest, data: Input) -> list[p.Query]:
@@ -535,31 +564,3 @@ def fed_queries(pipeline: PipelineUnderTest, data: Input) -> list[p.Query]:
         for q in pipeline.plan.queries
         if q.state is None or any(s.relation.lower() in fed for s in q.state.sources)
     ]
-
-
-def reason(pipeline: PipelineUnderTest, query: p.Query) -> str | None:
-    """The compiler's explanation of a difference in ``query``: its ``SS361`` / ``SS362``
-    warnings (:mod:`sqlstream.analysis.arrival_order`) in the statement of the query or in
-    a view it reads (by the span of the statement), else the file's."""
-    found = [w for w in pipeline.plan.warnings if getattr(w, "code", None) in ("SS361", "SS362")]
-    if not found:
-        return None
-    inside = [
-        w for w in found if w.span and query.span.start <= w.span.start < max(query.span.end, 1)
-    ]
-    views = {r.name.lower() for r in query.reads}
-    near = inside or [
-        w
-        for w in found
-        if any(
-            isinstance(r, p.SqlView)
-            and r.name.lower() in views
-            and w.span
-            and r.span.start <= w.span.start < r.span.end
-            for r in pipeline.plan.relations
-        )
-    ]
-    chosen = near or found
-    return "; ".join(
-        f"{w.code} (line {w.span.line if w.span else '?'}): {w.message}" for w in chosen
-    )

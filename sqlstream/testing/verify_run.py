@@ -193,13 +193,14 @@ def verify(
     started = time.monotonic()
     verifier = Verifier(harness, pipeline, data, test_file)
     verifier.expected(list(range(len(data.rows))))
-    runs = plan_runs(data, splits, seed)
+    stateful = any(q.state is None or q.state.stateful for q in verifier.queries)
+    runs = plan_runs(data, splits, seed, restarts=stateful)
     results = [verifier.stream(run) for run in runs]
     report = Report(seed, [], input=data.origin, test=test)
     report.runs = {
         r.name: {"batches": [len(b) for b in r.batches], "restart_after": r.restart} for r in runs
     }
-    from sqlstream.testing.verify import reason
+    from sqlstream.testing.verify_reason import reason
 
     report.unfed = [q.name for q in pipeline.plan.queries if q not in verifier.queries]
     for query in verifier.queries:

@@ -23,12 +23,32 @@ def test_runs_are_seeded_cuts_of_the_input_in_arrival_order():
     assert [r.name for r in runs] == ["one-batch", "per-step", "split-1", "split-2", "split-3"]
     assert runs[0].batches == ((0, 1, 2, 3, 4, 5, 6),)
     assert runs[1].batches == ((0, 1, 2), (3,), (4, 5, 6))
+    assert runs[0].restart is None  # one micro-batch: no boundary with a batch after it
     for run in runs:
         assert [i for b in run.batches for i in b] == list(range(7))
-        assert run.restart is not None and 0 <= run.restart < len(run.batches)
+    for run in runs[1:]:  # restarted after a micro-batch that has another after it
+        assert run.restart is not None and 0 <= run.restart < len(run.batches) - 1
     assert all(2 <= len(r.batches) <= 5 for r in runs[2:])
     assert plan_runs(data, 3, seed=11) == runs
     assert plan_runs(data, 3, seed=12) != runs
+    # a query without state is not restarted: the same cuts, no restart
+    stateless = plan_runs(data, 3, seed=11, restarts=False)
+    assert [r.batches for r in stateless] == [r.batches for r in runs]
+    assert all(r.restart is None for r in stateless)
+
+
+def test_a_run_identical_to_an_earlier_one_is_not_run_again():
+    # one input step: per-step is the one-batch run (one micro-batch, no restart)
+    one_step = Input([("s", (i,)) for i in range(3)], [[0, 1, 2]])
+    assert [r.name for r in plan_runs(one_step, 0, seed=1)] == ["one-batch"]
+    # one row: every cut is that one micro-batch
+    one_row = Input([("s", (0,))], [[0]])
+    assert [r.name for r in plan_runs(one_row, 4, seed=1)] == ["one-batch"]
+    # two rows in two steps: a cut drawn twice is run once
+    two = Input([("s", (0,)), ("s", (1,))], [[0], [1]])
+    runs = plan_runs(two, 4, seed=1)
+    assert [r.name for r in runs] == ["one-batch", "per-step"]
+    assert runs[1] == Run("per-step", ((0,), (1,)), 0)
 
 
 def test_diff_is_a_multiset_difference_within_the_tolerance():

@@ -17,7 +17,8 @@ function createClient() {
   const [command, ...args] = config.get('command', ['sqlstream', 'lsp']);
   const server = { command, args };
   return new LanguageClient('sqlstream', 'sqlstream', { run: server, debug: server }, {
-    documentSelector: [{ language: 'ssql' }],
+    // a pipeline test file: go to definition into its pipeline (no diagnostics)
+    documentSelector: [{ language: 'ssql' }, { scheme: 'file', pattern: '**/*.test.yaml' }],
     synchronize: { configurationSection: 'sqlstream' },
     initializationOptions: {
       variables: config.get('variables', {}),
