@@ -34,7 +34,13 @@ import pytest
 from sqlstream.connectors import lakehouse
 from sqlstream.connectors.iceberg import IcebergWriter
 from sqlstream.connectors.iceberg_jvm import PACKAGES
-from tests.support.crash_harness import expected_hourly, expected_late, prepare, run_until_done
+from tests.support.crash_harness import (
+    expected_hourly,
+    expected_late,
+    prepare,
+    rewind_to_batch,
+    run_until_done,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -128,11 +134,7 @@ def test_sigkill_and_a_replay_on_the_jvm_path_commit_each_micro_batch_once(tmp_p
     assert batch is not None and batch >= 1
 
     # Spark replays the last micro-batch: its commit removed, its offsets kept
-    for log, first in (("offsets", batch + 1), ("commits", batch)):
-        for file in (checkpoint / log).iterdir():
-            number = file.name.lstrip(".").split(".")[0]
-            if number.isdigit() and int(number) >= first:
-                file.unlink()
+    rewind_to_batch(checkpoint, batch)
     _exec(tmp_path)
     assert (checkpoint / "commits" / str(batch)).exists()  # run again and committed
     assert len(table.load().snapshots()) == len(snapshots)  # the table's commit was not made twice

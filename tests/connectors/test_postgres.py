@@ -31,6 +31,7 @@ import sqlstream
 from sqlstream import Session
 from sqlstream.cli import main
 from sqlstream.connectors.postgres import PostgresWriter
+from tests.support.crash_harness import rewind_to_batch
 from tests.support.flights import copy_days
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -400,11 +401,7 @@ def test_exec_killed_mid_way_and_restarted_ends_with_the_batch_result(postgres, 
     # with "Multiple streaming queries are concurrently using …/commits").
     batch = committed[0]
     checkpoint = tmp_path / ".sqlstream/checkpoints/pipeline/delays"
-    for log, first in (("offsets", batch + 1), ("commits", batch)):
-        for path in (checkpoint / log).iterdir():
-            number = path.name.lstrip(".").split(".")[0]
-            if number.isdigit() and int(number) >= first:
-                path.unlink()
+    rewind_to_batch(checkpoint, batch)
     assert (checkpoint / "offsets" / str(batch)).exists()
 
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)

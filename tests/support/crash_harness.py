@@ -133,6 +133,19 @@ def _ids(folder: Path) -> set[int]:
     return {int(p.name) for p in folder.glob("*") if p.name.isdigit()} if folder.is_dir() else set()
 
 
+def rewind_to_batch(checkpoint: Path, batch: int) -> None:
+    """Put a query's checkpoint back to the state a kill right after its sink's commit of
+    ``batch`` leaves: the offset-log entries after ``batch`` and the commit-log entries from
+    ``batch`` on removed (their ``.crc`` files too), so the next run replays ``batch``. (A
+    commit log trailing the offset log by two is a state no kill leaves: Spark writes the
+    offsets of N + 1 only after the commit of N.)"""
+    for log, first in (("offsets", batch + 1), ("commits", batch)):
+        for path in (checkpoint / log).iterdir():
+            number = path.name.lstrip(".").split(".")[0]
+            if number.isdigit() and int(number) >= first:
+                path.unlink()
+
+
 def committed_batches(work: Path, query: str = "late") -> int:
     """Micro-batches ``query`` has committed so far (files in its checkpoint's ``commits``)."""
     return len(_ids(_checkpoints(work) / query / "commits"))
