@@ -7,13 +7,11 @@ answers every request, and publishes the diagnostics of the text it holds. No JV
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as t
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 URI = "file:///work/hostile.ssql"
 TEXT = (
@@ -23,17 +21,6 @@ TEXT = (
     "INSERT INTO o SELECT a FROM s;\n"
 )
 FAR = 10**9  # a line and a character past any document (LSP's uinteger allows 2^31 - 1)
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "sqlstream.cli", "lsp"])
-)
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(
-        t.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _change(client: LanguageClient, version: int, start: t.Position, end: t.Position, text: str):

@@ -8,29 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as t
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
 
 QUALITY = ROOT / "examples" / "quality" / "flights_quality.test.yaml"
 LOOKUPS = ROOT / "examples" / "joins" / "lookups.test.yaml"
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "sqlstream.cli", "lsp"])
-)
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(
-        t.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _open(client: LanguageClient, path: Path, text: str, language: str = "yaml") -> None:
